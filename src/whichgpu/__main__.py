@@ -1,0 +1,3 @@
+from whichgpu.cli import main
+
+main()

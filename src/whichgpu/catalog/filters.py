@@ -1,0 +1,58 @@
+"""Catalog filters for ``whichgpu gpus``: minimum VRAM, architecture, capability features."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from whichgpu.catalog.names import normalize
+from whichgpu.catalog.records import GPU
+from whichgpu.catalog.store import Catalog
+from whichgpu.errors import InvalidInput, UnknownName
+from whichgpu.i18n import _
+
+#: A GPU has "fp64" when double precision runs at least at 1/4 of its FP32 rate: the HPC
+#: parts (GA100, GH100, GV100, B200) do (1:2); GA10x and Ada run it at 1:64, Turing at 1:32.
+FP64_CLASS_RATIO = 0.25
+
+FEATURES: dict[str, Callable[[GPU], bool]] = {
+    "mig": lambda g: g.mig_max_instances > 0,
+    "nvlink": lambda g: g.nvlink_gb_per_s > 0,
+    "rt": lambda g: g.rt_cores > 0,
+    "fp64": lambda g: g.fp64_tflops >= FP64_CLASS_RATIO * g.fp32_tflops,
+    "display": lambda g: g.display_outputs > 0,
+    "ecc": lambda g: g.ecc is True,
+}
+
+
+def filter_gpus(
+    catalog: Catalog,
+    min_vram_gb: float | None = None,
+    architecture: str | None = None,
+    features: Sequence[str] = (),
+) -> list[GPU]:
+    """The catalog's GPUs that meet every given condition, in catalog order."""
+    if min_vram_gb is not None and min_vram_gb < 0:
+        raise InvalidInput(
+            _("--min-vram must be 0 or more GB (got {value})").format(value=min_vram_gb)
+        )
+    for feature in features:
+        if feature not in FEATURES:
+            raise InvalidInput(
+                _("unknown feature {name!r}; valid features: {valid}").format(
+                    name=feature, valid=", ".join(FEATURES)
+                )
+            )
+    gpus = list(catalog.gpus)
+    if architecture is not None:
+        known = {normalize(g.architecture): g.architecture for g in gpus}
+        key = normalize(architecture)
+        matches = [name for norm, name in known.items() if norm.startswith(key)] if key else []
+        if len(matches) != 1:
+            import difflib
+
+            close = difflib.get_close_matches(architecture, list(known.values()), n=3, cutoff=0)
+            raise UnknownName(_("architecture"), architecture, tuple(matches or close))
+        gpus = [g for g in gpus if g.architecture == matches[0]]
+    if min_vram_gb is not None:
+        gpus = [g for g in gpus if g.vram_gb >= min_vram_gb]
+    return [g for g in gpus if all(FEATURES[f](g) for f in features)]

@@ -1,0 +1,65 @@
+"""Forgiving GPU name resolution: ``a100``, ``A100-80GB``, ``rtx a6000``, ``a6000``.
+
+A name is normalised (case, spaces and punctuation dropped, vendor words such as "NVIDIA" or
+"GeForce" removed) and matched exactly against ids, names and aliases. There is no prefix
+matching: ``l40`` is not the L40S. An alias listed for two GPUs (``v100``) is ambiguous on
+purpose. Unknown names get the closest matches (difflib), so a typo costs one more try.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+
+from whichgpu.errors import AmbiguousName, UnknownName
+from whichgpu.i18n import _
+
+_VENDOR_WORDS = ("nvidia", "geforce", "tesla", "quadro")
+
+
+def normalize(name: str) -> str:
+    """``"NVIDIA GeForce RTX 4090"`` → ``"rtx4090"``; ``"A100-80GB"`` → ``"a10080gb"``."""
+    key = re.sub(r"[^a-z0-9]", "", name.lower())
+    for word in _VENDOR_WORDS:
+        if key.startswith(word) and len(key) > len(word):
+            key = key[len(word) :]
+    return key
+
+
+def build_index(entries: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """Map each normalised name to the ids it denotes, from ``(name, id)`` pairs."""
+    index: dict[str, list[str]] = {}
+    for name, gpu_id in entries:
+        targets = index.setdefault(normalize(name), [])
+        if gpu_id not in targets:
+            targets.append(gpu_id)
+    return {key: tuple(ids) for key, ids in index.items()}
+
+
+def resolve_name(
+    name: str, index: Mapping[str, tuple[str, ...]], ids: Iterable[str], kind: str = ""
+) -> str:
+    """The id that ``name`` denotes; :class:`UnknownName` or :class:`AmbiguousName` if none."""
+    kind = kind or _("GPU")
+    matches = index.get(normalize(name), ())
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise AmbiguousName(kind, name, matches)
+    raise UnknownName(kind, name, suggest(name, index, ids))
+
+
+def suggest(
+    name: str, index: Mapping[str, tuple[str, ...]], ids: Iterable[str], n: int = 3
+) -> tuple[str, ...]:
+    """Up to ``n`` ids whose names are closest to ``name``."""
+    close = difflib.get_close_matches(normalize(name), list(index), n=n * 2, cutoff=0.5)
+    found: list[str] = []
+    for key in close:
+        for gpu_id in index[key]:
+            if gpu_id not in found:
+                found.append(gpu_id)
+    if not found:
+        found = difflib.get_close_matches(name.lower(), list(ids), n=n, cutoff=0.3)
+    return tuple(found[:n])

@@ -1,0 +1,231 @@
+"""Typed, frozen records of the catalog: one class per data file, validated on load.
+
+Field names carry their units (``memory_bandwidth_gb_per_s``, ``price_usd_per_h``). Tensor
+throughput is always *dense* (no 2:4 structured sparsity); the vendor's headline figure is
+kept separately with its basis, so that the two are never mixed.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+Id = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9.-]*$", max_length=64)]
+Text = Annotated[str, Meta(min_length=1, max_length=400)]
+#: A date as precise as the source gives it (``2021``, ``2021-06``, ``2021-06-28``) or
+#: ``undated`` when the source shows none (the source's ``retrieved`` date then stands).
+DateText = Annotated[str, Meta(pattern=r"^(\d{4}(-\d{2}(-\d{2})?)?|undated)$")]
+Tflops = Annotated[float, Meta(gt=0, le=100_000)]
+
+Market = Literal["on-demand", "spot", "marketplace", "serverless"]
+MARKETS: tuple[Market, ...] = ("on-demand", "spot", "marketplace", "serverless")
+RENTAL_MARKETS: tuple[Market, ...] = ("on-demand", "spot", "marketplace")
+
+
+class Record(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A validated, immutable row. msgspec validates in microseconds and imports in
+    milliseconds, which keeps the CLI's cold start short (pydantic costs ~0.1 s there)."""
+
+    @classmethod
+    def required_fields(cls) -> tuple[str, ...]:
+        """Fields without a default."""
+        return tuple(f.name for f in msgspec.structs.fields(cls) if f.required)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__struct_fields__}
+
+
+class Source(Record, frozen=True, kw_only=True):
+    """A document that figures are taken from."""
+
+    id: Id
+    title: Text
+    publisher: Text
+    url: Text
+    published: DateText
+    retrieved: date
+    kind: Text
+
+
+class GPU(Record, frozen=True, kw_only=True):
+    """One GPU model (a SKU): specs as its vendor documents them."""
+
+    id: Id
+    name: Text
+    architecture: Text
+    chip: Text
+    compute_capability: Annotated[str, Meta(pattern=r"^\d{1,2}\.\d$")]
+    launch_year: Annotated[int, Meta(ge=2010, le=2035)]
+    form_factor: Text
+    pcie_gen: Annotated[int, Meta(ge=3, le=6)] | None = None
+    cuda_cores: Annotated[int, Meta(gt=0, le=100_000)] | None = None
+    tensor_cores: Annotated[int, Meta(ge=0, le=10_000)] | None = None
+    tensor_core_gen: Annotated[int, Meta(ge=1, le=9)] | None = None
+    rt_cores: Annotated[int, Meta(ge=0, le=1_000)]
+    rt_core_gen: Annotated[int, Meta(ge=1, le=9)] | None = None
+    vram_gb: Annotated[float, Meta(gt=0, le=2_000)]
+    memory_type: Text
+    memory_bandwidth_gb_per_s: Annotated[float, Meta(gt=0, le=50_000)]
+    ecc: bool | None = None
+    fp32_tflops: Tflops
+    fp64_tflops: Annotated[float, Meta(ge=0, le=100_000)]
+    fp64_tensor_tflops: Tflops | None = None
+    tf32_tensor_dense_tflops: Tflops | None = None
+    #: FP16 inputs with FP32 accumulation: the rate mixed-precision training gets.
+    fp16_tensor_dense_tflops: Tflops
+    #: FP16 inputs with FP16 accumulation (twice the FP32-accumulate rate on GeForce cards).
+    fp16_fp16acc_tensor_dense_tflops: Tflops
+    bf16_tensor_dense_tflops: Tflops | None = None
+    fp8_tensor_dense_tflops: Tflops | None = None
+    int8_tensor_dense_tops: Tflops | None = None
+    #: The FP16 tensor figure the vendor headlines, and whether it assumes 2:4 sparsity.
+    vendor_fp16_tensor_tflops: Tflops
+    vendor_fp16_tensor_basis: Literal["dense", "sparse"]
+    tdp_w: Annotated[float, Meta(gt=0, le=3_000)]
+    nvlink_gb_per_s: Annotated[float, Meta(ge=0, le=10_000)]
+    mig_max_instances: Annotated[int, Meta(ge=0, le=7)]
+    display_outputs: Annotated[int, Meta(ge=0, le=8)]
+    display_connectors: Text | None = None
+    source: Id
+    as_of: DateText
+
+    def __post_init__(self) -> None:
+        """Cross-field sanity: catches a sparse figure typed as dense, a swapped column."""
+        if self.fp16_tensor_dense_tflops < self.fp32_tflops:
+            raise ValueError("fp16_tensor_dense_tflops is below fp32_tflops")
+        if self.fp16_fp16acc_tensor_dense_tflops < self.fp16_tensor_dense_tflops:
+            raise ValueError("fp16_fp16acc_tensor_dense_tflops is below fp16_tensor_dense_tflops")
+        if self.fp64_tflops > self.fp32_tflops:
+            raise ValueError("fp64_tflops is above fp32_tflops")
+        if self.bf16_tensor_dense_tflops is not None and (
+            self.bf16_tensor_dense_tflops > self.fp16_fp16acc_tensor_dense_tflops
+        ):
+            raise ValueError("bf16_tensor_dense_tflops is above the FP16 tensor rate")
+        factor = 2.0 if self.vendor_fp16_tensor_basis == "sparse" else 1.0
+        implied = self.vendor_fp16_tensor_tflops / factor
+        if abs(implied / self.fp16_fp16acc_tensor_dense_tflops - 1) > 0.03:
+            raise ValueError(
+                f"vendor_fp16_tensor_tflops ({self.vendor_fp16_tensor_basis}) implies "
+                f"{implied:g} dense TFLOPS, not fp16_fp16acc_tensor_dense_tflops "
+                f"{self.fp16_fp16acc_tensor_dense_tflops:g}"
+            )
+        if (self.rt_cores > 0) != (self.rt_core_gen is not None):
+            raise ValueError("rt_core_gen must be given exactly when rt_cores > 0")
+        if (self.display_outputs > 0) != (self.display_connectors is not None):
+            raise ValueError("display_connectors must be given exactly when display_outputs > 0")
+
+    @property
+    def has_nvlink(self) -> bool:
+        return self.nvlink_gb_per_s > 0
+
+    @property
+    def has_mig(self) -> bool:
+        return self.mig_max_instances > 0
+
+
+#: GPU fields a user sees as specs (everything but the provenance columns).
+GPU_SPEC_FIELDS: tuple[str, ...] = tuple(
+    name for name in GPU.__struct_fields__ if name not in ("id", "source", "as_of")
+)
+
+
+class FieldSource(Record, frozen=True, kw_only=True):
+    """The source of one GPU figure, where it is not the row's own source, or is derived."""
+
+    gpu: Id
+    field: Text
+    source: Id
+    note: Text | None = None
+
+
+class Alias(Record, frozen=True, kw_only=True):
+    """Another name for a GPU. ``scope`` says whose vocabulary it is (a user's, SkyPilot's)."""
+
+    alias: Text
+    gpu: Id
+    scope: Literal["user", "skypilot"]
+    note: Text | None = None
+
+
+class Price(Record, frozen=True, kw_only=True):
+    """An hourly rental price for one GPU (an instance's price divided by its GPU count)."""
+
+    gpu: Id
+    market: Market
+    provider: Text
+    region: Text | None = None
+    instance: Text | None = None
+    gpus_per_instance: Annotated[float, Meta(gt=0, le=64)] = 1
+    price_usd_per_h: Annotated[float, Meta(gt=0, le=500)]
+    source: Text
+    as_of: DateText
+    note: Text | None = None
+
+
+class PurchasePrice(Record, frozen=True, kw_only=True):
+    """A purchase price range for one GPU, new or used."""
+
+    gpu: Id
+    condition: Literal["new", "used"]
+    low_usd: Annotated[float, Meta(gt=0, le=1_000_000)]
+    high_usd: Annotated[float, Meta(gt=0, le=1_000_000)]
+    source: Id
+    as_of: DateText
+    note: Text | None = None
+
+    def __post_init__(self) -> None:
+        if self.high_usd < self.low_usd:
+            raise ValueError("high_usd is below low_usd")
+
+
+class ArticleFigure(Record, frozen=True, kw_only=True):
+    """A figure the seed article states for one of its GPUs (claim ids from CLAIMS.md).
+
+    Numeric claims give ``low``/``high`` (equal for a point value; ``high`` empty for "at
+    least"); text claims give ``accepted``, the catalog values the article's words denote.
+    """
+
+    claim: Annotated[str, Meta(pattern=r"^C\d+$")]
+    gpu: Id
+    field: Text
+    article_text: Text
+    low: float | None = None
+    high: float | None = None
+    accepted: Text | None = None
+    note: Text | None = None
+
+    def __post_init__(self) -> None:
+        if (self.low is None) == (self.accepted is None):
+            raise ValueError("give either low (numeric claim) or accepted (text claim)")
+
+
+class Claim(Record, frozen=True, kw_only=True):
+    """One claim of the seed article and how whichgpu checks it."""
+
+    claim: Annotated[str, Meta(pattern=r"^C\d+$")]
+    topic: Text
+    text: Text
+    check: Literal[
+        "figures",
+        "purchase",
+        "rent",
+        "hours_per_100",
+        "rent_ratio",
+        "ratio_bandwidth",
+        "ratio_fp64",
+        "fp32_vs_tensor",
+        "evidence",
+    ]
+    verdict: Literal["confirmed", "corrected", "not checkable yet"] | None = None
+    explanation: Text | None = None
+    source: Id | None = None
+    #: The numbers the claim states, space-separated, for claims checked by arithmetic
+    #: (for several GPUs: in the order the article lists its GPUs, low then high).
+    stated: Text | None = None
+
+    def __post_init__(self) -> None:
+        if (self.check == "evidence") != (self.verdict is not None):
+            raise ValueError("a verdict is recorded exactly for claims checked by evidence")

@@ -1,0 +1,228 @@
+"""The catalog: every table, cross-checked, with lookups. Immutable; overrides return copies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+
+from whichgpu.catalog import loader
+from whichgpu.catalog.names import build_index, resolve_name
+from whichgpu.catalog.records import (
+    GPU,
+    GPU_SPEC_FIELDS,
+    Alias,
+    ArticleFigure,
+    Claim,
+    FieldSource,
+    Market,
+    Price,
+    PurchasePrice,
+    Record,
+    Source,
+)
+from whichgpu.errors import CatalogError
+from whichgpu.i18n import _
+
+FILES = {
+    "gpus": "gpus.csv",
+    "sources": "sources.csv",
+    "field_sources": "gpu_field_sources.csv",
+    "aliases": "aliases.csv",
+    "prices": "prices.csv",
+    "purchase_prices": "purchase_prices.csv",
+    "article_figures": "article_figures.csv",
+    "claims": "claims.csv",
+}
+
+
+def data_path(name: str) -> str:
+    """How errors name a shipped table: ``catalog/data/gpus.csv``."""
+    return f"catalog/data/{FILES[name]}"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Where one figure comes from: its source and, if it was worked out, how."""
+
+    source: Source
+    as_of: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """GPUs, their sources, prices and the article's figures, validated together."""
+
+    gpus: tuple[GPU, ...]
+    sources: tuple[Source, ...]
+    field_sources: tuple[FieldSource, ...] = ()
+    aliases: tuple[Alias, ...] = ()
+    prices: tuple[Price, ...] = ()
+    purchase_prices: tuple[PurchasePrice, ...] = ()
+    article_figures: tuple[ArticleFigure, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    _by_id: dict[str, GPU] = field(init=False, repr=False, compare=False)
+    _sources: dict[str, Source] = field(init=False, repr=False, compare=False)
+    _cited: dict[tuple[str, str], FieldSource] = field(init=False, repr=False, compare=False)
+    _indexes: dict[str, dict[str, tuple[str, ...]]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_id", {gpu.id: gpu for gpu in self.gpus})
+        object.__setattr__(self, "_sources", {source.id: source for source in self.sources})
+        object.__setattr__(
+            self, "_cited", {(cite.gpu, cite.field): cite for cite in self.field_sources}
+        )
+        object.__setattr__(self, "_indexes", {})
+
+    # lookups -------------------------------------------------------------------------
+    def gpu(self, gpu_id: str) -> GPU:
+        return self._by_id[gpu_id]
+
+    def source(self, source_id: str) -> Source | None:
+        return self._sources.get(source_id)
+
+    def resolve(self, name: str, scope: str = "user") -> GPU:
+        """The GPU a user's name denotes (see :mod:`whichgpu.catalog.names`)."""
+        return self._by_id[resolve_name(name, self._index(scope), self._by_id)]
+
+    def citation(self, gpu_id: str, field_name: str) -> Citation:
+        """The source of ``gpu_id``'s ``field_name`` figure."""
+        gpu = self._by_id[gpu_id]
+        cite = self._cited.get((gpu_id, field_name))
+        if cite is None:
+            return Citation(self._sources[gpu.source], gpu.as_of)
+        source = self._sources[cite.source]
+        return Citation(source, source.published, cite.note)
+
+    def prices_for(self, gpu_id: str, markets: Iterable[Market] | None = None) -> list[Price]:
+        allowed = set(markets) if markets is not None else None
+        return [
+            p for p in self.prices if p.gpu == gpu_id and (allowed is None or p.market in allowed)
+        ]
+
+    def purchase_for(self, gpu_id: str) -> list[PurchasePrice]:
+        return [p for p in self.purchase_prices if p.gpu == gpu_id]
+
+    # derived catalogs ----------------------------------------------------------------
+    def with_prices(self, extra: Sequence[Price], extra_sources: Sequence[Source] = ()) -> Catalog:
+        """A catalog where ``extra`` prices replace the shipped ones for the same GPU and market.
+
+        A user who prices the A6000 on-demand says what they pay: the shipped on-demand rows
+        for the A6000 no longer apply. Other GPUs and markets keep their shipped prices.
+        """
+        overridden = {(p.gpu, p.market) for p in extra}
+        kept = tuple(p for p in self.prices if (p.gpu, p.market) not in overridden)
+        known = {s.id for s in self.sources}
+        sources = self.sources + tuple(s for s in extra_sources if s.id not in known)
+        return replace(self, prices=kept + tuple(extra), sources=sources)
+
+    def _index(self, scope: str) -> dict[str, tuple[str, ...]]:
+        """Normalised names to ids: ids, names and user aliases, then the scope's own
+        aliases, which win where they differ (SkyPilot's bare "A100" is the 40GB)."""
+        if scope not in self._indexes:
+            pairs = [(g.id, g.id) for g in self.gpus] + [(g.name, g.id) for g in self.gpus]
+            pairs += [(a.alias, a.gpu) for a in self.aliases if a.scope == "user"]
+            index = build_index(pairs)
+            if scope != "user":
+                index |= build_index((a.alias, a.gpu) for a in self.aliases if a.scope == scope)
+            self._indexes[scope] = index
+        return self._indexes[scope]
+
+
+def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
+    """Duplicate ids and dangling references, reported with the file and row."""
+
+    def ids(name: str, key: str) -> set[str]:
+        seen: dict[str, int] = {}
+        for row, record in tables[name]:
+            value = getattr(record, key)
+            if value in seen:
+                raise CatalogError(
+                    data_path(name),
+                    row,
+                    _("duplicate {key} {value!r} (first on row {first})").format(
+                        key=key, value=value, first=seen[value]
+                    ),
+                )
+            seen[value] = row
+        return set(seen)
+
+    gpu_ids = ids("gpus", "id")
+    source_ids = ids("sources", "id")
+
+    def refer(name: str, key: str, valid: set[str], what: str) -> None:
+        for row, record in tables[name]:
+            value = getattr(record, key)
+            if value is not None and value not in valid:
+                raise CatalogError(
+                    data_path(name),
+                    row,
+                    _("{key} {value!r} is not a known {what}").format(
+                        key=key, value=value, what=what
+                    ),
+                )
+
+    for name in ("gpus", "field_sources", "purchase_prices", "claims", "prices"):
+        refer(name, "source", source_ids, _("source id"))
+    for name in ("field_sources", "aliases", "prices", "purchase_prices", "article_figures"):
+        refer(name, "gpu", gpu_ids, _("GPU id"))
+    spec_fields = set(GPU_SPEC_FIELDS)
+    for name in ("field_sources", "article_figures"):
+        refer(name, "field", spec_fields, _("GPU field"))
+    seen_cites: dict[tuple[str, str], int] = {}
+    for row, record in tables["field_sources"]:
+        assert isinstance(record, FieldSource)
+        key = (record.gpu, record.field)
+        if key in seen_cites:
+            raise CatalogError(
+                data_path("field_sources"),
+                row,
+                _("duplicate citation for {gpu} {field} (first on row {first})").format(
+                    gpu=record.gpu, field=record.field, first=seen_cites[key]
+                ),
+            )
+        seen_cites[key] = row
+
+
+def build_catalog(tables: dict[str, list[loader.Row[Record]]]) -> Catalog:
+    """Cross-check parsed tables and assemble the catalog."""
+    check_references(tables)
+
+    def records(name: str) -> tuple[Record, ...]:
+        return tuple(record for _row, record in tables[name])
+
+    return Catalog(
+        gpus=records("gpus"),  # type: ignore[arg-type]
+        sources=records("sources"),  # type: ignore[arg-type]
+        field_sources=records("field_sources"),  # type: ignore[arg-type]
+        aliases=records("aliases"),  # type: ignore[arg-type]
+        prices=records("prices"),  # type: ignore[arg-type]
+        purchase_prices=records("purchase_prices"),  # type: ignore[arg-type]
+        article_figures=records("article_figures"),  # type: ignore[arg-type]
+        claims=records("claims"),  # type: ignore[arg-type]
+    )
+
+
+MODELS: dict[str, type[Record]] = {
+    "gpus": GPU,
+    "sources": Source,
+    "field_sources": FieldSource,
+    "aliases": Alias,
+    "prices": Price,
+    "purchase_prices": PurchasePrice,
+    "article_figures": ArticleFigure,
+    "claims": Claim,
+}
+
+
+@cache
+def load_catalog() -> Catalog:
+    """The shipped catalog, read and validated once per process (on first call)."""
+    tables: dict[str, list[loader.Row[Record]]] = {
+        name: loader.read_package_table(FILES[name], model)
+        for name, model in MODELS.items()
+    }
+    return build_catalog(tables)

@@ -1,0 +1,212 @@
+"""The article's claims C1–C44, each checked against the catalog: confirmed, corrected or not
+checkable yet, with the figures and sources behind the verdict. Feeds the generated docs page
+docs/article-vs-whichgpu.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids, check_figures, check_rent_price
+from whichgpu.catalog.prices import price_range
+from whichgpu.catalog.records import RENTAL_MARKETS, Claim, Source
+from whichgpu.catalog.store import Catalog
+from whichgpu.fields import FIELDS, format_field, format_number, format_usd_range
+from whichgpu.i18n import _
+
+Verdict = Literal["confirmed", "corrected", "not checkable yet"]
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    claim: Claim
+    verdict: Verdict
+    details: tuple[str, ...]
+    sources: tuple[Source, ...]
+
+
+def _stated(claim: Claim) -> list[float]:
+    return [float(x) for x in (claim.stated or "").split()]
+
+
+def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
+    gpus = [catalog.gpu(g) for g in article_gpu_ids(catalog)]
+    details: list[str] = []
+    sources: dict[str, Source] = {}
+
+    def cite(source_id: str | None) -> None:
+        source = catalog.source(source_id) if source_id else None
+        if source is not None:
+            sources.setdefault(source.id, source)
+
+    verdict: Verdict
+    if claim.check == "evidence":
+        assert claim.verdict is not None
+        verdict = claim.verdict
+        details.append(claim.explanation or "")
+        cite(claim.source)
+    elif claim.check == "figures":
+        checks = [c for c in check_figures(catalog) if c.figure.claim == claim.claim]
+        for c in checks:
+            gpu = catalog.gpu(c.figure.gpu)
+            mark = "✓" if c.confirmed else "✗"
+            details.append(
+                f"{mark} {gpu.name}, {_(FIELDS[c.figure.field][0])}: "
+                + _("article {article}; catalog {value}").format(
+                    article=c.figure.article_text, value=format_field(c.figure.field, c.value)
+                )
+                + ("" if c.correction is None else f" — {c.correction.render()}")
+            )
+            sources.setdefault(c.citation.source.id, c.citation.source)
+        verdict = "confirmed" if all(c.confirmed for c in checks) else "corrected"
+    elif claim.check == "purchase":
+        verdicts = []
+        for gpu in gpus:
+            rows = catalog.purchase_for(gpu.id)
+            article = [p for p in rows if p.source == ARTICLE_SOURCE]
+            public = [p for p in rows if p.source != ARTICLE_SOURCE and p.condition == "used"]
+            if not article:
+                continue
+            said = article[0].low_usd
+            if not public:
+                verdicts.append("not checkable yet")
+                details.append(
+                    _("{gpu}: article ${said:,.0f} used; no public used price found").format(
+                        gpu=gpu.name, said=said
+                    )
+                )
+                continue
+            inside = any(p.low_usd <= said <= p.high_usd for p in public)
+            verdicts.append("confirmed" if inside else "corrected")
+            for p in public:
+                cite(p.source)
+                details.append(
+                    _("{gpu}: article ${said:,.0f} used; published {range} ({as_of})").format(
+                        gpu=gpu.name,
+                        said=said,
+                        range=format_usd_range(p.low_usd, p.high_usd),
+                        as_of=p.as_of,
+                    )
+                )
+        verdict = _combine(verdicts)
+    elif claim.check == "rent":
+        verdicts = []
+        for gpu in gpus:
+            found = check_rent_price(catalog, gpu.id)
+            if found is None:
+                verdicts.append("confirmed")
+                details.append(
+                    _("{gpu}: public listings fall in the article's range").format(gpu=gpu.name)
+                )
+            else:
+                verdicts.append(
+                    "not checkable yet"
+                    if found.code == "article_price_unconfirmed"
+                    else "corrected"
+                )
+                details.append(found.render())
+            for listing in catalog.prices_for(gpu.id, RENTAL_MARKETS):
+                cite(listing.source)
+        verdict = _combine(verdicts)
+    elif claim.check == "hours_per_100":
+        stated = _stated(claim)
+        ok = True
+        for index, gpu in enumerate(gpus):
+            rent = _article_rent(catalog, gpu.id)
+            if rent is None:
+                continue
+            low, high = 100 / rent[1], 100 / rent[0]
+            pair = stated[2 * index : 2 * index + 2]
+            match = [round(low), round(high)] == [round(x) for x in pair]
+            ok &= match
+            details.append(
+                _("{gpu}: $100 / {prices} = {low}–{high} hours; the article says {said}").format(
+                    gpu=gpu.name,
+                    prices=format_usd_range(*rent),
+                    low=round(low),
+                    high=round(high),
+                    said="–".join(format_number(x) for x in pair),
+                )
+            )
+        cite(ARTICLE_SOURCE)
+        details.append(_("Arithmetic on the article's own prices (C20), which are checked there."))
+        verdict = "confirmed" if ok else "corrected"
+    elif claim.check == "rent_ratio":
+        a100, a6000 = gpus[0], gpus[1]
+        base, other = _article_rent(catalog, a100.id), _article_rent(catalog, a6000.id)
+        assert base is not None and other is not None
+        third, low_share, high_share = _stated(claim)
+        ratios = (other[0] / base[0], other[1] / base[1])
+        third_ok = all(abs(r / third - 1) <= 0.1 for r in ratios)
+        share_ok = all(low_share <= r <= high_share for r in ratios)
+        details.append(
+            _(
+                "By the article's own prices the {b} costs {r1:.0%}–{r2:.0%} of the {a}: about 1/3 "
+                "as it says, not the 40–50 % it also says."
+            ).format(a=a100.name, b=a6000.name, r1=min(ratios), r2=max(ratios))
+        )
+        cite(ARTICLE_SOURCE)
+        verdict = "confirmed" if third_ok and share_ok else "corrected"
+    elif claim.check in ("ratio_bandwidth", "ratio_fp64"):
+        field = "memory_bandwidth_gb_per_s" if claim.check == "ratio_bandwidth" else "fp64_tflops"
+        a, b = gpus[0], gpus[1]
+        ratio = getattr(a, field) / getattr(b, field)
+        (said,) = _stated(claim)
+        decimals = len(claim.stated.split(".")[1]) if claim.stated and "." in claim.stated else 0
+        ok = round(ratio, decimals) == said
+        details.append(
+            _("{a} {va} / {b} {vb} = {ratio:.2f}×; the article says {said}×").format(
+                a=a.name,
+                va=format_field(field, getattr(a, field)),
+                b=b.name,
+                vb=format_field(field, getattr(b, field)),
+                ratio=ratio,
+                said=format_number(said),
+            )
+        )
+        cite(catalog.citation(a.id, field).source.id)
+        cite(catalog.citation(b.id, field).source.id)
+        verdict = "confirmed" if ok else "corrected"
+    else:  # fp32_vs_tensor
+        a, b = gpus[0], gpus[1]
+        ok = (
+            b.cuda_cores is not None
+            and a.cuda_cores is not None
+            and b.cuda_cores > a.cuda_cores
+            and b.fp32_tflops > a.fp32_tflops
+            and b.fp16_tensor_dense_tflops < a.fp16_tensor_dense_tflops
+        )
+        details.append(
+            _("{b}: {cb} CUDA cores, {fb} FP32, {tb} FP16 tensor; {a}: {ca}, {fa}, {ta}").format(
+                a=a.name,
+                b=b.name,
+                ca=format_field("cuda_cores", a.cuda_cores),
+                cb=format_field("cuda_cores", b.cuda_cores),
+                fa=format_field("fp32_tflops", a.fp32_tflops),
+                fb=format_field("fp32_tflops", b.fp32_tflops),
+                ta=format_field("fp16_tensor_dense_tflops", a.fp16_tensor_dense_tflops),
+                tb=format_field("fp16_tensor_dense_tflops", b.fp16_tensor_dense_tflops),
+            )
+        )
+        for gpu in (a, b):
+            cite(gpu.source)
+        verdict = "confirmed" if ok else "corrected"
+    return ClaimCheck(claim, verdict, tuple(details), tuple(sources.values()))
+
+
+def _article_rent(catalog: Catalog, gpu_id: str) -> tuple[float, float] | None:
+    rows = [p for p in catalog.prices_for(gpu_id, RENTAL_MARKETS) if p.source == ARTICLE_SOURCE]
+    found = price_range(rows)
+    return None if found is None else (found.low_usd_per_h, found.high_usd_per_h)
+
+
+def _combine(verdicts: list[str]) -> Verdict:
+    if "corrected" in verdicts:
+        return "corrected"
+    if "not checkable yet" in verdicts or not verdicts:
+        return "not checkable yet"
+    return "confirmed"
+
+
+def check_claims(catalog: Catalog) -> list[ClaimCheck]:
+    return [check_claim(catalog, claim) for claim in catalog.claims]

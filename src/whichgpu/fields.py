@@ -1,0 +1,87 @@
+"""How GPU fields are shown: a label and a unit for each, in the article's table order."""
+
+from __future__ import annotations
+
+from whichgpu.i18n import N_
+
+#: field -> (label, unit). Labels are translated when rendered.
+FIELDS: dict[str, tuple[str, str]] = {
+    "architecture": (N_("Architecture"), ""),
+    "chip": (N_("Chip"), ""),
+    "compute_capability": (N_("Compute capability"), ""),
+    "cuda_cores": (N_("CUDA cores"), ""),
+    "tensor_cores": (N_("Tensor cores"), ""),
+    "tensor_core_gen": (N_("Tensor core generation"), ""),
+    "rt_cores": (N_("RT cores"), ""),
+    "rt_core_gen": (N_("RT core generation"), ""),
+    "vram_gb": (N_("VRAM"), "GB"),
+    "memory_type": (N_("Memory type"), ""),
+    "memory_bandwidth_gb_per_s": (N_("Memory bandwidth"), "GB/s"),
+    "fp32_tflops": (N_("FP32"), "TFLOPS"),
+    "fp16_tensor_dense_tflops": (N_("FP16 tensor, dense (FP32 accumulate)"), "TFLOPS"),
+    "fp16_fp16acc_tensor_dense_tflops": (N_("FP16 tensor, dense (FP16 accumulate)"), "TFLOPS"),
+    "bf16_tensor_dense_tflops": (N_("BF16 tensor, dense"), "TFLOPS"),
+    "tf32_tensor_dense_tflops": (N_("TF32 tensor, dense"), "TFLOPS"),
+    "fp8_tensor_dense_tflops": (N_("FP8 tensor, dense"), "TFLOPS"),
+    "int8_tensor_dense_tops": (N_("INT8 tensor, dense"), "TOPS"),
+    "vendor_fp16_tensor_tflops": (N_("Vendor's FP16 tensor headline"), "TFLOPS"),
+    "vendor_fp16_tensor_basis": (N_("Vendor headline basis"), ""),
+    "fp64_tflops": (N_("FP64"), "TFLOPS"),
+    "fp64_tensor_tflops": (N_("FP64 tensor"), "TFLOPS"),
+    "tdp_w": (N_("TDP"), "W"),
+    "nvlink_gb_per_s": (N_("NVLink"), "GB/s"),
+    "mig_max_instances": (N_("MIG instances (max)"), ""),
+    "ecc": (N_("ECC memory"), ""),
+    "display_outputs": (N_("Display outputs"), ""),
+    "display_connectors": (N_("Display connectors"), ""),
+    "pcie_gen": (N_("PCIe generation"), ""),
+    "form_factor": (N_("Form factor"), ""),
+    "launch_year": (N_("Launch year"), ""),
+    "name": (N_("Name"), ""),
+}
+
+#: Dense tensor rates: a figure twice as large is the vendor's 2:4-sparsity figure.
+DENSE_TENSOR_FIELDS = frozenset(
+    {
+        "tf32_tensor_dense_tflops",
+        "fp16_tensor_dense_tflops",
+        "fp16_fp16acc_tensor_dense_tflops",
+        "bf16_tensor_dense_tflops",
+        "fp8_tensor_dense_tflops",
+        "int8_tensor_dense_tops",
+    }
+)
+
+
+def format_number(value: float) -> str:
+    """``2039.0`` → ``2,039``; ``0.605`` → ``0.605``; ``112.5`` → ``112.5``."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{round(value, 3):,}"
+
+
+def format_field(field: str, value: object) -> str:
+    """A GPU field's value with its unit, as a reader expects it (``"2,039 GB/s"``)."""
+    from whichgpu.i18n import _
+
+    if value is None:
+        return _("n/a") if field != "ecc" else _("not documented")
+    if isinstance(value, bool):
+        return _("yes") if value else _("no")
+    if isinstance(value, int | float):
+        unit = FIELDS.get(field, ("", ""))[1]
+        text = format_number(value)
+        return f"{text} {unit}" if unit else text
+    return str(value)
+
+
+def format_usd(value: float) -> str:
+    """``1.2345`` → ``$1.23``; ``15000`` → ``$15,000``."""
+    return f"${value:,.2f}" if value < 100 else f"${value:,.0f}"
+
+
+def format_usd_range(low: float, high: float) -> str:
+    """``$0.96–2.29``, or one price when both ends agree."""
+    if format_usd(low) == format_usd(high):
+        return format_usd(low)
+    return f"{format_usd(low)}–{format_usd(high)[1:]}"

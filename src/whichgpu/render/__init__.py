@@ -1,0 +1,1 @@
+"""Renderers: JSON documents (stable, unit-bearing keys) and terminal tables (Rich, lazily)."""

@@ -1,0 +1,147 @@
+"""JSON documents for ``--json``: language-neutral codes and numbers, units in key names.
+
+The shapes are documented in docs/json.md and pinned by golden tests; scripts rely on them.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from whichgpu.catalog.prices import PriceRange, age_months
+from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price, PurchasePrice
+from whichgpu.catalog.store import Catalog
+from whichgpu.compare import Comparison, GpuComparison
+
+SCHEMA_VERSION = 1
+
+
+def gpu_doc(gpu: GPU, catalog: Catalog) -> dict[str, Any]:
+    """Every spec of ``gpu`` plus ``sources`` (each with the fields it backs) and notes."""
+    doc: dict[str, Any] = {"id": gpu.id}
+    doc.update({name: getattr(gpu, name) for name in GPU_SPEC_FIELDS})
+    doc["vram_gb"] = gpu.vram_gb
+    sources: dict[str, dict[str, Any]] = {}
+    notes: dict[str, str] = {}
+    for name in GPU_SPEC_FIELDS:
+        citation = catalog.citation(gpu.id, name)
+        source = citation.source
+        entry = sources.setdefault(
+            source.id,
+            {
+                "id": source.id,
+                "title": source.title,
+                "publisher": source.publisher,
+                "url": source.url,
+                "published": source.published,
+                "retrieved": source.retrieved.isoformat(),
+                "fields": [],
+            },
+        )
+        entry["fields"].append(name)
+        if citation.note:
+            notes[name] = citation.note
+    doc["sources"] = list(sources.values())
+    doc["field_notes"] = notes
+    return doc
+
+
+def price_doc(price: Price, today: date) -> dict[str, Any]:
+    return {
+        "gpu": price.gpu,
+        "market": price.market,
+        "provider": price.provider,
+        "region": price.region,
+        "instance": price.instance,
+        "gpus_per_instance": price.gpus_per_instance,
+        "price_usd_per_h": price.price_usd_per_h,
+        "source": price.source,
+        "as_of": price.as_of,
+        "age_months": age_months(price.as_of, today),
+        "note": price.note,
+    }
+
+
+def range_doc(found: PriceRange | None, today: date) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return {
+        "low": found.low_usd_per_h,
+        "high": found.high_usd_per_h,
+        "listings": found.count,
+        "low_listing": price_doc(found.low, today),
+        "high_listing": price_doc(found.high, today),
+    }
+
+
+def purchase_doc(price: PurchasePrice) -> dict[str, Any]:
+    return {
+        "condition": price.condition,
+        "low_usd": price.low_usd,
+        "high_usd": price.high_usd,
+        "source": price.source,
+        "as_of": price.as_of,
+        "note": price.note,
+    }
+
+
+def pair(values: tuple[float, float] | None) -> dict[str, float] | None:
+    return None if values is None else {"low": values[0], "high": values[1]}
+
+
+def compared_gpu_doc(row: GpuComparison, catalog: Catalog, today: date) -> dict[str, Any]:
+    doc = gpu_doc(row.gpu, catalog)
+    rent = range_doc(row.rent, today)
+    doc["price_usd_per_h"] = None if rent is None else {"low": rent["low"], "high": rent["high"]}
+    doc["prices_by_market"] = {market: range_doc(r, today) for market, r in row.prices.items()}
+    doc["purchase_usd"] = [purchase_doc(p) for p in row.purchase]
+    derived = row.derived
+    doc["derived"] = {
+        "bandwidth_ratio": derived.bandwidth_ratio,
+        "fp16_tensor_ratio": derived.fp16_tensor_ratio,
+        "fp64_ratio": derived.fp64_ratio,
+        "fp16_tflops_per_usd_per_h": pair(derived.fp16_tflops_per_usd_per_h),
+        "gb_per_usd_per_h": pair(derived.gb_per_usd_per_h),
+        "hours_per_100_usd": pair(derived.hours_per_100_usd),
+    }
+    return doc
+
+
+def compare_doc(comparison: Comparison, catalog: Catalog, today: date) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "compare",
+        "baseline": comparison.baseline.id,
+        "markets": list(comparison.markets),
+        "gpus": [compared_gpu_doc(row, catalog, today) for row in comparison.gpus],
+        "corrections": [
+            {
+                "gpu": c.gpu,
+                "field": c.field,
+                "code": c.note.code,
+                "params": dict(c.note.params),
+            }
+            for c in comparison.corrections
+        ],
+    }
+
+
+def gpu_list_doc(gpus: list[GPU], catalog: Catalog) -> dict[str, Any]:
+    from whichgpu.catalog.prices import rent_range
+
+    docs = []
+    for gpu in gpus:
+        doc = gpu_doc(gpu, catalog)
+        rent = rent_range(catalog, gpu.id)
+        doc["price_usd_per_h"] = (
+            None if rent is None else {"low": rent.low_usd_per_h, "high": rent.high_usd_per_h}
+        )
+        docs.append(doc)
+    return {"schema_version": SCHEMA_VERSION, "kind": "gpus", "gpus": docs}
+
+
+def show_doc(gpu: GPU, catalog: Catalog, today: date) -> dict[str, Any]:
+    doc = gpu_doc(gpu, catalog)
+    doc["prices"] = [price_doc(p, today) for p in catalog.prices_for(gpu.id)]
+    doc["purchase_usd"] = [purchase_doc(p) for p in catalog.purchase_for(gpu.id)]
+    return {"schema_version": SCHEMA_VERSION, "kind": "gpu", "gpu": doc}

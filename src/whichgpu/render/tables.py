@@ -1,0 +1,352 @@
+"""Terminal output (Rich, imported on first use): the catalog list, one GPU, a comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from typing import TYPE_CHECKING
+
+from whichgpu.catalog.prices import PriceRange, age_months
+from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price
+from whichgpu.catalog.store import Catalog
+from whichgpu.compare import Comparison, GpuComparison
+from whichgpu.fields import FIELDS, format_field, format_number, format_usd, format_usd_range
+from whichgpu.i18n import N_, _
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def make_console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False, emoji=False)
+
+
+def _gen(count: int | None, gen: int | None) -> str:
+    if count is None:
+        return _("not published")
+    if count == 0:
+        return _("none")
+    return (
+        f"{count:,}"
+        if gen is None
+        else _("{count} (gen {gen})").format(count=f"{count:,}", gen=gen)
+    )
+
+
+def _headline(gpu: GPU) -> str:
+    figure = format_field("vendor_fp16_tensor_tflops", gpu.vendor_fp16_tensor_tflops)
+    return f"{figure} ({_(gpu.vendor_fp16_tensor_basis)})"
+
+
+def _optional(field: str) -> Callable[[GPU], str]:
+    return lambda g: format_field(field, getattr(g, field))
+
+
+#: (label, fields it shows, how) — the article's table order, then what it left out.
+SPEC_ROWS: list[tuple[str, tuple[str, ...], Callable[[GPU], str]]] = [
+    (N_("Architecture (chip)"), ("architecture", "chip"), lambda g: f"{g.architecture} ({g.chip})"),
+    (N_("Compute capability"), ("compute_capability",), lambda g: g.compute_capability),
+    (N_("CUDA cores"), ("cuda_cores",), lambda g: _gen(g.cuda_cores, None)),
+    (
+        N_("Tensor cores"),
+        ("tensor_cores", "tensor_core_gen"),
+        lambda g: _gen(g.tensor_cores, g.tensor_core_gen),
+    ),
+    (N_("RT cores"), ("rt_cores", "rt_core_gen"), lambda g: _gen(g.rt_cores, g.rt_core_gen)),
+    (
+        N_("VRAM"),
+        ("vram_gb", "memory_type"),
+        lambda g: f"{format_field('vram_gb', g.vram_gb)} {g.memory_type}",
+    ),
+    (
+        N_("Memory bandwidth"),
+        ("memory_bandwidth_gb_per_s",),
+        _optional("memory_bandwidth_gb_per_s"),
+    ),
+    (N_("FP32"), ("fp32_tflops",), _optional("fp32_tflops")),
+    (
+        N_("FP16 tensor, dense"),
+        ("fp16_tensor_dense_tflops",),
+        _optional("fp16_tensor_dense_tflops"),
+    ),
+    (
+        N_("  with FP16 accumulate"),
+        ("fp16_fp16acc_tensor_dense_tflops",),
+        _optional("fp16_fp16acc_tensor_dense_tflops"),
+    ),
+    (
+        N_("  vendor headline"),
+        ("vendor_fp16_tensor_tflops", "vendor_fp16_tensor_basis"),
+        lambda g: _headline(g),
+    ),
+    (
+        N_("BF16 tensor, dense"),
+        ("bf16_tensor_dense_tflops",),
+        _optional("bf16_tensor_dense_tflops"),
+    ),
+    (
+        N_("TF32 tensor, dense"),
+        ("tf32_tensor_dense_tflops",),
+        _optional("tf32_tensor_dense_tflops"),
+    ),
+    (N_("FP8 tensor, dense"), ("fp8_tensor_dense_tflops",), _optional("fp8_tensor_dense_tflops")),
+    (N_("INT8 tensor, dense"), ("int8_tensor_dense_tops",), _optional("int8_tensor_dense_tops")),
+    (N_("FP64"), ("fp64_tflops",), _optional("fp64_tflops")),
+    (N_("FP64 tensor"), ("fp64_tensor_tflops",), _optional("fp64_tensor_tflops")),
+    (N_("TDP"), ("tdp_w",), _optional("tdp_w")),
+    (
+        N_("NVLink"),
+        ("nvlink_gb_per_s",),
+        lambda g: format_field("nvlink_gb_per_s", g.nvlink_gb_per_s) if g.has_nvlink else _("no"),
+    ),
+    (
+        N_("MIG"),
+        ("mig_max_instances",),
+        lambda g: _("up to {n} instances").format(n=g.mig_max_instances) if g.has_mig else _("no"),
+    ),
+    (N_("ECC memory"), ("ecc",), _optional("ecc")),
+    (
+        N_("Display outputs"),
+        ("display_outputs", "display_connectors"),
+        lambda g: g.display_connectors or _("none"),
+    ),
+    (
+        N_("PCIe generation"),
+        ("pcie_gen",),
+        lambda g: _("Gen {n}").format(n=g.pcie_gen) if g.pcie_gen else _("not published"),
+    ),
+    (N_("Launch year"), ("launch_year",), lambda g: str(g.launch_year)),
+]
+
+
+def _range_cell(found: PriceRange | None) -> str:
+    if found is None:
+        return _("no listing")
+    return _("{range}/h ({n})").format(
+        range=format_usd_range(found.low_usd_per_h, found.high_usd_per_h), n=found.count
+    )
+
+
+def _pair(values: tuple[float, float] | None, suffix: str = "") -> str:
+    if values is None:
+        return _("unpriced")
+    low, high = (format_number(round(v, 0 if v >= 10 else 2)) for v in values)
+    return f"{low}–{high}{suffix}"
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}×"
+
+
+def price_date(price: Price, catalog: Catalog, today: date) -> str:
+    """``as of 2026-02-26, 9 months old`` or ``undated, retrieved 2026-11-29``."""
+    months = age_months(price.as_of, today)
+    if months is None:
+        source = catalog.source(price.source)
+        retrieved = source.retrieved.isoformat() if source else "?"
+        return _("undated, retrieved {date}").format(date=retrieved)
+    return _("as of {date}, {months} months old").format(date=price.as_of, months=months)
+
+
+def price_citation(price: Price, catalog: Catalog, today: date) -> str:
+    where = ", ".join(part for part in (price.provider, price.region) if part)
+    source = catalog.source(price.source)
+    title = source.title if source else price.source
+    return _("{price}/h {where} ({date}; {source})").format(
+        price=format_usd(price.price_usd_per_h),
+        where=where,
+        date=price_date(price, catalog, today),
+        source=title,
+    )
+
+
+def print_compare(comparison: Comparison, catalog: Catalog, today: date, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    marks: dict[tuple[str, str], list[int]] = {}
+    for number, correction in enumerate(comparison.corrections, start=1):
+        marks.setdefault((correction.gpu, correction.field), []).append(number)
+
+    def cell(row: GpuComparison, fields: tuple[str, ...], text: str) -> Text:
+        found = [n for f in fields for n in marks.get((row.gpu.id, f), [])]
+        out = Text(text)
+        if found:
+            out.append(" ✗" + "".join(f"[{n}]" for n in found), style="bold red")
+        return out
+
+    table = Table(title=_("GPU comparison (baseline: {gpu})").format(gpu=comparison.baseline.name))
+    table.add_column(_("Spec"), style="bold")
+    for row in comparison.gpus:
+        table.add_column(row.gpu.name, overflow="fold")
+    for label, fields, how in SPEC_ROWS:
+        table.add_row(_(label), *(cell(row, fields, how(row.gpu)) for row in comparison.gpus))
+    table.add_section()
+    for index, market in enumerate(comparison.markets):
+        marked = ("rent",) if index == 0 else ()
+        table.add_row(
+            _("Rent, {market}").format(market=_(market)),
+            *(cell(row, marked, _range_cell(row.prices.get(market))) for row in comparison.gpus),
+        )
+    for condition in ("new", "used"):
+        table.add_row(
+            _("Buy, {condition}").format(condition=_(condition)),
+            *(_purchase_cell(row, condition) for row in comparison.gpus),
+        )
+    table.add_section()
+    base = comparison.baseline.name
+    table.add_row(
+        _("Bandwidth vs {gpu}").format(gpu=base),
+        *(_ratio(r.derived.bandwidth_ratio) for r in comparison.gpus),
+    )
+    table.add_row(
+        _("FP16 tensor vs {gpu}").format(gpu=base),
+        *(_ratio(r.derived.fp16_tensor_ratio) for r in comparison.gpus),
+    )
+    table.add_row(
+        _("FP64 vs {gpu}").format(gpu=base),
+        *(_ratio(r.derived.fp64_ratio) for r in comparison.gpus),
+    )
+    table.add_row(
+        _("FP16 TFLOPS per $/h"),
+        *(_pair(r.derived.fp16_tflops_per_usd_per_h) for r in comparison.gpus),
+    )
+    table.add_row(
+        _("GB of VRAM per $/h"), *(_pair(r.derived.gb_per_usd_per_h) for r in comparison.gpus)
+    )
+    table.add_row(
+        _("Hours per $100"), *(_pair(r.derived.hours_per_100_usd) for r in comparison.gpus)
+    )
+    console.print(table)
+
+    if comparison.corrections:
+        console.print(Text(_("Where the article differs from the sources:"), style="bold"))
+        for number, correction in enumerate(comparison.corrections, start=1):
+            console.print(Text(f"[{number}] {correction.note.render()}"))
+    console.print(
+        Text(_("Rent ranges (cheapest and dearest listing of each market):"), style="bold")
+    )
+    for row in comparison.gpus:
+        for market, found in row.prices.items():
+            low = price_citation(found.low, catalog, today)
+            line = f"{row.gpu.name}, {_(market)}: {low}"
+            if found.high_usd_per_h > found.low_usd_per_h:
+                line += " … " + price_citation(found.high, catalog, today)
+            console.print(Text(line))
+        if not row.prices:
+            console.print(
+                Text(
+                    _("{gpu}: no rental listing in the catalog; add yours with --prices.").format(
+                        gpu=row.gpu.name
+                    )
+                )
+            )
+    console.print(
+        Text(
+            _(
+                "Tensor figures are dense (no 2:4 sparsity). "
+                "'whichgpu show GPU' lists every source."
+            ),
+            style="dim",
+        )
+    )
+
+
+def _purchase_cell(row: GpuComparison, condition: str) -> str:
+    found = [p for p in row.purchase if p.condition == condition]
+    if not found:
+        return _("no source")
+    parts = []
+    for price in found:
+        text = format_usd_range(price.low_usd, price.high_usd)
+        parts.append(text + (" " + _("(article)") if price.source == "seed-article" else ""))
+    return "; ".join(parts)
+
+
+def print_gpu_list(gpus: list[GPU], catalog: Catalog, console: Console) -> None:
+    from rich.table import Table
+
+    from whichgpu.catalog.prices import rent_range
+
+    table = Table(title=_("GPU catalog ({n} GPUs)").format(n=len(gpus)))
+    for header in (
+        _("ID"),
+        _("Name"),
+        _("Architecture"),
+        _("VRAM"),
+        _("Bandwidth"),
+        _("FP16 tensor, dense"),
+        _("FP64"),
+        _("TDP"),
+        _("Features"),
+        _("Rent $/h"),
+    ):
+        table.add_column(header, overflow="fold")
+    for gpu in gpus:
+        rent = rent_range(catalog, gpu.id)
+        table.add_row(
+            gpu.id,
+            gpu.name,
+            gpu.architecture,
+            f"{format_field('vram_gb', gpu.vram_gb)} {gpu.memory_type}",
+            format_field("memory_bandwidth_gb_per_s", gpu.memory_bandwidth_gb_per_s),
+            format_field("fp16_tensor_dense_tflops", gpu.fp16_tensor_dense_tflops),
+            format_field("fp64_tflops", gpu.fp64_tflops),
+            format_field("tdp_w", gpu.tdp_w),
+            ", ".join(gpu_features(gpu)) or "—",
+            _("unpriced")
+            if rent is None
+            else format_usd_range(rent.low_usd_per_h, rent.high_usd_per_h),
+        )
+    console.print(table)
+
+
+def gpu_features(gpu: GPU) -> list[str]:
+    """The capability flags ``gpus --feature`` filters on, in a fixed order."""
+    from whichgpu.catalog.filters import FEATURES
+
+    return [name for name, test in FEATURES.items() if test(gpu)]
+
+
+def print_gpu(gpu: GPU, catalog: Catalog, today: date, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from whichgpu.catalog.prices import ranges_by_market
+    from whichgpu.catalog.records import MARKETS
+
+    table = Table(title=gpu.name)
+    for header in (_("Spec"), _("Value"), _("Source")):
+        table.add_column(header, overflow="fold")
+    for name in GPU_SPEC_FIELDS:
+        citation = catalog.citation(gpu.id, name)
+        where = citation.source.title + (f" — {citation.note}" if citation.note else "")
+        label = _(FIELDS[name][0]) if name in FIELDS else name
+        table.add_row(label, format_field(name, getattr(gpu, name)), where)
+    console.print(table)
+    console.print(Text(_("Sources:"), style="bold"))
+    used = {catalog.citation(gpu.id, name).source.id for name in GPU_SPEC_FIELDS}
+    for source_id in sorted(used):
+        source = catalog.source(source_id)
+        assert source is not None
+        console.print(
+            Text(f"- {source.title}, {source.publisher}, {source.published}: {source.url}")
+        )
+    ranges = ranges_by_market(catalog, gpu.id, MARKETS)
+    console.print(Text(_("Rent:"), style="bold"))
+    if not ranges:
+        console.print(Text(_("no rental listing in the catalog; add yours with --prices.")))
+    for market, found in ranges.items():
+        console.print(Text(f"- {_(market)}: {_range_cell(found)}"))
+        for price in sorted(catalog.prices_for(gpu.id, [market]), key=lambda p: p.price_usd_per_h):
+            console.print(Text("    " + price_citation(price, catalog, today)))
+    purchases = catalog.purchase_for(gpu.id)
+    if purchases:
+        console.print(Text(_("Buy:"), style="bold"))
+        for p in purchases:
+            source = catalog.source(p.source)
+            title = source.title if source else p.source
+            amount = format_usd_range(p.low_usd, p.high_usd)
+            console.print(Text(f"- {_(p.condition)}: {amount} ({p.as_of}; {title})"))

@@ -1,0 +1,144 @@
+"""The user's own data, read from disk: price files, SkyPilot catalogs and the config file.
+
+This is the shell around the pure catalog: it reads files (only when a command asks for it)
+and hands their text to :mod:`whichgpu.catalog.userprices`.
+
+The config file is ``$WHICHGPU_CONFIG``, else ``$XDG_CONFIG_HOME/whichgpu/config.toml``
+(``~/.config/whichgpu/config.toml``). It may hold::
+
+    prices = ["~/gpu-prices.csv"]            # price files, CSV or TOML
+    skypilot_catalogs = ["~/sky/lambda/vms.csv"]
+
+    [[price]]                                # and prices inline
+    gpu = "rtx-a6000"
+    price_usd_per_h = 0.49
+    market = "marketplace"
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+
+from whichgpu.catalog.records import Price, Source
+from whichgpu.catalog.store import Catalog
+from whichgpu.catalog.userprices import (
+    parse_price_file,
+    parse_skypilot_vms,
+    price_tables,
+    prices_from_entries,
+)
+from whichgpu.errors import CatalogError, InvalidInput
+from whichgpu.i18n import _
+
+CONFIG_KEYS = ("prices", "skypilot_catalogs", "price")
+
+
+def today() -> date:
+    """Today, or ``$WHICHGPU_TODAY`` (ISO date) for reproducible output."""
+    fixed = os.environ.get("WHICHGPU_TODAY")
+    if fixed:
+        try:
+            return date.fromisoformat(fixed)
+        except ValueError:
+            raise InvalidInput(
+                _("WHICHGPU_TODAY must be a date like 2026-11-29 (got {value!r})").format(
+                    value=fixed
+                )
+            ) from None
+    return date.today()
+
+
+def config_path() -> Path:
+    explicit = os.environ.get("WHICHGPU_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "whichgpu" / "config.toml"
+
+
+def _read(path: Path) -> tuple[str, date]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        modified = datetime.fromtimestamp(path.stat().st_mtime).date()
+    except OSError as error:
+        raise InvalidInput(
+            _("cannot read {path}: {reason}").format(path=path, reason=error.strerror or error)
+        ) from None
+    except UnicodeDecodeError:
+        raise InvalidInput(_("{path} is not UTF-8 text").format(path=path)) from None
+    return text, modified
+
+
+@dataclass(frozen=True)
+class UserData:
+    prices: tuple[Price, ...]
+    sources: tuple[Source, ...]
+    skipped: tuple[str, ...]
+
+
+def read_user_data(
+    catalog: Catalog, price_files: list[Path], skypilot_files: list[Path], use_config: bool = True
+) -> UserData:
+    """Prices from the config file, then ``--prices`` files, then ``--skypilot-catalog`` files."""
+    prices: list[Price] = []
+    sources: list[Source] = []
+    skipped: list[str] = []
+    config = config_path()
+    if use_config and config.is_file():
+        text, modified = _read(config)
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise CatalogError(str(config), None, str(error)) from None
+        unknown = [key for key in data if key not in CONFIG_KEYS]
+        if unknown:
+            raise CatalogError(
+                str(config),
+                None,
+                _("unknown key {key!r}; valid keys: {valid}").format(
+                    key=unknown[0], valid=", ".join(CONFIG_KEYS)
+                ),
+            )
+        if "price" in data:
+            entries = price_tables(data["price"], str(config))
+            found = prices_from_entries(entries, str(config), catalog, "user-config", modified)
+            prices += found.prices
+            sources.append(found.source)
+        price_files = [*_paths(data, "prices", config), *price_files]
+        skypilot_files = [*_paths(data, "skypilot_catalogs", config), *skypilot_files]
+    for number, path in enumerate(price_files, start=1):
+        text, modified = _read(path)
+        found = parse_price_file(text, str(path), catalog, f"user-prices-{number}", modified)
+        prices += found.prices
+        sources.append(found.source)
+    for number, path in enumerate(skypilot_files, start=1):
+        text, modified = _read(path)
+        provider = path.parent.name if path.parent.name not in ("", ".") else "SkyPilot"
+        found = parse_skypilot_vms(
+            text, str(path), catalog, f"user-skypilot-{number}", modified, provider
+        )
+        prices += found.prices
+        sources.append(found.source)
+        skipped += found.skipped
+    return UserData(tuple(prices), tuple(sources), tuple(skipped))
+
+
+def _paths(data: dict[str, object], key: str, config: Path) -> list[Path]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise CatalogError(str(config), None, _("{key} must be a list of paths").format(key=key))
+    return [config.parent / Path(str(v)).expanduser() for v in value]
+
+
+def catalog_with_user_data(
+    catalog: Catalog, price_files: list[Path], skypilot_files: list[Path]
+) -> tuple[Catalog, tuple[str, ...]]:
+    """The catalog with the user's prices applied, and the accelerator names skipped."""
+    data = read_user_data(catalog, price_files, skypilot_files)
+    if not data.prices:
+        return catalog, data.skipped
+    return catalog.with_prices(data.prices, data.sources), data.skipped

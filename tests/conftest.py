@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from whichgpu.catalog import Catalog, load_catalog
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(autouse=True)
+def _stable_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Fixed date, width and language; no user config file leaks in."""
+    monkeypatch.setenv("WHICHGPU_TODAY", "2026-11-29")
+    monkeypatch.setenv("COLUMNS", "140")
+    monkeypatch.setenv("WHICHGPU_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.setenv("LANGUAGE", "en")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    yield
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str) -> Result:
+    """Run ``whichgpu ARGS`` in-process, as a user's shell would, and capture everything."""
+    from whichgpu.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli() -> object:
+    return run_cli
+
+
+def golden(name: str, text: str) -> None:
+    """Compare ``text`` with tests/golden/NAME; UPDATE_GOLDEN=1 rewrites it."""
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing golden {path}; run with UPDATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8")
