@@ -53,14 +53,21 @@ def error_of(**texts: str) -> str:
         # an unknown enum value
         ({"vendor_fp16_tensor_basis": "sparsity"}, 0, "vendor_fp16_tensor_basis: invalid enum"),
         # a sparse figure typed as dense fails the cross-field check
-        ({"fp16_tensor_dense_tflops": "624", "fp16_fp16acc_tensor_dense_tflops": "624"}, 0,
-         "implies 312 dense TFLOPS"),
+        (
+            {"fp16_tensor_dense_tflops": "624", "fp16_fp16acc_tensor_dense_tflops": "624"},
+            0,
+            "implies 312 dense TFLOPS",
+        ),
         # FP64 above FP32
         ({"fp64_tflops": "40"}, 3, "gpus.csv, row 5: fp64_tflops is above fp32_tflops"),
         # a malformed date
         ({"as_of": "June 2021"}, 0, "as_of: expected `str` matching"),
         # a source id that is not in sources.csv
-        ({"source": "nvidia-made-up"}, 2, "gpus.csv, row 4: source 'nvidia-made-up' is not a known"),
+        (
+            {"source": "nvidia-made-up"},
+            2,
+            "gpus.csv, row 4: source 'nvidia-made-up' is not a known",
+        ),
     ],
 )
 def test_bad_gpu_rows_name_file_row_and_field(
@@ -119,8 +126,14 @@ def test_an_empty_file_is_refused() -> None:
 def test_records_are_frozen() -> None:
     price = loader.validate(
         Price,
-        {"gpu": "t4", "market": "spot", "provider": "x", "price_usd_per_h": "0.2",
-         "source": "s", "as_of": "2026"},
+        {
+            "gpu": "t4",
+            "market": "spot",
+            "provider": "x",
+            "price_usd_per_h": "0.2",
+            "source": "s",
+            "as_of": "2026",
+        },
         "x.csv",
         2,
     )

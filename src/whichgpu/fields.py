@@ -68,6 +68,8 @@ def format_field(field: str, value: object) -> str:
         return _("n/a") if field != "ecc" else _("not documented")
     if isinstance(value, bool):
         return _("yes") if value else _("no")
+    if field == "launch_year":
+        return str(value)
     if isinstance(value, int | float):
         unit = FIELDS.get(field, ("", ""))[1]
         text = format_number(value)

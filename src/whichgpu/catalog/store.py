@@ -222,7 +222,6 @@ MODELS: dict[str, type[Record]] = {
 def load_catalog() -> Catalog:
     """The shipped catalog, read and validated once per process (on first call)."""
     tables: dict[str, list[loader.Row[Record]]] = {
-        name: loader.read_package_table(FILES[name], model)
-        for name, model in MODELS.items()
+        name: loader.read_package_table(FILES[name], model) for name, model in MODELS.items()
     }
     return build_catalog(tables)

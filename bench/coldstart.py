@@ -1,0 +1,42 @@
+"""CLI cold start: wall time of whole ``whichgpu`` processes, as a user runs them.
+
+    python bench/coldstart.py [RUNS]
+
+Prints the minimum and median of RUNS fresh processes for each command (the minimum is the
+figure least disturbed by other load on the machine). Not a test: a figure to report.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+COMMANDS = [
+    ["compare", "a100-80gb-sxm", "rtx-a6000", "rtx-a2000"],
+    ["compare", "a100-80gb-sxm", "rtx-a6000", "rtx-a2000", "--json"],
+    ["gpus"],
+    ["show", "h100"],
+]
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    exe = shutil.which("whichgpu") or sys.executable
+    prefix = [exe] if exe.endswith("whichgpu") else [exe, "-m", "whichgpu"]
+    print(f"{'command':<55} {'min s':>7} {'median s':>9}  ({runs} runs, {prefix[0]})")
+    for args in COMMANDS:
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run([*prefix, *args], capture_output=True, check=True)
+            times.append(time.perf_counter() - start)
+        print(
+            f"{'whichgpu ' + ' '.join(args):<55} {min(times):7.3f} {statistics.median(times):9.3f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""The article's claims, checked: the verdicts whichgpu reaches, and the docs page is current."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import whichgpu
+from whichgpu.catalog import Catalog
+from whichgpu.claims import check_claims
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def verdicts(catalog: Catalog) -> dict[str, str]:
+    return {check.claim.claim: check.verdict for check in check_claims(catalog)}
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("C1", "confirmed"),  # CUDA cores
+        ("C5", "confirmed"),  # 2,039 GB/s is the SXM figure
+        ("C7", "corrected"),  # the A2000's ~64 is sparse
+        ("C8", "confirmed"),  # 0.6 and 0.1 TFLOPS FP64 (1:64 on GA10x) are right
+        ("C9", "corrected"),  # 300 W is the PCIe A100
+        ("C14", "corrected"),  # compute capability 8.6 on GA102/GA106; GA100 is not GA10x
+        ("C20", "corrected"),  # public listings fall outside the article's ranges
+        ("C21", "confirmed"),  # its arithmetic on its own prices is right
+        ("C22", "corrected"),  # 1/3 and "40–50 %" cannot both hold
+        ("C30", "confirmed"),  # 2,039 / 768 = 2.65
+        ("C31", "confirmed"),  # 9.7 / 0.605 = 16.0
+        ("C33", "corrected"),  # 11,500 images/s is an 8-GPU total
+        ("C44", "confirmed"),
+    ],
+)
+def test_verdicts(verdicts: dict[str, str], claim: str, verdict: str) -> None:
+    assert verdicts[claim] == verdict
+
+
+def test_every_claim_of_the_ledger_is_checked(verdicts: dict[str, str]) -> None:
+    ledger = [f"C{n}" for n in (*range(1, 16), 20, 21, 22, *range(30, 45))]
+    assert list(verdicts) == ledger
+
+
+def test_docs_are_generated_from_the_current_data() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_public_api_is_small_and_pinned() -> None:
+    assert whichgpu.__all__ == [
+        "GPU",
+        "Catalog",
+        "Comparison",
+        "WhichGPUError",
+        "compare",
+        "load_catalog",
+    ]
+
+
+def test_importing_the_core_loads_no_heavy_module() -> None:
+    code = (
+        "import sys, whichgpu; "
+        "heavy = [m for m in ('rich', 'typer', 'pydantic', 'torch', 'fastapi') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""

@@ -1,0 +1,182 @@
+"""The CLI as a user meets it: outputs (goldens), JSON contracts, and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import golden, run_cli
+
+ARTICLE = ("a100-80gb-sxm", "rtx-a6000", "rtx-a2000-12gb")
+
+
+def test_compare_the_article_s_three(tmp_path: Path) -> None:
+    result = run_cli("compare", *ARTICLE)
+    assert result.code == 0, result.stderr
+    golden("compare_article.txt", result.stdout)
+
+
+def test_compare_flags_every_wrong_figure_of_the_article() -> None:
+    out = run_cli("compare", *ARTICLE).stdout
+    # C14: compute capability of GA102 and GA106; "GA10x" for the GA100
+    assert "RTX A6000, Compute capability: the article says CUDA compute capability 8.0" in out
+    assert "RTX A2000 12GB, Compute capability: the article says CUDA compute capability" in out
+    assert "A100 80GB SXM, Chip: the article says GA10x silicon; the figure is GA100" in out
+    # C7: the A2000's ~64 is the sparse rate
+    assert "the article's ~64 TFLOPS is the 2:4-sparsity figure" in out
+    # C9: 300 W is the PCIe card
+    assert "this part is 400 W" in out and "300 W is the NVIDIA A100 80GB PCIe's figure" in out
+
+
+def compare_json(*names: str) -> dict[str, Any]:
+    result = run_cli("compare", *names, "--json")
+    assert result.code == 0, result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def test_compare_json_golden() -> None:
+    golden("compare_article.json", json.dumps(compare_json(*ARTICLE), indent=2) + "\n")
+
+
+STABLE_KEYS = {
+    "id", "name", "architecture", "compute_capability", "cuda_cores", "tensor_cores",
+    "rt_cores", "vram_gb", "memory_type", "memory_bandwidth_gb_per_s", "fp32_tflops",
+    "fp16_tensor_dense_tflops", "bf16_tensor_dense_tflops", "fp64_tflops", "tdp_w",
+    "nvlink_gb_per_s", "mig_max_instances", "ecc", "display_outputs", "price_usd_per_h",
+    "sources",
+}  # fmt: skip
+
+
+def test_compare_json_has_the_stable_keys_and_values() -> None:
+    doc = compare_json("a100", "a6000", "a2000")
+    a100, a6000, a2000 = doc["gpus"]
+    for gpu in doc["gpus"]:
+        assert gpu.keys() >= STABLE_KEYS
+    assert a100["compute_capability"] == "8.0" and a6000["compute_capability"] == "8.6"
+    assert a2000["nvlink_gb_per_s"] == 0 and a2000["mig_max_instances"] == 0
+    assert a100["mig_max_instances"] == 7
+    assert a6000["price_usd_per_h"] == {"low": 0.33, "high": 1.09}
+    assert a6000["derived"]["bandwidth_ratio"] == pytest.approx(768 / 2039)
+    assert a2000["derived"]["hours_per_100_usd"] == {"low": 400.0, "high": 1000.0}
+    codes = {(c["gpu"], c["field"], c["code"]) for c in doc["corrections"]}
+    assert ("rtx-a2000-12gb", "fp16_tensor_dense_tflops", "article_sparse_figure") in codes
+    assert ("a100-80gb-sxm", "tdp_w", "article_range_for_one_part") in codes
+    assert ("rtx-a6000", "compute_capability", "article_differs") in codes
+
+
+def test_compare_of_gpus_the_article_does_not_cover_has_no_corrections() -> None:
+    doc = compare_json("h100", "l40s", "l4")
+    assert doc["corrections"] == []
+    assert doc["baseline"] == "h100-sxm"
+
+
+def test_compare_market_filter() -> None:
+    doc = compare_json("h100", "a100", "--market", "spot")
+    assert doc["markets"] == ["spot"]
+    assert set(doc["gpus"][0]["prices_by_market"]) == {"spot"}
+
+
+def test_gpus_list_golden() -> None:
+    result = run_cli("gpus")
+    assert result.code == 0
+    golden("gpus.txt", result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("args", "ids"),
+    [
+        (("--feature", "mig"), ["a100-80gb-sxm", "a100-80gb-pcie", "a100-40gb", "h100-sxm", "h100-pcie", "h200", "b200"]),
+        (("--feature", "rt", "--feature", "nvlink"), ["rtx-a6000", "a40", "rtx-3090"]),
+        (("--feature", "fp64", "--min-vram", "80"), ["a100-80gb-sxm", "a100-80gb-pcie", "h100-sxm", "h100-pcie", "h200", "b200"]),
+        (("--arch", "ada"), ["l4", "l40s", "rtx-4090"]),
+        (("--feature", "display", "--min-vram", "40"), ["rtx-a6000", "a40", "l40s"]),
+    ],
+)  # fmt: skip
+def test_gpus_filters(args: tuple[str, ...], ids: list[str]) -> None:
+    result = run_cli("gpus", *args, "--json")
+    assert result.code == 0, result.stderr
+    assert [g["id"] for g in json.loads(result.stdout)["gpus"]] == ids
+
+
+def test_show_names_every_source() -> None:
+    result = run_cli("show", "a2000")
+    assert result.code == 0
+    golden("show_a2000.txt", result.stdout)
+
+
+def test_show_json_lists_prices_with_dates() -> None:
+    doc = json.loads(run_cli("show", "l40s", "--json").stdout)["gpu"]
+    crusoe = [p for p in doc["prices"] if p["provider"] == "Crusoe"]
+    assert {p["as_of"] for p in crusoe} == {"2026-02-26"}
+    assert {p["age_months"] for p in crusoe} == {9}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("compare", "a100", "l40"), "whichgpu: error: unknown GPU 'l40'; closest matches: l40s, l4, a40"),
+        (("compare", "v100", "a100"), "whichgpu: error: ambiguous GPU 'v100': it matches"),
+        (("compare", "a100", "a100-80gb"), "which is already in the comparison"),
+        (("compare", "a100", "t4", "--market", "reserved"), "unknown market 'reserved'; valid markets: on-demand"),
+        (("compare",), "whichgpu: error: Missing argument"),
+        (("compare", "a100", "--bogus"), "whichgpu: error: No such option"),
+        (("gpus", "--feature", "raytracing"), "unknown feature 'raytracing'; valid features: mig, nvlink, rt"),
+        (("gpus", "--min-vram", "-1"), "--min-vram must be 0 or more GB"),
+        (("gpus", "--min-vram", "lots"), "whichgpu: error: Invalid value for '--min-vram'"),
+        (("gpus", "--arch", "Pascal"), "unknown architecture 'Pascal'"),
+        (("show", "a100", "--prices", "/nonexistent/prices.csv"), "cannot read /nonexistent/prices.csv"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_exit_code_2(args: tuple[str, ...], message: str) -> None:
+    result = run_cli(*args)
+    assert result.code == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert message in result.stderr
+
+
+def test_a_malformed_price_file_is_one_line_naming_file_and_row(tmp_path: Path) -> None:
+    path = tmp_path / "prices.csv"
+    path.write_text("gpu,price_usd_per_h\nt4,0.2\nrtx a6000,abc\n")
+    result = run_cli("compare", "a100", "a6000", "--prices", str(path))
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"whichgpu: error: {path}, row 3: price_usd_per_h: expected `float`, got `str` "
+        "(got 'abc')\n"
+    )
+
+
+def test_user_prices_override_and_are_cited(tmp_path: Path) -> None:
+    path = tmp_path / "prices.toml"
+    path.write_text('[[price]]\ngpu = "a2000"\nprice_usd_per_h = 0.18\nmarket = "marketplace"\n')
+    doc = json.loads(run_cli("compare", "a100", "a2000", "--prices", str(path), "--json").stdout)
+    a2000 = doc["gpus"][1]
+    assert a2000["price_usd_per_h"] == {"low": 0.18, "high": 0.18}
+    assert a2000["prices_by_market"]["marketplace"]["low_listing"]["source"] == "user-prices-1"
+
+
+def test_skypilot_import_from_the_cli() -> None:
+    vms = str(Path(__file__).parent / "fixtures" / "vms.csv")
+    result = run_cli("show", "a6000", "--skypilot-catalog", vms, "--json")
+    assert result.code == 0
+    assert "skipped accelerators whichgpu does not carry: GH200" in result.stderr
+    listings = json.loads(result.stdout)["gpu"]["prices"]
+    assert {(p["provider"], p["market"], p["price_usd_per_h"]) for p in listings} >= {
+        ("fixtures", "on-demand", 0.8),
+        ("fixtures", "spot", 0.4),
+    }
+
+
+def test_python_dash_m_and_help_work() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "whichgpu", "--help"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0
+    for command in ("gpus", "show", "compare"):
+        assert command in result.stdout
