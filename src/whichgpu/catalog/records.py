@@ -118,6 +118,12 @@ class GPU(Record, frozen=True, kw_only=True):
             raise ValueError("display_connectors must be given exactly when display_outputs > 0")
 
     @property
+    def short_name(self) -> str:
+        """The name without the vendor's brand words, for narrow table headers."""
+        name = self.name.removeprefix("NVIDIA ")
+        return name.removeprefix("GeForce ")
+
+    @property
     def has_nvlink(self) -> bool:
         return self.nvlink_gb_per_s > 0
 

@@ -180,7 +180,7 @@ def print_compare(comparison: Comparison, catalog: Catalog, today: date, console
     table = Table(title=_("GPU comparison (baseline: {gpu})").format(gpu=comparison.baseline.name))
     table.add_column(_("Spec"), style="bold")
     for row in comparison.gpus:
-        table.add_column(row.gpu.name, overflow="fold")
+        table.add_column(row.gpu.short_name, overflow="fold")
     for label, fields, how in SPEC_ROWS:
         table.add_row(_(label), *(cell(row, fields, how(row.gpu)) for row in comparison.gpus))
     table.add_section()
@@ -196,7 +196,7 @@ def print_compare(comparison: Comparison, catalog: Catalog, today: date, console
             *(_purchase_cell(row, condition) for row in comparison.gpus),
         )
     table.add_section()
-    base = comparison.baseline.name
+    base = comparison.baseline.short_name
     table.add_row(
         _("Bandwidth vs {gpu}").format(gpu=base),
         *(_ratio(r.derived.bandwidth_ratio) for r in comparison.gpus),
@@ -274,33 +274,42 @@ def print_gpu_list(gpus: list[GPU], catalog: Catalog, console: Console) -> None:
     for header in (
         _("ID"),
         _("Name"),
-        _("Architecture"),
         _("VRAM"),
         _("Bandwidth"),
         _("FP16 tensor, dense"),
         _("FP64"),
-        _("TDP"),
         _("Features"),
         _("Rent $/h"),
+        _("Cheapest … dearest listing (date)"),
     ):
-        table.add_column(header, overflow="fold")
+        table.add_column(header, overflow="fold", no_wrap=header == _("ID"))
     for gpu in gpus:
         rent = rent_range(catalog, gpu.id)
         table.add_row(
             gpu.id,
-            gpu.name,
-            gpu.architecture,
+            gpu.short_name,
             f"{format_field('vram_gb', gpu.vram_gb)} {gpu.memory_type}",
             format_field("memory_bandwidth_gb_per_s", gpu.memory_bandwidth_gb_per_s),
             format_field("fp16_tensor_dense_tflops", gpu.fp16_tensor_dense_tflops),
             format_field("fp64_tflops", gpu.fp64_tflops),
-            format_field("tdp_w", gpu.tdp_w),
             ", ".join(gpu_features(gpu)) or "—",
             _("unpriced")
             if rent is None
             else format_usd_range(rent.low_usd_per_h, rent.high_usd_per_h),
+            "—" if rent is None else _listing_ends(rent),
         )
     console.print(table)
+    console.print(
+        _("Rent: on-demand, spot and marketplace listings; 'whichgpu show GPU' cites each one."),
+        style="dim",
+    )
+
+
+def _listing_ends(rent: PriceRange) -> str:
+    low = f"{rent.low.provider} ({rent.low.as_of})"
+    if rent.high is rent.low or rent.high_usd_per_h == rent.low_usd_per_h:
+        return low
+    return f"{low} … {rent.high.provider} ({rent.high.as_of})"
 
 
 def gpu_features(gpu: GPU) -> list[str]:
