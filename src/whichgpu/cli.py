@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from whichgpu.errors import WhichGPUError
+from whichgpu.errors import InvalidInput, WhichGPUError
 from whichgpu.i18n import _
 
 app = typer.Typer(
@@ -140,6 +140,119 @@ def compare(
     from whichgpu.render.tables import make_console, print_compare
 
     print_compare(comparison, catalog, today(), make_console())
+
+
+def _model(model: str | None, params: str | None, hub: str | None) -> Any:
+    """A preset name, a config.json path, a Hub id (opt-in) or a generic size."""
+    from whichgpu.models import arch_from_config_text, resolve_model
+
+    if hub is not None:
+        from whichgpu.models.hub import hub_arch
+
+        return hub_arch(hub)
+    if model is not None and (model.endswith(".json") or Path(model).is_file()):
+        path = Path(model)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise InvalidInput(
+                _("cannot read {path}: {reason}").format(path=path, reason=error.strerror)
+            ) from None
+        return arch_from_config_text(text, str(path))
+    return resolve_model(model, params)
+
+
+@app.command()
+def fit(
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help=_("A preset (llama-3.1-8b…) or a config.json path.")),
+    ] = None,
+    params: Annotated[
+        str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
+    ] = None,
+    hub: Annotated[
+        str | None,
+        typer.Option("--hub", metavar="ORG/NAME", help=_("Fetch config.json from the Hub.")),
+    ] = None,
+    task: Annotated[
+        str, typer.Option(help=_("inference, train, finetune, lora or qlora."))
+    ] = "inference",
+    precision: Annotated[
+        str,
+        typer.Option(help=_("32-true, 16-mixed, bf16-mixed, 16-true or bf16-true.")),
+    ] = "bf16-true",
+    engine: Annotated[str, typer.Option(help=_("torch, deepspeed or megatron."))] = "torch",
+    quant: Annotated[
+        str | None, typer.Option(help=_("Weights: int8, int4, nf4, fp8, q4_k_m…"))
+    ] = None,
+    batch: Annotated[int, typer.Option(help=_("Sequences per GPU (micro-batch)."))] = 1,
+    seq: Annotated[int, typer.Option(help=_("Tokens per sequence."))] = 2048,
+    prompt: Annotated[int, typer.Option(help=_("Inference: prompt tokens."))] = 0,
+    generate: Annotated[int, typer.Option(help=_("Inference: generated tokens."))] = 0,
+    optimizer: Annotated[
+        str, typer.Option(help=_("adamw, adamw-8bit, sgd or adafactor."))
+    ] = "adamw",
+    checkpointing: Annotated[
+        bool, typer.Option("--checkpointing", help=_("Full activation checkpointing."))
+    ] = False,
+    attention: Annotated[str, typer.Option(help=_("sdpa or eager."))] = "sdpa",
+    lora_rank: Annotated[int, typer.Option(help=_("LoRA rank."))] = 16,
+    lora_targets: Annotated[str, typer.Option(help=_("attention or all-linear."))] = "attention",
+    zero: Annotated[int, typer.Option(help=_("ZeRO stage 0-3 (3 = FSDP full shard)."))] = 0,
+    tp: Annotated[int, typer.Option(help=_("Tensor-parallel degree."))] = 1,
+    pp: Annotated[int, typer.Option(help=_("Pipeline-parallel degree."))] = 1,
+    gpus: Annotated[int, typer.Option(help=_("GPUs the job runs on."))] = 1,
+    kv_dtype: Annotated[str, typer.Option(help=_("KV cache: auto, fp16, bf16 or fp8."))] = "auto",
+    gpu: Annotated[str | None, typer.Option("--gpu", help=_("The GPU you have in mind."))] = None,
+    gpu_memory_utilization: Annotated[
+        float | None,
+        typer.Option(help=_("Serving: vLLM's memory fraction; prints concurrent sequences.")),
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    """Will it fit? Memory by component, and for every GPU: fits, headroom, how many."""
+    from whichgpu.catalog import load_catalog
+    from whichgpu.fit import fit as fit_job
+    from whichgpu.userdata import today
+    from whichgpu.workload import make_job
+
+    job = make_job(
+        task=task, precision=precision, engine=engine, quant=quant, batch=batch, seq=seq,
+        prompt=prompt, generate=generate, optimizer=optimizer,
+        checkpointing="full" if checkpointing else "none", attention=attention,
+        lora_rank=lora_rank, lora_targets=lora_targets, zero=zero, tp=tp, pp=pp, gpus=gpus,
+        kv_dtype=kv_dtype,
+    )  # fmt: skip
+    catalog = load_catalog()
+    arch = _model(model, params, hub)
+    target = catalog.resolve(gpu) if gpu else None
+    serving = None
+    if gpu_memory_utilization is not None:
+        from whichgpu.estimate.serving import serving_capacity
+
+        if not 0 < gpu_memory_utilization <= 1:
+            raise InvalidInput(
+                _("--gpu-memory-utilization must be in (0, 1] (got {value})").format(
+                    value=gpu_memory_utilization
+                )
+            )
+        if job.training:
+            raise InvalidInput(_("--gpu-memory-utilization is for --task inference"))
+        serving = serving_capacity(
+            arch, job, target or catalog.resolve("a100"), gpu_memory_utilization
+        )
+    result = fit_job(catalog, arch, job, target)
+    del today
+    if json_out:
+        from whichgpu.render.fit_out import fit_doc
+
+        _print_json(fit_doc(result, serving))
+        return
+    from whichgpu.render.fit_out import print_fit
+    from whichgpu.render.tables import make_console
+
+    print_fit(result, serving, make_console())
 
 
 def _fail(message: str, code: int = 2) -> None:

@@ -46,6 +46,20 @@ MESSAGES: dict[str, str] = {
         "{claim} {gpu}: the article says {article}; public listings run from {low} ({low_where}) "
         "to {high} ({high_where})."
     ),
+    "change_shorter_sequence": N_("shorten the sequence to {seq} tokens"),
+    "change_batch_1": N_(
+        "use a micro-batch of {batch} (keep the global batch with gradient accumulation)"
+    ),
+    "change_checkpointing": N_("turn on activation checkpointing"),
+    "change_lora": N_("fine-tune with LoRA (rank {rank}) instead of all weights"),
+    "change_qlora": N_("fine-tune with QLoRA (NF4 base weights)"),
+    "change_bf16_true": N_("train in pure bf16 (bf16-true)"),
+    "change_zero3": N_(
+        "shard weights, gradients and optimizer state with ZeRO-3 / FSDP over {gpus} GPUs"
+    ),
+    "change_quantize": N_("serve {quant} quantized weights"),
+    "change_tensor_parallel": N_("split the model with tensor parallelism over {tp} GPUs"),
+    "change_bigger_gpu": N_("use a GPU with more memory: the {gpu}"),
 }
 
 

@@ -1,0 +1,1 @@
+"""Estimators: memory (this package's first concern); speed and cost come later."""

@@ -1,0 +1,203 @@
+"""Activation memory: the tensors autograd saves for the backward pass, op by op.
+
+The accounting is Korthikanti et al.'s ("Reducing Activation Recomputation in Large
+Transformer Models", 2022, §4.1): every operation saves what its backward needs — a linear
+layer its input (only when its weight is trained), a norm its input, an activation function
+its input (or several intermediates when it is written as separate operations), softmax its
+output, dropout a one-byte mask. Summed for a GPT layer in fp16 with dropout this is their
+eq. 1, ``s·b·h·(34 + 5·a·s/h)`` bytes (checked by a test). Here the same bookkeeping runs
+over the layer structure of each model family as Hugging Face transformers implements it, in
+the dtypes the chosen precision gives (see :class:`Numerics`), so that one formula serves
+fp32, autocast and pure 16-bit training, SDPA and eager attention, full fine-tuning and LoRA.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from whichgpu.models.arch import ModelArch
+from whichgpu.workload import Job
+
+#: Activation functions written as several elementwise operations save several tensors:
+#: HF's ``gelu_new`` (x, tanh(·), 0.5·x and 1 + tanh(·)); fused kernels save their input only.
+ACTIVATION_SAVED_TENSORS = {"gelu_new": 4, "gelu_fast": 4, "quick_gelu": 2}
+
+
+@dataclass(frozen=True)
+class Numerics:
+    """Bytes per element where a job keeps its tensors.
+
+    ``compute``: matmul outputs (2 under autocast or 16-bit weights, 4 in fp32);
+    ``residual``: the residual stream and norm outputs (the weights' dtype: fp32 weights under
+    autocast keep it in fp32); ``autocast``: torch autocast casts a linear's input to 16 bits
+    once per linear (only leaf weights are cached), so each trained linear saves its own copy.
+    """
+
+    compute: int
+    residual: int
+    autocast: bool
+
+
+def numerics(job: Job) -> Numerics:
+    if job.precision == "32-true":
+        return Numerics(4, 4, False)
+    if job.precision in ("16-mixed", "bf16-mixed") and job.engine == "torch":
+        return Numerics(2, 4, True)
+    return Numerics(2, 2, False)
+
+
+@dataclass(frozen=True)
+class Trained:
+    """Which weights receive gradients: all of them, or LoRA adapters on some linears."""
+
+    full: bool
+    lora_roles: frozenset[str] = frozenset()
+
+    def saves_linear_input(self, role: str) -> bool:
+        return self.full or role in self.lora_roles
+
+
+def trained(job: Job) -> Trained:
+    if job.task in ("lora", "qlora"):
+        roles = {"attn"} if job.lora_targets == "attention" else {"attn", "mlp", "expert"}
+        return Trained(False, frozenset(roles))
+    return Trained(True)
+
+
+def _linear_inputs(
+    n: Numerics, t: Trained, role: str, consumers: int, elements: float, lora_bytes: int = 4
+) -> float:
+    """Bytes saved for the inputs of ``consumers`` linears reading one tensor of ``elements``.
+
+    A trained linear saves its input: the tensor itself (once, shared by all readers) in plain
+    precision; its own 16-bit cast under autocast. A LoRA adapter (peft) casts the input to the
+    adapter's fp32 dtype and saves that copy; a frozen linear saves nothing.
+    """
+    if t.full:
+        return elements * n.compute * (consumers if n.autocast else 1)
+    if role in t.lora_roles:
+        return elements * lora_bytes * consumers
+    return 0.0
+
+
+def _norm(n: Numerics, t: Trained, kind: str, elements: float) -> float:
+    """A norm's saved tensors. HF's RMSNorm upcasts to fp32 and saves that copy (pow and mul
+    need it) plus, when its weight trains, the normalised input of ``weight * x``; LayerNorm
+    (one fused kernel, run in fp32 under autocast) saves its input."""
+    if kind == "rmsnorm":
+        return elements * (4 + (n.residual if t.full else 0))
+    if kind == "batchnorm":
+        return elements * n.compute
+    return elements * (4 if n.autocast else n.residual)
+
+
+def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> float:
+    """Bytes saved by one transformer layer for a micro-batch of ``batch × seq`` tokens."""
+    n, t = numerics(job), trained(job)
+    tokens = float(batch) * seq
+    h, heads, kv, d = arch.hidden_size, arch.n_heads, arch.n_kv_heads, arch.head_dim
+    c = n.compute
+    q_width, kv_width = heads * d, kv * d
+    if arch.attention == "mla":
+        q_width, kv_width = heads * d, heads * d  # decompressed per-head keys and values
+    total = 0.0
+
+    # --- attention block: norm, projections, attention core, output projection --------
+    total += _norm(n, t, arch.norm, tokens * h)
+    fused_qkv = any(
+        lin.role == "attn" and lin.d_out > h and lin.d_in == h for lin in arch.linears
+    ) and arch.family not in ("deepseek_v2", "deepseek_v3")
+    total += _linear_inputs(n, t, "attn", 1 if fused_qkv else 3, tokens * h)
+    if job.attention == "eager":
+        # q·kᵀ saves q and the keys (repeated to every head); softmax saves its fp32 output,
+        # its cast to the compute dtype is saved by the product with the (repeated) values.
+        total += tokens * (q_width + 2 * heads * d) * c
+        scores = float(batch) * heads * seq * seq
+        total += scores * 4 + (scores * c if c != 4 else 0)
+        if arch.attention_dropout and t.full:
+            total += scores * 1 + scores * c
+    else:
+        # SDPA (flash / memory-efficient kernels) saves q, k, v, its output and the log-sum-exp.
+        total += tokens * (2 * q_width + 2 * kv_width) * c + float(batch) * heads * seq * 4
+    total += _linear_inputs(n, t, "attn", 1, tokens * q_width)  # merged heads → o_proj
+    if arch.hidden_dropout and t.full:
+        total += tokens * h  # residual dropout mask
+
+    # --- MLP block --------------------------------------------------------------------
+    total += _norm(n, t, arch.norm, tokens * h) if arch.family not in ("gptj",) else 0.0
+    width = float(arch.intermediate_size)
+    role = "mlp"
+    if arch.is_moe:
+        width = arch.experts_per_token * arch.moe_intermediate_size
+        role = "expert"
+        total += tokens * arch.n_experts * 4  # router logits (fp32 softmax)
+        total += _linear_inputs(n, t, role, arch.experts_per_token, tokens * h)
+    if arch.ffn_kind == "glu":
+        total += _linear_inputs(n, t, role, 2, tokens * h) if not arch.is_moe else 0.0
+        # act(gate) saves gate; act·up saves both factors; down saves the product
+        total += tokens * width * c * 3
+        total += _linear_inputs(n, t, role, 1, tokens * width)
+    else:
+        total += _linear_inputs(n, t, role, 1, tokens * h)
+        saved = ACTIVATION_SAVED_TENSORS.get(arch.activation, 1)
+        total += tokens * width * c * saved
+        total += _linear_inputs(n, t, role, 1, tokens * width)
+    if arch.hidden_dropout and t.full:
+        total += tokens * h
+    return total
+
+
+def checkpointed_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> float:
+    """With full activation checkpointing a layer keeps only its input (Korthikanti §4:
+    ``2·s·b·h`` in 16 bits); the layer is recomputed, whole, during its backward."""
+    return float(batch) * seq * arch.hidden_size * numerics(job).residual
+
+
+def model_activation_bytes(arch: ModelArch, job: Job, batch: int, seq: int, layers: int) -> float:
+    """Saved activations of ``layers`` layers at the end of the forward pass, plus the one
+    layer recomputed at a time when checkpointing (its peak during backward)."""
+    if job.checkpointing == "full":
+        return layers * checkpointed_layer_bytes(arch, job, batch, seq) + decoder_layer_bytes(
+            arch, job, batch, seq
+        )
+    per_layer = decoder_layer_bytes(arch, job, batch, seq)
+    if job.checkpointing == "selective" and job.attention == "eager":
+        # Selective recomputation drops the attention core's s² tensors (Korthikanti §4.2).
+        eager = decoder_layer_bytes(arch, job, batch, seq)
+        sdpa = decoder_layer_bytes(arch, _with_sdpa(job), batch, seq)
+        per_layer = min(eager, sdpa)
+    return layers * per_layer
+
+
+def _with_sdpa(job: Job) -> Job:
+    from dataclasses import replace
+
+    return replace(job, attention="sdpa")
+
+
+def resnet_image_bytes(arch: ModelArch, job: Job) -> float:
+    """Saved activations of one image through a bottleneck ResNet (HF ``ResNetModel``):
+    each convolution's output is saved by its BatchNorm, each ReLU saves its output (the next
+    convolution's input), max-pooling its input and int64 indices."""
+    n = numerics(job)
+    c = n.compute
+    side = arch.image_size // 2  # 7×7 stride-2 stem
+    total = side * side * arch.stem_width * (c + c)  # stem conv out (BN) + ReLU out
+    pooled = side // 2
+    total += pooled * pooled * arch.stem_width * 8  # max-pool indices (int64)
+    side = pooled
+    width_in = arch.stem_width
+    for stage, (blocks, width) in enumerate(arch.stages):
+        inner = width // 4
+        for block in range(blocks):
+            stride = 2 if (block == 0 and stage > 0) else 1
+            out_side = side // stride
+            total += side * side * inner * 2 * c  # 1×1 reduce: BN input + ReLU output
+            total += out_side * out_side * inner * 2 * c  # 3×3: BN input + ReLU output
+            total += out_side * out_side * width * c  # 1×1 expand: BN input
+            if block == 0:
+                total += out_side * out_side * width * c  # projection shortcut: BN input
+            total += out_side * out_side * width * c  # ReLU after the residual add
+            side, width_in = out_side, width
+    total += width_in * c  # pooled features saved by the classifier
+    return float(total)

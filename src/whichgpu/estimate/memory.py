@@ -1,0 +1,372 @@
+"""GPU memory of a job, component by component, per GPU.
+
+One function per quantity, returning bytes; :func:`estimate_memory` assembles them at the
+phase where the job peaks. The layouts:
+
+* Weights, gradients and Adam states: mixed-precision Adam as DeepSpeed and Megatron run it
+  keeps 2 + 2 + 12 bytes per parameter (16-bit weights and gradients; fp32 master weights,
+  momentum and variance; Rajbhandari et al., "ZeRO", 2020, §3.1); ZeRO stages 1/2/3 divide
+  the optimizer, gradient and weight terms by the data-parallel degree (§5, eq. in fig. 1).
+  torch autocast (Lightning's ``bf16-mixed``, the HF Trainer) keeps fp32 weights and gradients
+  instead, and 16-bit copies of the weights for the backward pass.
+* ``torch.optim.AdamW`` (``foreach``, the default on GPUs) materialises one more
+  parameter-sized tensor in ``step()`` (the ``sqrt`` of the variance): the step's peak.
+* Activations: :mod:`whichgpu.estimate.activations` (Korthikanti et al., 2022).
+* KV cache: ``2 · layers · kv_heads · head_dim · tokens · batch · bytes`` (GQA and MQA through
+  kv_heads; MLA caches its latent, ``(kv_lora_rank + rope_dim) · layers · tokens``;
+  DeepSeek-V2, 2024, §2.1.2); paged in blocks of 16 tokens (Kwon et al., vLLM, 2023).
+* LoRA adapters: ``r · (d_in + d_out)`` parameters per adapted matrix (Hu et al., 2021);
+  QLoRA keeps the frozen weights in NF4 with double quantisation (Dettmers et al., 2023).
+* Logits: ``batch · seq · vocab`` in the compute dtype, upcast to fp32 for the loss, whose
+  log-softmax output is saved; in the backward pass its gradient adds two fp32 copies.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from whichgpu.estimate.activations import (
+    model_activation_bytes,
+    numerics,
+    resnet_image_bytes,
+)
+from whichgpu.estimate.assumptions import (
+    ADAM_8BIT_BYTES_PER_PARAM,
+    ALLOCATOR_RESERVE_FRACTION,
+    CUDA_CONTEXT_GIB,
+    PAGED_BLOCK_TOKENS,
+)
+from whichgpu.models.arch import ModelArch
+from whichgpu.units import BYTES_PER_GIB
+from whichgpu.workload import QUANT_BITS, Job
+
+#: The components of a breakdown, in display order. ``overhead`` is never part of the
+#: tensor total that validation compares with PyTorch's accounting.
+COMPONENTS = (
+    "weights",
+    "master_weights",
+    "gradients",
+    "optimizer",
+    "optimizer_step_temp",
+    "activations",
+    "logits",
+    "kv_cache",
+    "overhead",
+)
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Per-GPU bytes by component at the job's peak, and which phase that peak is in."""
+
+    components: dict[str, float]
+    phase: str
+    parameters: int
+    trainable_parameters: int
+    job: Job
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def tensor_bytes(self) -> float:
+        """Live tensors at the peak: what ``torch.cuda.max_memory_allocated`` measures."""
+        return sum(v for k, v in self.components.items() if k != "overhead")
+
+    @property
+    def total_bytes(self) -> float:
+        return self.tensor_bytes + self.components.get("overhead", 0.0)
+
+    @property
+    def total_gib(self) -> float:
+        return self.total_bytes / BYTES_PER_GIB
+
+
+# --- parameters ------------------------------------------------------------------------
+
+
+def lora_parameters(arch: ModelArch, job: Job) -> int:
+    """Adapter parameters: ``r·(d_in + d_out)`` per adapted matrix (Hu et al., 2021, §4.1)."""
+    roles = {"attn"} if job.lora_targets == "attention" else {"attn", "mlp", "expert"}
+    return sum(
+        job.lora_rank * (lin.d_in + lin.d_out) * lin.count
+        for lin in arch.linears
+        if lin.role in roles
+    )
+
+
+def trainable_parameters(arch: ModelArch, job: Job) -> int:
+    if not job.training:
+        return 0
+    if job.task in ("lora", "qlora"):
+        return lora_parameters(arch, job)
+    return arch.total_params
+
+
+def _linear_params(arch: ModelArch, roles: set[str]) -> int:
+    return sum(lin.d_in * lin.d_out * lin.count for lin in arch.linears if lin.role in roles)
+
+
+# --- weights, gradients, optimizer -----------------------------------------------------
+
+
+def weight_bytes_per_param(job: Job) -> float:
+    """Bytes of a stored weight: fp32 for ``32-true`` and torch autocast, 16-bit otherwise."""
+    if job.precision == "32-true":
+        return 4.0
+    if job.training and job.task not in ("lora", "qlora") and job.engine == "torch":
+        return 4.0 if job.precision.endswith("mixed") else 2.0
+    return 2.0
+
+
+def weights_bytes(arch: ModelArch, job: Job) -> float:
+    """Model weights (and LoRA adapters, in fp32 as peft keeps them), before sharding.
+
+    Quantisation (``--quant``) applies to the linear layers' weights; embeddings, norms and
+    the output head stay in 16 bits, as GPTQ, AWQ, bitsandbytes and GGUF k-quants keep them.
+    """
+    per_param = weight_bytes_per_param(job)
+    total = arch.total_params * per_param
+    if job.quant is not None and (job.task in ("inference", "qlora") or not job.training):
+        quantised = _linear_params(arch, {"attn", "mlp", "expert"})
+        total = quantised * QUANT_BITS[job.quant] / 8 + (arch.total_params - quantised) * 2.0
+    if job.task in ("lora", "qlora"):
+        total += lora_parameters(arch, job) * 4.0
+    return total
+
+
+def master_weights_bytes(arch: ModelArch, job: Job) -> float:
+    """fp32 master weights of 16-bit mixed-precision training (DeepSpeed, Megatron)."""
+    mixed = job.precision.endswith("mixed") and job.engine != "torch"
+    return 4.0 * trainable_parameters(arch, job) if job.training and mixed else 0.0
+
+
+def gradient_bytes_per_param(job: Job) -> float:
+    if job.task in ("lora", "qlora"):
+        return 4.0  # adapters are fp32
+    return weight_bytes_per_param(job)
+
+
+def gradients_bytes(arch: ModelArch, job: Job) -> float:
+    return trainable_parameters(arch, job) * gradient_bytes_per_param(job)
+
+
+def optimizer_state_bytes_per_param(job: Job) -> float:
+    """Adam's momentum and variance in the dtype of the weights it updates (fp32 masters for
+    DeepSpeed/Megatron mixed precision): 8 bytes, or 4 for pure 16-bit weights."""
+    state = 4.0 if master_weights_bytes_needed(job) else gradient_bytes_per_param(job)
+    if job.optimizer == "adamw":
+        return 2 * state
+    if job.optimizer == "adamw-8bit":
+        return ADAM_8BIT_BYTES_PER_PARAM
+    if job.optimizer == "sgd":
+        return state  # momentum buffer
+    return 0.0  # adafactor: see optimizer_bytes
+
+
+def master_weights_bytes_needed(job: Job) -> bool:
+    return job.precision.endswith("mixed") and job.engine != "torch"
+
+
+def optimizer_bytes(arch: ModelArch, job: Job) -> float:
+    """Optimizer states. Adafactor (Shazeer & Stern, 2018, §3) factors each matrix's second
+    moment into a row and a column vector and keeps no first moment (its HF default)."""
+    if not job.training:
+        return 0.0
+    if job.optimizer == "adafactor":
+        if job.task in ("lora", "qlora"):
+            return 4.0 * lora_parameters(arch, job)  # adapters: small matrices, ~full states
+        matrices = sum((lin.d_in + lin.d_out) * lin.count for lin in arch.linears)
+        vectors = arch.total_params - _linear_params(arch, {"attn", "mlp", "expert", "head"})
+        return 4.0 * (matrices + vectors)
+    return trainable_parameters(arch, job) * optimizer_state_bytes_per_param(job)
+
+
+def optimizer_step_temp_bytes(arch: ModelArch, job: Job) -> float:
+    """The extra tensor ``torch.optim.AdamW(foreach=True)`` allocates during ``step()``:
+    ``_foreach_sqrt`` of the variances, one state-sized copy (PyTorch ``torch/optim/adamw.py``,
+    ``_multi_tensor_adamw``). Fused engine optimizers (DeepSpeed, Megatron) update in place."""
+    if not job.training or job.optimizer not in ("adamw",) or job.engine != "torch":
+        return 0.0
+    return trainable_parameters(arch, job) * optimizer_state_bytes_per_param(job) / 2
+
+
+def autocast_weight_copies_bytes(arch: ModelArch, job: Job) -> float:
+    """torch autocast caches a 16-bit copy of every trained linear weight it casts; the copies
+    are saved for the backward pass and live from the forward to the end of backward."""
+    if not (job.training and numerics(job).autocast and job.task not in ("lora", "qlora")):
+        return 0.0
+    return 2.0 * _linear_params(arch, {"attn", "mlp", "expert", "head"})
+
+
+# --- activations, logits, KV cache ------------------------------------------------------
+
+
+def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
+    """Output logits: ``batch·seq·vocab`` elements.
+
+    Training (HF ``ForCausalLMLoss``): the logits in the compute dtype are returned and kept;
+    the loss upcasts them to fp32 and log-softmax saves its fp32 output. Peak in the forward
+    pass: the compute-dtype logits, the fp32 copy and the log-softmax output (``c + 8`` bytes
+    per element, 8 when the logits are already fp32). Peak at the start of backward: the
+    logits, the saved output, its gradient and the input gradient (``c + 12``). Inference
+    keeps the logits of every position (``c``) unless the engine keeps only the last one.
+    """
+    if arch.kind in ("cnn", "vit") or not arch.vocab_size:
+        return 0.0
+    c = numerics(job).compute
+    positions = job.tokens if job.all_logits or job.training else 1
+    elements = float(job.batch) * positions * arch.vocab_size / job.tp
+    if not job.training:
+        return elements * c
+    if phase == "forward":
+        return elements * (c + 8 if c != 4 else 8)
+    if phase == "backward":
+        return elements * (c + 12)
+    return elements * c  # the returned logits, still referenced during step()
+
+
+def kv_cache_bytes(
+    arch: ModelArch, job: Job, tokens: int | None = None, paged: bool = False
+) -> float:
+    """``2 · layers · kv_heads · head_dim · tokens · batch · bytes`` (MLA: its latent)."""
+    if arch.kind != "decoder" or job.training:
+        return 0.0
+    tokens = job.tokens if tokens is None else tokens
+    if paged:
+        tokens = math.ceil(tokens / PAGED_BLOCK_TOKENS) * PAGED_BLOCK_TOKENS
+    per_elem = 1.0 if job.kv_dtype == "fp8" else (4.0 if job.precision == "32-true" else 2.0)
+    dim = arch.kv_dim
+    if arch.attention != "mla" and job.tp > 1:
+        dim = 2 * math.ceil(arch.n_kv_heads / job.tp) * arch.head_dim
+    return float(arch.n_layers) * dim * tokens * job.batch * per_elem
+
+
+def activations_bytes(arch: ModelArch, job: Job) -> float:
+    """Training: saved activations of all layers (per pipeline stage: the first stage holds
+    ``pp`` micro-batches of ``layers/pp`` layers, the same total; Korthikanti §4.2.3),
+    divided by the tensor-parallel degree. Inference: the largest transient working set."""
+    if arch.kind == "cnn":
+        per_image = resnet_image_bytes(arch, job)
+        return per_image * job.batch if job.training else per_image * job.batch / 4
+    seq = arch.tokens_per_image if arch.kind == "vit" else job.tokens
+    if job.training:
+        return model_activation_bytes(arch, job, job.batch, seq, arch.n_layers) / job.tp
+    return inference_working_set_bytes(arch, job, seq) / job.tp
+
+
+def inference_working_set_bytes(arch: ModelArch, job: Job, seq: int) -> float:
+    """The largest set of temporaries alive at once in a no-grad forward pass: the MLP's
+    activated gate, up projection and their product (3 × width), or eager attention's fp32
+    scores and their 16-bit cast; plus the hidden state and the norm's fp32 copy."""
+    c = numerics(job).compute
+    tokens = float(job.batch) * seq
+    width = arch.intermediate_size
+    if arch.is_moe:
+        width = arch.experts_per_token * arch.moe_intermediate_size
+    mlp = tokens * width * c * (3 if arch.ffn_kind == "glu" else 2)
+    attention = 0.0
+    if job.attention == "eager":
+        attention = float(job.batch) * arch.n_heads * seq * seq * (4 + c)
+    return max(mlp, attention) + tokens * arch.hidden_size * (c + 4)
+
+
+# --- sharding ---------------------------------------------------------------------------
+
+
+def shard(components: dict[str, float], job: Job) -> dict[str, float]:
+    """Per-GPU share: tensor and pipeline parallelism split the model's state ``tp·pp`` ways;
+    ZeRO stage k then splits optimizer states (k ≥ 1), gradients (k ≥ 2) and weights (k = 3)
+    over the data-parallel degree (Rajbhandari et al., 2020, §5)."""
+    model_split = job.tp * job.pp
+    dp = job.dp
+    out = dict(components)
+    for key in ("weights", "master_weights", "gradients", "optimizer", "optimizer_step_temp"):
+        out[key] = out.get(key, 0.0) / model_split
+    if job.zero >= 1:
+        for key in ("optimizer", "optimizer_step_temp", "master_weights"):
+            out[key] /= dp
+    if job.zero >= 2:
+        out["gradients"] /= dp
+    if job.zero >= 3:
+        out["weights"] /= dp
+    out["kv_cache"] = out.get("kv_cache", 0.0) / job.pp
+    return out
+
+
+def overhead_bytes(tensor_bytes: float) -> float:
+    """The CUDA context plus what the caching allocator reserves beyond live tensors."""
+    return CUDA_CONTEXT_GIB * BYTES_PER_GIB + ALLOCATOR_RESERVE_FRACTION * tensor_bytes
+
+
+# --- the estimate -------------------------------------------------------------------------
+
+
+def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
+    """Per-GPU memory of ``job`` on ``arch`` at its peak phase."""
+    if job.task in ("lora", "qlora") and job.precision == "32-true" and job.task == "qlora":
+        job = replace(job, precision="bf16-true")
+    phases = _training_phases(arch, job) if job.training else _inference_phases(arch, job)
+    phases = {name: shard(parts, job) for name, parts in phases.items()}
+    phase, parts = max(phases.items(), key=lambda item: sum(item[1].values()))
+    parts = {key: parts.get(key, 0.0) for key in COMPONENTS}
+    parts["overhead"] = overhead_bytes(sum(parts.values()))
+    return MemoryEstimate(
+        components=parts,
+        phase=phase,
+        parameters=arch.total_params,
+        trainable_parameters=trainable_parameters(arch, job),
+        job=job,
+    )
+
+
+def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
+    state = {
+        "weights": weights_bytes(arch, job),
+        "master_weights": master_weights_bytes(arch, job),
+        "optimizer": optimizer_bytes(arch, job),
+    }
+    acts = activations_bytes(arch, job) + autocast_weight_copies_bytes(arch, job)
+    grads = gradients_bytes(arch, job)
+    head_grad = (
+        arch.vocab_size * arch.hidden_size * gradient_bytes_per_param(job)
+        if job.task not in ("lora", "qlora") and arch.vocab_size
+        else 0.0
+    )
+    return {
+        "forward": {**state, "activations": acts, "logits": logits_bytes(arch, job, "forward")},
+        "backward": {
+            **state,
+            "activations": acts,
+            "logits": logits_bytes(arch, job, "backward"),
+            "gradients": head_grad,
+        },
+        "optimizer step": {
+            **state,
+            "gradients": grads,
+            "optimizer_step_temp": optimizer_step_temp_bytes(arch, job),
+            "logits": logits_bytes(arch, job, "step"),
+        },
+    }
+
+
+def _inference_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
+    weights = weights_bytes(arch, job)
+    prompt = job.prompt or job.seq if job.generate else job.tokens
+    prefill_job = replace(job, prompt=prompt, generate=0, seq=prompt)
+    phases = {
+        "prefill": {
+            "weights": weights,
+            "kv_cache": kv_cache_bytes(arch, prefill_job),
+            "activations": activations_bytes(arch, prefill_job),
+            "logits": logits_bytes(arch, prefill_job, "prefill"),
+        }
+    }
+    if job.generate:
+        one_layer = kv_cache_bytes(arch, job) / max(arch.n_layers, 1)
+        phases["decode"] = {
+            "weights": weights,
+            "kv_cache": kv_cache_bytes(arch, job) + one_layer,  # the concat copy of one layer
+            "activations": activations_bytes(arch, replace(job, prompt=1, generate=0, seq=1)),
+            "logits": logits_bytes(arch, replace(job, prompt=1, generate=0, seq=1), "decode"),
+        }
+    return phases

@@ -1,0 +1,58 @@
+"""vLLM's question: with ``--gpu-memory-utilization U`` on a GPU, how many sequences of a
+given length fit in the KV cache at once?
+
+vLLM reserves ``U × total memory`` for itself; from it, it subtracts the weights, the peak
+activations of a profiling forward pass over ``max_num_batched_tokens`` tokens, and non-torch
+memory (CUDA context); the rest becomes KV-cache blocks of 16 tokens (Kwon et al., 2023,
+§4; vLLM ``Worker.determine_num_available_blocks``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from whichgpu.catalog.records import GPU
+from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB, PAGED_BLOCK_TOKENS
+from whichgpu.estimate.memory import activations_bytes, kv_cache_bytes, weights_bytes
+from whichgpu.models.arch import ModelArch
+from whichgpu.units import BYTES_PER_GIB
+from whichgpu.workload import Job
+
+#: vLLM's default chunked-prefill budget per scheduler step (``max_num_batched_tokens``).
+PROFILE_TOKENS = 8192
+
+
+@dataclass(frozen=True)
+class ServingCapacity:
+    gpu: GPU
+    utilization: float
+    kv_budget_gib: float
+    tokens_per_block: int
+    blocks: int
+    sequence_tokens: int
+    max_concurrent_sequences: int
+
+
+def serving_capacity(arch: ModelArch, job: Job, gpu: GPU, utilization: float) -> ServingCapacity:
+    total = gpu.vram_gb * BYTES_PER_GIB * job.tp
+    profile = replace(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
+                      all_logits=False)  # fmt: skip
+    used = (
+        weights_bytes(arch, job)
+        + activations_bytes(arch, profile) * job.tp
+        + CUDA_CONTEXT_GIB * BYTES_PER_GIB * job.tp
+    )
+    budget = max(0.0, utilization * total - used)
+    one_block = kv_cache_bytes(arch, replace(job, batch=1, tp=1), tokens=PAGED_BLOCK_TOKENS)
+    blocks = int(budget // one_block) if one_block else 0
+    per_sequence = math.ceil(job.tokens / PAGED_BLOCK_TOKENS)
+    return ServingCapacity(
+        gpu=gpu,
+        utilization=utilization,
+        kv_budget_gib=budget / BYTES_PER_GIB,
+        tokens_per_block=PAGED_BLOCK_TOKENS,
+        blocks=blocks,
+        sequence_tokens=job.tokens,
+        max_concurrent_sequences=blocks // per_sequence if per_sequence else 0,
+    )

@@ -1,0 +1,176 @@
+"""``fit``: does a job fit on each GPU, on how many, and what would make it fit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from whichgpu.catalog.records import GPU
+from whichgpu.catalog.store import Catalog
+from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.explain import Note, note
+from whichgpu.models.arch import ModelArch
+from whichgpu.units import BYTES_PER_GIB
+from whichgpu.workload import Job
+
+#: The largest GPU count ``fit`` searches (a cluster of 128 nodes of 8).
+MAX_GPUS = 1024
+
+
+def usable_bytes(gpu: GPU) -> float:
+    """A GPU's memory in bytes: its "GB" are binary (an A100 80GB has 81,920 MiB)."""
+    return gpu.vram_gb * BYTES_PER_GIB
+
+
+@dataclass(frozen=True)
+class GpuFit:
+    gpu: GPU
+    fits: bool
+    needed_gib: float
+    headroom_gib: float
+    min_count: int | None
+    strategy: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """Changes to the job that together make it fit, with the per-GPU memory needed."""
+
+    notes: tuple[Note, ...]
+    job: Job
+    needed_gib: float
+
+
+@dataclass(frozen=True)
+class FitResult:
+    arch: ModelArch
+    job: Job
+    estimate: MemoryEstimate
+    gpus: tuple[GpuFit, ...]
+    target: GPU | None
+    changes: tuple[Change, ...]
+
+
+def scaled_job(job: Job, count: int) -> tuple[Job, str]:
+    """``job`` spread over ``count`` GPUs the way users do: training shards its state with
+    ZeRO-3 / FSDP over data parallelism (keeping the user's tp and pp); inference splits the
+    model with tensor parallelism up to 8 GPUs (one node), then pipeline stages."""
+    if count == 1:
+        return replace(job, gpus=1, tp=1, pp=1, zero=job.zero if job.training else 0), "1 GPU"
+    if job.training:
+        model = job.tp * job.pp
+        if count % model:
+            return replace(job, gpus=count, tp=1, pp=1, zero=3), f"ZeRO-3 over {count}"
+        return replace(job, gpus=count, zero=3), f"ZeRO-3 over {count}"
+    tp = min(count, 8)
+    pp = max(1, count // tp)
+    strategy = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
+    return replace(job, gpus=tp * pp, tp=tp, pp=pp), strategy
+
+
+def _counts() -> list[int]:
+    out, n = [], 1
+    while n <= MAX_GPUS:
+        out.append(n)
+        n = n + 1 if n < 8 else n * 2
+    return out
+
+
+def min_gpus(arch: ModelArch, job: Job, gpu: GPU) -> tuple[int | None, str]:
+    """The smallest count of ``gpu`` that holds the job (1–8, then powers of two)."""
+    for count in _counts():
+        if not job.training and count > 8 and count % 8:
+            continue
+        scaled, strategy = scaled_job(job, count)
+        if estimate_memory(arch, scaled).total_bytes <= usable_bytes(gpu):
+            return count, strategy
+    return None, f"more than {MAX_GPUS}"
+
+
+def fit_gpu(arch: ModelArch, job: Job, gpu: GPU, estimate: MemoryEstimate) -> GpuFit:
+    needed = estimate.total_bytes
+    count, strategy = min_gpus(arch, job, gpu)
+    return GpuFit(
+        gpu=gpu,
+        fits=needed <= usable_bytes(gpu),
+        needed_gib=needed / BYTES_PER_GIB,
+        headroom_gib=(usable_bytes(gpu) - needed) / BYTES_PER_GIB,
+        min_count=count,
+        strategy=strategy,
+    )
+
+
+def candidate_changes(arch: ModelArch, job: Job) -> list[tuple[Note, Job]]:
+    """Changes users make when a job does not fit, smallest first."""
+    out: list[tuple[Note, Job]] = []
+    if job.tokens > 256:
+        seq = job.tokens // 2
+        shorter = replace(job, seq=seq, prompt=job.prompt // 2, generate=job.generate // 2)
+        out.append((note("change_shorter_sequence", seq=seq), shorter))
+    if job.batch > 1:
+        out.append((note("change_batch_1", batch=1), replace(job, batch=1)))
+    if job.training and job.checkpointing != "full":
+        out.append((note("change_checkpointing"), replace(job, checkpointing="full")))
+    if job.training and job.task in ("train", "finetune"):
+        out.append((note("change_lora", rank=job.lora_rank), replace(job, task="lora")))
+    if job.training and job.task != "qlora":
+        out.append((note("change_qlora"), replace(job, task="qlora", quant="nf4")))
+    if job.precision in ("32-true", "16-mixed", "bf16-mixed") and job.engine == "torch":
+        out.append((note("change_bf16_true"), replace(job, precision="bf16-true")))
+    if job.training and job.zero < 3:
+        out.append((note("change_zero3", gpus=2), replace(job, zero=3, gpus=max(2, job.gpus))))
+    if not job.training and job.quant is None:
+        out.append((note("change_quantize", quant="int4"), replace(job, quant="int4")))
+    if job.tp == 1:
+        out.append((note("change_tensor_parallel", tp=2), replace(job, tp=2, gpus=2 * job.pp)))
+    return out
+
+
+def what_would_fit(arch: ModelArch, job: Job, capacity_bytes: float) -> list[Change]:
+    """Single changes that make ``job`` fit in ``capacity_bytes``; when none does alone, the
+    shortest combination found by applying the most effective change first, repeatedly."""
+    singles: list[Change] = []
+    for change, changed in candidate_changes(arch, job):
+        needed = estimate_memory(arch, changed).total_bytes
+        if needed <= capacity_bytes:
+            singles.append(Change((change,), changed, needed / BYTES_PER_GIB))
+    if singles:
+        return sorted(singles, key=lambda c: c.needed_gib, reverse=True)
+    notes: list[Note] = []
+    current = job
+    for _step in range(6):
+        options = [
+            (estimate_memory(arch, changed).total_bytes, change, changed)
+            for change, changed in candidate_changes(arch, current)
+            if change.code not in {n.code for n in notes}
+        ]
+        if not options:
+            break
+        needed, change, current = min(options, key=lambda o: o[0])
+        notes.append(change)
+        if needed <= capacity_bytes:
+            return [Change(tuple(notes), current, needed / BYTES_PER_GIB)]
+    return []
+
+
+def fit(
+    catalog: Catalog, arch: ModelArch, job: Job, target: GPU | None = None,
+    gpus: Sequence[GPU] | None = None,
+) -> FitResult:  # fmt: skip
+    """Memory of ``job`` and, for every GPU, whether it fits, with headroom and the minimum
+    count. When it does not fit ``target`` (or the largest GPU), the changes that would."""
+    estimate = estimate_memory(arch, job)
+    rows = tuple(fit_gpu(arch, job, gpu, estimate) for gpu in (gpus or catalog.gpus))
+    reference = target or max(catalog.gpus, key=lambda g: g.vram_gb)
+    changes: list[Change] = []
+    if estimate.total_bytes > usable_bytes(reference):
+        changes = what_would_fit(arch, job, usable_bytes(reference))
+        bigger = sorted(
+            (g for g in catalog.gpus if usable_bytes(g) >= estimate.total_bytes),
+            key=lambda g: g.vram_gb,
+        )
+        if bigger and target is not None:
+            changes.append(
+                Change((note("change_bigger_gpu", gpu=bigger[0].name),), job, estimate.total_gib)
+            )
+    return FitResult(arch, job, estimate, rows, target, tuple(changes))

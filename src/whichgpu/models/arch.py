@@ -1,0 +1,115 @@
+"""A model's architecture as the estimators need it: shapes, attention kind, experts, and
+exact parameter counts by component."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+AttentionKind = Literal["mha", "gqa", "mqa", "mla"]
+ModelKind = Literal["decoder", "encoder", "vit", "cnn"]
+NormKind = Literal["rmsnorm", "layernorm", "layernorm-nobias", "batchnorm"]
+FfnKind = Literal["glu", "mlp"]
+
+
+@dataclass(frozen=True)
+class ParamCounts:
+    """Parameters by component. ``experts`` are the routed experts of every MoE layer."""
+
+    embedding: int = 0
+    attention: int = 0
+    mlp: int = 0
+    experts: int = 0
+    router: int = 0
+    norms: int = 0
+    head: int = 0
+    other: int = 0
+
+    @property
+    def total(self) -> int:
+        return (
+            self.embedding
+            + self.attention
+            + self.mlp
+            + self.experts
+            + self.router
+            + self.norms
+            + self.head
+            + self.other
+        )
+
+
+@dataclass(frozen=True)
+class Linear:
+    """A weight matrix of the model: ``count`` copies of ``d_in × d_out`` in the model.
+
+    ``role`` groups them as LoRA targets do: ``attn`` (query/key/value/output projections,
+    fused or not as the implementation has them), ``mlp``, ``expert`` (routed experts), ``head``.
+    """
+
+    role: str
+    d_in: int
+    d_out: int
+    count: int
+
+
+@dataclass(frozen=True)
+class ModelArch:
+    """One model. Transformer fields are 0 for a CNN; ``params`` is exact for known families."""
+
+    id: str
+    name: str
+    family: str
+    kind: ModelKind
+    params: ParamCounts
+    active_params: int
+    n_layers: int = 0
+    hidden_size: int = 0
+    n_heads: int = 0
+    n_kv_heads: int = 0
+    head_dim: int = 0
+    intermediate_size: int = 0
+    ffn_kind: FfnKind = "mlp"
+    norm: NormKind = "layernorm"
+    vocab_size: int = 0
+    tied_embeddings: bool = False
+    max_positions: int = 0
+    attention: AttentionKind = "mha"
+    #: MoE: routed experts, experts used per token, per-expert FFN width, MoE layer count
+    n_experts: int = 0
+    experts_per_token: int = 0
+    n_shared_experts: int = 0
+    moe_intermediate_size: int = 0
+    n_moe_layers: int = 0
+    #: MLA (DeepSeek-V2/V3): the cached latent and the decoupled RoPE key per token and layer
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    #: Vision: tokens per image (ViT patches + class token), image side, channels
+    image_size: int = 0
+    tokens_per_image: int = 0
+    #: ResNet bottleneck stages: (blocks, output width) per stage; stem width
+    stages: tuple[tuple[int, int], ...] = ()
+    stem_width: int = 0
+    #: Activation function (``hidden_act``) and dropout probabilities active in training
+    activation: str = "silu"
+    hidden_dropout: float = 0.0
+    attention_dropout: float = 0.0
+    #: The weight matrices, for LoRA adapters and factored optimizer states
+    linears: tuple[Linear, ...] = ()
+    source: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def total_params(self) -> int:
+        return self.params.total
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+    @property
+    def kv_dim(self) -> int:
+        """Elements cached per token and layer: 2·kv_heads·head_dim, or MLA's latent."""
+        if self.attention == "mla":
+            return self.kv_lora_rank + self.qk_rope_head_dim
+        return 2 * self.n_kv_heads * self.head_dim

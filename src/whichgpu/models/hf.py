@@ -1,0 +1,483 @@
+"""Hugging Face ``config.json`` files, parsed as plain data into :class:`ModelArch`.
+
+Never ``trust_remote_code``, never pickle: a config is a JSON object read key by key. The
+parameter count of each family follows the module structure of its Hugging Face
+``transformers`` implementation (``modeling_<family>.py``), weight by weight, so that it equals
+``sum(p.numel() for p in model.parameters())`` of the real model; validation/param_counts.csv
+records those sums and the tests compare them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from whichgpu.errors import InvalidInput
+from whichgpu.i18n import _
+from whichgpu.models.arch import AttentionKind, Linear, ModelArch, ParamCounts
+
+Config = Mapping[str, Any]
+_MISSING = object()
+
+
+def _get(config: Config, *keys: str, default: Any = _MISSING) -> Any:
+    """The first of ``keys`` present in ``config`` (families name the same thing differently)."""
+    for key in keys:
+        value = config.get(key)
+        if value is not None:
+            return value
+    if default is _MISSING:
+        raise InvalidInput(
+            _("config.json ({family}): missing {key!r}").format(
+                family=config.get("model_type", "?"), key=keys[0]
+            )
+        )
+    return default
+
+
+def _int(config: Config, *keys: str, default: Any = _MISSING) -> int:
+    value = _get(config, *keys, default=default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(
+            _("config.json: {key!r} must be a whole number >= 0 (got {value!r})").format(
+                key=keys[0], value=value
+            )
+        )
+    return value
+
+
+def _attention_kind(n_heads: int, n_kv_heads: int) -> AttentionKind:
+    if n_kv_heads == n_heads:
+        return "mha"
+    return "mqa" if n_kv_heads == 1 else "gqa"
+
+
+def _llama_like(config: Config, family: str) -> ModelArch:
+    """Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Gemma 2, Phi-3, DeepSeek-V2/V3 (pre-norm,
+    RMSNorm, rotary positions, gated MLP; MoE and MLA where the config says so)."""
+    h = _int(config, "hidden_size")
+    n_layers = _int(config, "num_hidden_layers")
+    n_heads = _int(config, "num_attention_heads")
+    n_kv = _int(config, "num_key_value_heads", default=n_heads)
+    head_dim = _int(config, "head_dim", default=h // n_heads if n_heads else 0)
+    vocab = _int(config, "vocab_size")
+    inter = _int(config, "intermediate_size")
+    tied = bool(_get(config, "tie_word_embeddings", default=family in ("gemma2", "gemma")))
+    bias_all = bool(_get(config, "attention_bias", default=False))
+    qkv_bias = family in ("qwen2", "qwen2_moe") or bias_all
+    mlp_bias = bool(_get(config, "mlp_bias", default=False))
+    norms_per_layer = 4 if family == "gemma2" else 2
+
+    attention = 0
+    kind: AttentionKind = _attention_kind(n_heads, n_kv)
+    kv_lora = rope_dim = 0
+    linears: list[Linear] = []
+    if family in ("deepseek_v2", "deepseek_v3"):
+        kind = "mla"
+        q_lora = _int(config, "q_lora_rank", default=0)
+        kv_lora = _int(config, "kv_lora_rank")
+        nope = _int(config, "qk_nope_head_dim")
+        rope_dim = _int(config, "qk_rope_head_dim")
+        v_dim = _int(config, "v_head_dim")
+        q_head = nope + rope_dim
+        per_layer_norms = kv_lora + (q_lora if q_lora else 0)  # kv_a / q_a layernorms
+        q = (h * q_lora + q_lora * n_heads * q_head) if q_lora else h * n_heads * q_head
+        if q_lora:
+            linears += [Linear("attn", h, q_lora, n_layers),
+                        Linear("attn", q_lora, n_heads * q_head, n_layers)]  # fmt: skip
+        else:
+            linears.append(Linear("attn", h, n_heads * q_head, n_layers))
+        linears += [
+            Linear("attn", h, kv_lora + rope_dim, n_layers),
+            Linear("attn", kv_lora, n_heads * (nope + v_dim), n_layers),
+            Linear("attn", n_heads * v_dim, h, n_layers),
+        ]
+        attention = n_layers * (
+            q + h * (kv_lora + rope_dim) + kv_lora * n_heads * (nope + v_dim) + n_heads * v_dim * h
+        )
+        head_dim = q_head
+    else:
+        per_layer_norms = 0
+        q_out, kv_out = n_heads * head_dim, n_kv * head_dim
+        if family == "phi3":  # fused qkv_proj
+            linears.append(Linear("attn", h, q_out + 2 * kv_out, n_layers))
+        else:
+            linears += [Linear("attn", h, q_out, n_layers), Linear("attn", h, kv_out, 2 * n_layers)]
+        linears.append(Linear("attn", q_out, h, n_layers))
+        attention = n_layers * (
+            h * q_out + 2 * h * kv_out + q_out * h
+            + ((q_out + 2 * kv_out) if qkv_bias else 0)
+            + (h if bias_all else 0)
+        )  # fmt: skip
+
+    def glu(width: int) -> int:
+        return 3 * h * width + ((2 * width + h) if mlp_bias else 0)
+
+    mlp = experts = router = other = 0
+    n_experts = per_token = shared = moe_width = n_moe = 0
+    if family == "mixtral":
+        n_experts = _int(config, "num_local_experts")
+        per_token = _int(config, "num_experts_per_tok")
+        moe_width, n_moe = inter, n_layers
+        experts = n_layers * n_experts * glu(inter)
+        router = n_layers * h * n_experts
+    elif family == "qwen2_moe":
+        n_experts = _int(config, "num_experts")
+        per_token = _int(config, "num_experts_per_tok")
+        moe_width = _int(config, "moe_intermediate_size")
+        shared_width = _int(config, "shared_expert_intermediate_size", default=0)
+        step = _int(config, "decoder_sparse_step", default=1) or 1
+        dense_only = set(_get(config, "mlp_only_layers", default=[]))
+        for layer in range(n_layers):
+            if layer not in dense_only and (layer + 1) % step == 0:
+                n_moe += 1
+                experts += n_experts * glu(moe_width)
+                router += h * n_experts
+                mlp += glu(shared_width) + (h if shared_width else 0)  # shared expert + its gate
+            else:
+                mlp += glu(inter)
+        shared = 1 if shared_width else 0
+    elif family in ("deepseek_v2", "deepseek_v3"):
+        n_experts = _int(config, "n_routed_experts", default=0)
+        per_token = _int(config, "num_experts_per_tok", default=0)
+        moe_width = _int(config, "moe_intermediate_size", default=0)
+        shared = _int(config, "n_shared_experts", default=0)
+        first_dense = _int(config, "first_k_dense_replace", default=0)
+        freq = _int(config, "moe_layer_freq", default=1) or 1
+        for layer in range(n_layers):
+            if n_experts and layer >= first_dense and layer % freq == 0:
+                n_moe += 1
+                experts += n_experts * glu(moe_width)
+                router += h * n_experts  # (V3's e_score_correction_bias is a buffer in HF)
+                mlp += glu(moe_width * shared) if shared else 0
+            else:
+                mlp += glu(inter)
+    else:
+        mlp = n_layers * glu(inter)
+
+    def glu_linears(role: str, width: int, count: int) -> list[Linear]:
+        if not count or not width:
+            return []
+        if family == "phi3":  # fused gate_up_proj
+            return [Linear(role, h, 2 * width, count), Linear(role, width, h, count)]
+        return [Linear(role, h, width, 2 * count), Linear(role, width, h, count)]
+
+    dense_layers = n_layers - n_moe
+    linears += glu_linears("mlp", inter, dense_layers)
+    if n_moe:
+        linears += glu_linears("expert", moe_width, n_moe * n_experts)
+        if family == "qwen2_moe" and shared:
+            shared_width = _int(config, "shared_expert_intermediate_size")
+            linears += glu_linears("mlp", shared_width, n_moe)
+        elif shared:
+            linears += glu_linears("mlp", moe_width * shared, n_moe)
+    if not tied:
+        linears.append(Linear("head", h, vocab, 1))
+    embedding = vocab * h
+    params = ParamCounts(
+        embedding=embedding,
+        attention=attention,
+        mlp=mlp,
+        experts=experts,
+        router=router,
+        norms=n_layers * (norms_per_layer * h + per_layer_norms) + h,
+        head=0 if tied else vocab * h,
+        other=other,
+    )
+    active = params.total
+    if n_experts:
+        active -= experts - (experts // n_experts) * per_token if n_moe else 0
+    return ModelArch(
+        id="",
+        name="",
+        family=family,
+        kind="decoder",
+        params=params,
+        active_params=active,
+        n_layers=n_layers,
+        hidden_size=h,
+        n_heads=n_heads,
+        n_kv_heads=n_kv,
+        head_dim=head_dim,
+        intermediate_size=moe_width if family == "mixtral" else inter,
+        ffn_kind="glu",
+        norm="rmsnorm",
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        max_positions=_int(config, "max_position_embeddings", default=0),
+        attention=kind,
+        n_experts=n_experts,
+        experts_per_token=per_token,
+        n_shared_experts=shared,
+        moe_intermediate_size=moe_width,
+        n_moe_layers=n_moe,
+        kv_lora_rank=kv_lora,
+        qk_rope_head_dim=rope_dim,
+        linears=tuple(linears),
+    )
+
+
+def _gpt2(config: Config, family: str) -> ModelArch:
+    """GPT-2: learned positions, LayerNorm with bias, Conv1D layers with bias, tied head."""
+    h = _int(config, "n_embd", "hidden_size")
+    n_layers = _int(config, "n_layer", "num_hidden_layers")
+    n_heads = _int(config, "n_head", "num_attention_heads")
+    inter = _int(config, "n_inner", default=4 * h)
+    vocab = _int(config, "vocab_size")
+    positions = _int(config, "n_positions", "max_position_embeddings", default=1024)
+    per_layer = (3 * h * h + 3 * h) + (h * h + h)
+    params = ParamCounts(
+        embedding=vocab * h + positions * h,
+        attention=n_layers * per_layer,
+        mlp=n_layers * (h * inter + inter + inter * h + h),
+        norms=n_layers * 4 * h + 2 * h,
+        head=0,
+    )
+    return _dense(family, params, n_layers, h, n_heads, n_heads, inter, vocab, True, positions,
+                  "layernorm", ((h, 3 * h, 1), (h, h, 1)))  # fmt: skip
+
+
+def _gptj(config: Config, family: str) -> ModelArch:
+    """GPT-J: parallel attention and MLP after one LayerNorm, no attention biases, untied
+    head with a bias."""
+    h = _int(config, "n_embd", "hidden_size")
+    n_layers = _int(config, "n_layer", "num_hidden_layers")
+    n_heads = _int(config, "n_head", "num_attention_heads")
+    inter = _int(config, "n_inner", default=4 * h)
+    vocab = _int(config, "vocab_size")
+    tied = bool(_get(config, "tie_word_embeddings", default=False))
+    params = ParamCounts(
+        embedding=vocab * h,
+        attention=n_layers * 4 * h * h,
+        mlp=n_layers * (h * inter + inter + inter * h + h),
+        norms=n_layers * 2 * h + 2 * h,
+        head=0 if tied else vocab * h + vocab,
+    )
+    return _dense(family, params, n_layers, h, n_heads, n_heads, inter, vocab, tied,
+                  _int(config, "n_positions", default=2048), "layernorm")  # fmt: skip
+
+
+def _gpt_neox(config: Config, family: str) -> ModelArch:
+    """GPT-NeoX / Pythia: two LayerNorms, fused QKV with bias, untied output embedding."""
+    h = _int(config, "hidden_size")
+    n_layers = _int(config, "num_hidden_layers")
+    n_heads = _int(config, "num_attention_heads")
+    inter = _int(config, "intermediate_size", default=4 * h)
+    vocab = _int(config, "vocab_size")
+    tied = bool(_get(config, "tie_word_embeddings", default=False))
+    params = ParamCounts(
+        embedding=vocab * h,
+        attention=n_layers * (3 * h * h + 3 * h + h * h + h),
+        mlp=n_layers * (h * inter + inter + inter * h + h),
+        norms=n_layers * 4 * h + 2 * h,
+        head=0 if tied else vocab * h,
+    )
+    return _dense(family, params, n_layers, h, n_heads, n_heads, inter, vocab, tied,
+                  _int(config, "max_position_embeddings", default=2048), "layernorm",
+                  ((h, 3 * h, 1), (h, h, 1)))  # fmt: skip
+
+
+def _falcon(config: Config, family: str) -> ModelArch:
+    """Falcon: multi-query (7B) or grouped (40B, ``new_decoder_architecture``) attention,
+    parallel attention and MLP, tied head."""
+    h = _int(config, "hidden_size", "n_embd")
+    n_layers = _int(config, "num_hidden_layers", "n_layer")
+    n_heads = _int(config, "num_attention_heads", "n_head")
+    head_dim = h // n_heads
+    new_arch = bool(_get(config, "new_decoder_architecture", default=False))
+    if new_arch:
+        n_kv = _int(config, "num_kv_heads", "n_head_kv", default=n_heads)
+    else:
+        n_kv = 1 if _get(config, "multi_query", default=True) else n_heads
+    bias = bool(_get(config, "bias", default=False))
+    parallel = bool(_get(config, "parallel_attn", default=True))
+    inter = _int(config, "ffn_hidden_size", default=4 * h)
+    vocab = _int(config, "vocab_size")
+    tied = bool(_get(config, "tie_word_embeddings", default=True))
+    qkv = h * (n_heads + 2 * n_kv) * head_dim + ((n_heads + 2 * n_kv) * head_dim if bias else 0)
+    norms_per_layer = 4 * h if (new_arch or not parallel) else 2 * h
+    params = ParamCounts(
+        embedding=vocab * h,
+        attention=n_layers * (qkv + h * h + (h if bias else 0)),
+        mlp=n_layers * (2 * h * inter + ((inter + h) if bias else 0)),
+        norms=n_layers * norms_per_layer + 2 * h,
+        head=0 if tied else vocab * h,
+    )
+    return _dense(family, params, n_layers, h, n_heads, n_kv, inter, vocab, tied,
+                  _int(config, "max_position_embeddings", default=2048), "layernorm",
+                  ((h, (n_heads + 2 * n_kv) * head_dim, 1), (h, h, 1)))  # fmt: skip
+
+
+def _mpt(config: Config, family: str) -> ModelArch:
+    """MPT: ALiBi (no position embeddings), LayerNorms without bias when ``no_bias``."""
+    h = _int(config, "d_model")
+    n_layers = _int(config, "n_layers")
+    n_heads = _int(config, "n_heads")
+    attn = _get(config, "attn_config", default={}) or {}
+    n_kv = int(attn.get("kv_n_heads") or n_heads)
+    ratio = _get(config, "expansion_ratio", default=4)
+    inter = int(ratio * h)
+    vocab = _int(config, "vocab_size")
+    no_bias = bool(_get(config, "no_bias", default=True))
+    head_dim = h // n_heads
+    qkv = h * (h + 2 * n_kv * head_dim)
+    norm = h if no_bias else 2 * h
+    params = ParamCounts(
+        embedding=vocab * h,
+        attention=n_layers * (qkv + h * h + (0 if no_bias else qkv // h + h)),
+        mlp=n_layers * (2 * h * inter + (0 if no_bias else inter + h)),
+        norms=n_layers * 2 * norm + norm,
+        head=0,
+    )
+    return _dense(family, params, n_layers, h, n_heads, n_kv, inter, vocab, True,
+                  _int(config, "max_seq_len", default=2048),
+                  "layernorm-nobias" if no_bias else "layernorm",
+                  ((h, h + 2 * n_kv * head_dim, 1), (h, h, 1)))  # fmt: skip
+
+
+def _bert(config: Config, family: str) -> ModelArch:
+    """BERT encoder with its pooler (``BertModel``): word, position and token-type
+    embeddings, post-norm layers with biases."""
+    h = _int(config, "hidden_size")
+    n_layers = _int(config, "num_hidden_layers")
+    n_heads = _int(config, "num_attention_heads")
+    inter = _int(config, "intermediate_size")
+    vocab = _int(config, "vocab_size")
+    positions = _int(config, "max_position_embeddings", default=512)
+    types = _int(config, "type_vocab_size", default=2)
+    params = ParamCounts(
+        embedding=(vocab + positions + types) * h,
+        attention=n_layers * (4 * h * h + 4 * h),
+        mlp=n_layers * (h * inter + inter + inter * h + h),
+        norms=n_layers * 4 * h + 2 * h,
+        other=h * h + h,  # pooler
+    )
+    arch = _dense(family, params, n_layers, h, n_heads, n_heads, inter, vocab, True, positions,
+                  "layernorm")  # fmt: skip
+    return _replace_kind(arch, "encoder")
+
+
+def _dense(
+    family: str,
+    params: ParamCounts,
+    n_layers: int,
+    h: int,
+    n_heads: int,
+    n_kv: int,
+    inter: int,
+    vocab: int,
+    tied: bool,
+    positions: int,
+    norm: str,
+    attn: tuple[tuple[int, int, int], ...] = (),
+) -> ModelArch:
+    """A dense model whose MLP is ``h → inter → h``; ``attn`` lists its attention matrices
+    as ``(d_in, d_out, per layer)`` (default: separate q, k, v, o of ``h × h``)."""
+    attn_linears = attn or ((h, h, 4),)
+    linears = [Linear("attn", d_in, d_out, n * n_layers) for d_in, d_out, n in attn_linears]
+    linears += [Linear("mlp", h, inter, n_layers), Linear("mlp", inter, h, n_layers)]
+    if not tied:
+        linears.append(Linear("head", h, vocab, 1))
+    return ModelArch(
+        id="",
+        name="",
+        family=family,
+        kind="decoder",
+        params=params,
+        active_params=params.total,
+        n_layers=n_layers,
+        hidden_size=h,
+        n_heads=n_heads,
+        n_kv_heads=n_kv,
+        head_dim=h // n_heads,
+        intermediate_size=inter,
+        ffn_kind="mlp",
+        norm=norm,  # type: ignore[arg-type]
+        vocab_size=vocab,
+        tied_embeddings=tied,
+        max_positions=positions,
+        attention=_attention_kind(n_heads, n_kv),
+        linears=tuple(linears),
+    )
+
+
+def _replace_kind(arch: ModelArch, kind: str) -> ModelArch:
+    from dataclasses import replace
+
+    return replace(arch, kind=kind)  # type: ignore[arg-type]
+
+
+def _vision(config: Config, family: str) -> ModelArch:
+    from whichgpu.models.vision import parse_resnet, parse_vit
+
+    return parse_vit(config) if family == "vit" else parse_resnet(config)
+
+
+FAMILIES: dict[str, Callable[[Config, str], ModelArch]] = {
+    "llama": _llama_like,
+    "mistral": _llama_like,
+    "mixtral": _llama_like,
+    "qwen2": _llama_like,
+    "qwen2_moe": _llama_like,
+    "gemma2": _llama_like,
+    "phi3": _llama_like,
+    "deepseek_v2": _llama_like,
+    "deepseek_v3": _llama_like,
+    "gpt2": _gpt2,
+    "gptj": _gptj,
+    "gpt_neox": _gpt_neox,
+    "falcon": _falcon,
+    "RefinedWebModel": _falcon,
+    "RefinedWeb": _falcon,
+    "mpt": _mpt,
+    "bert": _bert,
+    "vit": _vision,
+    "resnet": _vision,
+}
+
+
+def _numerics_fields(config: Config, family: str) -> dict[str, Any]:
+    """Activation function and the dropout probabilities that training runs with."""
+    act = _get(config, "hidden_act", "activation_function", "hidden_activation", default=None)
+    if act is None:
+        act = {"gpt2": "gelu_new", "gptj": "gelu_new", "falcon": "gelu", "mpt": "gelu",
+               "bert": "gelu", "vit": "gelu", "resnet": "relu"}.get(family, "silu")  # fmt: skip
+    hidden = _get(config, "resid_pdrop", "hidden_dropout_prob", "hidden_dropout", default=0.0)
+    attn = _get(config, "attn_pdrop", "attention_probs_dropout_prob", "attention_dropout",
+                default=0.0)  # fmt: skip
+    if family == "mpt":
+        hidden = _get(config, "resid_pdrop", default=0.0)
+        attn = float((_get(config, "attn_config", default={}) or {}).get("attn_pdrop", 0.0))
+    return {
+        "activation": str(act),
+        "hidden_dropout": float(hidden or 0.0),
+        "attention_dropout": float(attn or 0.0),
+    }
+
+
+def parse_config(config: Config, model_id: str = "", name: str = "", source: str = "") -> ModelArch:
+    """A :class:`ModelArch` from a Hugging Face ``config.json`` object."""
+    from dataclasses import replace
+
+    if not isinstance(config, Mapping):
+        raise InvalidInput(_("config.json must be a JSON object"))
+    family = config.get("model_type")
+    if not isinstance(family, str) or not family:
+        raise InvalidInput(_("config.json: missing 'model_type'"))
+    parser = FAMILIES.get(family)
+    if parser is None:
+        raise InvalidInput(
+            _("config.json: model_type {family!r} is not supported; supported: {valid}").format(
+                family=family, valid=", ".join(sorted(FAMILIES))
+            )
+        )
+    arch = parser(config, family)
+    if arch.kind in ("decoder", "encoder") and (arch.n_heads == 0 or arch.hidden_size == 0):
+        raise InvalidInput(_("config.json: hidden size and attention heads must be positive"))
+    return replace(
+        arch,
+        id=model_id,
+        name=name or model_id,
+        source=source,
+        **_numerics_fields(config, family),
+    )

@@ -1,0 +1,41 @@
+"""Opt-in: fetch a model's ``config.json`` from the Hugging Face Hub (``--hub ORG/NAME``).
+
+Only the config file is downloaded, with a timeout; never weights, never code
+(``trust_remote_code`` is not a thing here: the file is parsed as JSON data).
+"""
+
+from __future__ import annotations
+
+import os
+
+from whichgpu.errors import InvalidInput
+from whichgpu.i18n import _
+from whichgpu.models.arch import ModelArch
+
+TIMEOUT_S = 10
+
+
+def fetch_config_text(repo_id: str, timeout_s: int = TIMEOUT_S) -> str:
+    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", str(timeout_s))
+    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", str(timeout_s))
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        raise InvalidInput(_("--hub needs huggingface_hub: pip install 'whichgpu[hub]'")) from None
+    try:
+        path = hf_hub_download(repo_id=repo_id, filename="config.json")
+    except Exception as error:  # network, authentication, missing repo: one line
+        raise InvalidInput(
+            _("could not fetch {repo}/config.json from the Hub: {reason}").format(
+                repo=repo_id,
+                reason=str(error).splitlines()[0] if str(error) else type(error).__name__,
+            )
+        ) from None
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def hub_arch(repo_id: str) -> ModelArch:
+    from whichgpu.models import arch_from_config_text
+
+    return arch_from_config_text(fetch_config_text(repo_id), f"hf://{repo_id}")

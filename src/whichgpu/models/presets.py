@@ -1,0 +1,85 @@
+"""Model presets: Hugging Face ``config.json`` copies shipped in ``models/presets/``, each with
+a ``_whichgpu`` object naming its source, and a forgiving name lookup."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from whichgpu.catalog.names import build_index, resolve_name
+from whichgpu.errors import InvalidInput
+from whichgpu.i18n import _
+from whichgpu.models.arch import ModelArch
+from whichgpu.models.hf import parse_config
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A shipped model config and where it comes from."""
+
+    id: str
+    hf_id: str
+    display_name: str
+    source: str
+    retrieved: str
+    config_exact: str
+    published_params: int | None
+    published_active_params: int | None
+    published_params_source: str
+    config: dict[str, Any]
+
+
+def _read(name: str, text: str) -> Preset:
+    data = json.loads(text)
+    meta = data.pop("_whichgpu", None)
+    if not isinstance(meta, dict) or "id" not in meta:
+        raise InvalidInput(_("preset {name}: missing its _whichgpu metadata").format(name=name))
+    config = {key: value for key, value in data.items() if not key.startswith("_")}
+    return Preset(
+        id=str(meta["id"]),
+        hf_id=str(meta.get("hf_id", "")),
+        display_name=str(meta.get("display_name", meta["id"])),
+        source=str(meta.get("source", "")),
+        retrieved=str(meta.get("retrieved", "")),
+        config_exact=str(meta.get("config_exact", "")),
+        published_params=meta.get("published_params"),
+        published_active_params=meta.get("published_active_params"),
+        published_params_source=str(meta.get("published_params_source", "")),
+        config=config,
+    )
+
+
+@cache
+def presets() -> dict[str, Preset]:
+    """Every shipped preset by id, read on first call."""
+    folder = resources.files("whichgpu.models") / "presets"
+    found: dict[str, Preset] = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            preset = _read(entry.name, entry.read_text(encoding="utf-8"))
+            found[preset.id] = preset
+    return found
+
+
+@cache
+def _index() -> dict[str, tuple[str, ...]]:
+    pairs: list[tuple[str, str]] = []
+    for preset in presets().values():
+        pairs += [(preset.id, preset.id), (preset.display_name, preset.id)]
+        if preset.hf_id:
+            pairs += [(preset.hf_id, preset.id), (preset.hf_id.split("/")[-1], preset.id)]
+    return build_index(pairs)
+
+
+def find_preset(name: str) -> Preset:
+    """The preset ``name`` denotes (id, display name or Hugging Face id, forgivingly)."""
+    return presets()[resolve_name(name, _index(), presets(), kind=_("model"))]
+
+
+def preset_arch(name: str) -> ModelArch:
+    preset = find_preset(name)
+    arch = parse_config(preset.config, preset.id, preset.display_name, preset.source)
+    return replace(arch, notes=(f"config: {preset.hf_id or preset.id} ({preset.config_exact})",))

@@ -1,0 +1,181 @@
+"""``fit`` output: JSON and terminal tables."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from whichgpu.estimate.assumptions import DEFAULTS
+from whichgpu.estimate.memory import COMPONENTS
+from whichgpu.estimate.serving import ServingCapacity
+from whichgpu.fit import FitResult
+from whichgpu.i18n import N_, _
+from whichgpu.render.json_doc import SCHEMA_VERSION
+from whichgpu.units import BYTES_PER_GIB
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+COMPONENT_LABELS = {
+    "weights": N_("Weights"),
+    "master_weights": N_("fp32 master weights"),
+    "gradients": N_("Gradients"),
+    "optimizer": N_("Optimizer states"),
+    "optimizer_step_temp": N_("Optimizer step temporaries"),
+    "activations": N_("Activations"),
+    "logits": N_("Logits and loss"),
+    "kv_cache": N_("KV cache"),
+    "overhead": N_("Overhead (CUDA context, allocator)"),
+}
+
+
+def _gib(value: float) -> float:
+    return round(value / BYTES_PER_GIB, 3)
+
+
+def fit_doc(result: FitResult, serving: ServingCapacity | None) -> dict[str, Any]:
+    est, job, arch = result.estimate, result.job, result.arch
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "fit",
+        "model": {
+            "id": arch.id,
+            "name": arch.name,
+            "family": arch.family,
+            "parameters": arch.total_params,
+            "active_parameters": arch.active_params,
+            "trainable_parameters": est.trainable_parameters,
+        },
+        "job": {k: getattr(job, k) for k in job.__dataclass_fields__},
+        "parameters": arch.total_params,
+        "phase": est.phase,
+        "total_gib": _gib(est.total_bytes),
+        "tensor_gib": _gib(est.tensor_bytes),
+        "breakdown_gib": {key: _gib(est.components[key]) for key in COMPONENTS},
+        "gpus": [
+            {
+                "id": row.gpu.id,
+                "fits": row.fits,
+                "min_count": row.min_count,
+                "strategy": row.strategy,
+                "headroom_gib": round(row.headroom_gib, 3),
+                "needed_gib": round(row.needed_gib, 3),
+            }
+            for row in result.gpus
+        ],
+        "target": result.target.id if result.target else None,
+        "changes": [
+            {
+                "codes": [n.code for n in change.notes],
+                "params": [dict(n.params) for n in change.notes],
+                "needed_gib": round(change.needed_gib, 3),
+            }
+            for change in result.changes
+        ],
+        "serving": None
+        if serving is None
+        else {
+            "gpu": serving.gpu.id,
+            "gpu_memory_utilization": serving.utilization,
+            "kv_budget_gib": round(serving.kv_budget_gib, 3),
+            "blocks": serving.blocks,
+            "tokens_per_block": serving.tokens_per_block,
+            "sequence_tokens": serving.sequence_tokens,
+            "max_concurrent_sequences": serving.max_concurrent_sequences,
+        },
+        "assumptions": [
+            {"name": a.name, "value": a.value, "unit": a.unit, "why": a.why} for a in DEFAULTS
+        ],
+    }
+
+
+def _describe(result: FitResult) -> str:
+    job, arch = result.job, result.arch
+    parts = [f"{arch.name}: {arch.total_params / 1e9:.2f} B " + _("parameters")]
+    if arch.is_moe:
+        parts[0] += " " + _("({active:.2f} B active)").format(active=arch.active_params / 1e9)
+    parts.append(_(job.task))
+    parts.append(job.precision if job.quant is None else f"{job.precision}, {job.quant}")
+    tokens = (
+        _("{prompt} + {generate} tokens").format(
+            prompt=job.prompt or job.seq, generate=job.generate
+        )
+        if job.generate
+        else _("{n} tokens").format(n=job.tokens)
+    )
+    parts.append(_("batch {b} × {tokens}").format(b=job.batch, tokens=tokens))
+    if job.training:
+        parts.append(job.optimizer)
+    if job.gpus > 1:
+        parts.append(
+            _("{gpus} GPUs (ZeRO-{zero}, tp {tp}, pp {pp})").format(
+                gpus=job.gpus, zero=job.zero, tp=job.tp, pp=job.pp
+            )
+        )
+    return " · ".join(parts)
+
+
+def print_fit(result: FitResult, serving: ServingCapacity | None, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    est = result.estimate
+    console.print(Text(_describe(result), style="bold"))
+    console.print(
+        _("Peak per GPU: {total:.1f} GiB during the {phase} ({tensors:.1f} GiB of tensors + "
+          "{overhead:.1f} GiB overhead)").format(
+            total=est.total_gib,
+            phase=_(est.phase),
+            tensors=est.tensor_bytes / BYTES_PER_GIB,
+            overhead=est.components["overhead"] / BYTES_PER_GIB,
+        )
+    )  # fmt: skip
+    table = Table(title=_("Memory at the peak, per GPU"))
+    table.add_column(_("Component"))
+    table.add_column("GiB", justify="right")
+    for key in COMPONENTS:
+        value = est.components[key]
+        if value:
+            table.add_row(_(COMPONENT_LABELS[key]), f"{value / BYTES_PER_GIB:,.2f}")
+    table.add_row(Text(_("Total"), style="bold"), Text(f"{est.total_gib:,.2f}", style="bold"))
+    console.print(table)
+
+    gpus = Table(title=_("Which GPUs hold it"))
+    for header in (_("GPU"), _("VRAM"), _("Fits on 1"), _("Headroom GiB"), _("Min GPUs")):
+        gpus.add_column(header, justify="right" if header != _("GPU") else "left")
+    for row in result.gpus:
+        fits = _("yes") if row.fits else _("no")
+        count = "—" if row.min_count is None else f"{row.min_count} ({row.strategy})"
+        if row.min_count is None:
+            count = _("no count: activations alone exceed it")
+        gpus.add_row(
+            row.gpu.short_name,
+            f"{row.gpu.vram_gb:g} GB",
+            Text(fits, style="green" if row.fits else "red"),
+            f"{row.headroom_gib:,.1f}",
+            count,
+        )
+    console.print(gpus)
+    if result.changes:
+        where = result.target.short_name if result.target else _("the largest GPU")
+        console.print(Text(_("What would make it fit on {gpu}:").format(gpu=where), style="bold"))
+        for change in result.changes:
+            what = "; ".join(n.render() for n in change.notes)
+            console.print(f"- {what}: {change.needed_gib:,.1f} GiB")
+    if serving is not None:
+        console.print(
+            _("Serving on {gpu} at --gpu-memory-utilization {u}: {budget:.1f} GiB of KV cache = "
+              "{blocks:,} blocks of {block} tokens → {n:,} concurrent sequences of {tokens:,} "
+              "tokens").format(
+                gpu=serving.gpu.short_name, u=serving.utilization, budget=serving.kv_budget_gib,
+                blocks=serving.blocks, block=serving.tokens_per_block,
+                n=serving.max_concurrent_sequences, tokens=serving.sequence_tokens,
+            )
+        )  # fmt: skip
+    console.print(
+        Text(
+            _("Assumed: {items}").format(
+                items="; ".join(f"{a.name} = {a.value:g} {a.unit}".strip() for a in DEFAULTS[:2])
+            ),
+            style="dim",
+        )
+    )

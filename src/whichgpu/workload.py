@@ -1,0 +1,155 @@
+"""What the user asks about: the job whose memory (and later speed and cost) is estimated.
+
+Precision names are PyTorch Lightning's (``32-true``, ``16-mixed``, ``bf16-mixed``,
+``16-true``, ``bf16-true``). ``bf16-mixed`` is torch autocast over fp32 weights, as Lightning
+and the Hugging Face Trainer run it; ``engine="deepspeed"`` or ``"megatron"`` switches mixed
+precision to 16-bit weights with fp32 master weights (Rajbhandari et al., 2020, §3.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal, get_args
+
+from whichgpu.errors import InvalidInput
+from whichgpu.i18n import _
+
+Task = Literal["inference", "train", "finetune", "lora", "qlora"]
+Precision = Literal["32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true"]
+Engine = Literal["torch", "deepspeed", "megatron"]
+Optimizer = Literal["adamw", "adamw-8bit", "sgd", "adafactor"]
+Checkpointing = Literal["none", "selective", "full"]
+Attention = Literal["sdpa", "eager"]
+LoraTargets = Literal["attention", "all-linear"]
+KvDtype = Literal["auto", "fp16", "bf16", "fp8"]
+
+#: Weight formats for frozen or served weights, with their bits per weight (a float).
+#: int8/fp8: 8 bits plus one fp16/fp32 scale per row or block (negligible, ignored);
+#: int4 (GPTQ/AWQ, group size 128): 4 bits + an fp16 scale and zero per group = 4.25;
+#: nf4 (QLoRA, Dettmers et al., 2023, §3): 4 bits + 0.127 bits of double-quantized constants;
+#: GGUF k-quants: bits per weight as llama.cpp's quantize tool reports them.
+QUANT_BITS: dict[str, float] = {
+    "fp8": 8.0,
+    "int8": 8.0,
+    "int4": 4.25,
+    "nf4": 4.127,
+    "q8_0": 8.5,
+    "q6_k": 6.5625,
+    "q5_k_m": 5.69,
+    "q4_k_m": 4.89,
+    "q4_0": 4.5,
+    "q3_k_m": 3.91,
+    "q2_k": 2.96,
+}
+
+TASKS: tuple[str, ...] = get_args(Task)
+PRECISIONS: tuple[str, ...] = get_args(Precision)
+OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
+
+
+def _choice(value: str, valid: tuple[str, ...], what: str) -> str:
+    key = value.strip().lower()
+    if key not in valid:
+        import difflib
+
+        close = difflib.get_close_matches(key, valid, n=1)
+        hint = _(" (did you mean {match}?)").format(match=close[0]) if close else ""
+        raise InvalidInput(
+            _("unknown {what} {value!r}; valid: {valid}{hint}").format(
+                what=what, value=value, valid=", ".join(valid), hint=hint
+            )
+        )
+    return key
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training or inference job, on ``gpus`` GPUs (per-GPU memory is estimated)."""
+
+    task: Task = "inference"
+    precision: Precision = "bf16-true"
+    engine: Engine = "torch"
+    quant: str | None = None
+    batch: int = 1
+    seq: int = 2048
+    prompt: int = 0
+    generate: int = 0
+    optimizer: Optimizer = "adamw"
+    checkpointing: Checkpointing = "none"
+    attention: Attention = "sdpa"
+    lora_rank: int = 16
+    lora_targets: LoraTargets = "attention"
+    zero: int = 0
+    tp: int = 1
+    pp: int = 1
+    gpus: int = 1
+    kv_dtype: KvDtype = "auto"
+    #: Inference engines that keep only the last position's logits (vLLM, generate()).
+    all_logits: bool = True
+
+    @property
+    def training(self) -> bool:
+        return self.task != "inference"
+
+    @property
+    def tokens(self) -> int:
+        """Sequence length the job holds at once: prompt + generated tokens for inference."""
+        if self.task == "inference" and (self.prompt or self.generate):
+            return self.prompt + self.generate
+        return self.seq
+
+    @property
+    def dp(self) -> int:
+        """Data-parallel degree: the GPUs left after tensor and pipeline parallelism."""
+        return max(1, self.gpus // (self.tp * self.pp))
+
+
+def make_job(**fields: object) -> Job:
+    """A :class:`Job` from user input, validated; bad input is one :class:`InvalidInput`."""
+    values = {k: v for k, v in fields.items() if v is not None}
+    for key, valid, what in (
+        ("task", TASKS, _("task")),
+        ("precision", PRECISIONS, _("precision")),
+        ("optimizer", OPTIMIZERS, _("optimizer")),
+        ("engine", get_args(Engine), _("engine")),
+        ("checkpointing", get_args(Checkpointing), _("checkpointing")),
+        ("attention", get_args(Attention), _("attention")),
+        ("lora_targets", get_args(LoraTargets), _("LoRA targets")),
+        ("kv_dtype", get_args(KvDtype), _("KV-cache dtype")),
+    ):
+        if key in values:
+            values[key] = _choice(str(values[key]), valid, what)
+    if "quant" in values:
+        values["quant"] = _choice(str(values["quant"]), tuple(QUANT_BITS), _("quantization"))
+    limits = {
+        "batch": (1, 1_000_000),
+        "seq": (1, 10_000_000),
+        "prompt": (0, 10_000_000),
+        "generate": (0, 10_000_000),
+        "lora_rank": (1, 65_536),
+        "zero": (0, 3),
+        "tp": (1, 1024),
+        "pp": (1, 1024),
+        "gpus": (1, 100_000),
+    }
+    for key, (low, high) in limits.items():
+        if key in values:
+            value = values[key]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InvalidInput(
+                    _("{key} must be a whole number from {low} to {high} (got {value!r})").format(
+                        key=key.replace("_", "-"), low=low, high=f"{high:,}", value=value
+                    )
+                )
+    job = Job(**values)  # type: ignore[arg-type]
+    if job.task == "qlora" and job.quant is None:
+        job = replace(job, quant="nf4")
+    if job.gpus % (job.tp * job.pp):
+        raise InvalidInput(
+            _("--gpus ({gpus}) must be a multiple of --tp × --pp ({n})").format(
+                gpus=job.gpus, n=job.tp * job.pp
+            )
+        )
+    if job.task == "inference" and job.zero:
+        raise InvalidInput(_("ZeRO shards training state; inference shards weights with --tp"))
+    return job
