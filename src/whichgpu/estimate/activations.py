@@ -36,6 +36,9 @@ class Numerics:
     compute: int
     residual: int
     autocast: bool
+    #: Attention probabilities: HF transformers computes the softmax in fp32 and casts back;
+    #: Megatron's fused scale-mask-softmax keeps them in 16 bits.
+    softmax: int = 4
 
 
 def numerics(job: Job) -> Numerics:
@@ -43,7 +46,7 @@ def numerics(job: Job) -> Numerics:
         return Numerics(4, 4, False)
     if job.precision in ("16-mixed", "bf16-mixed") and job.engine == "torch":
         return Numerics(2, 4, True)
-    return Numerics(2, 2, False)
+    return Numerics(2, 2, False, 4 if job.engine == "torch" else 2)
 
 
 @dataclass(frozen=True)
@@ -113,9 +116,11 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
         # its cast to the compute dtype is saved by the product with the (repeated) values.
         total += tokens * (q_width + 2 * heads * d) * c
         scores = float(batch) * heads * seq * seq
-        total += scores * 4 + (scores * c if c != 4 else 0)
+        total += scores * n.softmax
         if arch.attention_dropout and t.full:
-            total += scores * 1 + scores * c
+            total += scores * (1 + c)  # dropout's mask, and its output saved by the product
+        elif c != n.softmax:
+            total += scores * c  # the cast back to the compute dtype, saved by the product
     else:
         # SDPA (flash / memory-efficient kernels) saves q, k, v, its output and the log-sum-exp.
         total += tokens * (2 * q_width + 2 * kv_width) * c + float(batch) * heads * seq * 4

@@ -1,0 +1,130 @@
+"""``whichgpu fit`` as a user meets it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import golden, run_cli
+from whichgpu.models.presets import find_preset
+
+
+def fit_json(*args: str) -> dict[str, Any]:
+    result = run_cli("fit", *args, "--json")
+    assert result.code == 0, result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def test_fit_json_contract() -> None:
+    doc = fit_json("--model", "llama-3.1-8b", "--task", "lora", "--seq", "1024")
+    assert doc["parameters"] == 8_030_261_248
+    assert set(doc["breakdown_gib"]) >= {
+        "weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "kv_cache",
+        "overhead",
+    }
+    assert doc["total_gib"] == pytest.approx(sum(doc["breakdown_gib"].values()), abs=0.01)
+    row = next(g for g in doc["gpus"] if g["id"] == "h100-sxm")
+    assert row.keys() >= {"id", "fits", "min_count", "headroom_gib"}
+    assert row["fits"] and row["min_count"] == 1
+
+
+def test_inference_of_a_70b_model_needs_two_80gb_gpus() -> None:
+    doc = fit_json("--model", "llama-3.1-70b", "--task", "inference", "--seq", "4096")
+    a100 = next(g for g in doc["gpus"] if g["id"] == "a100-80gb-sxm")
+    assert not a100["fits"]
+    assert a100["min_count"] == 2 and a100["strategy"] == "tensor parallel 2"
+
+
+def test_fit_text_golden() -> None:
+    result = run_cli(
+        "fit", "--model", "llama-3.1-8b", "--task", "qlora", "--batch", "2", "--gpu", "a2000"
+    )
+    assert result.code == 0, result.stderr
+    golden("fit_qlora_a2000.txt", result.stdout)
+
+
+def test_a_job_too_big_for_the_target_names_what_would_fit() -> None:
+    doc = fit_json(
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "finetune",
+        "--precision",
+        "bf16-mixed",
+        "--gpu",
+        "a6000",
+    )
+    assert doc["changes"], doc
+    assert all(
+        change["needed_gib"] <= 48
+        for change in doc["changes"]
+        if "change_bigger_gpu" not in change["codes"]
+    )
+
+
+def test_serving_capacity() -> None:
+    doc = fit_json(
+        "--model",
+        "llama-3.1-8b",
+        "--seq",
+        "4096",
+        "--gpu",
+        "h100",
+        "--gpu-memory-utilization",
+        "0.9",
+    )
+    serving = doc["serving"]
+    assert serving["gpu"] == "h100-sxm" and serving["tokens_per_block"] == 16
+    # 0.9 × 80 GiB less weights (~15 GiB) and the profile pass leaves ~55 GiB: 128 KiB a token
+    assert 90 < serving["max_concurrent_sequences"] < 115
+
+
+def test_a_config_json_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(find_preset("qwen2.5-0.5b").config))
+    doc = fit_json("--model", str(path))
+    assert doc["parameters"] == 494_032_768
+
+
+def test_params_generic() -> None:
+    assert fit_json("--params", "7B")["parameters"] == pytest.approx(7e9, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--model", "llama-9b"), "unknown model 'llama-9b'; closest matches:"),
+        (("--model", "gpt2", "--task", "pretrain"), "unknown task 'pretrain'; valid: inference, train"),
+        (("--model", "gpt2", "--batch", "0"), "batch must be a whole number from 1 to"),
+        (("--model", "gpt2", "--precision", "bf16"), "unknown precision 'bf16'; valid: 32-true"),
+        (("--model", "gpt2", "--quant", "int3"), "unknown quantization 'int3'"),
+        (("--model", "gpt2", "--zero", "4"), "zero must be a whole number from 0 to 3"),
+        (("--model", "gpt2", "--params", "7B"), "give a model (--model PRESET or config.json) or a size"),
+        (("--params", "seven"), "--params takes a size like 7B"),
+        (("--model", "gpt2", "--gpus", "3", "--tp", "2"), "must be a multiple of --tp × --pp"),
+        (("--model", "gpt2", "--gpu-memory-utilization", "1.5"), "--gpu-memory-utilization must be in (0, 1]"),
+        (("--model", "/nonexistent/config.json",), "cannot read /nonexistent/config.json"),
+        ((), "give a model"),
+    ],
+)  # fmt: skip
+def test_bad_fit_input_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
+    result = run_cli("fit", *args)
+    assert result.code == 2, result
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
+
+
+def test_a_broken_config_json_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "llama", "hidden_size": 4096}')
+    result = run_cli("fit", "--model", str(path))
+    assert result.code == 2
+    assert result.stderr == "whichgpu: error: config.json (llama): missing 'num_hidden_layers'\n"

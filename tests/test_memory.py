@@ -1,0 +1,197 @@
+"""The memory estimator: each formula against its paper, and invariants that must hold."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from whichgpu.catalog import Catalog
+from whichgpu.estimate.activations import decoder_layer_bytes
+from whichgpu.estimate.memory import (
+    estimate_memory,
+    gradients_bytes,
+    kv_cache_bytes,
+    lora_parameters,
+    master_weights_bytes,
+    optimizer_bytes,
+    optimizer_step_temp_bytes,
+    weights_bytes,
+)
+from whichgpu.fit import fit
+from whichgpu.models import resolve_model
+from whichgpu.models.hf import parse_config
+from whichgpu.workload import make_job
+
+LLAMA_7B = resolve_model("llama-2-7b")
+N = LLAMA_7B.total_params
+
+
+def state_bytes_per_param(**job: object) -> float:
+    j = make_job(task="train", **job)
+    total = (
+        weights_bytes(LLAMA_7B, j)
+        + master_weights_bytes(LLAMA_7B, j)
+        + gradients_bytes(LLAMA_7B, j)
+        + optimizer_bytes(LLAMA_7B, j)
+    )
+    return total / N
+
+
+def test_zero_paper_mixed_precision_adam_is_16_bytes_per_parameter() -> None:
+    # 2 (fp16 weights) + 2 (fp16 grads) + 12 (fp32 master, momentum, variance): ZeRO §3.1
+    assert state_bytes_per_param(precision="bf16-mixed", engine="deepspeed") == 16.0
+
+
+def test_torch_autocast_keeps_fp32_weights_and_grads() -> None:
+    assert state_bytes_per_param(precision="bf16-mixed") == 16.0  # 4 + 4 + 8, no master copy
+
+
+def test_pure_bf16_adam_is_8_bytes_per_parameter_plus_the_step_temp() -> None:
+    assert state_bytes_per_param(precision="bf16-true") == 8.0
+    job = make_job(task="train", precision="bf16-true")
+    assert optimizer_step_temp_bytes(LLAMA_7B, job) / N == 2.0  # ~10 B/param at step()
+
+
+def test_fp32_adamw_peaks_at_20_bytes_per_parameter_in_step() -> None:
+    job = make_job(task="train", precision="32-true", batch=1, seq=128)
+    estimate = estimate_memory(LLAMA_7B, job)
+    assert estimate.phase == "optimizer step"
+    state = sum(
+        estimate.components[k] for k in ("weights", "gradients", "optimizer", "optimizer_step_temp")
+    )
+    assert state / N == 20.0
+
+
+def test_sgd_and_8bit_adam_states() -> None:
+    assert (
+        optimizer_bytes(LLAMA_7B, make_job(task="train", precision="32-true", optimizer="sgd")) / N
+        == 4.0
+    )
+    eight = optimizer_bytes(LLAMA_7B, make_job(task="train", optimizer="adamw-8bit")) / N
+    assert eight == pytest.approx(2.0, abs=0.01)
+
+
+def test_korthikanti_equation_1_for_a_gpt_layer() -> None:
+    """GPT layer, 16-bit, dropout, no recomputation: s·b·h·(34 + 5·a·s/h) bytes (eq. 1)."""
+    h, a, s, b = 1024, 16, 2048, 4
+    gpt = parse_config({
+        "model_type": "gpt2", "n_embd": h, "n_head": a, "n_layer": 24, "vocab_size": 50257,
+        "activation_function": "gelu", "resid_pdrop": 0.1, "attn_pdrop": 0.1,
+    })  # fmt: skip
+    job = make_job(task="train", precision="16-true", engine="megatron", attention="eager")
+    assert decoder_layer_bytes(gpt, job, b, s) == s * b * h * (34 + 5 * a * s / h)
+
+
+def test_kv_cache_of_llama_3_1_8b_is_128_kib_per_token() -> None:
+    arch = resolve_model("llama-3.1-8b")  # 32 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes
+    job = make_job(task="inference", seq=8192)
+    assert kv_cache_bytes(arch, job) == 32 * 8 * 128 * 2 * 2 * 8192 == 2**30
+    assert kv_cache_bytes(arch, make_job(task="inference", seq=8192, kv_dtype="fp8")) == 2**29
+
+
+def test_mla_caches_its_latent() -> None:
+    arch = resolve_model("deepseek-v3")  # (512 + 64) × 61 layers × 2 bytes per token
+    assert kv_cache_bytes(arch, make_job(task="inference", seq=1)) == (512 + 64) * 61 * 2
+
+
+def test_paged_kv_cache_rounds_up_to_blocks_of_16() -> None:
+    arch = resolve_model("llama-3.1-8b")
+    job = make_job(task="inference", seq=17)
+    assert kv_cache_bytes(arch, job, paged=True) == kv_cache_bytes(arch, job, tokens=32)
+
+
+def test_lora_adapters_count() -> None:
+    # Hu et al.: r·(d_in + d_out) per matrix; q, k, v, o of Llama-2-7B at r = 8
+    job = make_job(task="lora", lora_rank=8)
+    assert lora_parameters(LLAMA_7B, job) == 32 * 4 * 8 * (4096 + 4096)
+
+
+def test_qlora_weights_are_nf4() -> None:
+    job = make_job(task="qlora")
+    per_param = weights_bytes(LLAMA_7B, job) / N
+    assert 0.5 < per_param < 0.6  # 4.127 bits on linears, 16 bits on embeddings and norms
+
+
+def test_inference_int4_quantization() -> None:
+    # GPTQ/AWQ int4, group size 128: 4.25 bits on the linear layers; embeddings and the
+    # output head stay 16-bit. Llama-2-7B: 32 × (4·4096² + 3·4096·11008) linear weights.
+    linear = 32 * (4 * 4096**2 + 3 * 4096 * 11008)
+    job = make_job(task="inference", quant="int4")
+    assert weights_bytes(LLAMA_7B, job) == linear * 4.25 / 8 + (N - linear) * 2
+
+
+jobs = st.fixed_dictionaries({
+    "task": st.sampled_from(["inference", "train", "lora", "qlora"]),
+    "precision": st.sampled_from(["32-true", "bf16-mixed", "bf16-true"]),
+    "batch": st.integers(1, 8),
+    "seq": st.integers(16, 4096),
+    "attention": st.sampled_from(["sdpa", "eager"]),
+    "checkpointing": st.sampled_from(["none", "full"]),
+})  # fmt: skip
+models = st.sampled_from(
+    [
+        "gpt2",
+        "llama-3.2-1b",
+        "qwen2.5-0.5b",
+        "mixtral-8x7b",
+        "deepseek-v2-lite",
+        "vit-b-16",
+        "resnet-50",
+    ]
+)
+
+
+def total(model: str, **job: object) -> float:
+    return estimate_memory(resolve_model(model), make_job(**job)).tensor_bytes
+
+
+@settings(max_examples=60, deadline=None)
+@given(models, jobs, st.sampled_from(["batch", "seq"]))
+def test_memory_never_decreases_with_batch_or_sequence(model: str, job: dict, key: str) -> None:
+    bigger = {**job, key: job[key] * 2}
+    assert total(model, **bigger) >= total(model, **job)
+
+
+@settings(max_examples=40, deadline=None)
+@given(jobs, st.sampled_from(["1B", "3B", "7B", "13B", "30B"]))
+def test_memory_never_decreases_with_parameters(job: dict, size: str) -> None:
+    sizes = ["1B", "3B", "7B", "13B", "30B", "70B"]
+    bigger = sizes[sizes.index(size) + 1]
+    small = estimate_memory(resolve_model(params=size), make_job(**job)).tensor_bytes
+    large = estimate_memory(resolve_model(params=bigger), make_job(**job)).tensor_bytes
+    assert large >= small
+
+
+@settings(max_examples=40, deadline=None)
+@given(models, jobs)
+def test_more_precision_bits_never_need_less_memory(model: str, job: dict) -> None:
+    assert total(model, **{**job, "precision": "32-true"}) >= total(
+        model, **{**job, "precision": "bf16-true"}
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(models, jobs, st.sampled_from([2, 4, 8]))
+def test_sharding_never_increases_per_gpu_memory(model: str, job: dict, n: int) -> None:
+    arch = resolve_model(model)
+    base = make_job(**job)
+    if base.training:
+        sharded = make_job(**{**job, "zero": 3, "gpus": n})
+    else:
+        sharded = make_job(**{**job, "tp": n, "gpus": n})
+    assert estimate_memory(arch, sharded).tensor_bytes <= estimate_memory(arch, base).tensor_bytes
+
+
+@settings(max_examples=25, deadline=None)
+@given(models, jobs)
+def test_more_vram_never_turns_a_fit_into_a_non_fit(
+    catalog: Catalog, model: str, job: dict
+) -> None:
+    result = fit(catalog, resolve_model(model), make_job(**job))
+    by_vram = sorted(result.gpus, key=lambda row: row.gpu.vram_gb)
+    for smaller, larger in zip(by_vram, by_vram[1:], strict=False):
+        if smaller.fits:
+            assert larger.fits
+        if smaller.min_count is not None and larger.gpu.vram_gb > smaller.gpu.vram_gb:
+            assert larger.min_count is not None and larger.min_count <= smaller.min_count

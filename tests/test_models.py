@@ -1,0 +1,150 @@
+"""Model architectures: exact parameter counts, presets, config parsing, the generic rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from whichgpu.errors import InvalidInput, UnknownName
+from whichgpu.models import arch_from_config_text, resolve_model
+from whichgpu.models.generic import generic_config, parse_param_count
+from whichgpu.models.hf import parse_config
+from whichgpu.models.presets import find_preset, presets
+
+# Exact counts: sum(p.numel()) of the model transformers builds from each preset on the meta
+# device (tied weights once), recorded when the presets were assembled (their notes).
+TRANSFORMERS_COUNTS = {
+    "bert-base-uncased": 109_482_240,  # BertModel with pooler (the MLM head adds 32,058)
+    "bert-large-uncased": 335_141_888,  # BertModel with pooler
+    "deepseek-v2-lite": 15_706_484_224,
+    "deepseek-v3": 671_026_404_352,  # without the MTP module, as DeepseekV3ForCausalLM builds it
+    "falcon-40b": 41_303_293_952,
+    "falcon-7b": 6_921_720_704,
+    "gemma-2-27b": 27_227_128_320,
+    "gemma-2-2b": 2_614_341_888,
+    "gemma-2-9b": 9_241_705_984,
+    "gpt-j-6b": 6_050_882_784,  # the model card's 6,053,381,344 is not what the config builds
+    "gpt2": 124_439_808,
+    "gpt2-medium": 354_823_168,
+    "gpt2-large": 774_030_080,
+    "gpt2-xl": 1_557_611_200,
+    "llama-2-7b": 6_738_415_616,
+    "llama-2-13b": 13_015_864_320,
+    "llama-2-70b": 68_976_648_192,
+    "llama-3.1-8b": 8_030_261_248,
+    "llama-3.1-70b": 70_553_706_496,
+    "llama-3.1-405b": 405_853_388_800,
+    "llama-3.2-1b": 1_235_814_400,
+    "llama-3.2-3b": 3_212_749_824,
+    "mistral-7b-v0.3": 7_248_023_552,
+    "mixtral-8x7b": 46_702_792_704,
+    "mixtral-8x22b": 140_620_634_112,
+    "mpt-7b": 6_649_286_656,
+    "mpt-30b": 29_957_200_896,
+    "phi-3-mini-4k": 3_821_079_552,
+    "phi-3-medium-4k": 13_960_238_080,
+    "qwen1.5-moe-a2.7b": 14_315_784_192,
+    "qwen2.5-0.5b": 494_032_768,
+    "qwen2.5-1.5b": 1_543_714_304,
+    "qwen2.5-7b": 7_615_616_512,
+    "qwen2.5-14b": 14_770_033_664,
+    "qwen2.5-32b": 32_763_876_352,
+    "qwen2.5-72b": 72_706_203_648,
+    "resnet-50": 25_557_032,  # torchvision's resnet50: 25,557,032
+    "vit-b-16": 86_567_656,  # torchvision's vit_b_16: 86,567,656
+}
+
+
+def test_every_preset_is_counted() -> None:
+    assert set(presets()) == set(TRANSFORMERS_COUNTS)
+
+
+@pytest.mark.parametrize(("preset", "count"), sorted(TRANSFORMERS_COUNTS.items()))
+def test_exact_parameter_counts(preset: str, count: int) -> None:
+    assert resolve_model(preset).total_params == count
+
+
+@pytest.mark.parametrize(
+    ("preset", "active", "published"),
+    [
+        ("mixtral-8x7b", 12_879_925_248, 12.9e9),  # "12.9B active" (Mistral)
+        ("mixtral-8x22b", 39_152_031_744, 39e9),
+        ("qwen1.5-moe-a2.7b", 2_689_173_504, 2.7e9),
+        ("deepseek-v3", 37_552_282_624, 37e9),  # "37B activated"
+    ],
+)
+def test_active_parameters_of_moe_models(preset: str, active: int, published: float) -> None:
+    arch = resolve_model(preset)
+    assert arch.active_params == active
+    assert arch.active_params == pytest.approx(published, rel=0.03)
+
+
+def test_published_counts_agree_with_the_exact_ones_to_their_rounding() -> None:
+    for preset in presets().values():
+        if preset.published_params:
+            exact = resolve_model(preset.id).total_params
+            assert exact == pytest.approx(preset.published_params, rel=0.08), preset.id
+
+
+@pytest.mark.parametrize(
+    ("typed", "preset"),
+    [("llama-3.1-8b", "llama-3.1-8b"), ("meta-llama/Llama-3.1-8B", "llama-3.1-8b"),
+     ("Llama 3.1 8B", "llama-3.1-8b"), ("Mixtral-8x7B-v0.1", "mixtral-8x7b"), ("GPT2", "gpt2")],
+)  # fmt: skip
+def test_presets_resolve_forgivingly(typed: str, preset: str) -> None:
+    assert find_preset(typed).id == preset
+
+
+def test_an_unknown_model_gets_closest_matches() -> None:
+    with pytest.raises(UnknownName) as caught:
+        find_preset("llama-3.1-9b")
+    assert "llama-3.1-8b" in caught.value.suggestions
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"hidden_size": 8}, "config.json: missing 'model_type'"),
+        ({"model_type": "llama", "hidden_size": 64}, "config.json (llama): missing 'num_hidden_layers'"),
+        ({"model_type": "rwkv"}, "model_type 'rwkv' is not supported; supported: "),
+        ({"model_type": "llama", "hidden_size": -1, "num_hidden_layers": 2}, "'hidden_size' must be a whole number >= 0"),
+        ([1, 2], "config.json must be a JSON object"),
+    ],
+)  # fmt: skip
+def test_bad_configs_are_one_clear_error(config: object, message: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_config(config)  # type: ignore[arg-type]
+    assert message in caught.value.message()
+
+
+def test_a_config_file_is_data() -> None:
+    text = json.dumps(find_preset("gpt2").config)
+    assert arch_from_config_text(text, "x/config.json").total_params == 124_439_808
+    with pytest.raises(InvalidInput, match="not valid JSON"):
+        arch_from_config_text("{'model_type': 'gpt2'}", "config.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "count"), [("7B", 7_000_000_000), ("350M", 350_000_000), ("1.5b", 1_500_000_000)]
+)
+def test_param_sizes(text: str, count: int) -> None:
+    assert parse_param_count(text) == count
+
+
+@pytest.mark.parametrize("text", ["7 GB", "-3B", "0.1M", "99T"])
+def test_bad_param_sizes(text: str) -> None:
+    with pytest.raises(InvalidInput):
+        parse_param_count(text)
+
+
+@pytest.mark.parametrize("size", ["1B", "7B", "13B", "70B", "175B"])
+def test_the_generic_rule_lands_near_the_asked_size(size: str) -> None:
+    arch = resolve_model(params=size)
+    assert arch.total_params == pytest.approx(parse_param_count(size), rel=0.08)
+    config = generic_config(parse_param_count(size))
+    assert config["hidden_size"] % 256 == 0
+
+
+def test_the_generic_13b_is_llama_2_13b_s_shape() -> None:
+    assert resolve_model(params="13B").total_params == resolve_model("llama-2-13b").total_params
