@@ -35,6 +35,10 @@ def verdicts(catalog: Catalog) -> dict[str, str]:
         ("C30", "confirmed"),  # 2,039 / 768 = 2.65
         ("C31", "confirmed"),  # 9.7 / 0.605 = 16.0
         ("C33", "corrected"),  # 11,500 images/s is an 8-GPU total
+        ("C40", "confirmed"),  # 7–13B on an A6000: with LoRA (full fine-tuning tops out ~2.4B)
+        ("C41", "corrected"),  # ~20B holds for 16-bit inference, not mixed-precision training
+        ("C42", "corrected"),  # full fine-tuning on 12 GB tops out near 0.5B, LoRA near 5B
+        ("C43", "confirmed"),  # a 4-bit 7B model serves on 12 GB
         ("C44", "confirmed"),
     ],
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -190,7 +192,7 @@ def test_more_vram_never_turns_a_fit_into_a_non_fit(
 ) -> None:
     result = fit(catalog, resolve_model(model), make_job(**job))
     by_vram = sorted(result.gpus, key=lambda row: row.gpu.vram_gb)
-    for smaller, larger in zip(by_vram, by_vram[1:], strict=False):
+    for smaller, larger in itertools.pairwise(by_vram):
         if smaller.fits:
             assert larger.fits
         if smaller.min_count is not None and larger.gpu.vram_gb > smaller.gpu.vram_gb:

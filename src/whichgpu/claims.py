@@ -167,6 +167,10 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
         cite(catalog.citation(a.id, field).source.id)
         cite(catalog.citation(b.id, field).source.id)
         verdict = "confirmed" if ok else "corrected"
+    elif claim.check == "capacity":
+        verdict = _check_capacity(catalog, claim, details)
+        cite(claim.source)
+        cite("zero-paper")
     else:  # fp32_vs_tensor
         a, b = gpus[0], gpus[1]
         ok = (
@@ -192,6 +196,49 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
             cite(gpu.source)
         verdict = "confirmed" if ok else "corrected"
     return ClaimCheck(claim, verdict, tuple(details), tuple(sources.values()))
+
+
+def _check_capacity(catalog: Catalog, claim: Claim, details: list[str]) -> Verdict:
+    """Run the claim's jobs through the memory estimator: the largest generic transformer
+    each GPU holds, against the size the article states."""
+    from whichgpu.capacity import largest_model
+    from whichgpu.workload import make_job
+
+    verdicts: list[str] = []
+    for row in (c for c in catalog.capacity_claims if c.claim == claim.claim):
+        gpu = catalog.gpu(row.gpu)
+        job = make_job(
+            task=row.task,
+            precision=row.precision,
+            quant=row.quant,
+            optimizer=row.optimizer,
+            seq=row.seq,
+            batch=row.batch,
+            checkpointing=row.checkpointing,
+        )
+        limit = largest_model(gpu, job)
+        stated = row.stated_params
+        if row.test == "fits":
+            verdicts.append("confirmed" if limit >= stated else "corrected")
+        elif row.test == "limit":
+            verdicts.append("confirmed" if stated / 2 <= limit <= stated * 2 else "corrected")
+        details.append(
+            _("{gpu}, {what} ({seq} tokens, batch {batch}{ckpt}): the largest model that fits "
+              "has {limit} parameters; the article's figure is {stated}").format(
+                gpu=gpu.short_name,
+                what=row.note or row.task,
+                seq=f"{row.seq:,}",
+                batch=row.batch,
+                ckpt=_(", checkpointing") if row.checkpointing == "full" else "",
+                limit=_billions(limit),
+                stated=_billions(stated),
+            )
+        )  # fmt: skip
+    return _combine(verdicts)
+
+
+def _billions(n: float) -> str:
+    return f"{n / 1e9:.1f} B" if n >= 1e9 else f"{n / 1e6:.0f} M"
 
 
 def _article_rent(catalog: Catalog, gpu_id: str) -> tuple[float, float] | None:

@@ -208,6 +208,25 @@ class ArticleFigure(Record, frozen=True, kw_only=True):
             raise ValueError("give either low (numeric claim) or accepted (text claim)")
 
 
+class CapacityClaim(Record, frozen=True, kw_only=True):
+    """A capacity claim of the article as a job on a GPU and a model size it states."""
+
+    claim: Annotated[str, Meta(pattern=r"^C\d+$")]
+    gpu: Id
+    task: Text
+    precision: Text
+    quant: Text | None = None
+    optimizer: Text = "adamw"
+    seq: Annotated[int, Meta(gt=0)]
+    batch: Annotated[int, Meta(gt=0)] = 1
+    checkpointing: Literal["none", "selective", "full"] = "none"
+    stated_params: Annotated[float, Meta(gt=0)]
+    #: fits: the claim holds if a model of that size fits; limit: it holds if the largest
+    #: model that fits is within a factor of 2 of it; reported: context, not a verdict.
+    test: Literal["fits", "limit", "reported"]
+    note: Text | None = None
+
+
 class Claim(Record, frozen=True, kw_only=True):
     """One claim of the seed article and how whichgpu checks it."""
 
@@ -223,6 +242,7 @@ class Claim(Record, frozen=True, kw_only=True):
         "ratio_bandwidth",
         "ratio_fp64",
         "fp32_vs_tensor",
+        "capacity",
         "evidence",
     ]
     verdict: Literal["confirmed", "corrected", "not checkable yet"] | None = None

@@ -13,6 +13,7 @@ from whichgpu.catalog.records import (
     GPU_SPEC_FIELDS,
     Alias,
     ArticleFigure,
+    CapacityClaim,
     Claim,
     FieldSource,
     Market,
@@ -33,6 +34,7 @@ FILES = {
     "purchase_prices": "purchase_prices.csv",
     "article_figures": "article_figures.csv",
     "claims": "claims.csv",
+    "capacity_claims": "capacity_claims.csv",
 }
 
 
@@ -62,6 +64,7 @@ class Catalog:
     purchase_prices: tuple[PurchasePrice, ...] = ()
     article_figures: tuple[ArticleFigure, ...] = ()
     claims: tuple[Claim, ...] = ()
+    capacity_claims: tuple[CapacityClaim, ...] = ()
     _by_id: dict[str, GPU] = field(init=False, repr=False, compare=False)
     _sources: dict[str, Source] = field(init=False, repr=False, compare=False)
     _cited: dict[tuple[str, str], FieldSource] = field(init=False, repr=False, compare=False)
@@ -167,7 +170,14 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
 
     for name in ("gpus", "field_sources", "purchase_prices", "claims", "prices"):
         refer(name, "source", source_ids, _("source id"))
-    for name in ("field_sources", "aliases", "prices", "purchase_prices", "article_figures"):
+    for name in (
+        "field_sources",
+        "aliases",
+        "prices",
+        "purchase_prices",
+        "article_figures",
+        "capacity_claims",
+    ):
         refer(name, "gpu", gpu_ids, _("GPU id"))
     spec_fields = set(GPU_SPEC_FIELDS)
     for name in ("field_sources", "article_figures"):
@@ -203,6 +213,7 @@ def build_catalog(tables: dict[str, list[loader.Row[Record]]]) -> Catalog:
         purchase_prices=records("purchase_prices"),  # type: ignore[arg-type]
         article_figures=records("article_figures"),  # type: ignore[arg-type]
         claims=records("claims"),  # type: ignore[arg-type]
+        capacity_claims=records("capacity_claims"),  # type: ignore[arg-type]
     )
 
 
@@ -215,6 +226,7 @@ MODELS: dict[str, type[Record]] = {
     "purchase_prices": PurchasePrice,
     "article_figures": ArticleFigure,
     "claims": Claim,
+    "capacity_claims": CapacityClaim,
 }
 
 
