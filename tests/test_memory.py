@@ -168,9 +168,11 @@ def test_memory_never_decreases_with_parameters(job: dict, size: str) -> None:
 @settings(max_examples=40, deadline=None)
 @given(models, jobs)
 def test_more_precision_bits_never_need_less_memory(model: str, job: dict) -> None:
-    assert total(model, **{**job, "precision": "32-true"}) >= total(
-        model, **{**job, "precision": "bf16-true"}
-    )
+    """With SDPA. (HF's eager attention saves the fp32 softmax *and* its 16-bit cast, so a
+    16-bit LoRA run with long sequences can need more than fp32 there: real, not a bug.)"""
+    job = {**job, "attention": "sdpa"}
+    fp32 = total(model, **{**job, "precision": "32-true"})
+    assert fp32 >= total(model, **{**job, "precision": "bf16-true"})
 
 
 @settings(max_examples=40, deadline=None)

@@ -540,10 +540,11 @@ def make_tracker():
                     def _grad_hook(grad):
                         self._update_and_maybe_create_winfos(grad, _MemRefType.GRAD)
 
+                    def _post_acc_hook(q):
+                        self._update_and_maybe_create_winfos(q.grad, _MemRefType.GRAD)
+
                     h1 = p.register_hook(_grad_hook)
-                    h2 = p.register_post_accumulate_grad_hook(
-                        lambda q: self._update_and_maybe_create_winfos(q.grad, _MemRefType.GRAD)
-                    )
+                    h2 = p.register_post_accumulate_grad_hook(_post_acc_hook)
                     self._param_to_grad_hook_handles[p] = (h1, h2)
             return pm, bm
 

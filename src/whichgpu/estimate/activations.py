@@ -117,7 +117,7 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
         total += tokens * (q_width + 2 * heads * d) * c
         scores = float(batch) * heads * seq * seq
         total += scores * n.softmax
-        if arch.attention_dropout and t.full:
+        if arch.attention_dropout:
             total += scores * (1 + c)  # dropout's mask, and its output saved by the product
         elif c != n.softmax:
             total += scores * c  # the cast back to the compute dtype, saved by the product
@@ -125,8 +125,8 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
         # SDPA (flash / memory-efficient kernels) saves q, k, v, its output and the log-sum-exp.
         total += tokens * (2 * q_width + 2 * kv_width) * c + float(batch) * heads * seq * 4
     total += _linear_inputs(n, t, "attn", 1, tokens * q_width)  # merged heads → o_proj
-    if arch.hidden_dropout and t.full:
-        total += tokens * h  # residual dropout mask
+    if arch.hidden_dropout:
+        total += tokens * h  # residual dropout mask (saved whenever the input needs a gradient)
 
     # --- MLP block --------------------------------------------------------------------
     total += _norm(n, t, arch.norm, tokens * h) if arch.family not in ("gptj",) else 0.0
@@ -147,7 +147,7 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
         saved = ACTIVATION_SAVED_TENSORS.get(arch.activation, 1)
         total += tokens * width * c * saved
         total += _linear_inputs(n, t, role, 1, tokens * width)
-    if arch.hidden_dropout and t.full:
+    if arch.hidden_dropout:
         total += tokens * h
     return total
 

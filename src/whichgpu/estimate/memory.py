@@ -352,7 +352,10 @@ def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
 def _inference_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
     weights = weights_bytes(arch, job)
     prompt = job.prompt or job.seq if job.generate else job.tokens
-    prefill_job = replace(job, prompt=prompt, generate=0, seq=prompt)
+    # generate() asks the prefill for the last position's logits only (logits_to_keep=1)
+    prefill_job = replace(
+        job, prompt=prompt, generate=0, seq=prompt, all_logits=job.all_logits and not job.generate
+    )
     phases = {
         "prefill": {
             "weights": weights,
