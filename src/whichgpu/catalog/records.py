@@ -14,7 +14,7 @@ import msgspec
 from msgspec import Meta
 
 Id = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9.-]*$", max_length=64)]
-Text = Annotated[str, Meta(min_length=1, max_length=400)]
+Text = Annotated[str, Meta(min_length=1, max_length=2000)]
 #: A date as precise as the source gives it (``2021``, ``2021-06``, ``2021-06-28``) or
 #: ``undated`` when the source shows none (the source's ``retrieved`` date then stands).
 DateText = Annotated[str, Meta(pattern=r"^(\d{4}(-\d{2}(-\d{2})?)?|undated)$")]
@@ -224,6 +224,46 @@ class CapacityClaim(Record, frozen=True, kw_only=True):
     #: fits: the claim holds if a model of that size fits; limit: it holds if the largest
     #: model that fits is within a factor of 2 of it; reported: context, not a verdict.
     test: Literal["fits", "limit", "reported"]
+    note: Text | None = None
+
+
+Workload = Literal[
+    "llm-train",
+    "llm-prefill",
+    "llm-decode",
+    "llm-serve",
+    "cnn-train",
+    "cnn-infer",
+    "transformer-train",
+    "diffusion-infer",
+    "render",
+    "fp64",
+    "gemm",
+    "bandwidth",
+]
+
+
+class Benchmark(Record, frozen=True, kw_only=True):
+    """A published measurement, with the harness that produced it (software moves throughput
+    by ±50 %: ResNet-50 on one A100 is 1,582 images/s in Lambda's harness, 2,470 in NVIDIA's)."""
+
+    id: Id
+    gpu: Id
+    gpus: Annotated[int, Meta(ge=1, le=1024)] = 1
+    workload: Workload
+    model: Text
+    #: Empty where precision does not apply (render scores, memory copies).
+    precision: Text | None = None
+    batch: Annotated[int, Meta(ge=1)] | None = None
+    seq: Annotated[int, Meta(ge=1)] | None = None
+    generate: Annotated[int, Meta(ge=0)] | None = None
+    metric: Text
+    value: Annotated[float, Meta(gt=0)]
+    unit: Text
+    harness: Id
+    software: Text | None = None
+    source: Id
+    as_of: DateText
     note: Text | None = None
 
 

@@ -13,6 +13,7 @@ from whichgpu.catalog.records import (
     GPU_SPEC_FIELDS,
     Alias,
     ArticleFigure,
+    Benchmark,
     CapacityClaim,
     Claim,
     FieldSource,
@@ -35,6 +36,7 @@ FILES = {
     "article_figures": "article_figures.csv",
     "claims": "claims.csv",
     "capacity_claims": "capacity_claims.csv",
+    "benchmarks": "benchmarks.csv",
 }
 
 
@@ -65,6 +67,7 @@ class Catalog:
     article_figures: tuple[ArticleFigure, ...] = ()
     claims: tuple[Claim, ...] = ()
     capacity_claims: tuple[CapacityClaim, ...] = ()
+    benchmarks: tuple[Benchmark, ...] = ()
     _by_id: dict[str, GPU] = field(init=False, repr=False, compare=False)
     _sources: dict[str, Source] = field(init=False, repr=False, compare=False)
     _cited: dict[tuple[str, str], FieldSource] = field(init=False, repr=False, compare=False)
@@ -168,7 +171,8 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
                     ),
                 )
 
-    for name in ("gpus", "field_sources", "purchase_prices", "claims", "prices"):
+    ids("benchmarks", "id")
+    for name in ("gpus", "field_sources", "purchase_prices", "claims", "prices", "benchmarks"):
         refer(name, "source", source_ids, _("source id"))
     for name in (
         "field_sources",
@@ -177,6 +181,7 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
         "purchase_prices",
         "article_figures",
         "capacity_claims",
+        "benchmarks",
     ):
         refer(name, "gpu", gpu_ids, _("GPU id"))
     spec_fields = set(GPU_SPEC_FIELDS)
@@ -214,6 +219,7 @@ def build_catalog(tables: dict[str, list[loader.Row[Record]]]) -> Catalog:
         article_figures=records("article_figures"),  # type: ignore[arg-type]
         claims=records("claims"),  # type: ignore[arg-type]
         capacity_claims=records("capacity_claims"),  # type: ignore[arg-type]
+        benchmarks=records("benchmarks"),  # type: ignore[arg-type]
     )
 
 
@@ -227,6 +233,7 @@ MODELS: dict[str, type[Record]] = {
     "article_figures": ArticleFigure,
     "claims": Claim,
     "capacity_claims": CapacityClaim,
+    "benchmarks": Benchmark,
 }
 
 

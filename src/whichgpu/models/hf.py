@@ -217,13 +217,22 @@ def _llama_like(config: Config, family: str) -> ModelArch:
     )
 
 
+def _gpt_dims(config: Config) -> tuple[int, int, int, int, int]:
+    """Hidden size, layers, heads, MLP width and vocabulary under GPT-2's key names (which
+    GPT-J shares), or the newer names."""
+    h = _int(config, "n_embd", "hidden_size")
+    return (
+        h,
+        _int(config, "n_layer", "num_hidden_layers"),
+        _int(config, "n_head", "num_attention_heads"),
+        _int(config, "n_inner", default=4 * h),
+        _int(config, "vocab_size"),
+    )
+
+
 def _gpt2(config: Config, family: str) -> ModelArch:
     """GPT-2: learned positions, LayerNorm with bias, Conv1D layers with bias, tied head."""
-    h = _int(config, "n_embd", "hidden_size")
-    n_layers = _int(config, "n_layer", "num_hidden_layers")
-    n_heads = _int(config, "n_head", "num_attention_heads")
-    inter = _int(config, "n_inner", default=4 * h)
-    vocab = _int(config, "vocab_size")
+    h, n_layers, n_heads, inter, vocab = _gpt_dims(config)
     positions = _int(config, "n_positions", "max_position_embeddings", default=1024)
     per_layer = (3 * h * h + 3 * h) + (h * h + h)
     params = ParamCounts(
@@ -240,11 +249,7 @@ def _gpt2(config: Config, family: str) -> ModelArch:
 def _gptj(config: Config, family: str) -> ModelArch:
     """GPT-J: parallel attention and MLP after one LayerNorm, no attention biases, untied
     head with a bias."""
-    h = _int(config, "n_embd", "hidden_size")
-    n_layers = _int(config, "n_layer", "num_hidden_layers")
-    n_heads = _int(config, "n_head", "num_attention_heads")
-    inter = _int(config, "n_inner", default=4 * h)
-    vocab = _int(config, "vocab_size")
+    h, n_layers, n_heads, inter, vocab = _gpt_dims(config)
     tied = bool(_get(config, "tie_word_embeddings", default=False))
     params = ParamCounts(
         embedding=vocab * h,
