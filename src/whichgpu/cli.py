@@ -196,6 +196,10 @@ def fit(
     checkpointing: Annotated[
         bool, typer.Option("--checkpointing", help=_("Full activation checkpointing."))
     ] = False,
+    recompute: Annotated[
+        str | None,
+        typer.Option(help=_("Activation recomputation: none, selective or full.")),
+    ] = None,
     attention: Annotated[str, typer.Option(help=_("sdpa or eager."))] = "sdpa",
     lora_rank: Annotated[int, typer.Option(help=_("LoRA rank."))] = 16,
     lora_targets: Annotated[str, typer.Option(help=_("attention or all-linear."))] = "attention",
@@ -220,7 +224,7 @@ def fit(
     job = make_job(
         task=task, precision=precision, engine=engine, quant=quant, batch=batch, seq=seq,
         prompt=prompt, generate=generate, optimizer=optimizer,
-        checkpointing="full" if checkpointing else "none", attention=attention,
+        checkpointing=recompute or ("full" if checkpointing else "none"), attention=attention,
         lora_rank=lora_rank, lora_targets=lora_targets, zero=zero, tp=tp, pp=pp, gpus=gpus,
         kv_dtype=kv_dtype,
     )  # fmt: skip

@@ -132,6 +132,8 @@ def make_job(**fields: object) -> Job:
         "pp": (1, 1024),
         "gpus": (1, 100_000),
     }
+    if "all_logits" in values and not isinstance(values["all_logits"], bool):
+        raise InvalidInput(_("all_logits must be true or false"))
     for key, (low, high) in limits.items():
         if key in values:
             value = values[key]

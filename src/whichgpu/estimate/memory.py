@@ -204,12 +204,13 @@ def autocast_weight_copies_bytes(arch: ModelArch, job: Job) -> float:
 def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     """Output logits: ``batch·seq·vocab`` elements.
 
-    Training (HF ``ForCausalLMLoss``): the logits in the compute dtype are returned and kept;
-    the loss upcasts them to fp32 and log-softmax saves its fp32 output. Peak in the forward
-    pass: the compute-dtype logits, the fp32 copy and the log-softmax output (``c + 8`` bytes
-    per element, 8 when the logits are already fp32). Peak at the start of backward: the
-    logits, the saved output, its gradient and the input gradient (``c + 12``). Inference
-    keeps the logits of every position (``c``) unless the engine keeps only the last one.
+    Training (HF ``ForCausalLMLoss``; the model output released before ``backward()`` as the
+    HF Trainer and Lightning do): the loss upcasts the logits to fp32 and log-softmax saves its
+    fp32 output. Peak in the forward pass: the compute-dtype logits, the fp32 copy and the
+    log-softmax output (``c + 8`` bytes per element; 8 when the logits are already fp32).
+    Peak at the start of backward: the saved output, its gradient and the input gradient
+    (12). Nothing of it is left at the optimizer step. Inference keeps the logits of every
+    position (``c``) unless the engine keeps only the last one.
     """
     if arch.kind in ("cnn", "vit") or not arch.vocab_size:
         return 0.0
@@ -221,8 +222,8 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     if phase == "forward":
         return elements * (c + 8 if c != 4 else 8)
     if phase == "backward":
-        return elements * (c + 12)
-    return elements * c  # the returned logits, still referenced during step()
+        return elements * 12
+    return 0.0
 
 
 def kv_cache_bytes(
@@ -344,7 +345,6 @@ def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
             **state,
             "gradients": grads,
             "optimizer_step_temp": optimizer_step_temp_bytes(arch, job),
-            "logits": logits_bytes(arch, job, "step"),
         },
     }
 
@@ -356,12 +356,18 @@ def _inference_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
     prefill_job = replace(
         job, prompt=prompt, generate=0, seq=prompt, all_logits=job.all_logits and not job.generate
     )
+    # The layers' temporaries are gone when the logits are computed: the prefill peaks either
+    # inside a layer or at the output head (its input hidden state and the logits).
+    working = activations_bytes(arch, prefill_job)
+    logits = logits_bytes(arch, prefill_job, "prefill")
+    head_input = float(job.batch) * prompt * arch.hidden_size * numerics(job).compute / job.tp
+    at_head = logits + head_input >= working
     phases = {
         "prefill": {
             "weights": weights,
             "kv_cache": kv_cache_bytes(arch, prefill_job),
-            "activations": activations_bytes(arch, prefill_job),
-            "logits": logits_bytes(arch, prefill_job, "prefill"),
+            "activations": head_input if at_head else working,
+            "logits": logits if at_head else 0.0,
         }
     }
     if job.generate:

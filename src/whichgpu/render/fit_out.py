@@ -95,14 +95,19 @@ def _describe(result: FitResult) -> str:
         parts[0] += " " + _("({active:.2f} B active)").format(active=arch.active_params / 1e9)
     parts.append(_(job.task))
     parts.append(job.precision if job.quant is None else f"{job.precision}, {job.quant}")
-    tokens = (
-        _("{prompt} + {generate} tokens").format(
-            prompt=job.prompt or job.seq, generate=job.generate
+    if arch.kind in ("cnn", "vit"):
+        parts.append(
+            _("batch of {b} images ({side}×{side})").format(b=job.batch, side=arch.image_size)
         )
-        if job.generate
-        else _("{n} tokens").format(n=job.tokens)
-    )
-    parts.append(_("batch {b} × {tokens}").format(b=job.batch, tokens=tokens))
+    else:
+        tokens = (
+            _("{prompt} + {generate} tokens").format(
+                prompt=job.prompt or job.seq, generate=job.generate
+            )
+            if job.generate
+            else _("{n} tokens").format(n=job.tokens)
+        )
+        parts.append(_("batch {b} × {tokens}").format(b=job.batch, tokens=tokens))
     if job.training:
         parts.append(job.optimizer)
     if job.gpus > 1:
