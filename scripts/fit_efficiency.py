@@ -1,0 +1,228 @@
+"""Fit the throughput model's efficiency factors on the catalog's published measurements,
+validate them leave-one-out and leave-one-GPU-out, and write the results.
+
+    python scripts/fit_efficiency.py          # write catalog/data/efficiency.csv and
+                                              # docs/perf-accuracy.md
+    python scripts/fit_efficiency.py --check  # exit 1 if either is stale (make test)
+
+Model (whichgpu.estimate.efficiency): seconds per unit of work =
+ideal / (η[harness, workload] · f[architecture or memory type]) + overhead[harness] / units
+per step. η and f are kept in (0, 1] × (0, 2]; f is pulled towards 1 (ridge) so that a GPU
+family with few measurements borrows from the rest; the overhead is ≥ 0. The fit minimises
+squared log errors (scipy.optimize.least_squares).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from whichgpu.catalog import load_catalog
+from whichgpu.estimate.efficiency import EfficiencyModel, Observation, observe
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT_CSV = ROOT / "src" / "whichgpu" / "catalog" / "data" / "efficiency.csv"
+OUT_DOC = ROOT / "docs" / "perf-accuracy.md"
+RIDGE = 0.3
+
+
+def observations() -> list[Observation]:
+    catalog = load_catalog()
+    out = []
+    for bench in catalog.benchmarks:
+        if "AMBIGUOUS" in (bench.note or ""):
+            continue
+        obs = observe(bench, catalog.gpu(bench.gpu))
+        if obs is not None:
+            out.append(obs)
+    return out
+
+
+def _sigmoid(v: float) -> float:
+    return 1 / (1 + math.exp(-v)) if v > -60 else 0.0
+
+
+MAX_OVERHEAD_S = 0.05  # per step: far above any framework's launch overhead
+
+
+def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> EfficiencyModel:
+    groups = sorted({o.group for o in rows})
+    factors = sorted({o.factor for o in rows} | {f"unit:{o.unit}" for o in rows})
+    harnesses = sorted({o.group[0] for o in rows})
+    g_index = {g: i for i, g in enumerate(groups)}
+    f_index = {f: len(groups) + i for i, f in enumerate(factors)}
+    h_index = {h: len(groups) + len(factors) + i for i, h in enumerate(harnesses)}
+    ideal = np.array([o.ideal_s for o in rows])
+    measured = np.log(np.array([o.measured_s for o in rows]))
+    units = np.array([o.units_per_step for o in rows])
+    gi = np.array([g_index[o.group] for o in rows])
+    fi = np.array([f_index[o.factor] for o in rows])
+    ui = np.array([f_index[f"unit:{o.unit}"] for o in rows])
+    hi = np.array([h_index[o.group[0]] for o in rows])
+    finite = np.isfinite(units)
+
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        eta = 1 / (1 + np.exp(-x[gi]))  # (0, 1)
+        f = 2 / (1 + np.exp(-x[fi])) * 2 / (1 + np.exp(-x[ui]))  # each (0, 2), 1 at x = 0
+        overhead = MAX_OVERHEAD_S / (1 + np.exp(-x[hi]))  # seconds, in (0, 50 ms)
+        return eta, f, overhead
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        eta, f, overhead = unpack(x)
+        efficiency = np.minimum(eta * f, 1.0)
+        seconds = ideal / efficiency + np.where(finite, overhead / np.where(finite, units, 1), 0)
+        fit_err = np.log(seconds) - measured
+        ridge = RIDGE * x[len(groups) : len(groups) + len(factors)]
+        return np.concatenate([fit_err, ridge])
+
+    x0 = np.zeros(len(groups) + len(factors) + len(harnesses))
+    x0[len(groups) + len(factors) :] = -4.0
+    if start is not None:  # warm start from a fit on more data (cross-validation)
+        for g, i in g_index.items():
+            if g in start.group:
+                x0[i] = math.log(start.group[g] / (1 - min(start.group[g], 0.999)))
+        for f, i in f_index.items():
+            if f in start.factor:
+                ratio = min(max(start.factor[f] / 2, 1e-6), 1 - 1e-6)
+                x0[i] = math.log(ratio / (1 - ratio))
+        for h, i in h_index.items():
+            if h in start.overhead_s:
+                ratio = min(max(start.overhead_s[h] / MAX_OVERHEAD_S, 1e-6), 1 - 1e-6)
+                x0[i] = math.log(ratio / (1 - ratio))
+    sparsity = np.zeros((len(rows) + len(factors), len(x0)), dtype=int)
+    for row, (a, b, c, d) in enumerate(zip(gi, fi, hi, ui, strict=True)):
+        sparsity[row, [a, b, c, d]] = 1
+    for k in range(len(factors)):
+        sparsity[len(rows) + k, len(groups) + k] = 1
+    result = least_squares(residuals, x0, method="trf", jac_sparsity=sparsity)
+    x = result.x
+    counts: dict[str, int] = defaultdict(int)
+    for o in rows:
+        counts["|".join(o.group)] += 1
+        counts[o.factor] += 1
+        counts[f"unit:{o.unit}"] += 1
+    return EfficiencyModel(
+        group={g: _sigmoid(x[g_index[g]]) for g in groups},
+        factor={f: 2 * _sigmoid(x[f_index[f]]) for f in factors},
+        overhead_s={h: MAX_OVERHEAD_S * _sigmoid(x[h_index[h]]) for h in harnesses},
+        fitted_on=dict(counts),
+    )
+
+
+def error(model: EfficiencyModel, o: Observation) -> float:
+    """(predicted rate − measured rate) / measured rate."""
+    return o.measured_s / model.seconds_per_unit(o) - 1
+
+
+def cross_validate(
+    rows: list[Observation], key, start: EfficiencyModel
+) -> list[tuple[Observation, float]]:
+    out = []
+    for held in sorted({key(o) for o in rows}):
+        train = [o for o in rows if key(o) != held]
+        if not train:
+            continue
+        model = fit(train, start)
+        out += [(o, error(model, o)) for o in rows if key(o) == held]
+    return out
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def report(rows: list[Observation], model: EfficiencyModel) -> str:
+    loo = cross_validate(rows, key=lambda o: o.bench.id, start=model)
+    logo = cross_validate(rows, key=lambda o: o.bench.gpu, start=model)
+    lines = [
+        "# Throughput estimates vs measurements",
+        "",
+        "<!-- generated by scripts/fit_efficiency.py; do not edit -->",
+        "",
+        "The roofline model's efficiency factors are fitted on `catalog/data/benchmarks.csv`",
+        "(published measurements, each with its harness and source). Errors are (predicted −",
+        "measured) / measured throughput. **Leave-one-out**: each measurement predicted by a",
+        "model fitted without it. **Leave-one-GPU-out**: every measurement of one GPU held out",
+        "at once — the case of a GPU nobody measured.",
+        "",
+    ]
+    for title, results in (("Leave-one-out", loo), ("Leave-one-GPU-out", logo)):
+        errs = [abs(e) for _, e in results]
+        lines += [
+            f"## {title}: {len(errs)} measurements, median |error| {statistics.median(errs):.1%}, "
+            f"90th percentile {quantile(errs, 0.9):.1%}",
+            "",
+            "| workload | harness | n | median | 90th pct |",
+            "|---|---|---|---|---|",
+        ]
+        by: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for o, e in results:
+            by[(o.bench.workload, o.bench.harness)].append(abs(e))
+        for (workload, harness), values in sorted(by.items()):
+            lines.append(
+                f"| {workload} | {harness} | {len(values)} | {statistics.median(values):.1%} | "
+                f"{quantile(values, 0.9):.1%} |"
+            )
+        per_gpu: dict[str, list[float]] = defaultdict(list)
+        for o, e in results:
+            per_gpu[o.bench.gpu].append(abs(e))
+        lines += ["", "| GPU | n | median | 90th pct |", "|---|---|---|---|"]
+        for gpu, values in sorted(per_gpu.items()):
+            lines.append(
+                f"| {gpu} | {len(values)} | {statistics.median(values):.1%} | "
+                f"{quantile(values, 0.9):.1%} |"
+            )
+        lines.append("")
+    lines += [
+        "## Fitted factors",
+        "",
+        "| factor | value | measurements |",
+        "|---|---|---|",
+    ]
+    for (harness, workload), value in sorted(model.group.items()):
+        n = model.fitted_on.get(f"{harness}|{workload}", 0)
+        lines.append(f"| η {harness} / {workload} | {value:.3f} | {n} |")
+    for name, value in sorted(model.factor.items()):
+        lines.append(f"| f {name} | {value:.3f} | {model.fitted_on.get(name, 0)} |")
+    for harness, value in sorted(model.overhead_s.items()):
+        lines.append(f"| overhead {harness} | {value * 1e3:.3f} ms per step | |")
+    return "\n".join(lines) + "\n"
+
+
+def csv_text(model: EfficiencyModel) -> str:
+    lines = ["kind,key,workload,value,unit,fitted_on"]
+    for (harness, workload), value in sorted(model.group.items()):
+        n = model.fitted_on.get(f"{harness}|{workload}", 0)
+        lines.append(f"eta,{harness},{workload},{value:.6f},fraction,{n}")
+    for name, value in sorted(model.factor.items()):
+        lines.append(f"factor,{name},,{value:.6f},multiplier,{model.fitted_on.get(name, 0)}")
+    for harness, value in sorted(model.overhead_s.items()):
+        lines.append(f"overhead,{harness},,{value:.6f},s,")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    rows = observations()
+    model = fit(rows)
+    outputs = {OUT_CSV: csv_text(model), OUT_DOC: report(rows, model)}
+    if "--check" in argv:
+        stale = [p.name for p, text in outputs.items() if not p.exists() or p.read_text() != text]
+        if stale:
+            print(f"stale: {', '.join(stale)}; run scripts/fit_efficiency.py", file=sys.stderr)
+            return 1
+        return 0
+    for path, text in outputs.items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,125 @@
+"""Throughput and time: a roofline (Williams, Waterman & Patterson, 2009) per job.
+
+time = max(FLOPs / (peak · η_compute), bytes / (bandwidth · η_memory)) + communication
+
+* Training FLOPs per token: ``6·N + 12·L·h·s`` (PaLM, Chowdhery et al., 2022, App. B: the
+  matmuls of forward and backward plus attention's ``QKᵀ`` and ``AV``); full recomputation adds
+  one forward (``2·N + 4·L·h·s``); LoRA skips the frozen weights' gradients (``4·N + 8·L·h·s``).
+* Inference: a forward pass is ``2·N`` per token plus ``4·L·h·context``; prefill is bound by
+  compute, decode by reading the weights and the KV cache once per step (Kwon et al., 2023).
+* CNNs: ResNet-50 is 4.09 GMACs per 224² image forward (torchvision), 2 FLOPs a MAC, and a
+  training step costs three forwards.
+* Multi-GPU data parallelism: a ring all-reduce moves ``2·(n−1)/n`` of the gradient bytes over
+  the slowest link (NVLink where the GPU has it, PCIe otherwise; Patarasuk & Yuan, 2009).
+
+The efficiencies η are fitted on published measurements (``scripts/fit_efficiency.py`` →
+``catalog/data/efficiency.csv``), never typed in; see :mod:`whichgpu.estimate.efficiency`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from whichgpu.catalog.records import GPU
+from whichgpu.estimate.memory import weights_bytes
+from whichgpu.models.arch import ModelArch
+from whichgpu.workload import Job
+
+#: ResNet-50 forward, multiply-accumulates per 224² image (torchvision weights table, 4.09).
+RESNET50_MACS = 4.09e9
+
+#: PCIe x16 bandwidth per direction in GB/s by generation (PCI-SIG: 3.0 ≈ 16, 4.0 ≈ 32, 5.0 ≈ 64).
+PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
+
+
+def tensor_tflops(gpu: GPU, precision: str) -> float:
+    """The dense peak a precision runs at: tensor cores for 16-bit, TF32, FP8 and INT8 math;
+    FP32 cores for ``32-true`` (PyTorch keeps FP32 matmuls off TF32 by default); weight-only
+    quantised models (int4, GGUF k-quants) compute in FP16."""
+    if precision == "32-true":
+        return gpu.fp32_tflops
+    if precision == "tf32":
+        return gpu.tf32_tensor_dense_tflops or gpu.fp32_tflops
+    if precision in ("fp8", "fp8-mixed"):
+        return gpu.fp8_tensor_dense_tflops or gpu.fp16_tensor_dense_tflops
+    if precision == "int8":
+        return gpu.int8_tensor_dense_tops or gpu.fp16_tensor_dense_tflops
+    if precision == "fp64":
+        return gpu.fp64_tensor_tflops or gpu.fp64_tflops
+    if precision.startswith("bf16"):
+        return gpu.bf16_tensor_dense_tflops or gpu.fp32_tflops
+    return gpu.fp16_tensor_dense_tflops
+
+
+def matmul_params(arch: ModelArch) -> float:
+    """Parameters that take part in matmuls per token (embedding lookups are gathers; an
+    MoE token uses only its routed experts)."""
+    embedding = arch.params.embedding
+    return float(arch.active_params - embedding + (embedding if arch.tied_embeddings else 0))
+
+
+def train_flops_per_token(arch: ModelArch, job: Job, seq: int) -> float:
+    """PaLM App. B: ``6·N + 12·L·h·s``; + a forward with full recomputation; LoRA: ``4·N``."""
+    n = matmul_params(arch)
+    attention = 12.0 * arch.n_layers * arch.n_heads * arch.head_dim * seq
+    flops = 4 * n + attention * 2 / 3 if job.task in ("lora", "qlora") else 6 * n + attention
+    if job.checkpointing == "full":
+        flops += 2 * n + attention / 3
+    return flops
+
+
+def forward_flops_per_token(arch: ModelArch, context: int) -> float:
+    return 2 * matmul_params(arch) + 4.0 * arch.n_layers * arch.n_heads * arch.head_dim * context
+
+
+def image_flops(arch: ModelArch, training: bool) -> float:
+    """FLOPs per image: ResNet-50's 4.09 GMACs scaled by parameters for other ResNets; ViT
+    by the transformer formula over its patch tokens."""
+    if arch.kind == "cnn":
+        forward = 2 * RESNET50_MACS * arch.total_params / 25_557_032
+    else:
+        forward = forward_flops_per_token(arch, arch.tokens_per_image) * arch.tokens_per_image
+    return forward * (3 if training else 1)
+
+
+def decode_bytes_per_step(
+    arch: ModelArch, job: Job, context: int, weight_scale: float = 1.0
+) -> float:
+    """Bytes read per decode step: every weight once (an MoE step reads the experts its batch
+    routes to), and each sequence's KV cache. ``weight_scale`` halves 16-bit weights stored
+    in fp8."""
+    weights = weights_bytes(arch, job) * weight_scale
+    if arch.is_moe:
+        touched = min(arch.n_experts, job.batch * arch.experts_per_token)
+        expert_share = arch.params.experts / arch.total_params
+        weights *= 1 - expert_share * (1 - touched / arch.n_experts)
+    kv_elem = 1.0 if job.kv_dtype == "fp8" else 2.0
+    kv = float(arch.n_layers) * arch.kv_dim * context * job.batch * kv_elem
+    return weights + kv
+
+
+def link_gb_per_s(gpu: GPU) -> float:
+    """One direction of the link gradients cross: NVLink (half its bidirectional figure) or
+    PCIe x16 of the card's generation."""
+    if gpu.nvlink_gb_per_s:
+        return gpu.nvlink_gb_per_s / 2
+    return PCIE_X16_GB_PER_S.get(gpu.pcie_gen or 4, 31.5)
+
+
+def allreduce_seconds(gradient_bytes: float, gpus: int, gpu: GPU) -> float:
+    """Ring all-reduce: each GPU sends and receives ``2·(n−1)/n`` of the bytes."""
+    if gpus <= 1:
+        return 0.0
+    return 2 * (gpus - 1) / gpus * gradient_bytes / (link_gb_per_s(gpu) * 1e9)
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Ideal time of one unit of work (a step, a token, an image) on one GPU, by bound."""
+
+    compute_s: float
+    memory_s: float
+
+    @property
+    def bound(self) -> str:
+        return "compute" if self.compute_s >= self.memory_s else "memory bandwidth"
