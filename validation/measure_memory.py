@@ -12,7 +12,8 @@ Usage::
     python validation/measure_memory.py                 # all cases + param counts
     python validation/measure_memory.py --list          # print the case names
     python validation/measure_memory.py --only 'llama-2-7b__train__*' --jobs 2
-    python validation/measure_memory.py --out /tmp/m.csv --only gpt2__inference__bf16-true__b1_s512__sdpa
+    python validation/measure_memory.py --out /tmp/m.csv \
+        --only gpt2__inference__bf16-true__b1_s512__sdpa
 
 With ``--only`` the selected rows are merged into an existing ``--out`` file
 (rows of other cases are kept); without it the file is rewritten.
@@ -112,7 +113,6 @@ import argparse
 import contextlib
 import csv
 import dataclasses
-import datetime
 import fnmatch
 import gc
 import json
@@ -160,7 +160,7 @@ COLUMNS = [
     "peft_version",
     "measured_on",
 ]
-ABLATION_COLUMNS = COLUMNS + ["variant", "note"]
+ABLATION_COLUMNS = [*COLUMNS, "variant", "note"]
 PARAM_COLUMNS = ["model", "config_file", "total_params", "trainable_lora_params_r16_qkvo"]
 
 # MemTracker category (``_MemRefType.value``) -> CSV column.
@@ -183,7 +183,8 @@ ALLOC_ROUND = 512  # CUDA caching allocator: every block is a multiple of 512 by
 # Keys missing from partial reference configs, completed from the published HF config.json.
 # Only keys that change shapes or the executed code are listed.
 CONFIG_COMPLETIONS: dict[str, dict] = {
-    # Qwen2.5 0.5B/1.5B tie the LM head to the embedding (HF config.json: "tie_word_embeddings": true);
+    # Qwen2.5 0.5B/1.5B tie the LM head to the embedding (HF config.json:
+    # "tie_word_embeddings": true);
     # the reference copy only has litgpt shape fields.  The other keys are the HF values and do not
     # change shapes (use_sliding_window false => full attention in every layer).
     "Qwen--Qwen2.5-0.5B.json": {
@@ -205,7 +206,8 @@ CONFIG_COMPLETIONS: dict[str, dict] = {
         "use_sliding_window": False,
         "max_window_layers": 28,
     },
-    # HF DeepSeek-V2-Lite has "q_lora_rank": null (no low-rank query); transformers' default is 1536.
+    # HF DeepSeek-V2-Lite has "q_lora_rank": null (no low-rank query); transformers' default
+    # is 1536.
     "deepseek-ai--DeepSeek-V2-Lite.json": {"q_lora_rank": None},
 }
 
@@ -341,7 +343,7 @@ def _train_grid(
 def build_cases() -> list[Case]:
     cases: list[Case] = []
     full = ["gpt2", "qwen2.5-0.5b", "llama-3.2-1b", "llama-2-7b", "mistral-7b-v0.3", "llama-2-13b"]
-    for m in full + ["llama-3.1-8b"]:
+    for m in [*full, "llama-3.1-8b"]:
         seqs = (512, 1024) if m == "gpt2" else (512, 2048)  # GPT-2 has 1024 positions
         # 1. inference prefill, bf16 weights
         for b in (1, 4):
@@ -442,7 +444,22 @@ def build_real_cases() -> list[Case]:
             lora_rank=16,
             lora_targets="qkvo",
         ),
+        Case("gpt2", "inference", "generate", "bf16-true", 8, 512, generate=128),
+        Case("gpt2", "train", "train_step", "bf16-mixed", 2, 1024, checkpointing=True),
+        Case("gpt2", "train", "train_step", "32-true", 2, 1024),
         Case("qwen2.5-0.5b", "inference", "prefill", "bf16-true", 1, 512),
+        Case("qwen2.5-0.5b", "inference", "prefill", "bf16-true", 4, 2048),
+        Case(
+            "qwen2.5-0.5b",
+            "lora",
+            "train_step",
+            "bf16-true",
+            1,
+            512,
+            checkpointing=True,
+            lora_rank=16,
+            lora_targets="qkvo",
+        ),
         Case("qwen2.5-0.5b", "inference", "generate", "bf16-true", 1, 512, generate=128),
         Case("qwen2.5-0.5b", "train", "train_step", "32-true", 1, 512),
         Case("qwen2.5-0.5b", "train", "train_step", "bf16-mixed", 1, 512),
@@ -522,7 +539,7 @@ def install_allocator_rounding() -> None:
 
 
 def make_tracker():
-    from torch.distributed._tools.mem_tracker import MemTracker, _MemRefType
+    from torch.distributed._tools.mem_tracker import _TOTAL_KEY, MemTracker, _MemRefType
 
     class Tracker(MemTracker):
         """MemTracker that installs grad hooks only on parameters that require grad."""
@@ -548,7 +565,38 @@ def make_tracker():
                     self._param_to_grad_hook_handles[p] = (h1, h2)
             return pm, bm
 
+        def _update_peak_stats(self, peak_state):
+            # Only the global peak is needed; MemTracker's per-module peak bookkeeping loops over
+            # every module on every op, which dominates the run time of long decode loops.
+            for dev, dev_snap in self._curr_mem_snap.items():
+                if self._peak_mem.get(dev, 0) < dev_snap[_TOTAL_KEY]:
+                    self._peak_mem[dev] = dev_snap[_TOTAL_KEY]
+                    self._peak_mem_snap[dev] = dict(dev_snap)
+
     return Tracker()
+
+
+@contextlib.contextmanager
+def unpacked_sequences(enabled: bool):
+    """Give transformers' packed-sequence detection the answer the real run computes.
+
+    Without an attention mask and cache (training), ``masking_utils.find_packed_sequence_indices``
+    reads the values of ``position_ids`` to detect several sequences packed in one row.  Fake
+    tensors have no values, so transformers treats them like a traced graph and assumes packing:
+    it then materializes a 4D mask and SDPA loses ``is_causal``.  Our inputs are single unpacked
+    sequences, for which the real function returns ``None``; return that directly (fake mode only).
+    """
+    if not enabled:
+        yield
+        return
+    import transformers.masking_utils as mu
+
+    orig = mu.find_packed_sequence_indices
+    mu.find_packed_sequence_indices = lambda position_ids: None
+    try:
+        yield
+    finally:
+        mu.find_packed_sequence_indices = orig
 
 
 @contextlib.contextmanager
@@ -674,7 +722,7 @@ def build_model(case: Case):
 # --------------------------------------------------------------------------------------
 
 
-def run_phase(case: Case, model, optimizer, ids, tracker=None):
+def run_phase(case: Case, model, optimizer, ids, tracker=None, warmup=False):
     import torch
 
     def before_forward():
@@ -697,7 +745,9 @@ def run_phase(case: Case, model, optimizer, ids, tracker=None):
             tok = out.logits[:, -1, :].to(copy=True, dtype=torch.float32).argmax(-1, keepdim=True)
             del out
             seqs = torch.cat([ids, tok], dim=-1)
-            for _ in range(case.generate - 1):
+            # the warm-up run only needs the prefill and one decode step (no state to build up)
+            n_decode = 1 if warmup else case.generate - 1
+            for _ in range(n_decode):
                 before_forward()
                 out = model(input_ids=tok, cache=cache, use_cache=True, logits_to_keep=1)
                 cache = out.cache
@@ -728,21 +778,21 @@ def run_phase(case: Case, model, optimizer, ids, tracker=None):
 
 
 def measure_case(case: Case) -> dict:
+    import peft
     import torch
     import transformers
-    import peft
 
     install_allocator_rounding()
     model, fake_mode, cfg = build_model(case)
     mode_ctx = fake_mode if fake_mode is not None else contextlib.nullcontext()
     t0 = time.time()
-    with mode_ctx, cuda_like_dropout():
+    with mode_ctx, cuda_like_dropout(), unpacked_sequences(fake_mode is not None):
         ids = torch.randint(0, cfg.vocab_size, (case.batch, case.seq))
         optimizer = None
         if case.phase == "train_step":
             params = [p for p in model.parameters() if p.requires_grad]
             optimizer = torch.optim.AdamW(params, lr=1e-4, foreach=True)
-        run_phase(case, model, optimizer, ids)  # iteration 1 (creates optimizer state)
+        run_phase(case, model, optimizer, ids, warmup=True)  # iteration 1 (creates optimizer state)
         gc.collect()
         tracker = make_tracker()
         tracker.track_external(model, ids, *([optimizer] if optimizer is not None else []))
@@ -789,7 +839,8 @@ def measure_case(case: Case) -> dict:
         row["note"] = (
             "logits_to_keep=1"
             if case.logits_to_keep == 1
-            else "GPT-2 attn_pdrop=0.1 kept: SDPA on CPU uses the math kernel (no dropout in CPU flash)"
+            else "GPT-2 attn_pdrop=0.1 kept: SDPA on CPU uses the math kernel "
+            "(no dropout in CPU flash)"
         )
     del model, optimizer, tracker
     gc.collect()
@@ -809,7 +860,7 @@ def count_params_for_file(config_file: str) -> tuple[dict | None, str | None]:
 
     try:
         cfg = build_config(config_file)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return None, f"config not buildable: {type(e).__name__}: {e}"
     archs = getattr(cfg, "architectures", None) or []
     cls = getattr(transformers, archs[0], None) if archs else None
@@ -819,7 +870,7 @@ def count_params_for_file(config_file: str) -> tuple[dict | None, str | None]:
                 model = cls._from_config(cfg, dtype=torch.bfloat16)
             else:
                 model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return None, f"model not buildable: {type(e).__name__}: {str(e)[:200]}"
     total = sum(p.numel() for p in model.parameters())
     lora = ""
@@ -839,7 +890,7 @@ def count_params_for_file(config_file: str) -> tuple[dict | None, str | None]:
             )
         lora = sum(p.numel() for p in pm.parameters() if p.requires_grad)
         note = None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         note = f"LoRA count failed: {type(e).__name__}: {str(e)[:200]}"
     row = {
         "model": model_id_for_file(config_file),
@@ -869,7 +920,8 @@ def param_counts_task() -> tuple[list[dict], list[str]]:
 # Driver
 # --------------------------------------------------------------------------------------
 
-MEASURED_ON = os.environ.get("WHICHGPU_MEASURED_ON", datetime.date.today().isoformat())
+# Date of the measurement run (the brief's "today"); override with WHICHGPU_MEASURED_ON.
+MEASURED_ON = os.environ.get("WHICHGPU_MEASURED_ON", "2026-11-29")
 
 
 def _worker_init(threads: int):
@@ -886,7 +938,7 @@ def _worker_init(threads: int):
 def _run_case_safe(case: Case):
     try:
         return case.name, measure_case(case), None
-    except Exception:  # noqa: BLE001
+    except Exception:
         return case.name, None, traceback.format_exc()
 
 
@@ -969,13 +1021,12 @@ def main(argv=None) -> int:
     def _consume(futs):
         for fut in as_completed(futs):
             res = fut.result()
-            if res[0] == "__params__":
-                continue
             name, row, err = res
             if row is not None:
                 results[name] = row
                 print(
-                    f"[{time.time() - t_start:7.1f}s] {name}: peak {row['peak_bytes'] / 2**30:.3f} GiB "
+                    f"[{time.time() - t_start:7.1f}s] {name}: "
+                    f"peak {row['peak_bytes'] / 2**30:.3f} GiB "
                     f"({row.pop('_seconds')} s)",
                     flush=True,
                 )
@@ -984,18 +1035,26 @@ def main(argv=None) -> int:
                 print(f"[{time.time() - t_start:7.1f}s] FAILED {name}\n{err}", flush=True)
 
     param_result = None
-    with ProcessPoolExecutor(
-        max_workers=args.jobs, mp_context=ctx, initializer=_worker_init, initargs=(threads,)
-    ) as pool:
-        pfut = pool.submit(param_counts_task) if do_params else None
-        _consume([pool.submit(_run_case_safe, c) for c in fake_cases])
+    # Fake cases run in `--jobs` workers; real-tensor cases (real allocations, up to ~10 GiB) run
+    # one at a time in a separate single-threaded worker, concurrently.
+    with contextlib.ExitStack() as stack:
+        fake_pool = stack.enter_context(
+            ProcessPoolExecutor(
+                max_workers=args.jobs, mp_context=ctx, initializer=_worker_init, initargs=(threads,)
+            )
+        )
+        futs = [fake_pool.submit(_run_case_safe, c) for c in fake_cases]
+        if real_cases:
+            real_pool = stack.enter_context(
+                ProcessPoolExecutor(
+                    max_workers=1, mp_context=ctx, initializer=_worker_init, initargs=(1,)
+                )
+            )
+            futs += [real_pool.submit(_run_case_safe, c) for c in real_cases]
+        pfut = fake_pool.submit(param_counts_task) if do_params else None
+        _consume(futs)
         if pfut is not None:
             param_result = pfut.result()
-    if real_cases:
-        with ProcessPoolExecutor(
-            max_workers=1, mp_context=ctx, initializer=_worker_init, initargs=(os.cpu_count() or 1,)
-        ) as pool:
-            _consume([pool.submit(_run_case_safe, c) for c in real_cases])
 
     # main CSV: merge when --only, else rewrite
     main_names = [c.name for c in all_cases()]

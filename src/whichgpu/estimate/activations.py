@@ -159,12 +159,10 @@ def checkpointed_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) ->
 
 
 def model_activation_bytes(arch: ModelArch, job: Job, batch: int, seq: int, layers: int) -> float:
-    """Saved activations of ``layers`` layers at the end of the forward pass, plus the one
-    layer recomputed at a time when checkpointing (its peak during backward)."""
+    """Saved activations of ``layers`` layers at the end of the forward pass. (With
+    checkpointing, the layer recomputed during backward is :func:`recompute_bytes`.)"""
     if job.checkpointing == "full":
-        return layers * checkpointed_layer_bytes(arch, job, batch, seq) + decoder_layer_bytes(
-            arch, job, batch, seq
-        )
+        return layers * checkpointed_layer_bytes(arch, job, batch, seq)
     per_layer = decoder_layer_bytes(arch, job, batch, seq)
     if job.checkpointing == "selective" and job.attention == "eager":
         # Selective recomputation drops the attention core's s² tensors (Korthikanti §4.2).
@@ -172,6 +170,14 @@ def model_activation_bytes(arch: ModelArch, job: Job, batch: int, seq: int, laye
         sdpa = decoder_layer_bytes(arch, _with_sdpa(job), batch, seq)
         per_layer = min(eager, sdpa)
     return layers * per_layer
+
+
+def recompute_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> float:
+    """With full checkpointing, one layer's activations exist again while it is recomputed
+    and back-propagated, one layer at a time."""
+    if job.checkpointing != "full" or arch.kind == "cnn":
+        return 0.0
+    return decoder_layer_bytes(arch, job, batch, seq)
 
 
 def _with_sdpa(job: Job) -> Job:

@@ -27,8 +27,10 @@ import math
 from dataclasses import dataclass, field, replace
 
 from whichgpu.estimate.activations import (
+    ACTIVATION_SAVED_TENSORS,
     model_activation_bytes,
     numerics,
+    recompute_bytes,
     resnet_image_bytes,
 )
 from whichgpu.estimate.assumptions import (
@@ -264,10 +266,16 @@ def inference_working_set_bytes(arch: ModelArch, job: Job, seq: int) -> float:
     width = arch.intermediate_size
     if arch.is_moe:
         width = arch.experts_per_token * arch.moe_intermediate_size
-    mlp = tokens * width * c * (3 if arch.ffn_kind == "glu" else 2)
+    # GLU: act(gate), up and their product; otherwise the activation's intermediates
+    # (HF's gelu_new keeps four I-sized tensors alive at once), at least input and output.
+    alive = (
+        3 if arch.ffn_kind == "glu" else max(2, ACTIVATION_SAVED_TENSORS.get(arch.activation, 1))
+    )
+    mlp = tokens * width * c * alive
     attention = 0.0
     if job.attention == "eager":
-        attention = float(job.batch) * arch.n_heads * seq * seq * (4 + c)
+        # softmax(dtype=float32) first copies its 16-bit input to fp32: input, copy, output
+        attention = float(job.batch) * arch.n_heads * seq * seq * (c + 8 if c != 4 else 8)
     return max(mlp, attention) + tokens * arch.hidden_size * (c + 4)
 
 
@@ -333,7 +341,7 @@ def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
         if job.task not in ("lora", "qlora") and arch.vocab_size
         else 0.0
     )
-    return {
+    phases = {
         "forward": {**state, "activations": acts, "logits": logits_bytes(arch, job, "forward")},
         "backward": {
             **state,
@@ -347,6 +355,12 @@ def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
             "optimizer_step_temp": optimizer_step_temp_bytes(arch, job),
         },
     }
+    seq = arch.tokens_per_image if arch.kind == "vit" else job.tokens
+    again = recompute_bytes(arch, job, job.batch, seq) / job.tp
+    if again:
+        # the last layer recomputed, once the loss's gradient has reached the hidden states
+        phases["recomputation"] = {**state, "activations": acts + again, "gradients": head_grad}
+    return phases
 
 
 def _inference_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
