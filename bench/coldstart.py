@@ -19,6 +19,7 @@ COMMANDS = [
     ["compare", "a100-80gb-sxm", "rtx-a6000", "rtx-a2000", "--json"],
     ["gpus"],
     ["show", "h100"],
+    ["fit", "--model", "llama-3.1-8b", "--task", "lora", "--gpu", "a6000"],
 ]
 
 
