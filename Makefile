@@ -23,9 +23,11 @@ lint: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_docs.py
+	$(BIN)/python scripts/fit_efficiency.py
 
 test: lint
 	$(BIN)/python scripts/gen_docs.py --check
+	$(BIN)/python scripts/fit_efficiency.py --check
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -196,8 +196,19 @@ def report(rows: list[Observation], model: EfficiencyModel) -> str:
     return "\n".join(lines) + "\n"
 
 
-def csv_text(model: EfficiencyModel) -> str:
+def spreads(rows: list[Observation], model: EfficiencyModel) -> dict[str, tuple[float, float]]:
+    """Per workload, the 10th and 90th percentiles of leave-one-out errors."""
+    by: dict[str, list[float]] = defaultdict(list)
+    for o, e in cross_validate(rows, key=lambda o: o.bench.id, start=model):
+        by[o.bench.workload].append(e)
+    return {w: (quantile(v, 0.1), quantile(v, 0.9)) for w, v in by.items()}
+
+
+def csv_text(model: EfficiencyModel, spread: dict[str, tuple[float, float]]) -> str:
     lines = ["kind,key,workload,value,unit,fitted_on"]
+    for workload, (low, high) in sorted(spread.items()):
+        lines.append(f"spread_low,,{workload},{low:.6f},error,")
+        lines.append(f"spread_high,,{workload},{high:.6f},error,")
     for (harness, workload), value in sorted(model.group.items()):
         n = model.fitted_on.get(f"{harness}|{workload}", 0)
         lines.append(f"eta,{harness},{workload},{value:.6f},fraction,{n}")
@@ -211,7 +222,7 @@ def csv_text(model: EfficiencyModel) -> str:
 def main(argv: list[str]) -> int:
     rows = observations()
     model = fit(rows)
-    outputs = {OUT_CSV: csv_text(model), OUT_DOC: report(rows, model)}
+    outputs = {OUT_CSV: csv_text(model, spreads(rows, model)), OUT_DOC: report(rows, model)}
     if "--check" in argv:
         stale = [p.name for p, text in outputs.items() if not p.exists() or p.read_text() != text]
         if stale:

@@ -259,6 +259,69 @@ def fit(
     print_fit(result, serving, make_console())
 
 
+@app.command()
+def estimate(
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help=_("A preset (llama-3.1-8b, resnet-50…).")),
+    ] = None,
+    params: Annotated[
+        str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
+    ] = None,
+    task: Annotated[
+        str, typer.Option(help=_("inference, train, finetune, lora or qlora."))
+    ] = "inference",
+    gpu: Annotated[str, typer.Option("--gpu", help=_("The GPU."))] = "a100",
+    count: Annotated[int, typer.Option(help=_("How many of them (data parallel)."))] = 1,
+    precision: Annotated[
+        str, typer.Option(help=_("32-true, 16-mixed, bf16-mixed, 16-true or bf16-true."))
+    ] = "bf16-true",
+    quant: Annotated[str | None, typer.Option(help=_("Weights: int8, int4, fp8, q4_k_m…"))] = None,
+    batch: Annotated[int, typer.Option(help=_("Sequences or images per GPU step."))] = 1,
+    seq: Annotated[int, typer.Option(help=_("Tokens per sequence (training, prompt)."))] = 2048,
+    prompt: Annotated[int, typer.Option(help=_("Inference: prompt tokens."))] = 0,
+    generate: Annotated[int, typer.Option(help=_("Inference: generated tokens."))] = 256,
+    checkpointing: Annotated[
+        bool, typer.Option("--checkpointing", help=_("Full activation checkpointing."))
+    ] = False,
+    tokens: Annotated[
+        float | None, typer.Option(help=_("Job size: tokens to train on or to generate."))
+    ] = None,
+    images: Annotated[float | None, typer.Option(help=_("Job size: images."))] = None,
+    epochs: Annotated[float, typer.Option(help=_("Passes over --images."))] = 1.0,
+    json_out: JsonFlag = False,
+) -> None:
+    """How fast, how long? Throughput, time, bound and MFU, with a range."""
+    from whichgpu.catalog import load_catalog
+    from whichgpu.throughput import estimate_throughput
+    from whichgpu.workload import make_job
+
+    job = make_job(
+        task=task, precision=precision, quant=quant, batch=batch, seq=seq,
+        prompt=prompt or (seq if task == "inference" else 0),
+        generate=generate if task == "inference" else 0,
+        checkpointing="full" if checkpointing else "none", gpus=count,
+    )  # fmt: skip
+    for name, value in (("tokens", tokens), ("images", images), ("epochs", epochs)):
+        if value is not None and value <= 0:
+            raise InvalidInput(
+                _("--{name} must be positive (got {value})").format(name=name, value=value)
+            )
+    catalog = load_catalog()
+    arch = _model(model, params, None)
+    work = tokens if tokens is not None else (images * epochs if images is not None else None)
+    result = estimate_throughput(arch, job, catalog.resolve(gpu), count, work=work)
+    if json_out:
+        from whichgpu.render.estimate_out import estimate_doc
+
+        _print_json(estimate_doc(result))
+        return
+    from whichgpu.render.estimate_out import print_estimate
+    from whichgpu.render.tables import make_console
+
+    print_estimate(result, arch, make_console())
+
+
 def _fail(message: str, code: int = 2) -> None:
     sys.stderr.write(f"whichgpu: {_('error')}: {message}\n")
     raise SystemExit(code)

@@ -40,6 +40,9 @@ GENERIC_SIZES = {
 RATE_METRICS = {"throughput", "output_throughput", "ttft"}
 #: Harnesses that split a model's layers across GPUs, so that the GPUs work in turn.
 LAYER_SPLIT_HARNESSES = frozenset({"llamacpp"})
+#: Harnesses whose 16-bit matmuls accumulate in FP16 (llama.cpp calls cuBLAS with
+#: CUBLAS_COMPUTE_16F), which GeForce cards run at twice their FP32-accumulate rate.
+FP16_ACCUMULATE_HARNESSES = frozenset({"llamacpp"})
 
 
 def math_unit(bench: Benchmark, gpu: GPU) -> str:
@@ -110,7 +113,11 @@ def ideal_rate(bench: Benchmark, gpu: GPU) -> Ideal | None:
     n = bench.gpus
     # llama.cpp splits layers across GPUs (they run one after another): one GPU's rates
     parallel = 1 if bench.harness in LAYER_SPLIT_HARNESSES else n
-    peak = tensor_tflops(gpu, _math_precision(bench)) * 1e12 * parallel
+    math = _math_precision(bench)
+    per_gpu = tensor_tflops(gpu, math)
+    if bench.harness in FP16_ACCUMULATE_HARNESSES and math in ("16-true", "16-mixed"):
+        per_gpu = gpu.fp16_fp16acc_tensor_dense_tflops
+    peak = per_gpu * 1e12 * parallel
     bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * parallel
     w = bench.workload
     if w in ("gemm", "fp64"):
@@ -141,7 +148,7 @@ def ideal_rate(bench: Benchmark, gpu: GPU) -> Ideal | None:
         flops = forward_flops_per_token(arch, seq // 2) * seq
         seconds = max(flops / peak, _weights(arch, job, bench) / bandwidth)
         if bench.unit == "ms":
-            return Ideal(1 / (seconds * 1e3), "compute")  # rate in 1/ms: compare inverses
+            return Ideal(1 / seconds, "compute")  # requests per second (a latency's inverse)
         if bench.unit == "tokens/s":
             return Ideal(seq / seconds, "compute")
         return None
@@ -186,6 +193,8 @@ def units_per_step(bench: Benchmark) -> float:
     if bench.batch is None and bench.workload not in ("llm-decode", "llm-prefill"):
         return float("inf")  # a throughput figure at a large, unstated batch
     batch = float(bench.batch or 1)
+    if bench.unit == "ms":
+        return batch  # a latency: one request a step
     if bench.workload in ("llm-prefill",):
         return batch * (bench.seq or 512)
     if bench.workload in ("llm-train", "transformer-train"):
@@ -214,7 +223,7 @@ def observe(bench: Benchmark, gpu: GPU) -> Observation | None:
     ideal = ideal_rate(bench, gpu)
     if ideal is None or ideal.rate <= 0:
         return None
-    measured_rate = 1 / bench.value if bench.unit == "ms" else bench.value
+    measured_rate = 1e3 / bench.value if bench.unit == "ms" else bench.value
     factor = gpu.architecture if ideal.bound == "compute" else memory_class(gpu)
     return Observation(
         bench=bench,
@@ -263,3 +272,36 @@ class EfficiencyModel:
         eta, _ = self.efficiency(obs.group, obs.factor, obs.unit)
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
         return obs.ideal_s / eta + overhead
+
+
+def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
+    """The fitted model and, per workload, its leave-one-out error spread (10th, 90th pct),
+    from ``catalog/data/efficiency.csv`` (written by scripts/fit_efficiency.py)."""
+    import csv
+    import io
+    from importlib import resources
+
+    text = (resources.files("whichgpu.catalog") / "data" / "efficiency.csv").read_text("utf-8")
+    group: dict[tuple[str, str], float] = {}
+    factor: dict[str, float] = {}
+    overhead: dict[str, float] = {}
+    fitted: dict[str, int] = {}
+    spread_low: dict[str, float] = {}
+    spread_high: dict[str, float] = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        value = float(row["value"])
+        kind = row["kind"]
+        if kind == "eta":
+            group[(row["key"], row["workload"])] = value
+            fitted[f"{row['key']}|{row['workload']}"] = int(row["fitted_on"] or 0)
+        elif kind == "factor":
+            factor[row["key"]] = value
+            fitted[row["key"]] = int(row["fitted_on"] or 0)
+        elif kind == "overhead":
+            overhead[row["key"]] = value
+        elif kind == "spread_low":
+            spread_low[row["workload"]] = value
+        elif kind == "spread_high":
+            spread_high[row["workload"]] = value
+    spread = {w: (spread_low[w], spread_high.get(w, 0.0)) for w in spread_low}
+    return EfficiencyModel(group, factor, overhead, fitted), spread

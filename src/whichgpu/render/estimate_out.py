@@ -1,0 +1,83 @@
+"""``estimate`` output: JSON and text."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from whichgpu.i18n import _
+from whichgpu.models.arch import ModelArch
+from whichgpu.render.json_doc import SCHEMA_VERSION
+from whichgpu.throughput import ThroughputEstimate
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
+    rate = result.throughput
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "estimate",
+        "gpu": result.gpu.id,
+        "count": result.count,
+        "workload": result.workload,
+        "harness": result.harness,
+        "throughput": {"value": rate.value, "unit": rate.unit, "low": rate.low, "high": rate.high},
+        "time_s": result.time_s,
+        "bound": result.bound,
+        "mfu": result.mfu,
+        "ttft_s": result.ttft_s,
+        "tokens_per_s_per_sequence": result.tokens_per_s_per_sequence,
+        "efficiency": result.efficiency,
+        "efficiency_provenance": result.provenance,
+    }
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return _("{n:.1f} s").format(n=seconds)
+    if seconds < 2 * 3600:
+        return _("{n:.1f} min").format(n=seconds / 60)
+    if seconds < 3 * 86400:
+        return _("{n:.1f} h").format(n=seconds / 3600)
+    return _("{n:.1f} days").format(n=seconds / 86400)
+
+
+def print_estimate(result: ThroughputEstimate, arch: ModelArch, console: Console) -> None:
+    from rich.text import Text
+
+    rate = result.throughput
+    gpus = (
+        f"{result.count} × {result.gpu.short_name}" if result.count > 1 else result.gpu.short_name
+    )
+    console.print(Text(f"{arch.name} · {result.workload} · {gpus}", style="bold"))
+    console.print(
+        _("Throughput: {value:,.1f} {unit} (likely {low:,.1f}–{high:,.1f}), {bound}-bound").format(
+            value=rate.value, unit=rate.unit, low=rate.low, high=rate.high, bound=_(result.bound)
+        )
+    )
+    if result.tokens_per_s_per_sequence is not None:
+        console.print(
+            _("Per sequence: {n:,.1f} tokens/s").format(n=result.tokens_per_s_per_sequence)
+        )
+    if result.ttft_s is not None:
+        console.print(_("Time to first token: {ms:,.0f} ms").format(ms=result.ttft_s * 1e3))
+    if result.mfu is not None:
+        console.print(_("MFU: {mfu:.0%}").format(mfu=result.mfu))
+    if result.time_s is not None:
+        low = result.time_s * rate.value / rate.high
+        high = result.time_s * rate.value / rate.low
+        console.print(
+            _("Time: {t} (likely {low}–{high})").format(
+                t=_duration(result.time_s), low=_duration(low), high=_duration(high)
+            )
+        )
+    console.print(
+        Text(
+            _("Efficiency {eta:.0%} of the roofline ({provenance}; as the {harness} harness "
+              "runs it). Accuracy: docs/perf-accuracy.md").format(
+                eta=result.efficiency, provenance=result.provenance, harness=result.harness
+            ),
+            style="dim",
+        )
+    )  # fmt: skip

@@ -1,0 +1,160 @@
+"""``estimate``: throughput and time of a job on a GPU (or several), with a range from the
+calibration residuals and the bound (compute, memory bandwidth, interconnect).
+
+The user's job is expressed as a measurement would be (workload, model, precision, batch,
+sequence) and goes through the same roofline and fitted efficiencies as the calibration set
+(:mod:`whichgpu.estimate.efficiency`), so what is validated is what users get.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from whichgpu.catalog.records import GPU, Benchmark
+from whichgpu.errors import InvalidInput
+from whichgpu.estimate.efficiency import ideal_rate, load_efficiency, observe
+from whichgpu.estimate.memory import gradients_bytes
+from whichgpu.estimate.perf import allreduce_seconds, tensor_tflops, train_flops_per_token
+from whichgpu.i18n import _
+from whichgpu.models.arch import ModelArch
+from whichgpu.workload import Job
+
+#: The harness a user's job is assumed to run like, per workload: the best-covered,
+#: well-tuned software of each kind in the calibration set.
+DEFAULT_HARNESS = {
+    "llm-train": "mosaicml-llmfoundry",
+    "llm-prefill": "trtllm",
+    "llm-decode": "llamacpp",
+    "llm-serve": "trtllm",
+    "cnn-train": "nvidia-dle-pytorch",
+    "cnn-infer": "nvidia-dle-pytorch",
+    "transformer-train": "lambda-dle-v1",
+}
+
+
+@dataclass(frozen=True)
+class Rate:
+    value: float
+    unit: str
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class ThroughputEstimate:
+    gpu: GPU
+    count: int
+    workload: str
+    harness: str
+    throughput: Rate
+    bound: str
+    mfu: float | None
+    time_s: float | None
+    ttft_s: float | None
+    tokens_per_s_per_sequence: float | None
+    efficiency: float
+    provenance: str
+
+
+def workload_of(arch: ModelArch, job: Job) -> str:
+    if arch.kind == "cnn":
+        return "cnn-train" if job.training else "cnn-infer"
+    if arch.kind in ("encoder", "vit") and job.training:
+        return "transformer-train"
+    if job.training:
+        return "llm-train"
+    return "llm-serve" if job.batch > 1 else "llm-decode"
+
+
+def _bench(arch: ModelArch, job: Job, gpu: GPU, count: int, workload: str, harness: str,
+           unit: str, seq: int | None, generate: int | None) -> Benchmark:  # fmt: skip
+    precision = job.quant or job.precision
+    return Benchmark(
+        id="user-job",
+        gpu=gpu.id,
+        gpus=count,
+        workload=workload,  # type: ignore[arg-type]
+        model=arch.id,
+        precision=precision,
+        batch=job.batch,
+        seq=seq,
+        generate=generate,
+        metric="throughput",
+        value=1.0,
+        unit=unit,
+        harness=harness,
+        source="whichgpu",
+        as_of="undated",
+    )
+
+
+def estimate_throughput(
+    arch: ModelArch, job: Job, gpu: GPU, count: int = 1, harness: str | None = None,
+    work: float | None = None,
+) -> ThroughputEstimate:  # fmt: skip
+    """Throughput of ``job`` on ``count`` × ``gpu``; ``work`` is the job size in the
+    throughput's unit (tokens, images, generated tokens) for a time estimate."""
+    if not arch.id:
+        raise InvalidInput(_("estimate needs a preset model (--model) or --params"))
+    model, spread = load_efficiency()
+    workload = workload_of(arch, job)
+    harness = harness or DEFAULT_HARNESS[workload]
+    seq: int | None
+    if workload in ("cnn-train", "cnn-infer"):
+        unit, seq, generate = "images/s", None, None
+    elif workload == "transformer-train":
+        unit, seq, generate = "sequences/s", job.seq, None
+    elif workload == "llm-train":
+        unit, seq, generate = "tokens/s", job.seq, None
+    else:
+        unit, seq, generate = "tokens/s", job.prompt or job.seq, max(job.generate, 1)
+    bench = _bench(arch, job, gpu, count, workload, harness, unit, seq, generate)
+    obs = observe(bench, gpu)
+    ideal = ideal_rate(bench, gpu)
+    if obs is None or ideal is None:
+        raise InvalidInput(
+            _("no throughput model for {workload} on {model}").format(
+                workload=workload, model=arch.id
+            )
+        )
+    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit)
+    seconds = model.seconds_per_unit(obs)
+    rate = 1 / seconds
+    bound = ideal.bound
+    if workload in ("llm-train", "transformer-train", "cnn-train") and count > 1:
+        # data parallel: the step's gradients are all-reduced between steps
+        tokens_per_step = float(job.batch) * (seq or 1) * count
+        step = tokens_per_step / rate
+        comm = allreduce_seconds(gradients_bytes(arch, job), count, gpu)
+        if comm > step:
+            bound = "interconnect"
+        rate = tokens_per_step / max(step, comm)
+    low_err, high_err = spread.get(workload, (-0.3, 0.3))
+    throughput = Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err))
+    mfu = None
+    if workload == "llm-train":
+        peak = tensor_tflops(gpu, job.precision) * 1e12 * count
+        mfu = rate * train_flops_per_token(arch, job, seq or 2048) / peak
+    ttft = per_sequence = None
+    if workload in ("llm-decode", "llm-serve"):
+        prefill = _bench(arch, job, gpu, count, "llm-prefill", DEFAULT_HARNESS["llm-prefill"],
+                         "ms", seq, 1)  # fmt: skip
+        prefill_obs = observe(prefill, gpu)
+        if prefill_obs is not None:
+            ttft = model.seconds_per_unit(prefill_obs)
+        per_sequence = rate / job.batch
+    time_s = work / rate if work else None
+    return ThroughputEstimate(
+        gpu=gpu,
+        count=count,
+        workload=workload,
+        harness=harness,
+        throughput=throughput,
+        bound=bound,
+        mfu=mfu,
+        time_s=time_s,
+        ttft_s=ttft,
+        tokens_per_s_per_sequence=per_sequence,
+        efficiency=eta,
+        provenance=provenance,
+    )

@@ -1,0 +1,145 @@
+"""``estimate``: cited cases pinned, invariants, and the command's contract."""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+
+import pytest
+
+from tests.conftest import run_cli
+from whichgpu.catalog import Catalog
+from whichgpu.models import resolve_model
+from whichgpu.throughput import estimate_throughput
+from whichgpu.workload import make_job
+
+# (model, job, gpu, harness, measured, unit, source). The estimate must land within the
+# model's leave-one-out spread of the published figure (docs/perf-accuracy.md).
+CITED = [
+    # NVIDIA DeepLearningExamples ResNet50 v1.5 PyTorch README, DGX A100 80GB, AMP: 2,470 img/s
+    (
+        "resnet-50",
+        {"task": "train", "precision": "16-mixed", "batch": 256},
+        "a100-80gb-sxm",
+        "nvidia-dle-pytorch",
+        2470,
+    ),
+    # Lambda deeplearning-benchmark (v1), 1 × A100 80GB SXM, AMP: 1,582 img/s; RTX A6000: 916
+    (
+        "resnet-50",
+        {"task": "train", "precision": "16-mixed", "batch": 256},
+        "a100-80gb-sxm",
+        "lambda-dle-v1",
+        1582,
+    ),
+    (
+        "resnet-50",
+        {"task": "train", "precision": "16-mixed", "batch": 256},
+        "rtx-a6000",
+        "lambda-dle-v1",
+        916,
+    ),
+    # llama.cpp (XiongjieDai GPU-Benchmarks-on-LLM-Inference, Dec 2023), Llama 2 7B F16
+    # text generation on an RTX A6000: 44.01 tokens/s
+    (
+        "llama-2-7b",
+        {"task": "inference", "batch": 1, "prompt": 512, "generate": 128},
+        "rtx-a6000",
+        "llamacpp",
+        44.01,
+    ),
+]
+
+
+@pytest.mark.parametrize(("model", "job", "gpu", "harness", "measured"), CITED)
+def test_cited_cases(
+    catalog: Catalog, model: str, job: dict, gpu: str, harness: str, measured: float
+) -> None:
+    result = estimate_throughput(
+        resolve_model(model), make_job(**job), catalog.gpu(gpu), harness=harness
+    )
+    assert result.throughput.low * 0.9 <= measured <= result.throughput.high * 1.1
+    assert result.throughput.value == pytest.approx(measured, rel=0.35)
+
+
+def test_the_a100_trains_resnet50_faster_than_the_a6000_but_not_2x(catalog: Catalog) -> None:
+    job = make_job(task="train", precision="16-mixed", batch=256)
+    arch = resolve_model("resnet-50")
+    a100 = estimate_throughput(arch, job, catalog.resolve("a100"), harness="lambda-dle-v1")
+    a6000 = estimate_throughput(arch, job, catalog.resolve("a6000"), harness="lambda-dle-v1")
+    assert 1.3 < a100.throughput.value / a6000.throughput.value < 2.3  # C33/C34: measured 1.73
+
+
+def dominates(a, b) -> bool:  # type: ignore[no-untyped-def]
+    keys = ("fp16_tensor_dense_tflops", "memory_bandwidth_gb_per_s", "fp32_tflops", "vram_gb")
+    return a.architecture == b.architecture and all(getattr(a, k) >= getattr(b, k) for k in keys)
+
+
+@pytest.mark.parametrize(
+    ("model", "job"),
+    [
+        ("llama-2-7b", {"task": "inference", "prompt": 512, "generate": 128}),
+        ("llama-3.1-8b", {"task": "train", "precision": "bf16-mixed", "batch": 4}),
+        ("resnet-50", {"task": "train", "precision": "16-mixed", "batch": 256}),
+    ],
+)
+def test_a_gpu_at_least_as_good_on_every_figure_is_never_slower(
+    catalog: Catalog, model: str, job: dict
+) -> None:
+    arch, j = resolve_model(model), make_job(**job)
+    for a, b in combinations(catalog.gpus, 2):
+        for better, worse in ((a, b), (b, a)):
+            if dominates(better, worse):
+                fast = estimate_throughput(arch, j, better).throughput.value
+                slow = estimate_throughput(arch, j, worse).throughput.value
+                assert fast >= slow * 0.999, (better.id, worse.id)
+
+
+def test_more_gpus_never_lengthen_a_job_whose_communication_fits(catalog: Catalog) -> None:
+    arch = resolve_model("llama-3.1-8b")
+    job = make_job(task="train", precision="bf16-mixed", batch=8, seq=4096)
+    gpu = catalog.resolve("h100")
+    times = [estimate_throughput(arch, job, gpu, n, work=1e9).time_s for n in (1, 2, 4, 8)]
+    assert times == sorted(times, reverse=True)
+
+
+def test_estimate_json_contract() -> None:
+    result = run_cli(
+        "estimate",
+        "-m",
+        "llama-2-7b",
+        "--gpu",
+        "h100",
+        "--prompt",
+        "1024",
+        "--generate",
+        "256",
+        "--json",
+    )
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["throughput"].keys() == {"value", "unit", "low", "high"}
+    assert doc["throughput"]["unit"] == "tokens/s"
+    assert doc["bound"] == "memory bandwidth"
+    assert doc["ttft_s"] > 0 and doc["tokens_per_s_per_sequence"] > 0
+
+
+def test_training_time_and_mfu() -> None:
+    result = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "train", "--precision", "bf16-mixed",
+                     "--gpu", "h100", "--count", "8", "--batch", "4", "--tokens", "1e10", "--json")  # fmt: skip
+    doc = json.loads(result.stdout)
+    assert 0.1 < doc["mfu"] < 0.7
+    assert doc["time_s"] == pytest.approx(1e10 / doc["throughput"]["value"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-m", "gpt2", "--gpu", "a9000"), "unknown GPU 'a9000'"),
+        (("-m", "gpt2", "--tokens", "-5"), "--tokens must be positive"),
+        (("-m", "gpt2", "--count", "0"), "gpus must be a whole number from 1"),
+    ],
+)
+def test_bad_estimate_input(args: tuple[str, ...], message: str) -> None:
+    result = run_cli("estimate", *args)
+    assert result.code == 2 and message in result.stderr, result.stderr
