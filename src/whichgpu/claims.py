@@ -167,6 +167,11 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
         cite(catalog.citation(a.id, field).source.id)
         cite(catalog.citation(b.id, field).source.id)
         verdict = "confirmed" if ok else "corrected"
+    elif claim.check == "perf":
+        verdict = _check_perf(catalog, claim, details)
+        if claim.explanation:
+            details.append(_("Measured: {evidence}").format(evidence=claim.explanation))
+        cite(claim.source)
     elif claim.check == "capacity":
         verdict = _check_capacity(catalog, claim, details)
         cite(claim.source)
@@ -232,6 +237,52 @@ def _check_capacity(catalog: Catalog, claim: Claim, details: list[str]) -> Verdi
                 ckpt=_(", checkpointing") if row.checkpointing == "full" else "",
                 limit=_billions(limit),
                 stated=_billions(stated),
+            )
+        )  # fmt: skip
+    return _combine(verdicts)
+
+
+def _check_perf(catalog: Catalog, claim: Claim, details: list[str]) -> Verdict:
+    """Run the claim's jobs through the throughput estimator: the ratio of the two GPUs'
+    throughput (with the range from the calibration spread) against the article's."""
+    from whichgpu.models import resolve_model
+    from whichgpu.throughput import estimate_throughput
+    from whichgpu.workload import make_job
+
+    verdicts: list[str] = []
+    for row in (c for c in catalog.perf_claims if c.claim == claim.claim):
+        fields: dict[str, object] = {"task": row.task, "precision": row.precision,
+                                     "batch": row.batch}  # fmt: skip
+        if row.seq:
+            fields["seq"] = row.seq
+        if row.prompt:
+            fields.update(prompt=row.prompt, generate=row.generate or 1)
+        job = make_job(**fields)
+        arch = resolve_model(row.model)
+        fast = estimate_throughput(arch, job, catalog.gpu(row.gpu), harness=row.harness)
+        if row.baseline is None:
+            rate = fast.throughput
+            inside = row.stated_low <= rate.high and rate.low <= row.stated_high
+            verdicts.append("confirmed" if inside else "corrected")
+            details.append(
+                _("{label} on one {gpu}: {value:,.0f} {unit} estimated (likely {low:,.0f}–"
+                  "{high:,.0f}); the article: {slow:,.0f}–{shigh:,.0f} ({note})").format(
+                    label=row.label, gpu=catalog.gpu(row.gpu).short_name, value=rate.value,
+                    unit=rate.unit, low=rate.low, high=rate.high, slow=row.stated_low,
+                    shigh=row.stated_high, note=row.note or "",
+                )
+            )  # fmt: skip
+            continue
+        base = estimate_throughput(arch, job, catalog.gpu(row.baseline), harness=row.harness)
+        ratio = fast.throughput.value / base.throughput.value
+        inside = row.stated_low <= ratio <= row.stated_high
+        verdicts.append("confirmed" if inside else "corrected")
+        details.append(
+            _("{label}: {gpu} / {base} = {ratio:.2f}× estimated; the article: {low:g}–{high:g}×"
+              " ({note})").format(
+                label=row.label, gpu=catalog.gpu(row.gpu).short_name,
+                base=catalog.gpu(row.baseline).short_name, ratio=ratio,
+                low=row.stated_low, high=row.stated_high, note=row.note or "",
             )
         )  # fmt: skip
     return _combine(verdicts)

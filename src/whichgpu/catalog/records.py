@@ -267,6 +267,27 @@ class Benchmark(Record, frozen=True, kw_only=True):
     note: Text | None = None
 
 
+class PerfClaim(Record, frozen=True, kw_only=True):
+    """A speed claim of the article as a ratio of two GPUs' throughput on one job."""
+
+    claim: Annotated[str, Meta(pattern=r"^C\d+$")]
+    label: Text
+    model: Text
+    task: Text
+    precision: Text
+    batch: Annotated[int, Meta(ge=1)] = 1
+    seq: Annotated[int, Meta(ge=1)] | None = None
+    prompt: Annotated[int, Meta(ge=1)] | None = None
+    generate: Annotated[int, Meta(ge=1)] | None = None
+    gpu: Id
+    #: Empty for a claim about the throughput itself (in the workload's unit)
+    baseline: Id | None = None
+    harness: Id | None = None
+    stated_low: Annotated[float, Meta(gt=0)]
+    stated_high: Annotated[float, Meta(gt=0)]
+    note: Text | None = None
+
+
 class Claim(Record, frozen=True, kw_only=True):
     """One claim of the seed article and how whichgpu checks it."""
 
@@ -283,6 +304,7 @@ class Claim(Record, frozen=True, kw_only=True):
         "ratio_fp64",
         "fp32_vs_tensor",
         "capacity",
+        "perf",
         "evidence",
     ]
     verdict: Literal["confirmed", "corrected", "not checkable yet"] | None = None

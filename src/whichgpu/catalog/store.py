@@ -18,6 +18,7 @@ from whichgpu.catalog.records import (
     Claim,
     FieldSource,
     Market,
+    PerfClaim,
     Price,
     PurchasePrice,
     Record,
@@ -37,6 +38,7 @@ FILES = {
     "claims": "claims.csv",
     "capacity_claims": "capacity_claims.csv",
     "benchmarks": "benchmarks.csv",
+    "perf_claims": "perf_claims.csv",
 }
 
 
@@ -68,6 +70,7 @@ class Catalog:
     claims: tuple[Claim, ...] = ()
     capacity_claims: tuple[CapacityClaim, ...] = ()
     benchmarks: tuple[Benchmark, ...] = ()
+    perf_claims: tuple[PerfClaim, ...] = ()
     _by_id: dict[str, GPU] = field(init=False, repr=False, compare=False)
     _sources: dict[str, Source] = field(init=False, repr=False, compare=False)
     _cited: dict[tuple[str, str], FieldSource] = field(init=False, repr=False, compare=False)
@@ -184,6 +187,8 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
         "benchmarks",
     ):
         refer(name, "gpu", gpu_ids, _("GPU id"))
+    refer("perf_claims", "gpu", gpu_ids, _("GPU id"))
+    refer("perf_claims", "baseline", gpu_ids, _("GPU id"))
     spec_fields = set(GPU_SPEC_FIELDS)
     for name in ("field_sources", "article_figures"):
         refer(name, "field", spec_fields, _("GPU field"))
@@ -220,6 +225,7 @@ def build_catalog(tables: dict[str, list[loader.Row[Record]]]) -> Catalog:
         claims=records("claims"),  # type: ignore[arg-type]
         capacity_claims=records("capacity_claims"),  # type: ignore[arg-type]
         benchmarks=records("benchmarks"),  # type: ignore[arg-type]
+        perf_claims=records("perf_claims"),  # type: ignore[arg-type]
     )
 
 
@@ -234,6 +240,7 @@ MODELS: dict[str, type[Record]] = {
     "claims": Claim,
     "capacity_claims": CapacityClaim,
     "benchmarks": Benchmark,
+    "perf_claims": PerfClaim,
 }
 
 
