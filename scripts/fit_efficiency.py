@@ -36,8 +36,8 @@ def observations() -> list[Observation]:
     catalog = load_catalog()
     out = []
     for bench in catalog.benchmarks:
-        if "AMBIGUOUS" in (bench.note or ""):
-            continue
+        if any(flag in (bench.note or "") for flag in ("AMBIGUOUS", "UNVERIFIED")):
+            continue  # figures the source does not pin down are kept out of the fit
         obs = observe(bench, catalog.gpu(bench.gpu))
         if obs is not None:
             out.append(obs)
