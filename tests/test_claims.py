@@ -70,9 +70,15 @@ def test_the_public_api_is_small_and_pinned() -> None:
         "GPU",
         "Catalog",
         "Comparison",
+        "Job",
         "WhichGPUError",
         "compare",
+        "estimate_memory",
+        "estimate_throughput",
+        "fit",
         "load_catalog",
+        "make_job",
+        "resolve_model",
     ]
 
 

@@ -218,7 +218,6 @@ def fit(
     """Will it fit? Memory by component, and for every GPU: fits, headroom, how many."""
     from whichgpu.catalog import load_catalog
     from whichgpu.fit import fit as fit_job
-    from whichgpu.userdata import today
     from whichgpu.workload import make_job
 
     job = make_job(
@@ -247,7 +246,6 @@ def fit(
             arch, job, target or catalog.resolve("a100"), gpu_memory_utilization
         )
     result = fit_job(catalog, arch, job, target)
-    del today
     if json_out:
         from whichgpu.render.fit_out import fit_doc
 
