@@ -542,7 +542,8 @@ def make_tracker():
     from torch.distributed._tools.mem_tracker import _TOTAL_KEY, MemTracker, _MemRefType
 
     class Tracker(MemTracker):
-        """MemTracker that installs grad hooks only on parameters that require grad."""
+        """MemTracker with grad hooks on trainable parameters only, optimizer-step temporaries
+        labelled Temp, and global-peak-only bookkeeping."""
 
         def _track_module_params_and_buffers(self, module, install_grad_hooks=True):
             pm, bm = super()._track_module_params_and_buffers(module, install_grad_hooks=False)
@@ -564,6 +565,14 @@ def make_tracker():
                     h2 = p.register_post_accumulate_grad_hook(_post_acc_hook)
                     self._param_to_grad_hook_handles[p] = (h1, h2)
             return pm, bm
+
+        def _track(self, reftype, t):
+            # MemTracker labels every tensor allocated inside optimizer.step() as Optstate.  Label
+            # them Temp instead (foreach AdamW's temporaries); the persistent state is (re)labelled
+            # Optstate by MemTracker's own post-step hook and by track_external(optimizer).
+            if self._in_opt and reftype == _MemRefType.OPT:
+                reftype = _MemRefType.TEMP
+            super()._track(reftype, t)
 
         def _update_peak_stats(self, peak_state):
             # Only the global peak is needed; MemTracker's per-module peak bookkeeping loops over
