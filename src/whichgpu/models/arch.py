@@ -53,12 +53,13 @@ class Linear:
     count: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelArch:
-    """One model. Transformer fields are 0 for a CNN; ``params`` is exact for known families."""
+    """One model. Transformer fields are 0 for a CNN; ``params`` is exact for known families.
+    ``id`` and ``name`` are set by whoever knows them (a preset, a file path)."""
 
-    id: str
-    name: str
+    id: str = ""
+    name: str = ""
     family: str
     kind: ModelKind
     params: ParamCounts

@@ -188,8 +188,6 @@ def _llama_like(config: Config, family: str) -> ModelArch:
     if n_experts:
         active -= experts - (experts // n_experts) * per_token if n_moe else 0
     return ModelArch(
-        id="",
-        name="",
         family=family,
         kind="decoder",
         params=params,
@@ -384,8 +382,6 @@ def _dense(
     if not tied:
         linears.append(Linear("head", h, vocab, 1))
     return ModelArch(
-        id="",
-        name="",
         family=family,
         kind="decoder",
         params=params,

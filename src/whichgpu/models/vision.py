@@ -41,8 +41,6 @@ def parse_vit(config: Mapping[str, Any]) -> ModelArch:
         head=h * labels + labels,
     )
     return ModelArch(
-        id="",
-        name="",
         family="vit",
         kind="vit",
         params=params,
@@ -90,8 +88,6 @@ def parse_resnet(config: Mapping[str, Any]) -> ModelArch:
     labels = _labels(config)
     params = ParamCounts(other=convs, norms=norms, head=width_in * labels + labels)
     return ModelArch(
-        id="",
-        name="",
         family="resnet",
         kind="cnn",
         params=params,
