@@ -20,7 +20,12 @@ def shipped(name: str) -> str:
 
 def edit_gpus(change: dict[str, str], row: int = 0) -> str:
     """gpus.csv with ``change`` applied to data row ``row`` (0 = the first GPU)."""
-    rows = list(csv.DictReader(io.StringIO(shipped("gpus"))))
+    return edit_table("gpus", change, row)
+
+
+def edit_table(name: str, change: dict[str, str], row: int = 0) -> str:
+    """A shipped table's CSV with ``change`` applied to data row ``row``."""
+    rows = list(csv.DictReader(io.StringIO(shipped(name))))
     rows[row].update(change)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")

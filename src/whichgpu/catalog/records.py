@@ -7,6 +7,7 @@ kept separately with its basis, so that the two are never mixed.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Annotated, Any, Literal
 
@@ -136,6 +137,105 @@ class GPU(Record, frozen=True, kw_only=True):
 GPU_SPEC_FIELDS: tuple[str, ...] = tuple(
     name for name in GPU.__struct_fields__ if name not in ("id", "source", "as_of")
 )
+
+
+#: A MIG GPU splits into 7 compute slices and 8 memory slices (A100, H100, H200, B200).
+MIG_COMPUTE_SLICES = 7
+MIG_MEMORY_SLICES = 8
+
+_MIG_PROFILE_NAME = re.compile(r"^([1-7])g\.(\d+)gb(\+me|\+me\.all|\+gfx|-me)?$")
+
+
+class MigProfile(Record, frozen=True, kw_only=True):
+    """One MIG GPU-instance profile of one GPU (``1g.10gb`` on the A100 80GB), as NVIDIA's
+    MIG user guide lists it.
+
+    ``memory_gb`` is the figure in the profile's name (usable memory is a little less:
+    ``1g.10gb`` reports 9.75 GiB). ``placements`` are the memory slots an instance may start
+    on, ``;``-separated, and ``placement_slices`` the slots it then covers: what
+    ``nvidia-smi mig -lgipp`` prints as ``Placements: {0,2,4,6}:2``.
+    """
+
+    gpu: Id
+    profile: Annotated[str, Meta(pattern=_MIG_PROFILE_NAME.pattern)]
+    compute_slices: Annotated[int, Meta(ge=1, le=MIG_COMPUTE_SLICES)]
+    memory_slices: Annotated[int, Meta(ge=1, le=MIG_MEMORY_SLICES)]
+    memory_gb: Annotated[float, Meta(gt=0, le=2_000)]
+    max_instances: Annotated[int, Meta(ge=1, le=MIG_COMPUTE_SLICES)]
+    placements: Annotated[str, Meta(pattern=r"^\d(;\d)*$")]
+    placement_slices: Annotated[int, Meta(ge=1, le=MIG_MEMORY_SLICES)]
+    decoders: Annotated[int, Meta(ge=0, le=16)]
+    jpeg: Annotated[int, Meta(ge=0, le=16)]
+    ofa: Annotated[int, Meta(ge=0, le=16)]
+    source: Id
+    #: Where the placements come from, when not from ``source``.
+    placements_source: Id | None = None
+    as_of: DateText
+    note: Text | None = None
+
+    def __post_init__(self) -> None:
+        """Cross-field sanity: the name, the slices and the placements must agree."""
+        match = _MIG_PROFILE_NAME.match(self.profile)
+        if match is None:  # only when built directly: conversion checks the pattern first
+            raise ValueError(f"profile {self.profile!r} is not a MIG profile name like 1g.10gb")
+        if int(match.group(1)) != self.compute_slices:
+            raise ValueError(
+                f"profile {self.profile} names {match.group(1)} compute slices, "
+                f"not compute_slices {self.compute_slices}"
+            )
+        if float(match.group(2)) != self.memory_gb:
+            raise ValueError(
+                f"profile {self.profile} names {match.group(2)} GB, "
+                f"not memory_gb {self.memory_gb:g}"
+            )
+        if self.placement_slices != self.memory_slices:
+            raise ValueError(
+                f"placement_slices {self.placement_slices} differs from "
+                f"memory_slices {self.memory_slices}"
+            )
+        starts = self.start_slots
+        if list(starts) != sorted(set(starts)):
+            raise ValueError(f"placements {self.placements!r} are not distinct and ascending")
+        for start in starts:
+            if start + self.memory_slices > MIG_MEMORY_SLICES:
+                raise ValueError(
+                    f"placement {start} + {self.memory_slices} memory slices runs past "
+                    f"slot {MIG_MEMORY_SLICES}"
+                )
+        if self.max_instances > len(starts):
+            raise ValueError(
+                f"max_instances {self.max_instances} exceeds the {len(starts)} placements"
+            )
+        if self.max_instances * self.memory_slices > MIG_MEMORY_SLICES:
+            raise ValueError(
+                f"{self.max_instances} instances of {self.memory_slices} memory slices exceed "
+                f"the {MIG_MEMORY_SLICES} slices of a GPU"
+            )
+
+    @property
+    def start_slots(self) -> tuple[int, ...]:
+        """The memory slots an instance may start on: ``"0;2;4"`` is ``(0, 2, 4)``."""
+        return tuple(int(slot) for slot in self.placements.split(";"))
+
+    @property
+    def placement_ranges(self) -> tuple[tuple[int, int], ...]:
+        """Each placement as the ``(start, stop)`` memory slots it covers, stop excluded."""
+        return tuple((start, start + self.memory_slices) for start in self.start_slots)
+
+    @property
+    def compute_fraction(self) -> float:
+        """The share of the GPU's SMs: ``3g`` is 3/7."""
+        return self.compute_slices / MIG_COMPUTE_SLICES
+
+    @property
+    def memory_fraction(self) -> float:
+        """The share of the GPU's memory (and L2): ``3g.40gb`` on an 80 GB GPU is 4/8."""
+        return self.memory_slices / MIG_MEMORY_SLICES
+
+    @property
+    def media_extensions(self) -> bool:
+        """Whether the profile takes the media engines (``+me``)."""
+        return "+me" in self.profile
 
 
 class FieldSource(Record, frozen=True, kw_only=True):

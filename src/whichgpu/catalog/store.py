@@ -18,13 +18,14 @@ from whichgpu.catalog.records import (
     Claim,
     FieldSource,
     Market,
+    MigProfile,
     PerfClaim,
     Price,
     PurchasePrice,
     Record,
     Source,
 )
-from whichgpu.errors import CatalogError
+from whichgpu.errors import CatalogError, InvalidInput
 from whichgpu.i18n import _
 
 FILES = {
@@ -39,6 +40,7 @@ FILES = {
     "capacity_claims": "capacity_claims.csv",
     "benchmarks": "benchmarks.csv",
     "perf_claims": "perf_claims.csv",
+    "mig_profiles": "mig_profiles.csv",
 }
 
 
@@ -71,7 +73,10 @@ class Catalog:
     capacity_claims: tuple[CapacityClaim, ...] = ()
     benchmarks: tuple[Benchmark, ...] = ()
     perf_claims: tuple[PerfClaim, ...] = ()
+    #: Every GPU's MIG profiles; :meth:`mig_profiles` gives one GPU's.
+    all_mig_profiles: tuple[MigProfile, ...] = ()
     _by_id: dict[str, GPU] = field(init=False, repr=False, compare=False)
+    _mig: dict[str, tuple[MigProfile, ...]] = field(init=False, repr=False, compare=False)
     _sources: dict[str, Source] = field(init=False, repr=False, compare=False)
     _cited: dict[tuple[str, str], FieldSource] = field(init=False, repr=False, compare=False)
     _indexes: dict[str, dict[str, tuple[str, ...]]] = field(
@@ -85,6 +90,10 @@ class Catalog:
             self, "_cited", {(cite.gpu, cite.field): cite for cite in self.field_sources}
         )
         object.__setattr__(self, "_indexes", {})
+        mig: dict[str, list[MigProfile]] = {}
+        for profile in self.all_mig_profiles:
+            mig.setdefault(profile.gpu, []).append(profile)
+        object.__setattr__(self, "_mig", {gpu_id: tuple(rows) for gpu_id, rows in mig.items()})
 
     # lookups -------------------------------------------------------------------------
     def gpu(self, gpu_id: str) -> GPU:
@@ -115,6 +124,31 @@ class Catalog:
     def purchase_for(self, gpu_id: str) -> list[PurchasePrice]:
         return [p for p in self.purchase_prices if p.gpu == gpu_id]
 
+    def mig_profiles(self, gpu_id: str) -> tuple[MigProfile, ...]:
+        """``gpu_id``'s MIG profiles, smallest first as NVIDIA lists them; empty without MIG."""
+        self._by_id[gpu_id]  # an unknown id is a KeyError, as in :meth:`gpu`
+        return self._mig.get(gpu_id, ())
+
+    def mig_profile(self, gpu_id: str, name: str) -> MigProfile:
+        """``gpu_id``'s MIG profile called ``name``: ``1g.10gb``, ``MIG 1g.10gb``, ``1G.10GB+ME``.
+
+        Raises :class:`~whichgpu.errors.UnknownName` with the closest profile names, or
+        :class:`~whichgpu.errors.InvalidInput` for a GPU without MIG.
+        """
+        gpu = self._by_id[gpu_id]
+        profiles = self.mig_profiles(gpu_id)
+        if not profiles:
+            raise InvalidInput(
+                _("{gpu} has no MIG profiles; MIG GPUs: {gpus}").format(
+                    gpu=gpu.name, gpus=", ".join(self._mig)
+                )
+            )
+        by_name = {p.profile: p for p in profiles}
+        pairs = [(p.profile, p.profile) for p in profiles]
+        index = build_index(pairs + [(f"MIG {profile}", profile) for profile, _id in pairs])
+        kind = _("MIG profile of the {gpu}").format(gpu=gpu.short_name)
+        return by_name[resolve_name(name, index, by_name, kind)]
+
     # derived catalogs ----------------------------------------------------------------
     def with_prices(self, extra: Sequence[Price], extra_sources: Sequence[Source] = ()) -> Catalog:
         """A catalog where ``extra`` prices replace the shipped ones for the same GPU and market.
@@ -127,6 +161,25 @@ class Catalog:
         known = {s.id for s in self.sources}
         sources = self.sources + tuple(s for s in extra_sources if s.id not in known)
         return replace(self, prices=kept + tuple(extra), sources=sources)
+
+    def restricted(self, gpu_ids: Iterable[str], price_source: str | None = None) -> Catalog:
+        """A catalog of only ``gpu_ids`` (and, given ``price_source``, only its prices):
+        ``recommend --catalog article`` is the article's three GPUs at the article's prices."""
+        keep = set(gpu_ids)
+
+        def priced(source: str) -> bool:
+            return price_source is None or source == price_source
+
+        return replace(
+            self,
+            gpus=tuple(g for g in self.gpus if g.id in keep),
+            aliases=tuple(a for a in self.aliases if a.gpu in keep),
+            prices=tuple(p for p in self.prices if p.gpu in keep and priced(p.source)),
+            purchase_prices=tuple(
+                p for p in self.purchase_prices if p.gpu in keep and priced(p.source)
+            ),
+            all_mig_profiles=tuple(m for m in self.all_mig_profiles if m.gpu in keep),
+        )
 
     def _index(self, scope: str) -> dict[str, tuple[str, ...]]:
         """Normalised names to ids: ids, names and user aliases, then the scope's own
@@ -175,8 +228,17 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
                 )
 
     ids("benchmarks", "id")
-    for name in ("gpus", "field_sources", "purchase_prices", "claims", "prices", "benchmarks"):
+    for name in (
+        "gpus",
+        "field_sources",
+        "purchase_prices",
+        "claims",
+        "prices",
+        "benchmarks",
+        "mig_profiles",
+    ):
         refer(name, "source", source_ids, _("source id"))
+    refer("mig_profiles", "placements_source", source_ids, _("source id"))
     for name in (
         "field_sources",
         "aliases",
@@ -185,6 +247,7 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
         "article_figures",
         "capacity_claims",
         "benchmarks",
+        "mig_profiles",
     ):
         refer(name, "gpu", gpu_ids, _("GPU id"))
     refer("perf_claims", "gpu", gpu_ids, _("GPU id"))
@@ -205,6 +268,46 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
                 ),
             )
         seen_cites[key] = row
+    check_mig_profiles(tables)
+
+
+def check_mig_profiles(tables: dict[str, list[loader.Row[Record]]]) -> None:
+    """MIG profiles against their GPU: one row per (GPU, profile), only on MIG GPUs, no more
+    memory than the GPU has, no more instances than its ``mig_max_instances``."""
+    gpus: dict[str, GPU] = {}
+    for _row, record in tables["gpus"]:
+        assert isinstance(record, GPU)
+        gpus[record.id] = record
+    seen: dict[tuple[str, str], int] = {}
+    for row, record in tables["mig_profiles"]:
+        assert isinstance(record, MigProfile)
+        gpu = gpus[record.gpu]  # the reference was checked before
+
+        def fail(problem: str, row: int = row) -> None:
+            raise CatalogError(data_path("mig_profiles"), row, problem)
+
+        key = (record.gpu, record.profile)
+        if key in seen:
+            fail(
+                _("duplicate MIG profile {profile} for {gpu} (first on row {first})").format(
+                    profile=record.profile, gpu=record.gpu, first=seen[key]
+                )
+            )
+        seen[key] = row
+        if not gpu.has_mig:
+            fail(_("{gpu} has mig_max_instances 0 in gpus.csv").format(gpu=record.gpu))
+        if record.memory_gb > gpu.vram_gb:
+            fail(
+                _("memory_gb {memory:g} is above {gpu}'s vram_gb {vram:g}").format(
+                    memory=record.memory_gb, gpu=record.gpu, vram=gpu.vram_gb
+                )
+            )
+        if record.max_instances > gpu.mig_max_instances:
+            fail(
+                _("max_instances {count} is above {gpu}'s mig_max_instances {limit}").format(
+                    count=record.max_instances, gpu=record.gpu, limit=gpu.mig_max_instances
+                )
+            )
 
 
 def build_catalog(tables: dict[str, list[loader.Row[Record]]]) -> Catalog:
@@ -226,6 +329,7 @@ def build_catalog(tables: dict[str, list[loader.Row[Record]]]) -> Catalog:
         capacity_claims=records("capacity_claims"),  # type: ignore[arg-type]
         benchmarks=records("benchmarks"),  # type: ignore[arg-type]
         perf_claims=records("perf_claims"),  # type: ignore[arg-type]
+        all_mig_profiles=records("mig_profiles"),  # type: ignore[arg-type]
     )
 
 
@@ -241,6 +345,7 @@ MODELS: dict[str, type[Record]] = {
     "capacity_claims": CapacityClaim,
     "benchmarks": Benchmark,
     "perf_claims": PerfClaim,
+    "mig_profiles": MigProfile,
 }
 
 
