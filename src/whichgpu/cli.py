@@ -151,14 +151,9 @@ def _model(model: str | None, params: str | None, hub: str | None) -> Any:
 
         return hub_arch(hub)
     if model is not None and (model.endswith(".json") or Path(model).is_file()):
-        path = Path(model)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise InvalidInput(
-                _("cannot read {path}: {reason}").format(path=path, reason=error.strerror)
-            ) from None
-        return arch_from_config_text(text, str(path))
+        from whichgpu.userdata import read_user_file
+
+        return arch_from_config_text(read_user_file(Path(model)), model)
     return resolve_model(model, params)
 
 
@@ -318,6 +313,166 @@ def estimate(
     from whichgpu.render.tables import make_console
 
     print_estimate(result, arch, make_console())
+
+
+_DURATION_UNITS_H = {"min": 1 / 60, "m": 1 / 60, "h": 1.0, "d": 24.0, "w": 168.0}
+
+
+def _hours(text: str | None, flag: str) -> float | None:
+    """``48``, ``48h``, ``3d``, ``90min``, ``2w`` → hours."""
+    if text is None:
+        return None
+    import re
+
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(min|m|h|d|w)?\s*", text.lower())
+    if not match:
+        raise InvalidInput(
+            _("--{flag} takes a duration like 48h, 3d or 90min (got {value!r})").format(
+                flag=flag, value=text
+            )
+        )
+    return float(match.group(1)) * _DURATION_UNITS_H[match.group(2) or "h"]
+
+
+@app.command()
+def recommend(
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", "-f", help=_("A workload file (TOML or YAML) with components.")),
+    ] = None,
+    task: Annotated[
+        str | None,
+        typer.Option(help=_("train, finetune, lora, qlora, inference, render or fp64.")),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help=_("A preset (llama-3.1-8b…)."))
+    ] = None,
+    params: Annotated[
+        str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
+    ] = None,
+    precision: Annotated[
+        str | None, typer.Option(help=_("32-true, 16-mixed, bf16-mixed, 16-true or bf16-true."))
+    ] = None,
+    quant: Annotated[str | None, typer.Option(help=_("Weights: int8, int4, fp8, q4_k_m…"))] = None,
+    batch: Annotated[int | None, typer.Option(help=_("Sequences or images per step."))] = None,
+    seq: Annotated[int | None, typer.Option(help=_("Tokens per training sequence."))] = None,
+    prompt: Annotated[int | None, typer.Option(help=_("Inference: prompt tokens."))] = None,
+    generate: Annotated[int | None, typer.Option(help=_("Inference: generated tokens."))] = None,
+    checkpointing: Annotated[
+        bool, typer.Option("--checkpointing", help=_("Full activation checkpointing."))
+    ] = False,
+    tokens: Annotated[
+        str | None, typer.Option(help=_("Job size: tokens to train on or generate (1e9, 2B)."))
+    ] = None,
+    images: Annotated[str | None, typer.Option(help=_("Job size: images per epoch."))] = None,
+    epochs: Annotated[float | None, typer.Option(help=_("Passes over --images."))] = None,
+    frames: Annotated[str | None, typer.Option(help=_("Render: frames to render."))] = None,
+    samples_per_frame: Annotated[
+        int | None, typer.Option(help=_("Render: path-tracing samples per frame."))
+    ] = None,
+    tflop: Annotated[
+        str | None, typer.Option(help=_("FP64: work in TFLOP (1e6 = 1 EFLOP)."))
+    ] = None,
+    hours: Annotated[
+        str | None, typer.Option(help=_("Hours of use (serving, interactive work): 200h, 30d."))
+    ] = None,
+    request_rate: Annotated[
+        float | None, typer.Option(help=_("Serving: requests per second to sustain."))
+    ] = None,
+    services: Annotated[
+        int | None, typer.Option(help=_("Isolated copies of this service (MIG or separate GPUs)."))
+    ] = None,
+    budget: Annotated[float | None, typer.Option(help=_("Total budget in US$."))] = None,
+    budget_per_h: Annotated[float | None, typer.Option(help=_("Budget in US$ per hour."))] = None,
+    deadline: Annotated[str | None, typer.Option(help=_("Deadline: 48h, 3d, 90min."))] = None,
+    max_gpus: Annotated[int | None, typer.Option(help=_("At most this many GPUs."))] = None,
+    mode: Annotated[str | None, typer.Option(help=_("rent or buy."))] = None,
+    market: Annotated[
+        list[str] | None,
+        typer.Option("--market", help=_("Markets to rent in: on-demand, spot, marketplace.")),
+    ] = None,
+    requires: Annotated[
+        list[str] | None,
+        typer.Option("--requires", help=_("Required: rt, display, ecc, fp64, nvlink, mig.")),
+    ] = None,
+    electricity: Annotated[
+        float | None, typer.Option(help=_("Buying: electricity price in US$ per kWh."))
+    ] = None,
+    hours_per_month: Annotated[
+        float | None, typer.Option(help=_("Buying: hours of use a month for the break-even."))
+    ] = None,
+    objective: Annotated[str, typer.Option(help=_("cost, time or value."))] = "cost",
+    catalog_name: Annotated[
+        str,
+        typer.Option("--catalog", help=_("full, or article: its three GPUs at its prices.")),
+    ] = "full",
+    baseline: Annotated[
+        str | None, typer.Option(help=_("A GPU you had in mind: is it over-provisioned?"))
+    ] = None,
+    top: Annotated[int, typer.Option(help=_("Rows to show."))] = 8,
+    all_rows: Annotated[
+        bool, typer.Option("--all", help=_("Every count and market, not the best per GPU."))
+    ] = False,
+    plot: Annotated[
+        Path | None, typer.Option(help=_("Draw the charts to FILE.png or FILE.svg."))
+    ] = None,
+    json_out: JsonFlag = False,
+    prices: PriceFiles = None,
+    skypilot: SkypilotFiles = None,
+) -> None:
+    """Which GPU, how many, how long, what cost: ranked options with reasons and warnings."""
+    from whichgpu.recommend import build_workload
+    from whichgpu.recommend import recommend as run_recommend
+    from whichgpu.userdata import today
+
+    component = {
+        "kind": task, "model": model, "params": params, "precision": precision, "quant": quant,
+        "batch": batch, "seq": seq, "prompt": prompt, "generate": generate,
+        "checkpointing": checkpointing or None, "tokens": tokens, "images": images,
+        "epochs": epochs, "frames": frames, "samples_per_frame": samples_per_frame,
+        "tflop": tflop, "hours": _hours(hours, "hours"), "request_rate": request_rate,
+        "services": services,
+    }  # fmt: skip
+    constraints = {
+        "budget_usd": budget, "budget_usd_per_h": budget_per_h,
+        "deadline_h": _hours(deadline, "deadline"), "max_gpus": max_gpus, "mode": mode,
+        "markets": [m for item in market for m in item.split(",")] if market else None,
+        "requires": [r for item in requires for r in item.split(",")] if requires else None,
+        "electricity_usd_per_kwh": electricity, "hours_per_month": hours_per_month,
+    }  # fmt: skip
+    if objective not in ("cost", "time", "value"):
+        raise InvalidInput(
+            _("unknown objective {value!r}; valid: cost, time, value").format(value=objective)
+        )
+    if catalog_name not in ("full", "article"):
+        raise InvalidInput(
+            _("unknown catalog {value!r}; valid: full, article").format(value=catalog_name)
+        )
+    if top < 1:
+        raise InvalidInput(_("--top must be at least 1 (got {value})").format(value=top))
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
+        raise InvalidInput(_("--plot writes .png or .svg files (got {path})").format(path=plot))
+    workload = build_workload(file, component, constraints)
+    catalog = _catalog(prices, skypilot)
+    if catalog_name == "article":
+        from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
+
+        catalog = catalog.restricted(article_gpu_ids(catalog), ARTICLE_SOURCE)
+    base = catalog.resolve(baseline) if baseline else None
+    result = run_recommend(catalog, workload, objective, base, today())
+    if plot is not None:
+        from whichgpu.render.plot import plot_recommendation
+
+        plot_recommendation(result, plot)
+    if json_out:
+        from whichgpu.render.recommend_out import recommend_doc
+
+        _print_json(recommend_doc(result))
+        return
+    from whichgpu.render.recommend_out import print_recommend
+    from whichgpu.render.tables import make_console
+
+    print_recommend(result, make_console(), top, all_rows)
 
 
 def _fail(message: str, code: int = 2) -> None:

@@ -60,15 +60,170 @@ MESSAGES: dict[str, str] = {
     "change_quantize": N_("serve {quant} quantized weights"),
     "change_tensor_parallel": N_("split the model with tensor parallelism over {tp} GPUs"),
     "change_bigger_gpu": N_("use a GPU with more memory: the {gpu}"),
+    # recommend: why the pick
+    "reason_cheapest": N_(
+        "{option} costs the least for this job: ${cost:,.2f} ({rival} next, ${rival_cost:,.2f})."
+    ),
+    "reason_cheapest_only": N_(
+        "{option} is the only option that meets every constraint: ${cost:,.2f}."
+    ),
+    "reason_cheapest_per_h": N_(
+        "{option} costs the least per hour: ${cost:,.2f}/h ({rival} next, ${rival_cost:,.2f}/h); "
+        "give a job size for the cost per job."
+    ),
+    "reason_cheapest_per_h_only": N_(
+        "{option} is the only option that meets every constraint: ${cost:,.2f}/h."
+    ),
+    "reason_fastest": N_(
+        "{option} finishes first: {hours:,.2f} h ({rival} next, {rival_hours:,.2f} h)."
+    ),
+    "reason_fastest_only": N_(
+        "{option} is the only option that meets every constraint: {hours:,.2f} h."
+    ),
+    "reason_fastest_rate": N_(
+        "{option} has the highest throughput: {rate:,.1f} ({rival} next, {rival_rate:,.1f})."
+    ),
+    "reason_fastest_rate_only": N_(
+        "{option} is the only option that meets every constraint: {rate:,.1f}."
+    ),
+    "reason_best_value": N_(
+        "{option} gives the most throughput per dollar: {value:,.1f} {unit} per $/h ({rival} "
+        "next, {rival_value:,.1f})."
+    ),
+    "reason_best_value_only": N_(
+        "{option} is the only option that meets every constraint: {value:,.1f} {unit} per $/h."
+    ),
+    "reason_mig": N_(
+        "{services} isolated services, one {profile} MIG slice each, on {gpus} × {gpu}."
+    ),
+    "reason_fits": N_(
+        "{component}: needs {needed:,.1f} GiB per GPU of {capacity:,.1f} GiB ({strategy})."
+    ),
+    "reason_speed": N_("{component}: {rate:,.1f} {unit}, {bound}-bound (efficiency {provenance})."),
+    "reason_speed_time": N_(
+        "{component}: {rate:,.1f} {unit}, {hours:,.2f} h, {bound}-bound (efficiency {provenance})."
+    ),
+    "reason_capabilities": N_("{gpu} has what the workload requires: {capabilities}."),
+    "reason_price": N_(
+        "${usd_per_h:,.2f}/h for {option}: the lowest {market} listing ({provider}, {as_of})."
+    ),
+    "reason_buy": N_(
+        "Buying ({condition}): ${purchase:,.0f}, then ${power:,.3f}/h of electricity; owning "
+        "beats renting after {months:,.1f} months at {hours_per_month} h a month."
+    ),
+    "reason_buy_no_rent": N_(
+        "Buying ({condition}): ${purchase:,.0f}, then ${power:,.3f}/h of electricity (no rental "
+        "price to break even against)."
+    ),
+    # recommend: what blocks an option
+    "block_memory": N_(
+        "{component} needs {needed:,.1f} GiB per GPU; {capacity:,.1f} GiB available"
+    ),
+    "block_no_model": N_("no throughput model for {component} on {gpu}"),
+    "block_rate": N_("{component} serves {rate:,.1f} tokens/s of the {need:,.1f} needed"),
+    "block_capability": N_("{gpu} lacks {missing}"),
+    "block_unpriced": N_("no price for {gpu} in {markets}"),
+    "block_budget_per_h": N_("${usd_per_h:,.2f}/h is over the ${budget:,.2f}/h budget"),
+    "block_budget": N_("${cost:,.2f} is over the ${budget:,.2f} budget"),
+    "block_deadline": N_("{hours:,.1f} h is past the {deadline:,.1f} h deadline"),
+    # recommend: warnings
+    "warn_tight_memory": N_(
+        "{component} uses {needed:,.1f} of {capacity:,.1f} GiB on the {gpu}: little room for "
+        "fragmentation or a longer input."
+    ),
+    "warn_prior_efficiency": N_(
+        "{component} on the {gpu}: no measurement to calibrate on ({provenance}); the range is "
+        "wider than stated."
+    ),
+    "warn_interconnect_bound": N_(
+        "{component}: {count} × {gpu} wait on gradient exchange (no fast link); fewer GPUs may "
+        "cost less."
+    ),
+    "warn_no_rt_cores": N_(
+        "The {gpu} has no RT cores: ray tracing runs on its CUDA cores, far slower per dollar."
+    ),
+    "warn_over_provisioned": N_(
+        "Over-provisioned (the article's hidden mistake): {option} pays for {features} that this "
+        "workload does not use; {cheaper} does it for ${cheaper_cost:,.2f} instead of "
+        "${cost:,.2f} per {per_job}, {waste:.0%} less."
+    ),
+    "warn_baseline": N_(
+        "Your baseline {option} pays for {features} that this workload does not use; {cheaper} "
+        "does it for ${cheaper_cost:,.2f} instead of ${cost:,.2f} per {per_job}: {waste:.0%} of "
+        "the money wasted."
+    ),
+    "warn_baseline_infeasible": N_(
+        "Your baseline {option} does not meet the workload's constraints (see its row)."
+    ),
+    "warn_spot": N_("Spot instances can be reclaimed at any time: checkpoint often."),
+    "warn_price_age": N_("The {gpu}'s price listing is dated {as_of}: check it before you rent."),
+    "warn_price_undated": N_(
+        "The {gpu}'s price listing carries no date: check it before you rent."
+    ),
+    "warn_price_range": N_(
+        "At the high end of the listings the job costs ${high:,.2f} instead of ${cost:,.2f}."
+    ),
+    "warn_unpriced": N_("Not ranked, no price in {markets}: {gpus} (add yours with --prices)."),
+    # recommend: assumptions
+    "assume_rent": N_(
+        "Prices: the lowest listing in each market ({markets}), per GPU-hour; the high end is "
+        "the range."
+    ),
+    "assume_buy": N_(
+        "Buying: the lowest purchase price, electricity at TDP and ${kwh}/kWh, {hours_per_month} "
+        "h of use a month; no host, cooling or resale value."
+    ),
+    "assume_sequential": N_("Components run one after another on the same GPUs."),
+    "assume_services": N_("Each service gets its own GPUs or MIG slice (isolated)."),
+    "assume_throughput": N_(
+        "Throughput from the roofline model fitted on published measurements "
+        "(docs/perf-accuracy.md)."
+    ),
+    # recommend: nothing feasible
+    "infeasible_nothing": N_("No GPU in the catalog can run this workload."),
+    "infeasible_capability": N_("No GPU in the catalog has all of: {capabilities}."),
+    "infeasible_memory": N_(
+        "{component} does not fit within {max_gpus} GPUs; {count} × {gpu} would hold it (raise "
+        "max_gpus)."
+    ),
+    "infeasible_no_count": N_(
+        "{component} fits on no number of GPUs as it is (its activations are not sharded); on "
+        "{max_gpus} × {gpu}, these changes would make it fit:"
+    ),
+    "infeasible_budget": N_(
+        "Over budget: the cheapest option, {option}, costs ${cost:,.2f} (budget ${budget:,.2f})."
+    ),
+    "infeasible_budget_per_h": N_(
+        "Over the hourly budget: the cheapest option, {option}, costs ${usd_per_h:,.2f}/h "
+        "(budget ${budget:,.2f}/h)."
+    ),
+    "infeasible_deadline": N_(
+        "Past the deadline: the fastest option, {option}, takes {hours:,.2f} h (deadline "
+        "{deadline:,.1f} h) for ${cost:,.2f}."
+    ),
+}
+
+
+#: Labels of the feature codes a ``features`` parameter lists (comma-separated codes).
+FEATURES: dict[str, str] = {
+    "vram": N_("VRAM beyond need"),
+    "hbm": N_("HBM bandwidth"),
+    "nvlink": N_("NVLink"),
+    "mig": N_("MIG"),
+    "fp64": N_("FP64 units"),
 }
 
 
 def render(note: Note) -> str:
-    """The note in the current language."""
+    """The note in the current language (a ``features`` parameter's codes as labels)."""
     template = MESSAGES.get(note.code)
     if template is None:
         raise KeyError(f"no message for note code {note.code!r}")
-    return _(template).format(**note.params)
+    params = dict(note.params)
+    if "features" in params:
+        codes = str(params["features"]).split(",")
+        params["features"] = ", ".join(_(FEATURES[c]) if c in FEATURES else c for c in codes)
+    return _(template).format(**params)
 
 
 def note(code: str, **params: Param) -> Note:

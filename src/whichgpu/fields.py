@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from whichgpu.i18n import N_
+from whichgpu.i18n import N_, _
 
 #: field -> (label, unit). Labels are translated when rendered.
 FIELDS: dict[str, tuple[str, str]] = {
@@ -87,3 +87,16 @@ def format_usd_range(low: float, high: float) -> str:
     if format_usd(low) == format_usd(high):
         return format_usd(low)
     return f"{format_usd(low)}–{format_usd(high)[1:]}"
+
+
+def format_duration(seconds: float | None) -> str:
+    """Seconds as the unit a person reads best: s, min, h or days ("—" when unknown)."""
+    if seconds is None:
+        return "—"
+    if seconds < 120:
+        return _("{n:.1f} s").format(n=seconds)
+    if seconds < 2 * 3600:
+        return _("{n:.1f} min").format(n=seconds / 60)
+    if seconds < 3 * 86400:
+        return _("{n:.1f} h").format(n=seconds / 3600)
+    return _("{n:.1f} days").format(n=seconds / 86400)

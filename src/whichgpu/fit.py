@@ -58,10 +58,16 @@ def scaled_job(job: Job, count: int) -> tuple[Job, str]:
     if count == 1:
         return replace(job, gpus=1, tp=1, pp=1, zero=job.zero if job.training else 0), "1 GPU"
     if job.training:
-        model = job.tp * job.pp
-        if count % model:
-            return replace(job, gpus=count, tp=1, pp=1, zero=3), f"ZeRO-3 over {count}"
-        return replace(job, gpus=count, zero=3), f"ZeRO-3 over {count}"
+        # Sharded mixed precision runs in DeepSpeed (or FSDP's MixedPrecision policy): 16-bit
+        # weights and fp32 masters, both sharded; torch autocast's cached 16-bit weight
+        # copies would hold every gathered layer and undo the sharding.
+        engine = (
+            "deepspeed" if job.engine == "torch" and job.precision.endswith("mixed") else job.engine
+        )
+        sharded = replace(job, gpus=count, zero=3, engine=engine)
+        if count % (job.tp * job.pp):
+            sharded = replace(sharded, tp=1, pp=1)
+        return sharded, f"ZeRO-3 over {count}"
     tp = min(count, 8)
     pp = max(1, count // tp)
     strategy = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")

@@ -29,7 +29,15 @@ DEFAULT_HARNESS = {
     "cnn-train": "nvidia-dle-pytorch",
     "cnn-infer": "nvidia-dle-pytorch",
     "transformer-train": "lambda-dle-v1",
+    "render": "blender-opendata",
+    "fp64": "torch-matmul",
 }
+
+#: What a render or FP64 estimate is measured against: Blender's benchmark (samples per
+#: minute over its scenes, Cycles with OptiX where the GPU has RT cores) and a large square
+#: FP64 matmul (cuBLAS DGEMM, the kernel HPL spends its time in).
+RENDER_MODEL = "blender-4.2"
+FP64_MATMUL_N = 8000
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,65 @@ def _bench(arch: ModelArch, job: Job, gpu: GPU, count: int, workload: str, harne
         harness=harness,
         source="whichgpu",
         as_of="undated",
+    )
+
+
+def estimate_rate(
+    workload: str, gpu: GPU, count: int = 1, harness: str | None = None
+) -> ThroughputEstimate:
+    """Throughput of a model-free workload on ``count`` × ``gpu``: ``render`` in samples/min
+    (frames parallelise over GPUs), ``fp64`` in TFLOPS (dense FP64 matmul; multi-GPU work
+    is assumed to split without communication, as HPL's panels nearly do)."""
+    model, spread = load_efficiency()
+    harness = harness or DEFAULT_HARNESS[workload]
+    if workload == "render":
+        unit, name, precision, seq, metric = "samples/min", RENDER_MODEL, None, None, "score"
+    elif workload == "fp64":
+        unit, name, precision, seq, metric = (
+            "tflops",
+            "matmul-fp64",
+            "fp64",
+            FP64_MATMUL_N,
+            "throughput",
+        )
+    else:
+        raise InvalidInput(_("no model-free workload {workload!r}").format(workload=workload))
+    bench = Benchmark(
+        id="user-job",
+        gpu=gpu.id,
+        gpus=1,
+        workload=workload,  # type: ignore[arg-type]
+        model=name,
+        precision=precision,
+        seq=seq,
+        metric=metric,
+        value=1.0,
+        unit=unit,
+        harness=harness,
+        source="whichgpu",
+        as_of="undated",
+    )
+    obs = observe(bench, gpu)
+    if obs is None:
+        raise InvalidInput(
+            _("no throughput model for {workload} on {gpu}").format(workload=workload, gpu=gpu.name)
+        )
+    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit)
+    rate = count / model.seconds_per_unit(obs)
+    low_err, high_err = spread.get(workload, (-0.3, 0.3))
+    return ThroughputEstimate(
+        gpu=gpu,
+        count=count,
+        workload=workload,
+        harness=harness,
+        throughput=Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err)),
+        bound=obs.bound,
+        mfu=None,
+        time_s=None,
+        ttft_s=None,
+        tokens_per_s_per_sequence=None,
+        efficiency=eta,
+        provenance=provenance,
     )
 
 

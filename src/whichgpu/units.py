@@ -10,3 +10,18 @@ HOURS_PER_MONTH = 730.0  # 8,760 h / 12, the convention of cloud price lists
 def gb_to_gib(gb: float) -> float:
     """Decimal gigabytes (a datasheet's GB) to binary gibibytes (what allocators report)."""
     return gb * BYTES_PER_GB / BYTES_PER_GIB
+
+
+_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+
+def parse_count(text: str) -> float:
+    """A count as people write it: ``"7B"``, ``"350M"``, ``"1.5e9"``, ``"2T"``, ``"10k"``.
+
+    Raises :class:`ValueError` for anything else."""
+    import re
+
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kmbgtKMBGT]?)\s*", text)
+    if not match:
+        raise ValueError(text)
+    return float(match.group(1)) * _SUFFIX[match.group(2).lower()]

@@ -60,6 +60,11 @@ def config_path() -> Path:
     return Path(base) / "whichgpu" / "config.toml"
 
 
+def read_user_file(path: Path) -> str:
+    """A user's text file (workload, config.json, prices); unreadable is one clear error."""
+    return _read(path)[0]
+
+
 def _read(path: Path) -> tuple[str, date]:
     try:
         text = path.read_text(encoding="utf-8")

@@ -11,7 +11,6 @@ N ≈ 12·n_layer·d_model²). The layer count then matches the requested total.
 from __future__ import annotations
 
 import math
-import re
 
 from whichgpu.errors import InvalidInput
 from whichgpu.i18n import _
@@ -22,17 +21,17 @@ ASPECT_RATIO = 128
 VOCAB = 32_000
 HEAD_DIM = 128
 
-_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
-
 
 def parse_param_count(text: str) -> int:
     """``"7B"`` → 7,000,000,000; ``"350M"``, ``"1.5b"``, ``"7000000000"``."""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmbtKMBT]?)\s*", text)
-    if not match:
+    from whichgpu.units import parse_count
+
+    try:
+        value = parse_count(text)
+    except ValueError:
         raise InvalidInput(
             _("--params takes a size like 7B, 350M or 1.5e9 (got {value!r})").format(value=text)
-        )
-    value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
+        ) from None
     if not 1e6 <= value <= 1e13:
         raise InvalidInput(
             _("--params must be between 1M and 10T parameters (got {value!r})").format(value=text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.fields import format_duration
 from whichgpu.i18n import _
 from whichgpu.models.arch import ModelArch
 from whichgpu.render.json_doc import SCHEMA_VERSION
@@ -33,16 +34,6 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
     }
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 120:
-        return _("{n:.1f} s").format(n=seconds)
-    if seconds < 2 * 3600:
-        return _("{n:.1f} min").format(n=seconds / 60)
-    if seconds < 3 * 86400:
-        return _("{n:.1f} h").format(n=seconds / 3600)
-    return _("{n:.1f} days").format(n=seconds / 86400)
-
-
 def print_estimate(result: ThroughputEstimate, arch: ModelArch, console: Console) -> None:
     from rich.text import Text
 
@@ -69,7 +60,9 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch, console: Console
         high = result.time_s * rate.value / rate.low
         console.print(
             _("Time: {t} (likely {low}–{high})").format(
-                t=_duration(result.time_s), low=_duration(low), high=_duration(high)
+                t=format_duration(result.time_s),
+                low=format_duration(low),
+                high=format_duration(high),
             )
         )
     console.print(

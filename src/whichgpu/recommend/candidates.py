@@ -1,0 +1,262 @@
+"""Candidates: every GPU × count × (whole card or MIG slice) of the catalog, checked for
+fit (:mod:`whichgpu.estimate.memory`) and capabilities, timed (:mod:`whichgpu.throughput`)
+and priced per market (:mod:`whichgpu.estimate.cost`). Pure functions over plain data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from whichgpu.catalog.records import GPU
+from whichgpu.errors import WhichGPUError
+from whichgpu.explain import Note, note
+from whichgpu.recommend.spec import Component, Constraints
+from whichgpu.units import BYTES_PER_GIB
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.records import MigProfile
+    from whichgpu.catalog.store import Catalog
+    from whichgpu.models.arch import ModelArch
+    from whichgpu.workload import Job
+
+#: Headroom under which a fit is flagged as tight: allocator fragmentation and the CUDA
+#: context vary by a few percent between versions (validation/README.md).
+TIGHT_HEADROOM = 0.05
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What a candidate runs on: ``count`` whole GPUs per service, or one MIG slice per
+    service; ``gpus`` is the physical cards paid for."""
+
+    gpu: GPU
+    count: int
+    services: int
+    mig: MigProfile | None = None
+
+    @property
+    def gpus(self) -> int:
+        if self.mig is None:
+            return self.count * self.services
+        return math.ceil(self.services / self.mig.max_instances)
+
+    @property
+    def mig_profile(self) -> str | None:
+        return None if self.mig is None else self.mig.profile
+
+
+@dataclass(frozen=True)
+class ComponentRun:
+    """One component on one candidate's hardware."""
+
+    component: Component
+    fits: bool
+    needed_gib: float | None
+    capacity_gib: float
+    strategy: str
+    throughput: float | None = None
+    throughput_low: float | None = None
+    throughput_high: float | None = None
+    unit: str | None = None
+    time_s: float | None = None
+    bound: str | None = None
+    provenance: str = ""
+    meets_rate: bool = True
+    notes: tuple[Note, ...] = ()
+
+
+def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
+    """A MIG slice as a smaller GPU: its share of the SMs (compute slices of 7) for every
+    rate, its share of the memory slices (of 8) for bandwidth, its own memory (NVIDIA MIG
+    user guide: each instance has dedicated SMs, L2 slices and memory controllers)."""
+    import msgspec
+
+    c = profile.compute_fraction
+    m = profile.memory_fraction
+
+    def scaled(value: float | None) -> float | None:
+        return None if value is None else value * c
+
+    return msgspec.structs.replace(
+        gpu,
+        vram_gb=profile.memory_gb,
+        memory_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s * m,
+        fp32_tflops=gpu.fp32_tflops * c,
+        fp64_tflops=gpu.fp64_tflops * c,
+        fp64_tensor_tflops=scaled(gpu.fp64_tensor_tflops),
+        tf32_tensor_dense_tflops=scaled(gpu.tf32_tensor_dense_tflops),
+        fp16_tensor_dense_tflops=gpu.fp16_tensor_dense_tflops * c,
+        fp16_fp16acc_tensor_dense_tflops=gpu.fp16_fp16acc_tensor_dense_tflops * c,
+        bf16_tensor_dense_tflops=scaled(gpu.bf16_tensor_dense_tflops),
+        fp8_tensor_dense_tflops=scaled(gpu.fp8_tensor_dense_tflops),
+        int8_tensor_dense_tops=scaled(gpu.int8_tensor_dense_tops),
+        vendor_fp16_tensor_tflops=gpu.vendor_fp16_tensor_tflops * c,
+        nvlink_gb_per_s=0.0,
+        mig_max_instances=0,
+    )
+
+
+def has_capability(gpu: GPU, capability: str) -> bool:
+    """``fp64``: FP64 at a quarter of the FP32 rate or better (the datacenter chips with
+    FP64 units; GA102/AD102 run FP64 at 1/64)."""
+    if capability == "rt":
+        return gpu.rt_cores > 0
+    if capability == "display":
+        return gpu.display_outputs > 0
+    if capability == "ecc":
+        return bool(gpu.ecc)
+    if capability == "fp64":
+        return gpu.fp64_tflops >= gpu.fp32_tflops / 4
+    if capability == "nvlink":
+        return gpu.has_nvlink
+    if capability == "mig":
+        return gpu.has_mig
+    raise KeyError(capability)
+
+
+def model_job(component: Component) -> tuple[ModelArch, Job]:
+    """The model and the memory/throughput job a model component describes."""
+    from whichgpu.models import resolve_model
+    from whichgpu.workload import make_job
+
+    arch = resolve_model(component.model, component.params)
+    inference = component.kind == "inference"
+    job = make_job(
+        task=component.kind,
+        precision=component.precision,
+        quant=component.quant,
+        batch=component.batch,
+        seq=component.seq,
+        prompt=component.prompt if inference else 0,
+        generate=component.generate if inference else 0,
+        checkpointing="full" if component.checkpointing else "none",
+        all_logits=not inference,
+    )
+    return arch, job
+
+
+def _work(component: Component) -> float | None:
+    """The job size in the numerator of the throughput's unit (samples, TFLOP, tokens,
+    images)."""
+    if component.kind == "render":
+        return None if component.frames is None else component.frames * component.samples_per_frame
+    if component.kind == "fp64":
+        return component.tflop
+    if component.tokens is not None:
+        return component.tokens
+    if component.images is not None:
+        return component.images * component.epochs
+    return None
+
+
+def per_second(rate: float, unit: str) -> float:
+    return rate / 60.0 if unit.endswith("/min") else rate
+
+
+def _timed(component: Component, rate: float, unit: str) -> float | None:
+    """Seconds the component takes: its hours of use, or its work over the rate."""
+    if component.hours is not None:
+        return component.hours * 3600.0
+    work = _work(component)
+    return None if work is None else work / per_second(rate, unit)
+
+
+def run_component(
+    component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None
+) -> ComponentRun:
+    """Fit, throughput and time of ``component`` on ``hw`` (per service)."""
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.fit import scaled_job, usable_bytes
+    from whichgpu.throughput import estimate_rate, estimate_throughput
+
+    gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
+    capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
+    notes: list[Note] = []
+    if prepared is None:
+        needed = None
+        fits = True
+        strategy = f"{hw.count} GPU" if hw.count == 1 else f"{hw.count} GPUs"
+        try:
+            est = estimate_rate(component.kind, gpu, hw.count)
+        except WhichGPUError:
+            return ComponentRun(component, fits, needed, capacity_gib, strategy, provenance="none")
+    else:
+        arch, job = prepared
+        scaled, strategy = scaled_job(job, hw.count)
+        needed_bytes = estimate_memory(arch, scaled).total_bytes
+        needed = needed_bytes / BYTES_PER_GIB
+        fits = needed_bytes <= usable_bytes(gpu)
+        if not fits:
+            return ComponentRun(component, fits, needed, capacity_gib, strategy)
+        if needed > capacity_gib * (1 - TIGHT_HEADROOM):
+            notes.append(
+                note(
+                    "warn_tight_memory",
+                    component=component.label,
+                    gpu=gpu.name,
+                    needed=round(needed, 1),
+                    capacity=round(capacity_gib, 1),
+                )
+            )
+        try:
+            est = estimate_throughput(arch, scaled, gpu, hw.count)
+        except WhichGPUError:
+            return ComponentRun(component, fits, needed, capacity_gib, strategy, provenance="none")
+    rate = est.throughput
+    run = ComponentRun(
+        component,
+        fits,
+        needed,
+        capacity_gib,
+        strategy,
+        rate.value,
+        rate.low,
+        rate.high,
+        rate.unit,
+        None,
+        est.bound,
+        est.provenance,
+    )
+    if "prior" in est.provenance or "not fitted" in est.provenance:
+        notes.append(
+            note(
+                "warn_prior_efficiency",
+                component=component.label,
+                gpu=gpu.name,
+                provenance=est.provenance,
+            )
+        )
+    if est.bound == "interconnect":
+        notes.append(
+            note("warn_interconnect_bound", component=component.label, gpu=gpu.name, count=hw.count)
+        )
+    meets = True
+    if component.kind == "inference" and component.request_rate is not None:
+        need = component.request_rate * max(component.generate, 1)
+        meets = rate.value >= need
+    time_s = _timed(component, rate.value, rate.unit)
+    return replace(run, time_s=time_s, meets_rate=meets, notes=tuple(notes))
+
+
+def hardware_for(
+    catalog: Catalog, gpu: GPU, components: tuple[Component, ...], constraints: Constraints
+) -> list[Hardware]:
+    """Whole-card counts 1, 2, 4, 8… up to ``max_gpus`` (per service × services), and for
+    workloads that only serve models, one MIG slice per service of every profile."""
+    services = max(c.services for c in components)
+    out: list[Hardware] = []
+    count = 1
+    while count * services <= constraints.max_gpus:
+        out.append(Hardware(gpu, count, services))
+        count *= 2
+    if gpu.has_mig and all(c.kind == "inference" for c in components):
+        profiles = getattr(catalog, "mig_profiles", None)
+        for profile in profiles(gpu.id) if profiles else ():
+            if profile.profile.endswith(("+me", "+me.all", "+gfx", "-me")):
+                continue  # media extensions add decoders, not capacity
+            hw = Hardware(gpu, 1, services, profile)
+            if profile.compute_slices < 7 and hw.gpus <= constraints.max_gpus:
+                out.append(hw)
+    return out

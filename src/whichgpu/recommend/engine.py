@@ -1,0 +1,357 @@
+"""``recommend``: price every candidate, keep those that meet the constraints, rank them by
+the objective, mark the Pareto front (time vs cost) and explain the pick with codes.
+
+Pipeline (DESIGN.md): workload → candidates (GPU × count × MIG slice) → memory → throughput
+→ price per market (or purchase) → constraints → rank → reasons and warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import TYPE_CHECKING
+
+from whichgpu.catalog.records import GPU
+from whichgpu.estimate.cost import (
+    DEFAULT_ELECTRICITY_USD_PER_KWH,
+    break_even_months,
+    buy_cost_usd,
+    power_usd_per_h,
+)
+from whichgpu.explain import Note, note
+from whichgpu.recommend.candidates import (
+    ComponentRun,
+    Hardware,
+    hardware_for,
+    has_capability,
+    model_job,
+    run_component,
+)
+from whichgpu.recommend.spec import Workload
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.store import Catalog
+    from whichgpu.models.arch import ModelArch
+    from whichgpu.workload import Job
+
+#: Price listings older than this many months are flagged (GPU rental prices moved by
+#: 30–50 % within a year in 2023–2025: prices.csv's own dated rows).
+STALE_PRICE_MONTHS = 12
+
+
+@dataclass(frozen=True)
+class Option:
+    """One candidate, priced: hardware, what it does with each component, and its cost."""
+
+    hardware: Hardware
+    market: str | None
+    runs: tuple[ComponentRun, ...]
+    usd_per_h: float | None = None
+    usd_per_h_high: float | None = None
+    price_provider: str | None = None
+    price_source: str | None = None
+    price_as_of: str | None = None
+    purchase_usd: float | None = None
+    break_even_months: float | None = None
+    time_s: float | None = None
+    cost_usd: float | None = None
+    cost_usd_high: float | None = None
+    feasible: bool = False
+    blockers: tuple[Note, ...] = ()
+    score: float | None = None
+    pareto: bool = False
+
+    @property
+    def gpu(self) -> GPU:
+        return self.hardware.gpu
+
+    @property
+    def gpus(self) -> int:
+        return self.hardware.gpus
+
+    @property
+    def fits(self) -> bool:
+        return all(r.fits for r in self.runs)
+
+    @property
+    def throughput(self) -> float | None:
+        return self.runs[0].throughput if self.runs else None
+
+    @property
+    def value(self) -> float | None:
+        """Throughput per dollar-hour of the first component (work per dollar)."""
+        if self.throughput is None or not self.usd_per_h:
+            return None
+        return self.throughput / self.usd_per_h
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.gpu.id, self.hardware.count, self.hardware.mig_profile or "")
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    workload: Workload
+    objective: str
+    options: tuple[Option, ...]
+    pick: Option | None
+    reasons: tuple[Note, ...]
+    warnings: tuple[Note, ...]
+    assumptions: tuple[Note, ...]
+    infeasible: tuple[Note, ...] = ()
+    baseline: Option | None = None
+    unpriced: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
+    return [model_job(c) if c.uses_model else None for c in workload.components]
+
+
+def _runs(
+    hw: Hardware, workload: Workload, prepared: list[tuple[ModelArch, Job] | None]
+) -> tuple[ComponentRun, ...]:
+    return tuple(
+        run_component(c, hw, p) for c, p in zip(workload.components, prepared, strict=True)
+    )
+
+
+def _total_time(runs: Sequence[ComponentRun]) -> float | None:
+    """Components run one after another on the same GPUs; unknown when one has no size."""
+    times = [r.time_s for r in runs]
+    if any(t is None for t in times):
+        return None
+    return sum(t for t in times if t is not None)
+
+
+def _price_options(
+    catalog: Catalog, hw: Hardware, runs: tuple[ComponentRun, ...], workload: Workload
+) -> list[Option]:
+    from whichgpu.catalog.prices import price_range
+
+    c = workload.constraints
+    time_s = _total_time(runs)
+    hours = None if time_s is None else time_s / 3600
+    out: list[Option] = []
+    if c.mode == "buy":
+        rows = catalog.purchase_for(hw.gpu.id)
+        if not rows:
+            return [Option(hw, None, runs)]
+        best = min(rows, key=lambda p: (p.low_usd, p.condition, p.source))
+        kwh = c.electricity_usd_per_kwh
+        kwh = DEFAULT_ELECTRICITY_USD_PER_KWH if kwh is None else kwh
+        own_per_h = power_usd_per_h(hw.gpu.tdp_w, hw.gpus, kwh)
+        rent = price_range(catalog.prices_for(hw.gpu.id, c.markets))  # type: ignore[arg-type]
+        months = None
+        if rent is not None:
+            months = break_even_months(
+                best.low_usd * hw.gpus, rent.low_usd_per_h * hw.gpus, own_per_h, c.hours_per_month
+            )
+        cost = (
+            None if hours is None else buy_cost_usd(best.low_usd, hw.gpus, hours, hw.gpu.tdp_w, kwh)
+        )
+        high = (
+            None
+            if hours is None
+            else buy_cost_usd(best.high_usd, hw.gpus, hours, hw.gpu.tdp_w, kwh)
+        )
+        out.append(
+            Option(
+                hw,
+                f"buy-{best.condition}",
+                runs,
+                usd_per_h=own_per_h,
+                usd_per_h_high=own_per_h,
+                price_provider=best.condition,
+                price_source=best.source,
+                price_as_of=best.as_of,
+                purchase_usd=best.low_usd * hw.gpus,
+                break_even_months=months,
+                time_s=time_s,
+                cost_usd=cost,
+                cost_usd_high=high,
+            )
+        )
+        return out
+    for market in c.markets:
+        found = price_range(catalog.prices_for(hw.gpu.id, [market]))  # type: ignore[list-item]
+        if found is None:
+            continue
+        per_h = found.low_usd_per_h * hw.gpus
+        per_h_high = found.high_usd_per_h * hw.gpus
+        out.append(
+            Option(
+                hw,
+                market,
+                runs,
+                usd_per_h=per_h,
+                usd_per_h_high=per_h_high,
+                price_provider=found.low.provider,
+                price_source=found.low.source,
+                price_as_of=found.low.as_of,
+                time_s=time_s,
+                cost_usd=None if hours is None else per_h * hours,
+                cost_usd_high=None if hours is None else per_h_high * hours,
+            )
+        )
+    return out or [Option(hw, None, runs)]
+
+
+def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
+    c = workload.constraints
+    out: list[Note] = []
+    gpu = option.gpu
+    for run in option.runs:
+        if not run.fits:
+            out.append(
+                note(
+                    "block_memory",
+                    component=run.component.label,
+                    needed=round(run.needed_gib or 0, 1),
+                    capacity=round(run.capacity_gib, 1),
+                )
+            )
+        elif run.throughput is None:
+            out.append(note("block_no_model", component=run.component.label, gpu=gpu.name))
+        elif not run.meets_rate:
+            need = (run.component.request_rate or 0) * max(run.component.generate, 1)
+            out.append(
+                note(
+                    "block_rate",
+                    component=run.component.label,
+                    rate=round(run.throughput, 1),
+                    need=round(need, 1),
+                )
+            )
+    missing = [cap for cap in c.requires if not has_capability(gpu, cap)]
+    if missing:
+        out.append(note("block_capability", gpu=gpu.short_name, missing=", ".join(missing)))
+    if option.usd_per_h is None:
+        out.append(note("block_unpriced", gpu=gpu.short_name, markets=", ".join(c.markets)))
+    else:
+        if c.budget_usd_per_h is not None and option.usd_per_h > c.budget_usd_per_h:
+            out.append(
+                note(
+                    "block_budget_per_h",
+                    usd_per_h=round(option.usd_per_h, 2),
+                    budget=c.budget_usd_per_h,
+                )
+            )
+        if (
+            c.budget_usd is not None
+            and option.cost_usd is not None
+            and option.cost_usd > c.budget_usd
+        ):
+            out.append(note("block_budget", cost=round(option.cost_usd, 2), budget=c.budget_usd))
+    if (
+        c.deadline_h is not None
+        and option.time_s is not None
+        and option.time_s > c.deadline_h * 3600
+    ):
+        out.append(
+            note("block_deadline", hours=round(option.time_s / 3600, 1), deadline=c.deadline_h)
+        )
+    return tuple(out)
+
+
+def _objective_key(option: Option, objective: str) -> tuple[float, ...]:
+    """Smaller is better; ties broken by cost, time, card count and names (deterministic)."""
+    inf = float("inf")
+    # to the cent and the second: float noise must not reorder equal options
+    cost = round(option.cost_usd, 2) if option.cost_usd is not None else inf
+    per_h = round(option.usd_per_h, 4) if option.usd_per_h is not None else inf
+    time_s = round(option.time_s) if option.time_s is not None else inf
+    speed = -(option.throughput or 0.0)
+    if objective == "cost":
+        primary: tuple[float, ...] = (cost, per_h) if option.cost_usd is not None else (inf, per_h)
+    elif objective == "time":
+        primary = (time_s, speed)
+    else:
+        primary = (-(option.value or 0.0),)
+    return (*primary, cost, per_h, time_s, round(speed, 6), float(option.gpus))
+
+
+def score_of(option: Option, objective: str) -> float | None:
+    """The objective's figure: $ per job (or $/h), seconds (or −throughput), throughput
+    per $/h."""
+    if objective == "cost":
+        return option.cost_usd if option.cost_usd is not None else option.usd_per_h
+    if objective == "time":
+        return option.time_s if option.time_s is not None else option.throughput
+    return option.value
+
+
+def rank(options: Sequence[Option], objective: str) -> list[Option]:
+    """Feasible options first, by the objective; then the rest, by the same key."""
+    return sorted(
+        options,
+        key=lambda o: (
+            not o.feasible,
+            _objective_key(o, objective),
+            o.gpu.id,
+            o.hardware.mig_profile or "",
+            o.market or "",
+        ),
+    )
+
+
+def pareto_front(options: Sequence[Option]) -> set[int]:
+    """Indices of the feasible options that no other feasible option beats on cost, time and
+    throughput together (where hours of use fix the time, throughput is what differs)."""
+    inf = float("inf")
+    points = [
+        (
+            i,
+            (
+                o.cost_usd if o.cost_usd is not None else (o.usd_per_h or inf),
+                o.time_s if o.time_s is not None else inf,
+                -(o.throughput or 0.0),
+            ),
+        )
+        for i, o in enumerate(options)
+        if o.feasible
+    ]
+
+    def dominates(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+        return all(x <= y for x, y in zip(a, b, strict=True)) and a != b
+
+    return {i for i, p in points if not any(dominates(q, p) for _j, q in points)}
+
+
+def evaluate(
+    catalog: Catalog, workload: Workload, gpus: Sequence[GPU] | None = None
+) -> list[Option]:
+    """Every candidate of the catalog, priced and checked (not ranked)."""
+    prepared = _prepare(workload)
+    out: list[Option] = []
+    for gpu in gpus or catalog.gpus:
+        for hw in hardware_for(catalog, gpu, workload.components, workload.constraints):
+            runs = _runs(hw, workload, prepared)
+            for option in _price_options(catalog, hw, runs, workload):
+                blockers = _blockers(option, workload)
+                out.append(replace(option, feasible=not blockers, blockers=blockers))
+    return out
+
+
+def recommend(
+    catalog: Catalog,
+    workload: Workload,
+    objective: str = "cost",
+    baseline: GPU | None = None,
+    today: date | None = None,
+) -> Recommendation:
+    """The ranked options, the pick (None when nothing is feasible) and why."""
+    from whichgpu.recommend.explain import explain
+
+    options = evaluate(catalog, workload)
+    ranked = rank(options, objective)
+    front = pareto_front(ranked)
+    ranked = [
+        replace(o, score=score_of(o, objective), pareto=i in front) for i, o in enumerate(ranked)
+    ]
+    pick = ranked[0] if ranked and ranked[0].feasible else None
+    base = None
+    if baseline is not None:
+        same = [o for o in ranked if o.gpu.id == baseline.id]
+        base = same[0] if same else None
+    return explain(catalog, workload, objective, tuple(ranked), pick, base, today or date.today())

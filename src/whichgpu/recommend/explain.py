@@ -1,0 +1,394 @@
+"""Why the pick, what to watch, and what would make an infeasible workload feasible: all as
+:class:`~whichgpu.explain.Note` codes with parameters, rendered per language elsewhere."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import TYPE_CHECKING
+
+from whichgpu.explain import Note, note
+from whichgpu.recommend.candidates import has_capability
+from whichgpu.recommend.engine import STALE_PRICE_MONTHS, Option, Recommendation
+from whichgpu.recommend.spec import Workload
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.store import Catalog
+
+
+def _hw_text(option: Option) -> str:
+    hw = option.hardware
+    if hw.mig is not None:
+        return f"{hw.services} × {hw.mig.profile} on {option.gpus} × {option.gpu.short_name}"
+    return f"{option.gpus} × {option.gpu.short_name}" if option.gpus > 1 else option.gpu.short_name
+
+
+def _money(value: float | None) -> float:
+    return round(value or 0.0, 2)
+
+
+def _cost_of(option: Option) -> float | None:
+    return option.cost_usd if option.cost_usd is not None else option.usd_per_h
+
+
+def _hours(seconds: float | None) -> float:
+    return round((seconds or 0.0) / 3600, 2)
+
+
+def _objective_reason(pick: Option, ranked: Sequence[Option], objective: str) -> Note:
+    rival = next((o for o in ranked if o.feasible and o.gpu.id != pick.gpu.id), None)
+    per_job = pick.cost_usd is not None
+    params: dict[str, str | float] = {"option": _hw_text(pick)}
+    if objective == "time":
+        code = "reason_fastest" if pick.time_s is not None else "reason_fastest_rate"
+        params |= {"hours": _hours(pick.time_s), "rate": round(pick.throughput or 0, 1)}
+        if rival is not None:
+            params |= {
+                "rival": _hw_text(rival),
+                "rival_hours": _hours(rival.time_s),
+                "rival_rate": round(rival.throughput or 0, 1),
+            }
+    elif objective == "value":
+        code = "reason_best_value"
+        params |= {"value": round(pick.value or 0, 1), "unit": pick.runs[0].unit or ""}
+        if rival is not None:
+            params |= {"rival": _hw_text(rival), "rival_value": round(rival.value or 0, 1)}
+    else:
+        code = "reason_cheapest" if per_job else "reason_cheapest_per_h"
+        params |= {"cost": _money(_cost_of(pick))}
+        if rival is not None:
+            params |= {"rival": _hw_text(rival), "rival_cost": _money(_cost_of(rival))}
+    if rival is None:
+        code += "_only"
+        params = {k: v for k, v in params.items() if not k.startswith("rival")}
+    return note(code, **params)
+
+
+def _run_reasons(pick: Option) -> list[Note]:
+    out: list[Note] = []
+    for run in pick.runs:
+        label = run.component.label
+        if run.needed_gib is not None:
+            out.append(
+                note(
+                    "reason_fits",
+                    component=label,
+                    needed=round(run.needed_gib, 1),
+                    capacity=round(run.capacity_gib, 1),
+                    strategy=run.strategy,
+                )
+            )
+        if run.throughput is not None:
+            params: dict[str, str | float] = {
+                "component": label,
+                "rate": round(run.throughput, 1),
+                "unit": run.unit or "",
+                "bound": run.bound or "",
+                "provenance": run.provenance,
+            }
+            if run.time_s is not None:
+                out.append(note("reason_speed_time", hours=_hours(run.time_s), **params))
+            else:
+                out.append(note("reason_speed", **params))
+    return out
+
+
+def _price_reason(pick: Option, workload: Workload) -> Note:
+    if pick.purchase_usd is not None:
+        return (
+            note(
+                "reason_buy",
+                purchase=_money(pick.purchase_usd),
+                condition=pick.price_provider or "",
+                power=round(pick.usd_per_h or 0, 3),
+                months=round(pick.break_even_months or 0, 1),
+                hours_per_month=round(workload.constraints.hours_per_month),
+            )
+            if pick.break_even_months is not None
+            else note(
+                "reason_buy_no_rent",
+                purchase=_money(pick.purchase_usd),
+                condition=pick.price_provider or "",
+                power=round(pick.usd_per_h or 0, 3),
+            )
+        )
+    return note(
+        "reason_price",
+        usd_per_h=_money(pick.usd_per_h),
+        option=_hw_text(pick),
+        market=pick.market or "",
+        provider=pick.price_provider or "",
+        as_of=pick.price_as_of or "undated",
+    )
+
+
+def unused_premium(option: Option, cheaper: Option, workload: Workload) -> list[str]:
+    """Codes of the features ``option`` pays for that this workload does not use and
+    ``cheaper`` does without (the article's C38 list: VRAM beyond need, HBM bandwidth,
+    NVLink, MIG, FP64); rendered through :data:`whichgpu.explain.FEATURES`."""
+    gpu, other = option.gpu, cheaper.gpu
+    used_fp64 = any(c.kind == "fp64" for c in workload.components)
+    features = []
+    if gpu.vram_gb > other.vram_gb:
+        features.append("vram")
+    if gpu.memory_type.upper().startswith("HBM") and not other.memory_type.upper().startswith(
+        "HBM"
+    ):
+        features.append("hbm")
+    if gpu.has_nvlink and option.hardware.count == 1 and not other.has_nvlink:
+        features.append("nvlink")
+    if gpu.has_mig and option.hardware.mig is None and "mig" not in workload.constraints.requires:
+        features.append("mig")
+    if has_capability(gpu, "fp64") and not used_fp64 and not has_capability(other, "fp64"):
+        features.append("fp64")
+    return features
+
+
+def over_provisioning(option: Option, ranked: Sequence[Option], workload: Workload) -> Note | None:
+    """C38, computed: ``option`` costs more than the cheapest feasible option for features
+    this workload leaves unused; the share of the money it would waste."""
+    feasible = [o for o in ranked if o.feasible and _cost_of(o) is not None]
+    if not feasible or _cost_of(option) is None:
+        return None
+    cheapest = min(feasible, key=lambda o: (_cost_of(o) or 0.0, o.gpu.id))
+    cost, low = _cost_of(option) or 0.0, _cost_of(cheapest) or 0.0
+    if cheapest.gpu.id == option.gpu.id or cost <= low:
+        return None
+    features = unused_premium(option, cheapest, workload)
+    if not features:
+        return None
+    return note(
+        "warn_over_provisioned",
+        option=_hw_text(option),
+        features=",".join(features),
+        cheaper=_hw_text(cheapest),
+        cost=_money(cost),
+        cheaper_cost=_money(low),
+        waste=round((cost - low) / cost, 3),
+        per_job="job" if option.cost_usd is not None else "hour",
+    )
+
+
+def _warnings(
+    pick: Option, ranked: Sequence[Option], workload: Workload, unpriced: Sequence[str], today: date
+) -> list[Note]:
+    from whichgpu.catalog.prices import age_months
+
+    out: list[Note] = []
+    for run in pick.runs:
+        out.extend(run.notes)
+        if run.component.kind == "render" and pick.gpu.rt_cores == 0:
+            out.append(note("warn_no_rt_cores", gpu=pick.gpu.name))
+    over = over_provisioning(pick, ranked, workload)
+    if over is not None:
+        out.append(over)
+    if pick.market == "spot":
+        out.append(note("warn_spot"))
+    if pick.price_as_of is not None:
+        months = age_months(pick.price_as_of, today)
+        if months is None:
+            out.append(note("warn_price_undated", gpu=pick.gpu.name))
+        elif months > STALE_PRICE_MONTHS:
+            out.append(note("warn_price_age", gpu=pick.gpu.name, as_of=pick.price_as_of))
+    if (
+        pick.cost_usd_high is not None
+        and pick.cost_usd
+        and pick.cost_usd_high > pick.cost_usd * 1.25
+    ):
+        out.append(
+            note("warn_price_range", cost=_money(pick.cost_usd), high=_money(pick.cost_usd_high))
+        )
+    if unpriced:
+        out.append(
+            note(
+                "warn_unpriced",
+                gpus=", ".join(unpriced),
+                markets=", ".join(workload.constraints.markets),
+            )
+        )
+    return out
+
+
+def _assumptions(workload: Workload) -> list[Note]:
+    from whichgpu.estimate.cost import DEFAULT_ELECTRICITY_USD_PER_KWH
+
+    c = workload.constraints
+    out = []
+    if c.mode == "buy":
+        kwh = c.electricity_usd_per_kwh
+        out.append(
+            note(
+                "assume_buy",
+                kwh=kwh if kwh is not None else DEFAULT_ELECTRICITY_USD_PER_KWH,
+                hours_per_month=round(c.hours_per_month),
+            )
+        )
+    else:
+        out.append(note("assume_rent", markets=", ".join(c.markets)))
+    if len(workload.components) > 1:
+        out.append(note("assume_sequential"))
+    if any(comp.services > 1 for comp in workload.components):
+        out.append(note("assume_services"))
+    out.append(note("assume_throughput"))
+    return out
+
+
+def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> list[Note]:
+    """For each model component that fits nowhere: the fewest GPUs that would hold it, or,
+    when no count does (activations are not sharded), the changes that make it fit on the
+    largest GPU at ``max_gpus``."""
+    from whichgpu.fit import min_gpus, scaled_job, usable_bytes, what_would_fit
+    from whichgpu.recommend.candidates import model_job
+
+    c = workload.constraints
+    out: list[Note] = []
+    for comp, run in zip(workload.components, first.runs, strict=True):
+        if not comp.uses_model or run.fits:
+            continue
+        arch, job = model_job(comp)
+        best: tuple[int, str] | None = None
+        for gpu in sorted(catalog.gpus, key=lambda g: (-g.vram_gb, g.id)):
+            count, _strategy = min_gpus(arch, job, gpu)
+            if count is not None and (best is None or count < best[0]):
+                best = (count, gpu.name)
+        if best is not None:
+            out.append(
+                note(
+                    "infeasible_memory",
+                    component=comp.label,
+                    max_gpus=c.max_gpus,
+                    count=best[0] * comp.services,
+                    gpu=best[1],
+                )
+            )
+            continue
+        largest = max(catalog.gpus, key=lambda g: (g.vram_gb, g.id))
+        scaled, _strategy = scaled_job(job, c.max_gpus)
+        changes = what_would_fit(arch, scaled, usable_bytes(largest))
+        out.append(
+            note("infeasible_no_count", component=comp.label, gpu=largest.name, max_gpus=c.max_gpus)
+        )
+        if changes:
+            out.extend(changes[0].notes)
+    return out or [note("infeasible_nothing")]
+
+
+def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -> list[Note]:
+    """What would make the workload feasible: the nearest option for each blocking
+    constraint, or why nothing fits."""
+    c = workload.constraints
+    if not ranked:
+        return [note("infeasible_nothing")]
+    needed = [cap for cap in c.requires]
+    if needed and not any(all(has_capability(g, cap) for cap in needed) for g in catalog.gpus):
+        return [note("infeasible_capability", capabilities=", ".join(needed))]
+    out: list[Note] = []
+    fitting = [o for o in ranked if o.fits]
+    if not fitting:
+        return _why_nothing_fits(catalog, ranked[0], workload)
+
+    def nearly(code: str) -> list[Option]:
+        return [o for o in ranked if o.blockers and {b.code for b in o.blockers} <= {code}]
+
+    for code, message in (
+        ("block_budget", "infeasible_budget"),
+        ("block_budget_per_h", "infeasible_budget_per_h"),
+        ("block_deadline", "infeasible_deadline"),
+    ):
+        near = nearly(code)
+        if not near:
+            continue
+        if code == "block_deadline":
+            best = min(near, key=lambda o: (o.time_s or 0.0, o.cost_usd or 0.0))
+            out.append(
+                note(
+                    message,
+                    option=_hw_text(best),
+                    hours=_hours(best.time_s),
+                    deadline=c.deadline_h or 0,
+                    cost=_money(best.cost_usd),
+                )
+            )
+        else:
+            best = min(near, key=lambda o: (_cost_of(o) or 0.0, o.time_s or 0.0))
+            out.append(
+                note(
+                    message,
+                    option=_hw_text(best),
+                    cost=_money(best.cost_usd),
+                    usd_per_h=_money(best.usd_per_h),
+                    budget=(c.budget_usd if code == "block_budget" else c.budget_usd_per_h) or 0,
+                )
+            )
+    if not out:
+        first = next((o for o in ranked if o.fits), ranked[0])
+        out.extend(first.blockers)
+    return out
+
+
+def explain(
+    catalog: Catalog,
+    workload: Workload,
+    objective: str,
+    ranked: tuple[Option, ...],
+    pick: Option | None,
+    baseline: Option | None,
+    today: date,
+) -> Recommendation:
+    unpriced = tuple(dict.fromkeys(o.gpu.name for o in ranked if o.usd_per_h is None and o.fits))
+    priced_gpus = {o.gpu.name for o in ranked if o.usd_per_h is not None}
+    unpriced = tuple(name for name in unpriced if name not in priced_gpus)
+    assumptions = tuple(_assumptions(workload))
+    if pick is None:
+        return Recommendation(
+            workload,
+            objective,
+            ranked,
+            None,
+            (),
+            (),
+            assumptions,
+            tuple(_infeasible(catalog, ranked, workload)),
+            baseline,
+            unpriced,
+        )
+    reasons = [_objective_reason(pick, ranked, objective)]
+    if pick.hardware.mig is not None:
+        reasons.append(
+            note(
+                "reason_mig",
+                services=pick.hardware.services,
+                profile=pick.hardware.mig.profile,
+                gpus=pick.gpus,
+                gpu=pick.gpu.name,
+            )
+        )
+    reasons.extend(_run_reasons(pick))
+    if workload.constraints.requires:
+        reasons.append(
+            note(
+                "reason_capabilities",
+                gpu=pick.gpu.name,
+                capabilities=", ".join(workload.constraints.requires),
+            )
+        )
+    reasons.append(_price_reason(pick, workload))
+    warnings = _warnings(pick, ranked, workload, unpriced, today)
+    if baseline is not None and baseline is not pick:
+        over = over_provisioning(baseline, ranked, workload)
+        if over is not None:
+            warnings.append(note("warn_baseline", **dict(over.params)))
+        elif not baseline.feasible:
+            warnings.append(note("warn_baseline_infeasible", option=_hw_text(baseline)))
+    return Recommendation(
+        workload,
+        objective,
+        ranked,
+        pick,
+        tuple(reasons),
+        tuple(warnings),
+        assumptions,
+        (),
+        baseline,
+        unpriced,
+    )

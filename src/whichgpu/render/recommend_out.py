@@ -1,0 +1,205 @@
+"""``recommend`` output: the JSON document (language-neutral: codes and numbers) and the
+terminal table with the pick, its reasons, warnings and assumptions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from whichgpu.explain import Note
+from whichgpu.fields import format_duration
+from whichgpu.i18n import _
+from whichgpu.recommend.engine import Option, Recommendation
+from whichgpu.render.json_doc import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def _note_doc(n: Note) -> dict[str, Any]:
+    return {"code": n.code, "params": dict(n.params), "text": n.render()}
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
+def option_doc(option: Option) -> dict[str, Any]:
+    first = option.runs[0] if option.runs else None
+    return {
+        "gpu": option.gpu.id,
+        "count": option.gpus,
+        "per_service_count": option.hardware.count,
+        "services": option.hardware.services,
+        "mig_profile": option.hardware.mig_profile,
+        "market": option.market,
+        "fits": option.fits,
+        "feasible": option.feasible,
+        "throughput": None
+        if first is None or first.throughput is None
+        else {
+            "value": _round(first.throughput),
+            "unit": first.unit,
+            "low": _round(first.throughput_low),
+            "high": _round(first.throughput_high),
+        },
+        "time_s": _round(option.time_s),
+        "usd_per_h": _round(option.usd_per_h),
+        "usd_per_h_high": _round(option.usd_per_h_high),
+        "cost_usd": _round(option.cost_usd),
+        "cost_usd_high": _round(option.cost_usd_high),
+        "purchase_usd": _round(option.purchase_usd),
+        "break_even_months": _round(option.break_even_months),
+        "price": None
+        if option.price_source is None
+        else {
+            "provider": option.price_provider,
+            "source": option.price_source,
+            "as_of": option.price_as_of,
+        },
+        "score": _round(option.score),
+        "pareto": option.pareto,
+        "components": [
+            {
+                "name": run.component.label,
+                "kind": run.component.kind,
+                "fits": run.fits,
+                "needed_gib": _round(run.needed_gib),
+                "capacity_gib": _round(run.capacity_gib),
+                "strategy": run.strategy,
+                "throughput": _round(run.throughput),
+                "unit": run.unit,
+                "time_s": _round(run.time_s),
+                "bound": run.bound,
+                "efficiency_provenance": run.provenance or None,
+            }
+            for run in option.runs
+        ],
+        "blockers": [_note_doc(b) for b in option.blockers],
+    }
+
+
+def recommend_doc(result: Recommendation) -> dict[str, Any]:
+    pick = result.pick
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "recommend",
+        "workload": result.workload.name or None,
+        "objective": result.objective,
+        "pick": None if pick is None else option_doc(pick),
+        "options": [option_doc(o) for o in result.options],
+        "reasons": [_note_doc(n) for n in result.reasons],
+        "warnings": [_note_doc(n) for n in result.warnings],
+        "assumptions": [_note_doc(n) for n in result.assumptions],
+        "infeasible": [_note_doc(n) for n in result.infeasible],
+        "baseline": None if result.baseline is None else option_doc(result.baseline),
+        "unpriced": list(result.unpriced),
+    }
+
+
+def best_per_gpu(options: tuple[Option, ...] | list[Option]) -> list[Option]:
+    """One row per card, in rank order: its best feasible option, or else the one nearest
+    to feasible (it fits; fewest blockers; most GPUs tried), to show what stops it."""
+    best: dict[str, Option] = {}
+    for option in options:
+        held = best.get(option.gpu.id)
+        if held is None or (not held.feasible and _nearer(option, held)):
+            best[option.gpu.id] = option
+    order = {id(o): i for i, o in enumerate(options)}
+    return sorted(best.values(), key=lambda o: order[id(o)])
+
+
+def _nearer(option: Option, held: Option) -> bool:
+    if option.feasible:
+        return True
+    key = (option.fits, -len(option.blockers), option.usd_per_h is not None, option.gpus)
+    return key > (held.fits, -len(held.blockers), held.usd_per_h is not None, held.gpus)
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"${value:,.2f}" if value < 10_000 else f"${value:,.0f}"
+
+
+_SHORT_UNITS = {
+    "tokens/s": "tok/s",
+    "samples/min": "smp/min",
+    "images/s": "img/s",
+    "sequences/s": "seq/s",
+    "tflops": "TFLOPS",
+}
+
+
+def _rate(value: float, unit: str | None) -> str:
+    short = _SHORT_UNITS.get(unit or "", unit or "")
+    return f"{value:,.0f} {short}" if value >= 100 else f"{value:,.2g} {short}"
+
+
+def _hardware(option: Option) -> str:
+    hw = option.hardware
+    if hw.mig is not None:
+        return f"{hw.services}× {hw.mig.profile} / {option.gpus}× {option.gpu.short_name}"
+    return f"{option.gpus}× {option.gpu.short_name}"
+
+
+def print_recommend(
+    result: Recommendation, console: Console, top: int = 8, every: bool = False
+) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = list(result.options) if every else best_per_gpu(result.options)
+    feasible = [o for o in rows if o.feasible][:top]
+    rows = feasible + [o for o in rows if not o.feasible][: max(0, top - len(feasible))]
+    title = result.workload.name or _("Recommendation")
+    table = Table(title=f"{title} · {_('objective')}: {_(result.objective)}", title_justify="left")
+    for header, justify in (
+        ("#", "right"),
+        (_("GPU"), "left"),
+        (_("market"), "left"),
+        (_("$/h"), "right"),
+        (_("time"), "right"),
+        (_("cost"), "right"),
+        (_("throughput"), "right"),
+        (_("status"), "left"),
+    ):
+        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    for i, option in enumerate(rows, 1):
+        first = option.runs[0] if option.runs else None
+        rate = (
+            "—"
+            if first is None or first.throughput is None
+            else _rate(first.throughput, first.unit)
+        )
+        if option.feasible:
+            status = _("pick") if option is result.pick else (_("Pareto") if option.pareto else "")
+        else:
+            status = "; ".join(b.render() for b in option.blockers[:2])
+        style = "bold green" if option is result.pick else ("dim" if not option.feasible else "")
+        table.add_row(
+            str(i),
+            _hardware(option),
+            _(option.market) if option.market else "—",
+            _usd(option.usd_per_h),
+            format_duration(option.time_s),
+            _usd(option.cost_usd),
+            rate,
+            status,
+            style=style,
+        )
+    console.print(table)
+    if result.pick is None:
+        console.print(Text(_("No option meets every constraint."), style="bold red"))
+        for n in result.infeasible:
+            console.print(f"  • {n.render()}")
+    else:
+        console.print(Text(_("Pick: {option}").format(option=_hardware(result.pick)), style="bold"))
+        for n in result.reasons:
+            console.print(f"  ✓ {n.render()}")
+    if result.warnings:
+        console.print(Text(_("Warnings"), style="bold yellow"))
+        for n in result.warnings:
+            console.print(f"  ! {n.render()}")
+    console.print(Text(_("Assumptions"), style="dim"))
+    for n in result.assumptions:
+        console.print(Text(f"  · {n.render()}", style="dim"))

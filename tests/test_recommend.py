@@ -1,0 +1,444 @@
+"""``recommend``: workloads from flags and files, ranking invariants, infeasible answers,
+the JSON contract and the charts. The D1–D10 scenarios are in test_scenarios.py."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import golden, run_cli
+from whichgpu.catalog import Catalog
+from whichgpu.catalog.records import Price
+from whichgpu.estimate.cost import break_even_months, buy_cost_usd, rent_cost_usd
+from whichgpu.recommend import recommend
+from whichgpu.recommend.engine import evaluate
+from whichgpu.recommend.spec import (
+    Constraints,
+    Workload,
+    make_component,
+    make_workload,
+    parse_workload_text,
+)
+
+LORA_ARGS = ("recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8")
+TOO_BIG_ARGS = ("recommend", "--task", "train", "--model", "llama-3.1-70b", "--tokens", "1e9",
+                "--max-gpus", "2")  # fmt: skip
+LORA_7B = make_component({"kind": "lora", "model": "llama-2-7b", "tokens": 1e8})
+
+
+def _workload(**constraints: object) -> Workload:
+    return Workload((LORA_7B,), Constraints(**constraints))  # type: ignore[arg-type]
+
+
+# -- cost arithmetic -------------------------------------------------------------------------
+
+
+def test_rent_and_buy_arithmetic() -> None:
+    assert rent_cost_usd(0.96, 4, 10) == pytest.approx(38.4)
+    # A6000 bought used at the article's $4,500, 300 W for 100 h at $0.15/kWh: +$4.50
+    assert buy_cost_usd(4500, 1, 100, 300, 0.15) == pytest.approx(4504.5)
+    # renting at $0.33/h against $0.045/h of power, 730 h a month: 4500 / 208.05 months
+    assert break_even_months(4500, 0.33, 0.045, 730) == pytest.approx(4500 / (0.285 * 730))
+    assert break_even_months(4500, 0.04, 0.045, 730) is None
+
+
+@given(
+    hours=st.floats(min_value=1, max_value=10_000), factor=st.floats(min_value=1.1, max_value=10)
+)
+@settings(max_examples=30, deadline=None)
+def test_cost_is_linear_in_hours(catalog: Catalog, hours: float, factor: float) -> None:
+    """Hours of use scale the cost of every priced option by the same factor."""
+    base = make_component({"kind": "inference", "model": "llama-3.2-1b", "hours": hours})
+    longer = replace(base, hours=hours * factor)
+    a = {(*o.key, o.market): o for o in evaluate(catalog, Workload((base,)))}
+    b = {(*o.key, o.market): o for o in evaluate(catalog, Workload((longer,)))}
+    assert a.keys() == b.keys()
+    for key, option in a.items():
+        if option.cost_usd is not None:
+            assert b[key].cost_usd == pytest.approx(option.cost_usd * factor, rel=1e-9)
+
+
+# -- ranking invariants ----------------------------------------------------------------------
+
+
+def _best_cost(catalog: Catalog, workload: Workload) -> float:
+    result = recommend(catalog, workload)
+    assert result.pick is not None and result.pick.cost_usd is not None
+    return result.pick.cost_usd
+
+
+@pytest.mark.parametrize("gpu_id", ["rtx-a6000", "l40s", "h100-sxm", "rtx-4090", "a100-80gb-sxm"])
+def test_adding_a_gpu_never_worsens_the_best(catalog: Catalog, gpu_id: str) -> None:
+    workload = _workload()
+    without = catalog.restricted([g.id for g in catalog.gpus if g.id != gpu_id])
+    assert _best_cost(catalog, workload) <= _best_cost(without, workload)
+
+
+def _twin(catalog: Catalog, better: bool) -> Catalog:
+    """The catalog plus a copy of the A6000 that is at least as good on every figure (or
+    worse on none) and priced the same."""
+    a6000 = catalog.gpu("rtx-a6000")
+    scale = 1.2 if better else 1.0
+    twin = msgspec.structs.replace(
+        a6000,
+        id="twin",
+        name="Twin A6000",
+        fp16_tensor_dense_tflops=a6000.fp16_tensor_dense_tflops * scale,
+        fp16_fp16acc_tensor_dense_tflops=a6000.fp16_fp16acc_tensor_dense_tflops * scale,
+        bf16_tensor_dense_tflops=(a6000.bf16_tensor_dense_tflops or 0) * scale,
+        vendor_fp16_tensor_tflops=a6000.vendor_fp16_tensor_tflops * scale,
+        memory_bandwidth_gb_per_s=a6000.memory_bandwidth_gb_per_s * scale,
+        vram_gb=a6000.vram_gb * scale,
+    )
+    prices = tuple(msgspec.structs.replace(p, gpu="twin") for p in catalog.prices_for(a6000.id))
+    return replace(catalog, gpus=(*catalog.gpus, twin), prices=catalog.prices + prices)
+
+
+@pytest.mark.parametrize("objective", ["cost", "time", "value"])
+def test_a_dominating_gpu_never_ranks_below(catalog: Catalog, objective: str) -> None:
+    twin = _twin(catalog, better=True)
+    for component in (
+        LORA_7B,
+        make_component({"kind": "inference", "model": "llama-2-13b", "hours": 10}),
+    ):
+        ranked = recommend(twin, Workload((component,)), objective).options
+        position = {o.gpu.id: i for i, o in reversed(list(enumerate(ranked)))}
+        assert position["twin"] <= position["rtx-a6000"]
+
+
+def test_ties_are_deterministic(catalog: Catalog) -> None:
+    first = [(*o.key, o.market) for o in recommend(catalog, _workload()).options]
+    again = [(*o.key, o.market) for o in recommend(catalog, _workload()).options]
+    assert first == again
+    # an identical twin ties on every figure: the ranking puts the ids in order
+    twin = _twin(catalog, better=False)
+    ranked = [o.gpu.id for o in recommend(twin, _workload()).options if o.feasible]
+    assert ranked.index("rtx-a6000") < ranked.index("twin")
+
+
+def test_pareto_front_is_not_dominated(catalog: Catalog) -> None:
+    options = recommend(catalog, _workload()).options
+    front = [o for o in options if o.pareto]
+    assert front and all(o.feasible for o in front)
+    for a in front:
+        for b in options:
+            if b.feasible and b is not a:
+                assert not (
+                    (b.cost_usd or 0) < (a.cost_usd or 0) and (b.time_s or 0) < (a.time_s or 0)
+                )
+
+
+# -- constraints and infeasible workloads ------------------------------------------------------
+
+
+def test_deadline_moves_the_pick_to_a_faster_option(catalog: Catalog) -> None:
+    cheap = recommend(catalog, _workload())
+    assert cheap.pick is not None and cheap.pick.time_s is not None
+    hurry = recommend(catalog, _workload(deadline_h=cheap.pick.time_s / 3600 / 3))
+    assert hurry.pick is not None and hurry.pick.time_s is not None
+    assert hurry.pick.time_s <= cheap.pick.time_s / 3
+    assert (hurry.pick.cost_usd or 0) >= (cheap.pick.cost_usd or 0)
+
+
+def test_budget_too_small_is_explained(catalog: Catalog) -> None:
+    result = recommend(catalog, _workload(budget_usd=0.5))
+    assert result.pick is None
+    assert [n.code for n in result.infeasible] == ["infeasible_budget"]
+    cheapest = min(o.cost_usd for o in result.options if o.cost_usd is not None and o.fits)
+    assert result.infeasible[0].params["cost"] == pytest.approx(cheapest, abs=0.01)
+
+
+def test_model_too_big_for_max_gpus_is_explained(catalog: Catalog) -> None:
+    big = make_component(
+        {"kind": "train", "model": "llama-3.1-70b", "tokens": 1e9, "checkpointing": True}
+    )
+    result = recommend(catalog, Workload((big,), Constraints(max_gpus=4)))
+    assert result.pick is None
+    codes = [n.code for n in result.infeasible]
+    assert codes == ["infeasible_memory"]
+    assert result.infeasible[0].params["count"] > 4
+
+
+def test_no_gpu_count_fits_suggests_changes(catalog: Catalog) -> None:
+    """405B without recomputation: its activations alone exceed any GPU at any count."""
+    big = make_component({"kind": "train", "model": "llama-3.1-405b", "tokens": 1e9})
+    result = recommend(catalog, Workload((big,), Constraints(max_gpus=64)))
+    assert result.pick is None
+    codes = [n.code for n in result.infeasible]
+    assert codes[0] == "infeasible_no_count" and len(codes) > 1
+    assert all(code.startswith("change_") for code in codes[1:])
+
+
+def test_missing_capability_is_explained(catalog: Catalog) -> None:
+    result = recommend(
+        catalog.restricted(["a100-80gb-sxm", "h100-sxm"]), _workload(requires=("rt",))
+    )
+    assert result.pick is None
+    assert [n.code for n in result.infeasible] == ["infeasible_capability"]
+
+
+def test_unpriced_gpus_are_listed_not_priced_at_zero(catalog: Catalog) -> None:
+    bare = replace(catalog, prices=tuple(p for p in catalog.prices if p.gpu != "l40s"))
+    result = recommend(bare, _workload())
+    l40s = [o for o in result.options if o.gpu.id == "l40s"]
+    assert l40s and all(o.usd_per_h is None and not o.feasible for o in l40s)
+    assert all("block_unpriced" in {b.code for b in o.blockers} for o in l40s)
+    assert any(
+        w.code == "warn_unpriced" and "L40S" in str(w.params["gpus"]) for w in result.warnings
+    )
+
+
+def test_buy_mode_prices_the_cards_and_the_break_even(catalog: Catalog) -> None:
+    article = catalog.restricted(["rtx-a6000", "a100-80gb-sxm", "rtx-a2000-12gb"], "seed-article")
+    workload = _workload(mode="buy", electricity_usd_per_kwh=0.2)
+    result = recommend(article, workload)
+    assert result.pick is not None and result.pick.purchase_usd is not None
+    pick = result.pick
+    assert pick.gpu.id == "rtx-a6000" and pick.purchase_usd == 4500
+    hours = (pick.time_s or 0) / 3600
+    assert pick.cost_usd == pytest.approx(4500 + 0.3 * 0.2 * hours)
+    assert pick.break_even_months == pytest.approx(4500 / ((0.33 - 0.06) * 730))
+    assert "reason_buy" in {n.code for n in result.reasons}
+
+
+def test_baseline_over_provisioning_is_computed(catalog: Catalog) -> None:
+    """C38: defaulting to the A100 for a job the A6000 does — the waste, computed."""
+    article = catalog.restricted(["rtx-a6000", "a100-80gb-sxm", "rtx-a2000-12gb"], "seed-article")
+    result = recommend(article, _workload(), baseline=article.gpu("a100-80gb-sxm"))
+    assert result.pick is not None and result.pick.gpu.id == "rtx-a6000"
+    warning = next(w for w in result.warnings if w.code == "warn_baseline")
+    features = str(warning.params["features"])
+    assert {"vram", "hbm", "mig"} <= set(features.split(","))
+    base, pick = result.baseline, result.pick
+    assert base is not None and base.cost_usd and pick.cost_usd
+    assert warning.params["waste"] == pytest.approx(1 - pick.cost_usd / base.cost_usd, abs=1e-3)
+
+
+def test_mig_slices_compete_for_isolated_services(catalog: Catalog) -> None:
+    services = make_component(
+        {
+            "kind": "inference",
+            "model": "llama-3.1-8b",
+            "quant": "int4",
+            "precision": "bf16-true",
+            "hours": 10,
+            "services": 7,
+        }
+    )
+    options = evaluate(catalog.restricted(["a100-80gb-sxm"]), Workload((services,)))
+    slices = {o.hardware.mig_profile: o for o in options if o.hardware.mig is not None}
+    one_g = slices["1g.10gb"]
+    assert one_g.gpus == 1 and one_g.feasible  # 7 × 1g.10gb on one A100 80GB (D4)
+    assert slices["2g.20gb"].gpus == 3  # 3 per card: 7 services need 3 cards
+    whole = next(o for o in options if o.hardware.mig is None)
+    assert whole.gpus == 7
+    # a slice computes at 1/7 and reads at 1/8 of the card: slower than the whole card
+    assert (one_g.throughput or 0) < (whole.throughput or 0)
+
+
+# -- workload files --------------------------------------------------------------------------
+
+
+def test_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "job.toml"
+    path.write_text(
+        'name = "x"\n\n[[components]]\nkind = "train"\nmodel = "llama-2-7b"\nbacth = 4\n'
+    )
+    result = run_cli("recommend", "-f", str(path))
+    assert result.code == 2
+    assert result.stderr.count("\n") == 1
+    assert f"{path}:6: components.0.bacth: unknown field" in result.stderr
+    assert "did you mean batch?" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '[[components]]\nkind = "trian"\nmodel = "gpt2"\n',
+            ":2: components.0.kind: unknown value 'trian'",
+        ),
+        (
+            '[constraints]\nmax_gpus = 0\n[[components]]\nkind = "train"\nmodel = "gpt2"\n',
+            ":2: constraints.max_gpus: must be a whole number from 1 to 1,024",
+        ),
+        (
+            '[[components]]\nkind = "render"\n',
+            "components.0.frames: a render component needs frames",
+        ),
+        (
+            '[constraints]\nrequires = ["rtx"]\n[[components]]\nkind = "fp64"\ntflop = 5\n',
+            "constraints.requires: unknown value 'rtx'",
+        ),
+        ("[[components]\n", "not valid TOML"),
+        ('name = "no components"\n', "components: give at least one"),
+    ],
+)
+def test_malformed_files_exit_2(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "job.toml"
+    path.write_text(text)
+    result = run_cli("recommend", "-f", str(path))
+    assert result.code == 2, result.stdout
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_yaml_workload_with_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text("components:\n  - kind: lora\n    model: llama-2-7b\n    tokens: 1e8\n")
+    ok = run_cli("recommend", "-f", str(path), "--json")
+    assert ok.code == 0 and json.loads(ok.stdout)["pick"] is not None
+    path.write_text("components:\n  - kind: lora\n    model: llama-2-7b\n    epocs: 2\n")
+    bad = run_cli("recommend", "-f", str(path))
+    assert bad.code == 2 and f"{path}:4: components.0.epocs" in bad.stderr
+
+
+def test_yaml_is_parsed_as_data_only(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text("components: !!python/object/apply:os.system ['true']\n")
+    result = run_cli("recommend", "-f", str(path))
+    assert result.code == 2 and "not valid YAML" in result.stderr
+
+
+def test_workload_values_accept_counts_with_suffixes() -> None:
+    workload = make_workload({"components": [{"kind": "train", "params": "7B", "tokens": "2B"}]})
+    assert workload.components[0].tokens == 2e9
+
+
+def test_scenario_files_parse() -> None:
+    for path in sorted((Path(__file__).parent / "scenarios").glob("*.toml")):
+        workload = parse_workload_text(path.read_text(), str(path))
+        assert workload.name.startswith("D")
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def test_json_contract() -> None:
+    result = run_cli(
+        "recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8", "--json"
+    )
+    assert result.code == 0
+    doc = json.loads(result.stdout)
+    assert {"pick", "options", "reasons", "warnings", "assumptions"} <= doc.keys()
+    option = doc["options"][0]
+    assert {
+        "gpu",
+        "count",
+        "mig_profile",
+        "fits",
+        "throughput",
+        "time_s",
+        "usd_per_h",
+        "cost_usd",
+        "score",
+    } <= option.keys()
+    assert doc["pick"] == option
+    assert option["throughput"]["unit"] == "tokens/s"
+    assert option["score"] == option["cost_usd"]
+    assert all({"code", "params"} <= r.keys() for r in doc["reasons"])
+
+
+def test_infeasible_is_exit_0_with_null_pick() -> None:
+    result = run_cli(
+        *TOO_BIG_ARGS,
+        "--json",
+    )
+    assert result.code == 0
+    doc = json.loads(result.stdout)
+    assert doc["pick"] is None and doc["infeasible"][0]["code"] == "infeasible_memory"
+    text = run_cli(
+        *TOO_BIG_ARGS,
+    )
+    assert text.code == 0 and "No option meets every constraint" in text.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--task", "lora"], "give a model preset or a size"),
+        (["--model", "llama-2-7b"], "give a workload: --task"),
+        (["--task", "lora", "--model", "llama-2-7b", "--objective", "fast"], "unknown objective"),
+        (
+            ["--task", "lora", "--model", "llama-2-7b", "--deadline", "soon"],
+            "--deadline takes a duration",
+        ),
+        (
+            ["--task", "lora", "--model", "llama-2-7b", "--market", "ondemand"],
+            "did you mean on-demand?",
+        ),
+        (
+            ["--task", "lora", "--model", "llama-2-7b", "--plot", "x.pdf"],
+            "--plot writes .png or .svg",
+        ),
+        (["--task", "lora", "--model", "llama-2-7b", "--catalog", "mine"], "unknown catalog"),
+        (["--task", "lora", "--model", "llama-2-7b", "--baseline", "a1000"], "a1000"),
+    ],
+)
+def test_bad_flags_exit_2(args: list[str], expected: str) -> None:
+    result = run_cli("recommend", *args)
+    assert result.code == 2
+    assert expected in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_plot_writes_png_and_svg(tmp_path: Path) -> None:
+    for suffix in (".png", ".svg"):
+        path = tmp_path / f"chart{suffix}"
+        result = run_cli(
+            "recommend",
+            "--task",
+            "lora",
+            "--model",
+            "llama-2-7b",
+            "--tokens",
+            "1e8",
+            "--plot",
+            str(path),
+        )
+        assert result.code == 0 and path.stat().st_size > 10_000
+    assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in (tmp_path / "chart.svg").read_bytes()[:500]
+
+
+def test_user_prices_change_the_pick(tmp_path: Path, catalog: Catalog) -> None:
+    """A user who can rent the A100 at $0.20/h gets it: user prices replace the shipped ones."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text("gpu,market,price_usd_per_h\na100-80gb-sxm,on-demand,0.20\n")
+    result = run_cli(
+        *LORA_ARGS,
+        "--prices",
+        str(prices),
+        "--json",
+    )
+    assert json.loads(result.stdout)["pick"]["gpu"] == "a100-80gb-sxm"
+
+
+def test_text_output_golden() -> None:
+    result = run_cli(
+        *LORA_ARGS,
+        "--catalog",
+        "article",
+        "--baseline",
+        "a100",
+    )
+    assert result.code == 0
+    golden("recommend_lora_article.txt", result.stdout)
+
+
+def test_price_type_is_per_gpu_hour(catalog: Catalog) -> None:
+    """Guard: options multiply the per-GPU price by the cards they use."""
+    result = recommend(catalog, _workload())
+    for option in result.options:
+        if option.usd_per_h is not None and option.market in ("on-demand", "marketplace"):
+            low = min(
+                p.price_usd_per_h
+                for p in catalog.prices_for(option.gpu.id, [option.market])  # type: ignore[list-item]
+            )
+            assert option.usd_per_h == pytest.approx(low * option.gpus)
+    assert Price  # the record the catalog stores per GPU-hour
