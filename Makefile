@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
+	$(BIN)/whichgpu recommend --file tests/scenarios/d02-train-1-7b.toml
 	$(BIN)/whichgpu compare a100-80gb-sxm rtx-a6000 rtx-a2000
 
 lint: $(STAMP)

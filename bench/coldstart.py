@@ -20,6 +20,9 @@ COMMANDS = [
     ["gpus"],
     ["show", "h100"],
     ["fit", "--model", "llama-3.1-8b", "--task", "lora", "--gpu", "a6000"],
+    ["recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8"],
+    ["recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8", "--json"],
+    ["recommend", "--file", "tests/scenarios/d01-train-7b-plus.toml"],
 ]
 
 

@@ -189,10 +189,13 @@ def estimate_throughput(
     rate = 1 / seconds
     bound = ideal.bound
     if workload in ("llm-train", "transformer-train", "cnn-train") and count > 1:
-        # data parallel: the step's gradients are all-reduced between steps
+        # data parallel: the step's gradients are all-reduced between steps; ZeRO-3 also
+        # all-gathers the weights for the forward and the backward, 1.5× the volume
+        # (Rajbhandari et al., 2020, §7.2.2)
         tokens_per_step = float(job.batch) * (seq or 1) * count
         step = tokens_per_step / rate
-        comm = allreduce_seconds(gradients_bytes(arch, job), count, gpu)
+        volume = 1.5 if job.zero == 3 else 1.0
+        comm = volume * allreduce_seconds(gradients_bytes(arch, job), count, gpu)
         if comm > step:
             bound = "interconnect"
         rate = tokens_per_step / max(step, comm)

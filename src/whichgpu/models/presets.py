@@ -80,6 +80,12 @@ def find_preset(name: str) -> Preset:
 
 
 def preset_arch(name: str) -> ModelArch:
-    preset = find_preset(name)
+    return _preset_arch(find_preset(name).id)
+
+
+@cache
+def _preset_arch(preset_id: str) -> ModelArch:
+    """Parsed once per process: ModelArch is frozen, so callers share it."""
+    preset = presets()[preset_id]
     arch = parse_config(preset.config, preset.id, preset.display_name, preset.source)
     return replace(arch, notes=(f"config: {preset.hf_id or preset.id} ({preset.config_exact})",))

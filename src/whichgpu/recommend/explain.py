@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
 
 
-def _hw_text(option: Option) -> str:
+def hw_text(option: Option) -> str:
     hw = option.hardware
     if hw.mig is not None:
         return f"{hw.services} × {hw.mig.profile} on {option.gpus} × {option.gpu.short_name}"
@@ -38,13 +38,13 @@ def _hours(seconds: float | None) -> float:
 def _objective_reason(pick: Option, ranked: Sequence[Option], objective: str) -> Note:
     rival = next((o for o in ranked if o.feasible and o.gpu.id != pick.gpu.id), None)
     per_job = pick.cost_usd is not None
-    params: dict[str, str | float] = {"option": _hw_text(pick)}
+    params: dict[str, str | float] = {"option": hw_text(pick)}
     if objective == "time":
         code = "reason_fastest" if pick.time_s is not None else "reason_fastest_rate"
         params |= {"hours": _hours(pick.time_s), "rate": round(pick.throughput or 0, 1)}
         if rival is not None:
             params |= {
-                "rival": _hw_text(rival),
+                "rival": hw_text(rival),
                 "rival_hours": _hours(rival.time_s),
                 "rival_rate": round(rival.throughput or 0, 1),
             }
@@ -52,12 +52,12 @@ def _objective_reason(pick: Option, ranked: Sequence[Option], objective: str) ->
         code = "reason_best_value"
         params |= {"value": round(pick.value or 0, 1), "unit": pick.runs[0].unit or ""}
         if rival is not None:
-            params |= {"rival": _hw_text(rival), "rival_value": round(rival.value or 0, 1)}
+            params |= {"rival": hw_text(rival), "rival_value": round(rival.value or 0, 1)}
     else:
         code = "reason_cheapest" if per_job else "reason_cheapest_per_h"
         params |= {"cost": _money(_cost_of(pick))}
         if rival is not None:
-            params |= {"rival": _hw_text(rival), "rival_cost": _money(_cost_of(rival))}
+            params |= {"rival": hw_text(rival), "rival_cost": _money(_cost_of(rival))}
     if rival is None:
         code += "_only"
         params = {k: v for k, v in params.items() if not k.startswith("rival")}
@@ -115,7 +115,7 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
     return note(
         "reason_price",
         usd_per_h=_money(pick.usd_per_h),
-        option=_hw_text(pick),
+        option=hw_text(pick),
         market=pick.market or "",
         provider=pick.price_provider or "",
         as_of=pick.price_as_of or "undated",
@@ -159,9 +159,9 @@ def over_provisioning(option: Option, ranked: Sequence[Option], workload: Worklo
         return None
     return note(
         "warn_over_provisioned",
-        option=_hw_text(option),
+        option=hw_text(option),
         features=",".join(features),
-        cheaper=_hw_text(cheapest),
+        cheaper=hw_text(cheapest),
         cost=_money(cost),
         cheaper_cost=_money(low),
         waste=round((cost - low) / cost, 3),
@@ -303,7 +303,7 @@ def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) 
             out.append(
                 note(
                     message,
-                    option=_hw_text(best),
+                    option=hw_text(best),
                     hours=_hours(best.time_s),
                     deadline=c.deadline_h or 0,
                     cost=_money(best.cost_usd),
@@ -314,7 +314,7 @@ def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) 
             out.append(
                 note(
                     message,
-                    option=_hw_text(best),
+                    option=hw_text(best),
                     cost=_money(best.cost_usd),
                     usd_per_h=_money(best.usd_per_h),
                     budget=(c.budget_usd if code == "block_budget" else c.budget_usd_per_h) or 0,
@@ -379,7 +379,7 @@ def explain(
         if over is not None:
             warnings.append(note("warn_baseline", **dict(over.params)))
         elif not baseline.feasible:
-            warnings.append(note("warn_baseline_infeasible", option=_hw_text(baseline)))
+            warnings.append(note("warn_baseline_infeasible", option=hw_text(baseline)))
     return Recommendation(
         workload,
         objective,
