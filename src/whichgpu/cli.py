@@ -21,6 +21,9 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+JobName = Annotated[str, typer.Option("--name", help=_("Export: the job's name."))]
+RunCommand = Annotated[str, typer.Option("--run", help=_("Export: the command to run."))]
+Image = Annotated[str, typer.Option("--image", help=_("Export (kubernetes): container image."))]
 JsonFlag = Annotated[
     bool, typer.Option("--json", help=_("Print JSON (the schema is in docs/json.md)."))
 ]
@@ -416,6 +419,13 @@ def recommend(
     plot: Annotated[
         Path | None, typer.Option(help=_("Draw the charts to FILE.png or FILE.svg."))
     ] = None,
+    export_format: Annotated[
+        str | None,
+        typer.Option("--export", help=_("Print the pick as skypilot, kubernetes or slurm.")),
+    ] = None,
+    job_name: JobName = "whichgpu-job",
+    run_command: RunCommand = "python train.py",
+    image: Image = "nvcr.io/nvidia/pytorch:24.10-py3",
     json_out: JsonFlag = False,
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
@@ -464,6 +474,11 @@ def recommend(
         from whichgpu.render.plot import plot_recommendation
 
         plot_recommendation(result, plot)
+    if export_format is not None:
+        from whichgpu.export import export as export_pick
+
+        sys.stdout.write(export_pick(catalog, result, export_format, job_name, run_command, image))
+        return
     if json_out:
         from whichgpu.render.recommend_out import recommend_doc
 
@@ -473,6 +488,122 @@ def recommend(
     from whichgpu.render.tables import make_console
 
     print_recommend(result, make_console(), top, all_rows)
+
+
+@app.command()
+def mig(
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help=_("A service's model preset."))
+    ] = None,
+    params: Annotated[str | None, typer.Option(help=_("Or a generic size: 7B."))] = None,
+    memory_gib: Annotated[
+        float | None, typer.Option("--memory", help=_("Or the memory a replica needs, GiB."))
+    ] = None,
+    precision: Annotated[str | None, typer.Option(help=_("16-true, bf16-true…"))] = None,
+    quant: Annotated[str | None, typer.Option(help=_("Weights: int8, int4, fp8…"))] = None,
+    batch: Annotated[int | None, typer.Option(help=_("Concurrent sequences."))] = None,
+    prompt: Annotated[int | None, typer.Option(help=_("Prompt tokens."))] = None,
+    generate: Annotated[int | None, typer.Option(help=_("Generated tokens."))] = None,
+    replicas: Annotated[int, typer.Option(help=_("Isolated copies of the service."))] = 1,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", "-f", help=_("Services: a TOML/YAML file of [[services]].")),
+    ] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help=_("Plan on this MIG GPU only."))] = None,
+    profiles: Annotated[
+        str | None,
+        typer.Option(help=_("Check a mix of profiles on one --gpu: 1g.10gb,2g.20gb,3g.40gb.")),
+    ] = None,
+    market: Annotated[
+        list[str] | None, typer.Option("--market", help=_("Markets to price in."))
+    ] = None,
+    json_out: JsonFlag = False,
+    prices: PriceFiles = None,
+    skypilot: SkypilotFiles = None,
+) -> None:
+    """Pack inference services onto MIG instances: the plan, its commands and configs."""
+    from whichgpu.mig import check_profiles, make_service, plan_mig
+
+    catalog = _catalog(prices, skypilot)
+    if profiles is not None:
+        if gpu is None:
+            raise InvalidInput(_("--profiles needs the --gpu they are for"))
+        target = catalog.resolve(gpu)
+        names = [p.strip() for p in profiles.split(",") if p.strip()]
+        chosen, why = check_profiles(catalog, target, names)
+        if json_out:
+            _print_json({"kind": "mig-check", "gpu": target.id,
+                         "profiles": [p.profile for p in chosen], "valid": why is None,
+                         "reason": None if why is None else {"code": why.code,
+                         "params": dict(why.params), "text": why.render()}})  # fmt: skip
+            return
+        from whichgpu.render.mig_out import print_mix
+        from whichgpu.render.tables import make_console
+
+        print_mix(target.name, [p.profile for p in chosen], why, make_console())
+        return
+    raws = _service_inputs(file, model, params, memory_gib, precision, quant, batch, prompt,
+                           generate, replicas)  # fmt: skip
+    services = [make_service(raw, i) for i, raw in enumerate(raws)]
+    target = catalog.resolve(gpu) if gpu else None
+    from whichgpu.recommend.spec import DEFAULT_MARKETS, MARKETS, Where, _names
+
+    markets = _names(",".join(market), MARKETS, Where(), ("market",)) if market else DEFAULT_MARKETS
+    result = plan_mig(catalog, services, target, markets)
+    if json_out:
+        from whichgpu.render.mig_out import mig_doc
+
+        _print_json(mig_doc(result))
+        return
+    from whichgpu.render.mig_out import print_mig
+    from whichgpu.render.tables import make_console
+
+    print_mig(result, make_console())
+
+
+def _service_inputs(file: Path | None, model: str | None, params: str | None,
+                    memory_gib: float | None, precision: str | None, quant: str | None,
+                    batch: int | None, prompt: int | None, generate: int | None,
+                    replicas: int) -> list[dict[str, Any]]:  # fmt: skip
+    flags = {"model": model, "params": params, "memory_gib": memory_gib, "precision": precision,
+             "quant": quant, "batch": batch, "prompt": prompt, "generate": generate}  # fmt: skip
+    given = {k: v for k, v in flags.items() if v is not None}
+    if file is None:
+        if not {"model", "params", "memory_gib"} & given.keys():
+            raise InvalidInput(_("give a service: --model, --params or --memory (or --file)"))
+        return [{**given, "replicas": replicas}]
+    if given:
+        raise InvalidInput(_("--file describes the services; drop the service flags"))
+    from whichgpu.recommend.spec import load_table_file
+
+    raw = load_table_file(file)
+    items = raw.get("services")
+    if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
+        raise InvalidInput(_("{path}: give at least one [[services]] table").format(path=file))
+    return items
+
+
+@app.command()
+def export(
+    export_format: Annotated[str, typer.Argument(help=_("skypilot, kubernetes or slurm."))],
+    file: Annotated[
+        Path, typer.Option("--file", "-f", help=_("The workload file (TOML or YAML)."))
+    ],
+    objective: Annotated[str, typer.Option(help=_("cost, time or value."))] = "cost",
+    catalog_name: Annotated[
+        str, typer.Option("--catalog", help=_("full, or article: its GPUs at its prices."))
+    ] = "full",
+    job_name: JobName = "whichgpu-job",
+    run_command: RunCommand = "python train.py",
+    image: Image = "nvcr.io/nvidia/pytorch:24.10-py3",
+    prices: PriceFiles = None,
+    skypilot: SkypilotFiles = None,
+) -> None:
+    """The recommended pick for a workload file as a SkyPilot task, a Kubernetes manifest or
+    a Slurm batch script (same as recommend --export)."""
+    recommend(file=file, objective=objective, catalog_name=catalog_name,
+              export_format=export_format, job_name=job_name, run_command=run_command,
+              image=image, prices=prices, skypilot=skypilot)  # fmt: skip
 
 
 def _fail(message: str, code: int = 2) -> None:

@@ -179,6 +179,19 @@ MESSAGES: dict[str, str] = {
         "Throughput from the roofline model fitted on published measurements "
         "(docs/perf-accuracy.md)."
     ),
+    # MIG planning
+    "mig_bad_start": N_("{profile} cannot start on memory slot {start}; its starts: {starts}"),
+    "mig_overlap": N_("{profile} would overlap another instance on memory slot {slot}"),
+    "mig_too_many": N_("at most {limit} × {profile} fit on one GPU"),
+    "mig_compute": N_("{compute} compute slices asked for; a GPU has {limit}"),
+    "mig_memory": N_("{memory} memory slices asked for; a GPU has {limit}"),
+    "mig_no_placement": N_(
+        "no placement of {profiles} on one GPU: the profiles' allowed start slots collide"
+    ),
+    "mig_too_big": N_(
+        "{service} needs {needed:,.1f} GiB; the largest profile, {largest}, has "
+        "{largest_gib:,.1f} GiB: use whole GPUs"
+    ),
     # recommend: nothing feasible
     "infeasible_nothing": N_("No GPU in the catalog can run this workload."),
     "infeasible_capability": N_("No GPU in the catalog has all of: {capabilities}."),

@@ -368,9 +368,22 @@ def _yaml_locator(text: str) -> Any:
     return locate
 
 
+def load_table_file(path: Any) -> dict[str, Any]:
+    """A TOML or YAML file of tables, parsed as data (safe loaders only)."""
+    from whichgpu.userdata import read_user_file
+
+    raw, _locate = _parse(read_user_file(path), str(path))
+    return dict(raw)
+
+
 def parse_workload_text(text: str, origin: str) -> Workload:
     """Parse a TOML (``.toml``) or YAML (``.yaml``/``.yml``) workload as data (safe loaders
     only) and validate it."""
+    raw, locate = _parse(text, origin)
+    return make_workload(raw, Where(origin, locate))
+
+
+def _parse(text: str, origin: str) -> tuple[Mapping[str, Any], Any]:
     if origin.endswith((".yaml", ".yml")):
         import yaml
 
@@ -392,4 +405,4 @@ def parse_workload_text(text: str, origin: str) -> Workload:
         locate = _toml_locator(text)
     if not isinstance(raw, Mapping):
         raise InvalidInput(f"{origin}: {_('a workload file is a table of fields')}")
-    return make_workload(raw, Where(origin, locate))
+    return raw, locate

@@ -1,0 +1,185 @@
+"""``whichgpu mig``: services → a MIG plan on each MIG-capable GPU, the best one, and the
+same services on whole smaller cards for comparison (cost and isolation)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from whichgpu.catalog.records import GPU, MigProfile
+from whichgpu.catalog.store import Catalog
+from whichgpu.errors import InvalidInput
+from whichgpu.estimate.mig import MigPlan, Service, check_mix, pack, profile_gib
+from whichgpu.explain import Note
+from whichgpu.i18n import _
+from whichgpu.units import BYTES_PER_GIB
+
+_SERVICE_KEYS = (
+    "name",
+    "model",
+    "params",
+    "precision",
+    "quant",
+    "batch",
+    "prompt",
+    "generate",
+    "replicas",
+    "memory_gib",
+    "profile",
+)
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    service: Service
+    profile: str | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuOption:
+    """One MIG GPU model: its plan and its price (the lowest listing in the markets)."""
+
+    gpu: GPU
+    plan: MigPlan
+    usd_per_h: float | None
+
+    @property
+    def gpus(self) -> int:
+        return len(self.plan.gpus)
+
+
+@dataclass(frozen=True)
+class CardOption:
+    """The services on whole cards of a GPU without MIG, one card per replica."""
+
+    gpu: GPU
+    cards: int
+    usd_per_h: float | None
+
+
+@dataclass(frozen=True)
+class MigResult:
+    services: tuple[ServiceSpec, ...]
+    options: tuple[GpuOption, ...]
+    pick: GpuOption | None
+    cards: tuple[CardOption, ...]
+    mix_check: Note | None = None
+
+
+def make_service(raw: Mapping[str, Any], index: int = 0) -> ServiceSpec:
+    """A service from a mapping: a model (memory from the inference estimator at its batch,
+    prompt and generated tokens) or an explicit ``memory_gib``; ``replicas`` isolated
+    copies; optionally a ``profile`` to use."""
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.recommend.candidates import model_job
+    from whichgpu.recommend.spec import make_component
+
+    unknown = [k for k in raw if k not in _SERVICE_KEYS]
+    if unknown:
+        raise InvalidInput(
+            _("unknown service field {field!r}; valid: {valid}").format(
+                field=unknown[0], valid=", ".join(_SERVICE_KEYS)
+            )
+        )
+    replicas = raw.get("replicas", 1)
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or not 1 <= replicas <= 1000:
+        raise InvalidInput(
+            _("replicas must be a whole number from 1 to 1000 (got {value!r})").format(
+                value=replicas
+            )
+        )
+    name = str(raw.get("name") or raw.get("model") or raw.get("params") or f"service-{index + 1}")
+    memory = raw.get("memory_gib")
+    model = raw.get("model") or raw.get("params")
+    if memory is not None:
+        if isinstance(memory, bool) or not isinstance(memory, int | float) or memory <= 0:
+            raise InvalidInput(
+                _("memory_gib must be a positive number (got {value!r})").format(value=memory)
+            )
+        if model is not None:
+            raise InvalidInput(_("give a service's model or its memory_gib, not both"))
+        need = float(memory)
+    else:
+        fields = {
+            k: raw[k]
+            for k in ("model", "params", "precision", "quant", "batch", "prompt", "generate")
+            if k in raw
+        }
+        fields.setdefault("precision", "bf16-true")
+        component = make_component({"kind": "inference", **fields})
+        arch, job = model_job(component)
+        need = estimate_memory(arch, job).total_bytes / BYTES_PER_GIB
+    profile = raw.get("profile")
+    return ServiceSpec(
+        Service(name, need, replicas),
+        None if profile is None else str(profile),
+        None if model is None else str(model),
+    )
+
+
+def _price(catalog: Catalog, gpu_id: str, markets: Sequence[str]) -> float | None:
+    from whichgpu.catalog.prices import rent_range
+
+    found = rent_range(catalog, gpu_id, markets)  # type: ignore[arg-type]
+    return None if found is None else found.low_usd_per_h
+
+
+def plan_mig(
+    catalog: Catalog,
+    services: Sequence[ServiceSpec],
+    gpu: GPU | None = None,
+    markets: Sequence[str] = ("on-demand", "marketplace"),
+) -> MigResult:
+    """A plan on every MIG GPU (or ``gpu``); the pick needs the fewest GPUs, then costs
+    least per hour, then wastes least memory. Whole cards of the GPUs without MIG are priced
+    beside it: the same isolation (separate cards) without a MIG-capable GPU."""
+    mig_gpus = [g for g in ([gpu] if gpu else catalog.gpus) if g.has_mig]
+    if gpu is not None and not gpu.has_mig:
+        raise InvalidInput(
+            _("{gpu} has no MIG; MIG GPUs: {gpus}").format(
+                gpu=gpu.name, gpus=", ".join(g.id for g in catalog.gpus if g.has_mig)
+            )
+        )
+    options = []
+    for candidate in mig_gpus:
+        profiles = catalog.mig_profiles(candidate.id)
+        explicit: dict[str, MigProfile] = {}
+        for spec in services:
+            if spec.profile is not None:
+                explicit[spec.service.name] = catalog.mig_profile(candidate.id, spec.profile)
+        plan = pack(candidate.id, profiles, [s.service for s in services], explicit)
+        options.append(GpuOption(candidate, plan, _price(catalog, candidate.id, markets)))
+
+    def rank(o: GpuOption) -> tuple[float, ...]:
+        inf = float("inf")
+        cost = o.usd_per_h * o.gpus if o.usd_per_h is not None else inf
+        return (len(o.plan.unplaced), o.gpus, cost, o.plan.waste_gib)
+
+    ordered = sorted(options, key=lambda o: (rank(o), o.gpu.id))
+    pick = ordered[0] if ordered and not ordered[0].plan.unplaced else None
+    cards = []
+    replicas = [(s.service.memory_gib, s.service.replicas) for s in services]
+    for card in catalog.gpus:
+        if card.has_mig:
+            continue
+        capacity = card.vram_gb * 1e9 / BYTES_PER_GIB
+        if all(need <= capacity for need, _n in replicas):
+            count = sum(n for _need, n in replicas)
+            price = _price(catalog, card.id, markets)
+            cards.append(CardOption(card, count, None if price is None else price * count))
+    cards.sort(key=lambda c: (c.usd_per_h is None, c.usd_per_h or 0.0, c.gpu.id))
+    return MigResult(tuple(services), tuple(ordered), pick, tuple(cards))
+
+
+def check_profiles(
+    catalog: Catalog, gpu: GPU, names: Sequence[str]
+) -> tuple[list[MigProfile], Note | None]:
+    """The user's own mix of profiles on one ``gpu``: valid (None) or why not."""
+    profiles = [catalog.mig_profile(gpu.id, name) for name in names]
+    return profiles, check_mix(profiles)
+
+
+def profile_memory_gib(profile: MigProfile) -> float:
+    return profile_gib(profile)

@@ -1,0 +1,207 @@
+"""``mig`` output: the plan as a table and slot map, the ``nvidia-smi`` commands that create
+it, an NVIDIA ``mig-parted`` config, and the Kubernetes resource each service requests."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from whichgpu.estimate.mig import GpuPlan, MigPlan, profile_gib
+from whichgpu.explain import Note
+from whichgpu.i18n import _
+from whichgpu.mig import MigResult
+from whichgpu.render.json_doc import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def slot_map(gpu: GpuPlan) -> str:
+    """The 8 memory slots as ``[1g 1g 2g── 3g──────]``-style cells, one per slot."""
+    cells = ["·"] * 8
+    for inst in gpu.instances:
+        for slot in inst.slots:
+            cells[slot] = inst.profile.profile.split(".")[0]
+    return "[" + " ".join(f"{c:>2}" for c in cells) + "]"
+
+
+def smi_commands(plan: MigPlan) -> list[str]:
+    """``nvidia-smi`` commands: enable MIG, then create each GPU's instances (GPU and
+    compute instance, ``-C``), larger first as the placement search placed them."""
+    out = [f"sudo nvidia-smi -i {','.join(str(g.index) for g in plan.gpus)} -mig 1"]
+    for gpu in plan.gpus:
+        ordered = sorted(gpu.instances, key=lambda i: (-i.profile.memory_slices, i.start))
+        profiles = ",".join(i.profile.profile for i in ordered)
+        out.append(f"sudo nvidia-smi mig -i {gpu.index} -cgi {profiles} -C")
+    return out
+
+
+def mig_parted_config(plan: MigPlan, name: str = "whichgpu") -> str:
+    """An NVIDIA mig-parted config (``version: v1``, ``mig-configs``) with one entry per
+    distinct GPU layout; apply with ``nvidia-mig-parted apply -f FILE -c whichgpu``."""
+    import yaml
+
+    layouts: dict[tuple[tuple[str, int], ...], list[int]] = {}
+    for gpu in plan.gpus:
+        counts = tuple(sorted(Counter(i.profile.profile for i in gpu.instances).items()))
+        layouts.setdefault(counts, []).append(gpu.index)
+    entries = [
+        {"devices": devices, "mig-enabled": True, "mig-devices": dict(counts)}
+        for counts, devices in layouts.items()
+    ]
+    return yaml.safe_dump({"version": "v1", "mig-configs": {name: entries}}, sort_keys=False)
+
+
+def k8s_resources(plan: MigPlan) -> dict[str, dict[str, int]]:
+    """Per service, the extended resource the NVIDIA device plugin (``mixed`` strategy)
+    advertises for its MIG profile: ``nvidia.com/mig-1g.10gb: 1`` per replica."""
+    out: dict[str, dict[str, int]] = {}
+    for gpu in plan.gpus:
+        for inst in gpu.instances:
+            service = inst.service.split("#")[0]
+            key = f"nvidia.com/mig-{inst.profile.profile}"
+            out.setdefault(service, {})
+            out[service][key] = 1
+    return out
+
+
+def mig_doc(result: MigResult) -> dict[str, Any]:
+    def plan_doc(plan: MigPlan) -> dict[str, Any]:
+        return {
+            "gpus": [
+                {
+                    "index": g.index,
+                    "instances": [
+                        {
+                            "service": i.service,
+                            "profile": i.profile.profile,
+                            "start": i.start,
+                            "memory_slices": i.profile.memory_slices,
+                            "compute_slices": i.profile.compute_slices,
+                        }
+                        for i in g.instances
+                    ],
+                }
+                for g in plan.gpus
+            ],
+            "unplaced": [
+                {"service": s, "code": n.code, "params": dict(n.params)} for s, n in plan.unplaced
+            ],
+            "needed_gib": round(plan.needed_gib, 2),
+            "allotted_gib": round(plan.allotted_gib, 2),
+        }
+
+    pick = result.pick
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "mig",
+        "services": [
+            {
+                "name": s.service.name,
+                "memory_gib": round(s.service.memory_gib, 2),
+                "replicas": s.service.replicas,
+                "profile": s.profile,
+                "model": s.model,
+            }
+            for s in result.services
+        ],
+        "pick": None
+        if pick is None
+        else {
+            "gpu": pick.gpu.id,
+            "gpus": pick.gpus,
+            "usd_per_h": None if pick.usd_per_h is None else round(pick.usd_per_h * pick.gpus, 4),
+            "plan": plan_doc(pick.plan),
+            "commands": smi_commands(pick.plan),
+            "mig_parted": mig_parted_config(pick.plan),
+            "kubernetes": k8s_resources(pick.plan),
+        },
+        "options": [
+            {
+                "gpu": o.gpu.id,
+                "gpus": o.gpus,
+                "usd_per_h": None if o.usd_per_h is None else round(o.usd_per_h * o.gpus, 4),
+                "plan": plan_doc(o.plan),
+            }
+            for o in result.options
+        ],
+        "whole_cards": [
+            {
+                "gpu": c.gpu.id,
+                "cards": c.cards,
+                "usd_per_h": None if c.usd_per_h is None else round(c.usd_per_h, 4),
+            }
+            for c in result.cards
+        ],
+    }
+
+
+def print_mig(result: MigResult, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=_("MIG plans"), title_justify="left")
+    for header in (_("GPU"), _("GPUs"), _("$/h"), _("memory used"), _("unplaced")):
+        table.add_column(header)
+    for o in result.options:
+        cost = "—" if o.usd_per_h is None else f"${o.usd_per_h * o.gpus:,.2f}"
+        used = f"{o.plan.needed_gib:,.1f} / {o.plan.allotted_gib:,.1f} GiB"
+        table.add_row(
+            o.gpu.short_name,
+            str(o.gpus),
+            cost,
+            used,
+            str(len(o.plan.unplaced)) or "0",
+            style="bold green" if o is result.pick else "",
+        )
+    console.print(table)
+    pick = result.pick
+    if pick is None:
+        console.print(Text(_("No MIG GPU places every service."), style="bold red"))
+        for option in result.options[:1]:
+            for service, why in option.plan.unplaced:
+                console.print(f"  • {service}: {why.render()}")
+    else:
+        console.print(
+            Text(_("Plan: {gpus} × {gpu}").format(gpus=pick.gpus, gpu=pick.gpu.name), style="bold")
+        )
+        for gpu in pick.plan.gpus:
+            parts = ", ".join(
+                f"{i.service} → {i.profile.profile} @{i.start} ({profile_gib(i.profile):.1f} GiB)"
+                for i in gpu.instances
+            )
+            console.print(f"  GPU {gpu.index} {slot_map(gpu)}  {parts}")
+        console.print(Text(_("Commands"), style="bold"))
+        for line in smi_commands(pick.plan):
+            console.print(f"  {line}", markup=False)
+        console.print(Text(_("mig-parted config"), style="bold"))
+        console.print(mig_parted_config(pick.plan).rstrip(), markup=False)
+        console.print(Text(_("Kubernetes requests (device plugin, mixed strategy)"), style="bold"))
+        for service, resources in k8s_resources(pick.plan).items():
+            items = ", ".join(f"{k}: {v}" for k, v in resources.items())
+            console.print(f"  {service}: {items}", markup=False)
+    if result.cards:
+        console.print(Text(_("The same services on whole cards (one per replica)"), style="bold"))
+        for card in result.cards[:5]:
+            cost = "—" if card.usd_per_h is None else f"${card.usd_per_h:,.2f}/h"
+            console.print(f"  {card.cards} × {card.gpu.short_name}: {cost}")
+        console.print(
+            Text(
+                _(
+                    "MIG instances are isolated in hardware (SMs, L2, memory and its bandwidth); "
+                    "separate cards are isolated too, at one card per replica."
+                ),
+                style="dim",
+            )
+        )
+
+
+def print_mix(gpu_name: str, names: list[str], why: Note | None, console: Console) -> None:
+    from rich.text import Text
+
+    if why is None:
+        text = _("Valid on one {gpu}: {mix}").format(gpu=gpu_name, mix=", ".join(names))
+        console.print(Text(text, style="bold green"))
+    else:
+        text = _("Refused on one {gpu}: {why}").format(gpu=gpu_name, why=why.render())
+        console.print(Text(text, style="bold red"))

@@ -1,0 +1,10 @@
+#!/bin/bash
+# whichgpu pick for this workload: 4 × A100 80GB SXM, about 64.4 h, about $247.47 (marketplace)
+# GPU: NVIDIA A100 80GB SXM; a site's GRES type name may be needed: --gres=gpu:TYPE:4
+#SBATCH --job-name=whichgpu-job
+#SBATCH --nodes=1
+#SBATCH --gres=gpu:4
+#SBATCH --ntasks-per-node=1
+#SBATCH --time=4-00:50:00
+
+torchrun train.py

@@ -1,0 +1,148 @@
+"""Exports of a pick: SkyPilot's own task parser, the Kubernetes OpenAPI schema, Slurm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import golden, run_cli
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+#: A 4-GPU training pick: Llama 2 13B full training capped at 4 GPUs, on the article's
+#: catalog, is 4 × A100 80GB (ZeRO-3).
+FOUR_GPU = (
+    "--task",
+    "train",
+    "--model",
+    "llama-2-13b",
+    "--precision",
+    "bf16-mixed",
+    "--batch",
+    "4",
+    "--checkpointing",
+    "--tokens",
+    "2e9",
+    "--max-gpus",
+    "4",
+    "--catalog",
+    "article",
+)
+
+
+def export(fmt: str, *args: str) -> str:
+    result = run_cli("recommend", *args, "--export", fmt, "--run", "torchrun train.py")
+    assert result.code == 0, result.stderr
+    return result.stdout
+
+
+def test_skypilot_task_parses_with_skypilot() -> None:
+    text = export("skypilot", *FOUR_GPU)
+    doc = yaml.safe_load(text)
+    assert doc["resources"] == {"accelerators": "A100-80GB:4"}
+    assert doc["num_nodes"] == 1 and doc["run"] == "torchrun train.py"
+    assert text.startswith("# whichgpu pick for this workload: 4 × A100 80GB SXM")
+    sky = pytest.importorskip(
+        "sky", reason="SkyPilot is an optional test extra (pip install 'whichgpu[skypilot]')"
+    )
+    task = sky.Task.from_yaml_config(doc)
+    (resources,) = task.resources
+    assert resources.accelerators == {"A100-80GB": 4}
+
+
+def test_skypilot_spot_and_multi_node() -> None:
+    text = export(
+        "skypilot",
+        "--task",
+        "train",
+        "--model",
+        "llama-2-13b",
+        "--tokens",
+        "2e9",
+        "--checkpointing",
+        "--max-gpus",
+        "16",
+        "--objective",
+        "time",
+        "--market",
+        "spot",
+    )
+    doc = yaml.safe_load(text)
+    assert doc["resources"]["use_spot"] is True
+    count = int(doc["resources"]["accelerators"].split(":")[1])
+    assert count <= 8 and doc["num_nodes"] >= 1
+    sky = pytest.importorskip("sky", reason="SkyPilot is an optional test extra")
+    sky.Task.from_yaml_config(doc)
+
+
+def test_kubernetes_job_is_valid() -> None:
+    text = export("kubernetes", *FOUR_GPU)
+    doc = yaml.safe_load(text)
+    assert doc["kind"] == "Job" and doc["apiVersion"] == "batch/v1"
+    container = doc["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": 4}
+    import kubernetes_validate
+
+    kubernetes_validate.validate(doc, "1.30.0", strict=True)
+
+
+def test_kubernetes_mig_deployment_is_valid(tmp_path: Path) -> None:
+    """D4 on one card: seven replicas, each requesting a 1g.10gb MIG slice."""
+    text = (SCENARIOS / "d04-inference-at-scale.toml").read_text()
+    path = tmp_path / "d04-one-card.toml"
+    path.write_text(text.replace("max_gpus = 8", "max_gpus = 1"))
+    out = export("kubernetes", "--file", str(path), "--catalog", "article")
+    doc = yaml.safe_load(out)
+    assert doc["kind"] == "Deployment" and doc["spec"]["replicas"] == 7
+    limits = doc["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits == {"nvidia.com/mig-1g.10gb": 1}
+    import kubernetes_validate
+
+    kubernetes_validate.validate(doc, "1.30.0", strict=True)
+
+
+def test_slurm_header_golden() -> None:
+    text = export("slurm", *FOUR_GPU)
+    assert "#SBATCH --gres=gpu:4" in text and "#SBATCH --nodes=1" in text
+    golden("export_slurm_4gpu.sh", text)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--export", "docker"], "unknown export format 'docker'"),
+        (
+            [
+                "--export",
+                "skypilot",
+                "--catalog",
+                "article",
+                "--max-gpus",
+                "1",
+                "--model",
+                "llama-3.2-1b",
+                "--task",
+                "inference",
+                "--services",
+                "7",
+                "--quant",
+                "int4",
+                "--hours",
+                "10",
+            ],
+            "SkyPilot rents whole GPUs",
+        ),
+    ],
+)
+def test_export_errors_exit_2(args: list[str], expected: str) -> None:
+    base = [] if "--task" in args else ["--task", "lora", "--model", "llama-2-7b"]
+    result = run_cli("recommend", *base, *args)
+    assert result.code == 2 and expected in result.stderr
+
+
+def test_export_command_from_a_file() -> None:
+    result = run_cli(
+        "export", "slurm", "-f", str(SCENARIOS / "d02-train-1-7b.toml"), "--catalog", "article"
+    )
+    assert result.code == 0 and "#SBATCH --gres=gpu:1" in result.stdout

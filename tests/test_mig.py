@@ -1,0 +1,151 @@
+"""The MIG planner: NVIDIA's placement rules, the article's D4, mixes valid and refused, and
+every emitted plan valid (property test)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import golden, run_cli
+from whichgpu.catalog import Catalog
+from whichgpu.estimate.mig import Service, check_gpu, check_mix, pack, profile_gib
+from whichgpu.mig import make_service, plan_mig
+
+
+def profiles(catalog: Catalog, gpu_id: str, *names: str) -> list[object]:
+    return [catalog.mig_profile(gpu_id, name) for name in names]
+
+
+def test_d4_seven_1g_10gb_on_one_a100_80gb(catalog: Catalog) -> None:
+    """D4: one A100 80GB as 7 isolated instances, each 1g.10gb, on memory slots 0–6."""
+    service = make_service({"name": "llm", "model": "llama-3.1-8b", "quant": "int4",
+                            "replicas": 7})  # fmt: skip
+    result = plan_mig(catalog, [service], catalog.gpu("a100-80gb-sxm"))
+    assert result.pick is not None and result.pick.gpus == 1
+    (gpu,) = result.pick.plan.gpus
+    assert [(i.profile.profile, i.start) for i in gpu.instances] == [
+        ("1g.10gb", slot) for slot in range(7)
+    ]
+    assert gpu.compute_used == 7 and gpu.memory_used == 7
+
+
+def test_mixed_profiles_are_placed_validly(catalog: Catalog) -> None:
+    """2 × 1g + 1 × 2g + 1 × 3g: the 3g must take slots 4–7 (its starts are 0 and 4) for the
+    1g instances to find starts (1g cannot start on slot 7)."""
+    mix = profiles(catalog, "a100-80gb-sxm", "1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb")
+    assert check_mix(mix) is None  # type: ignore[arg-type]
+    services = [Service("a", 8, 2), Service("b", 15), Service("c", 30)]
+    two_g = catalog.mig_profile("a100-80gb-sxm", "2g.20gb")
+    plan = pack("a100-80gb-sxm", catalog.mig_profiles("a100-80gb-sxm"), services, {"b": two_g})
+    assert len(plan.gpus) == 1
+    placed = {(i.profile.profile, i.start) for i in plan.gpus[0].instances}
+    assert ("3g.40gb", 4) in placed
+    assert check_gpu(plan.gpus[0].instances) is None
+
+
+def test_impossible_mix_is_refused_with_the_reason(catalog: Catalog) -> None:
+    mix = profiles(catalog, "a100-80gb-sxm", "4g.40gb", "4g.40gb")
+    why = check_mix(mix)  # type: ignore[arg-type]
+    assert why is not None and why.code == "mig_compute"
+    assert why.params == {"compute": 8, "limit": 7}
+    result = run_cli("mig", "--gpu", "a100-80gb", "--profiles", "4g.40gb,4g.40gb", "--json")
+    doc = json.loads(result.stdout)
+    assert result.code == 0 and doc["valid"] is False and doc["reason"]["code"] == "mig_compute"
+    crowded = profiles(catalog, "a100-80gb-sxm", "3g.40gb", "3g.40gb", "1g.10gb")
+    assert check_mix(crowded).code == "mig_memory"  # type: ignore[arg-type, union-attr]
+
+
+def test_h200_profiles_use_nvidia_names(catalog: Catalog) -> None:
+    names = [p.profile for p in catalog.mig_profiles("h200")]
+    for expected in ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"):
+        assert expected in names
+    result = run_cli("mig", "--gpu", "h200", "--memory", "30", "--replicas", "3", "--json")
+    doc = json.loads(result.stdout)
+    assert {i["profile"] for g in doc["pick"]["plan"]["gpus"] for i in g["instances"]} == {
+        "1g.35gb"
+    }
+
+
+def test_too_big_for_any_profile_is_unplaced_with_reason(catalog: Catalog) -> None:
+    result = plan_mig(catalog, [make_service({"name": "big", "memory_gib": 100})],
+                      catalog.gpu("a100-80gb-sxm"))  # fmt: skip
+    assert result.pick is None
+    (service, why) = result.options[0].plan.unplaced[0]
+    assert service == "big" and why.code == "mig_too_big" and why.params["largest"] == "7g.80gb"
+
+
+def test_exports_of_the_plan(catalog: Catalog) -> None:
+    result = run_cli("mig", "-m", "llama-3.1-8b", "--quant", "int4", "--replicas", "7",
+                     "--gpu", "a100-80gb-sxm", "--json")  # fmt: skip
+    doc = json.loads(result.stdout)["pick"]
+    assert doc["commands"] == [
+        "sudo nvidia-smi -i 0 -mig 1",
+        "sudo nvidia-smi mig -i 0 -cgi " + ",".join(["1g.10gb"] * 7) + " -C",
+    ]
+    config = yaml.safe_load(doc["mig_parted"])
+    assert config == {
+        "version": "v1",
+        "mig-configs": {
+            "whichgpu": [{"devices": [0], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}]
+        },
+    }
+    assert doc["kubernetes"] == {"llama-3.1-8b": {"nvidia.com/mig-1g.10gb": 1}}
+
+
+def test_whole_cards_are_compared(catalog: Catalog) -> None:
+    service = make_service({"name": "llm", "memory_gib": 8, "replicas": 7})
+    result = plan_mig(catalog, [service])
+    cards = {c.gpu.id: c for c in result.cards}
+    assert cards["rtx-a2000-12gb"].cards == 7
+    assert "rtx-a2000-12gb" in cards and "a100-80gb-sxm" not in cards
+
+
+def test_text_golden() -> None:
+    result = run_cli("mig", "-m", "llama-3.1-8b", "--quant", "int4", "--replicas", "7")
+    assert result.code == 0
+    golden("mig_d4.txt", result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--profiles", "1g.10gb"], "--profiles needs the --gpu"),
+        (["--gpu", "a100-80gb", "--profiles", "1g.11gb"], "closest"),
+        (["--gpu", "rtx-a6000", "--memory", "5"], "has no MIG"),
+        ([], "give a service"),
+        (["--memory", "5", "--replicas", "0"], "replicas"),
+    ],
+)
+def test_bad_input_exit_2(args: list[str], expected: str) -> None:
+    result = run_cli("mig", *args)
+    assert result.code == 2 and expected in result.stderr
+
+
+@given(
+    gpu_id=st.sampled_from(["a100-40gb", "a100-80gb-sxm", "h100-sxm", "h200", "b200"]),
+    needs=st.lists(
+        st.tuples(st.floats(min_value=0.5, max_value=150), st.integers(1, 4)),
+        min_size=1,
+        max_size=6,
+    ),
+)
+@settings(max_examples=150, deadline=None)
+def test_every_plan_is_valid(catalog: Catalog, gpu_id: str, needs: list[tuple[float, int]]) -> None:
+    services = [Service(f"s{i}", gib, n) for i, (gib, n) in enumerate(needs)]
+    plan = pack(gpu_id, catalog.mig_profiles(gpu_id), services)
+    placed = [i for g in plan.gpus for i in g.instances]
+    for gpu in plan.gpus:
+        assert check_gpu(gpu.instances) is None
+        assert gpu.compute_used <= 7 and gpu.memory_used <= 8
+    unplaced = {name for name, _why in plan.unplaced}
+    for service in services:
+        mine = [i for i in placed if i.service.split("#")[0] == service.name]
+        if service.name in unplaced:
+            assert not mine
+        else:
+            assert len(mine) == service.replicas
+            assert all(profile_gib(i.profile) >= service.memory_gib for i in mine)
