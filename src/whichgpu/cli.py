@@ -606,6 +606,19 @@ def export(
               image=image, prices=prices, skypilot=skypilot)  # fmt: skip
 
 
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help=_("Address to listen on."))] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help=_("Port to listen on."))] = 8000,
+) -> None:
+    """Start the web app and HTTP API (http://HOST:PORT/, API under /api/v1/)."""
+    if not 0 < port < 65536:
+        raise InvalidInput(_("--port must be from 1 to 65535 (got {port})").format(port=port))
+    from whichgpu.web import serve as run_server
+
+    run_server(host, port)
+
+
 def _fail(message: str, code: int = 2) -> None:
     sys.stderr.write(f"whichgpu: {_('error')}: {message}\n")
     raise SystemExit(code)
