@@ -81,10 +81,10 @@ MESSAGES: dict[str, str] = {
         "{option} is the only option that meets every constraint: {hours:,.2f} h."
     ),
     "reason_fastest_rate": N_(
-        "{option} has the highest throughput: {rate:,.1f} ({rival} next, {rival_rate:,.1f})."
+        "{option} has the highest throughput: {rate:,.1f} {unit} ({rival} next, {rival_rate:,.1f})."
     ),
     "reason_fastest_rate_only": N_(
-        "{option} is the only option that meets every constraint: {rate:,.1f}."
+        "{option} is the only option that meets every constraint: {rate:,.1f} {unit}."
     ),
     "reason_best_value": N_(
         "{option} gives the most throughput per dollar: {value:,.1f} {unit} per $/h ({rival} "
@@ -156,9 +156,9 @@ MESSAGES: dict[str, str] = {
         "Your baseline {option} does not meet the workload's constraints (see its row)."
     ),
     "warn_spot": N_("Spot instances can be reclaimed at any time: checkpoint often."),
-    "warn_price_age": N_("The {gpu}'s price listing is dated {as_of}: check it before you rent."),
+    "warn_price_age": N_("The {gpu}'s price listing is dated {as_of}: check it before you commit."),
     "warn_price_undated": N_(
-        "The {gpu}'s price listing carries no date: check it before you rent."
+        "The {gpu}'s price listing carries no date: check it before you commit."
     ),
     "warn_price_range": N_(
         "At the high end of the listings the job costs ${high:,.2f} instead of ${cost:,.2f}."

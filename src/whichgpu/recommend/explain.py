@@ -40,8 +40,11 @@ def _objective_reason(pick: Option, ranked: Sequence[Option], objective: str) ->
     per_job = pick.cost_usd is not None
     params: dict[str, str | float] = {"option": hw_text(pick)}
     if objective == "time":
-        code = "reason_fastest" if pick.time_s is not None else "reason_fastest_rate"
-        params |= {"hours": _hours(pick.time_s), "rate": round(pick.throughput or 0, 1)}
+        # hours of use fix the time: the faster option is the one with more throughput
+        fixed = all(run.component.hours is not None for run in pick.runs)
+        code = "reason_fastest" if pick.time_s is not None and not fixed else "reason_fastest_rate"
+        params |= {"hours": _hours(pick.time_s), "rate": round(pick.throughput or 0, 1),
+                   "unit": pick.runs[0].unit or ""}  # fmt: skip
         if rival is not None:
             params |= {
                 "rival": hw_text(rival),
