@@ -49,6 +49,12 @@ def _sigmoid(v: float) -> float:
 
 
 MAX_OVERHEAD_S = 0.05  # per step: far above any framework's launch overhead
+#: Upper bound of the power-clock exponent: 1/k with k ≥ 1 (P ∝ f^k, k ≈ 3 for CMOS DVFS)
+MAX_GAMMA = 1.0
+#: Upper bound of one all-reduce's start-up latency: NCCL's small-message all-reduce takes
+#: tens of µs within a node; 200 µs keeps the term physical
+MAX_ALPHA_S = 200e-6
+TERM_UNITS = {"power:p0": "W/TFLOPS", "power:gamma": "exponent", "tp:latency_s": "s"}
 
 
 def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> EfficiencyModel:
@@ -66,23 +72,40 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
     ui = np.array([f_index[f"unit:{o.unit}"] for o in rows])
     hi = np.array([h_index[o.group[0]] for o in rows])
     finite = np.isfinite(units)
+    # the power-limited clock (whichgpu.estimate.efficiency.sustained_clock): two parameters
+    # shared by every GPU, after the per-key ones
+    p_gamma = len(groups) + len(factors) + len(harnesses)
+    p_p0 = p_gamma + 1
+    # the start-up latency of one tensor-parallel all-reduce, shared by all harnesses
+    p_alpha = p_p0 + 1
+    collectives = np.array([o.collectives for o in rows])
+    has_power = np.array([o.power_w_per_tflops is not None for o in rows])
+    log_power = np.log(np.array([o.power_w_per_tflops or 1.0 for o in rows]))
 
-    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         eta = 1 / (1 + np.exp(-x[gi]))  # (0, 1)
         f = 2 / (1 + np.exp(-x[fi])) * 2 / (1 + np.exp(-x[ui]))  # each (0, 2), 1 at x = 0
         overhead = MAX_OVERHEAD_S / (1 + np.exp(-x[hi]))  # seconds, in (0, 50 ms)
-        return eta, f, overhead
+        gamma = MAX_GAMMA / (1 + np.exp(-x[p_gamma]))
+        log_clock = gamma * np.minimum(0.0, log_power - x[p_p0])
+        clock = np.where(has_power, np.exp(log_clock), 1.0)
+        alpha = MAX_ALPHA_S / (1 + np.exp(-x[p_alpha]))
+        return eta, f, overhead, clock, alpha
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        eta, f, overhead = unpack(x)
-        efficiency = np.minimum(eta * f, 1.0)
+        eta, f, overhead, clock, alpha = unpack(x)
+        efficiency = np.minimum(eta * f, 1.0) * clock
         seconds = ideal / efficiency + np.where(finite, overhead / np.where(finite, units, 1), 0)
+        seconds = seconds + alpha * collectives
         fit_err = np.log(seconds) - measured
         ridge = RIDGE * x[len(groups) : len(groups) + len(factors)]
         return np.concatenate([fit_err, ridge])
 
-    x0 = np.zeros(len(groups) + len(factors) + len(harnesses))
-    x0[len(groups) + len(factors) :] = -4.0
+    x0 = np.zeros(len(groups) + len(factors) + len(harnesses) + 3)
+    x0[p_alpha] = -2.0
+    x0[len(groups) + len(factors) : p_gamma] = -4.0
+    x0[p_gamma] = 0.0
+    x0[p_p0] = math.log(8.0)
     if start is not None:  # warm start from a fit on more data (cross-validation)
         for g, i in g_index.items():
             if g in start.group:
@@ -95,9 +118,20 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
             if h in start.overhead_s:
                 ratio = min(max(start.overhead_s[h] / MAX_OVERHEAD_S, 1e-6), 1 - 1e-6)
                 x0[i] = math.log(ratio / (1 - ratio))
+        if "power:gamma" in start.terms:
+            ratio = min(max(start.terms["power:gamma"] / MAX_GAMMA, 1e-6), 1 - 1e-6)
+            x0[p_gamma] = math.log(ratio / (1 - ratio))
+            x0[p_p0] = math.log(start.terms["power:p0"])
+        if "tp:latency_s" in start.terms:
+            ratio = min(max(start.terms["tp:latency_s"] / MAX_ALPHA_S, 1e-6), 1 - 1e-6)
+            x0[p_alpha] = math.log(ratio / (1 - ratio))
     sparsity = np.zeros((len(rows) + len(factors), len(x0)), dtype=int)
     for row, (a, b, c, d) in enumerate(zip(gi, fi, hi, ui, strict=True)):
         sparsity[row, [a, b, c, d]] = 1
+        if has_power[row]:
+            sparsity[row, [p_gamma, p_p0]] = 1
+        if collectives[row]:
+            sparsity[row, p_alpha] = 1
     for k in range(len(factors)):
         sparsity[len(rows) + k, len(groups) + k] = 1
     result = least_squares(residuals, x0, method="trf", jac_sparsity=sparsity)
@@ -112,6 +146,11 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
         factor={f: 2 * _sigmoid(x[f_index[f]]) for f in factors},
         overhead_s={h: MAX_OVERHEAD_S * _sigmoid(x[h_index[h]]) for h in harnesses},
         fitted_on=dict(counts),
+        terms={
+            "power:gamma": MAX_GAMMA * _sigmoid(x[p_gamma]),
+            "power:p0": math.exp(x[p_p0]),
+            "tp:latency_s": MAX_ALPHA_S * _sigmoid(x[p_alpha]),
+        },
     )
 
 
@@ -193,6 +232,8 @@ def report(rows: list[Observation], model: EfficiencyModel) -> str:
         lines.append(f"| f {name} | {value:.3f} | {model.fitted_on.get(name, 0)} |")
     for harness, value in sorted(model.overhead_s.items()):
         lines.append(f"| overhead {harness} | {value * 1e3:.3f} ms per step | |")
+    for name, value in sorted(model.terms.items()):
+        lines.append(f"| term {name} | {value:.4g} {TERM_UNITS.get(name, '')} | all |")
     return "\n".join(lines) + "\n"
 
 
@@ -216,6 +257,8 @@ def csv_text(model: EfficiencyModel, spread: dict[str, tuple[float, float]]) -> 
         lines.append(f"factor,{name},,{value:.6f},multiplier,{model.fitted_on.get(name, 0)}")
     for harness, value in sorted(model.overhead_s.items()):
         lines.append(f"overhead,{harness},,{value:.6f},s,")
+    for name, value in sorted(model.terms.items()):
+        lines.append(f"term,{name},,{value:.9g},{TERM_UNITS.get(name, '')},")
     return "\n".join(lines) + "\n"
 
 

@@ -136,7 +136,7 @@ def estimate_rate(
         raise InvalidInput(
             _("no throughput model for {workload} on {gpu}").format(workload=workload, gpu=gpu.name)
         )
-    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit)
+    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
     rate = count / model.seconds_per_unit(obs)
     low_err, high_err = spread.get(workload, (-0.3, 0.3))
     return ThroughputEstimate(
@@ -184,7 +184,7 @@ def estimate_throughput(
                 workload=workload, model=arch.id
             )
         )
-    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit)
+    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
     seconds = model.seconds_per_unit(obs)
     rate = 1 / seconds
     bound = ideal.bound

@@ -11,13 +11,15 @@ uses its units). ``scripts/fit_efficiency.py`` fits it and validates it leave-on
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.estimate.perf import (
     decode_bytes_per_step,
     forward_flops_per_token,
     image_flops,
+    tensor_parallel_seconds,
     tensor_tflops,
     train_flops_per_token,
 )
@@ -38,6 +40,22 @@ GENERIC_SIZES = {
     "mpt-70b": "65B",
 }
 RATE_METRICS = {"throughput", "output_throughput", "ttft"}
+#: Render benchmarks publish a score (a rate in an arbitrary unit): samples per minute
+#: summed over Blender's scenes, OctaneBench points (GTX 980 = 102), V-Ray vpaths.
+SCORE_METRICS = {"score"}
+#: Score per FP32 TFLOPS at η = 1, per render unit: a fixed normalisation (not fitted) that
+#: keeps η of a score in (0, 1]; only ratios between GPUs of one harness carry meaning.
+RENDER_SCORE_PER_TFLOPS = {"samples/min": 1000.0, "score": 100.0, "vpaths": 100.0}
+#: Share of a software path tracer's time spent in BVH traversal and ray/triangle tests, the
+#: work RT cores take over (Aila & Laine, "Understanding the efficiency of ray traversal on
+#: GPUs", HPG 2009: traversal and intersection dominate; 0.5 is an assumption, not a fit).
+RENDER_TRAVERSAL_SHARE = 0.5
+#: Traversal speedup of an RT core generation over the same GPU's CUDA cores: Turing
+#: whitepaper (2018): 10 Giga Rays/s on RTX 2080 Ti vs ~1.1 in software on GTX 1080 Ti
+#: (≈ 10×); Ampere GA102 whitepaper: 2× Turing's ray/triangle intersection rate; Ada
+#: whitepaper: 2× Ampere's. The per-generation factors ``rt:<gen>`` fitted on published
+#: scores correct these vendor peaks.
+RT_TRAVERSAL_SPEEDUP = {1: 10.0, 2: 20.0, 3: 40.0}
 #: Harnesses that split a model's layers across GPUs, so that the GPUs work in turn.
 LAYER_SPLIT_HARNESSES = frozenset({"llamacpp"})
 #: Harnesses whose 16-bit matmuls accumulate in FP16 (llama.cpp calls cuBLAS with
@@ -107,7 +125,9 @@ class Ideal:
 
 
 def ideal_rate(bench: Benchmark, gpu: GPU) -> Ideal | None:
-    """The roofline rate for a measurement, or None where no roofline applies (scores)."""
+    """The roofline rate for a measurement, or None where no roofline applies (a ratio)."""
+    if bench.workload == "render" and bench.metric in SCORE_METRICS:
+        return render_ideal(bench, gpu)
     if bench.metric not in RATE_METRICS:
         return None
     n = bench.gpus
@@ -143,10 +163,12 @@ def ideal_rate(bench: Benchmark, gpu: GPU) -> Ideal | None:
             return Ideal(tokens_per_s / seq, "compute")
         return None
     job = _job(bench, "inference")
+    tp = 1 if bench.harness in LAYER_SPLIT_HARNESSES else n  # tensor-parallel degree
     if w == "llm-prefill":
         seq = bench.seq or 512
         flops = forward_flops_per_token(arch, seq // 2) * seq
         seconds = max(flops / peak, _weights(arch, job, bench) / bandwidth)
+        seconds += tensor_parallel_seconds(arch, seq, tp, gpu)
         if bench.unit == "ms":
             return Ideal(1 / seconds, "compute")  # requests per second (a latency's inverse)
         if bench.unit == "tokens/s":
@@ -154,19 +176,51 @@ def ideal_rate(bench: Benchmark, gpu: GPU) -> Ideal | None:
         return None
     if w == "llm-decode":
         context = (bench.seq or 0) + (bench.generate or 128) // 2
-        step = _decode_step(arch, job, bench, context, peak, bandwidth)
-        return Ideal(job.batch / step, "memory bandwidth") if bench.unit == "tokens/s" else None
+        compute, memory = _decode_step(arch, job, bench, context, peak, bandwidth)
+        step = max(compute, memory) + tensor_parallel_seconds(arch, job.batch, tp, gpu)
+        return (
+            Ideal(job.batch / step, _bound(compute, memory)) if bench.unit == "tokens/s" else None
+        )
     if w == "llm-serve":
         if bench.batch is None:
             return None  # a "maximum throughput" without its batch has no roofline
         prompt, out = bench.seq or 128, bench.generate or 128
         prefill = forward_flops_per_token(arch, prompt // 2) * prompt * job.batch / peak
-        step = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth)
-        rate = job.batch * out / (prefill + out * step)
+        compute, memory = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth)
+        comm = tensor_parallel_seconds(arch, job.batch * (prompt + out), tp, gpu)
+        rate = job.batch * out / (prefill + out * max(compute, memory) + comm)
         if bench.unit == "tokens/s/gpu":
             rate /= n
-        return Ideal(rate, "memory bandwidth") if bench.unit.startswith("tokens/s") else None
+        bound = _bound(prefill + out * compute, out * memory)
+        return Ideal(rate, bound) if bench.unit.startswith("tokens/s") else None
     return None
+
+
+def _bound(compute_s: float, memory_s: float) -> str:
+    """The roofline's binding resource: a decode step or a served batch is compute-bound
+    once its FLOPs take longer than its bytes (Williams et al., 2009), as large batches do."""
+    return "compute" if compute_s > memory_s else "memory bandwidth"
+
+
+def rt_traversal_speedup(gpu: GPU) -> float:
+    """How much faster the GPU traverses rays than its CUDA cores would: 1 without RT cores."""
+    if not gpu.rt_cores or gpu.rt_core_gen is None:
+        return 1.0
+    return RT_TRAVERSAL_SPEEDUP.get(gpu.rt_core_gen, max(RT_TRAVERSAL_SPEEDUP.values()))
+
+
+def render_ideal(bench: Benchmark, gpu: GPU) -> Ideal | None:
+    """Path tracing from first principles: each sample is BVH traversal + ray/triangle tests
+    (on RT cores where the GPU has them, else on CUDA cores) plus shading on the FP32 cores.
+    Time per sample ∝ ``(1 − τ) + τ / s`` over the FP32 rate, with τ the traversal share of a
+    software tracer and ``s`` the RT-core speedup of traversal (1 without RT cores, so such a
+    GPU comes out about twice as slow per FP32 TFLOPS — slower, never impossible)."""
+    scale = RENDER_SCORE_PER_TFLOPS.get(bench.unit)
+    if scale is None:
+        return None
+    tau = RENDER_TRAVERSAL_SHARE
+    per_tflops = scale / ((1 - tau) + tau / rt_traversal_speedup(gpu))
+    return Ideal(gpu.fp32_tflops * bench.gpus * per_tflops, "compute")
 
 
 def _weights(arch: ModelArch, job: Job, bench: Benchmark) -> float:
@@ -177,10 +231,11 @@ def _weights(arch: ModelArch, job: Job, bench: Benchmark) -> float:
 
 def _decode_step(
     arch: ModelArch, job: Job, bench: Benchmark, context: int, peak: float, bandwidth: float
-) -> float:
+) -> tuple[float, float]:
+    """A decode step's compute and memory times (its roofline is their maximum)."""
     moved = decode_bytes_per_step(arch, job, context, _weights_scale(bench))
     flops = forward_flops_per_token(arch, context) * job.batch
-    return max(flops / peak, moved / bandwidth)
+    return flops / peak, moved / bandwidth
 
 
 def memory_class(gpu: GPU) -> str:
@@ -199,8 +254,8 @@ def units_per_step(bench: Benchmark) -> float:
         return batch * (bench.seq or 512)
     if bench.workload in ("llm-train", "transformer-train"):
         return batch * (bench.seq or 2048) if bench.unit == "tokens/s" else batch
-    if bench.workload in ("gemm", "fp64", "bandwidth"):
-        return float("inf")  # kernels timed alone: no framework overhead
+    if bench.workload in ("gemm", "fp64", "bandwidth", "render"):
+        return float("inf")  # kernels timed alone, or a render's long frames: no step overhead
     return batch
 
 
@@ -217,6 +272,34 @@ class Observation:
     group: tuple[str, str]
     factor: str
     unit: str
+    #: Board power per FP32 TFLOPS at boost clock (W), for compute-bound work; None otherwise
+    power_w_per_tflops: float | None = None
+    #: Tensor-parallel all-reduces the GPUs wait on per unit of work (each costs the fitted
+    #: start-up latency ``tp:latency_s``, the α of Hockney's α + β·bytes model)
+    collectives: float = 0.0
+
+
+def power_density(gpu: GPU) -> float:
+    """Board power available per FP32 TFLOPS at boost clock: ``tdp_w / fp32_tflops``, W per
+    (SM × GHz) up to a constant. A card whose power limit is low for its units cannot hold
+    its boost clock under sustained load (see :func:`sustained_clock`)."""
+    return gpu.tdp_w / gpu.fp32_tflops
+
+
+def sustained_clock(power_w_per_tflops: float | None, terms: Mapping[str, float]) -> float:
+    """Fraction of the boost clock a power-limited card sustains. Dynamic power is
+    ``P ≈ C·V²·f`` and along the DVFS curve ``V`` grows with ``f``, so ``P ∝ f^k`` with
+    k ≈ 3 (e.g. Kim et al., "Energy-efficient GPU design" / the cube law of CMOS DVFS): a
+    board held at its TDP runs at ``(TDP / P_boost)^(1/k)`` of its boost clock. ``P_boost``
+    is taken ∝ FP32 TFLOPS (units × clock); the threshold ``power:p0`` (W per TFLOPS needed
+    to hold boost) and the exponent ``power:gamma`` (≈ 1/k) are fitted once for all GPUs."""
+    if power_w_per_tflops is None:
+        return 1.0
+    p0 = terms.get("power:p0")
+    gamma = terms.get("power:gamma", 0.0)
+    if not p0 or gamma <= 0:
+        return 1.0
+    return float(min(1.0, power_w_per_tflops / p0) ** gamma)
 
 
 def observe(bench: Benchmark, gpu: GPU) -> Observation | None:
@@ -224,7 +307,13 @@ def observe(bench: Benchmark, gpu: GPU) -> Observation | None:
     if ideal is None or ideal.rate <= 0:
         return None
     measured_rate = 1e3 / bench.value if bench.unit == "ms" else bench.value
-    factor = gpu.architecture if ideal.bound == "compute" else memory_class(gpu)
+    compute = ideal.bound == "compute"
+    if bench.workload == "render":
+        factor = f"rt:{gpu.rt_core_gen if gpu.rt_cores and gpu.rt_core_gen else 'none'}"
+        unit = "render"
+    else:
+        factor = gpu.architecture if compute else memory_class(gpu)
+        unit = math_unit(bench, gpu) if compute else "memory"
     return Observation(
         bench=bench,
         ideal_s=1 / ideal.rate,
@@ -233,8 +322,35 @@ def observe(bench: Benchmark, gpu: GPU) -> Observation | None:
         bound=ideal.bound,
         group=(bench.harness, bench.workload),
         factor=factor,
-        unit=math_unit(bench, gpu) if ideal.bound == "compute" else "memory",
+        unit=unit,
+        power_w_per_tflops=power_density(gpu) if compute else None,
+        collectives=collectives_per_unit(bench),
     )
+
+
+def collectives_per_unit(bench: Benchmark) -> float:
+    """Tensor-parallel all-reduces per unit of work: Megatron-LM's two per layer and forward
+    pass (Shoeybi et al., 2019, §3), for a prefill (one pass per request), a decode step or a
+    served batch (one pass for the prompts, one per generated token)."""
+    n = bench.gpus
+    if n <= 1 or bench.harness in LAYER_SPLIT_HARNESSES:
+        return 0.0
+    arch = bench_arch(bench.model)
+    if arch is None or not arch.n_layers:
+        return 0.0
+    per_pass = 2.0 * arch.n_layers
+    w = bench.workload
+    if w == "llm-prefill" and bench.unit == "ms":
+        return per_pass / (bench.batch or 1)
+    if w == "llm-prefill":
+        return per_pass / ((bench.batch or 1) * (bench.seq or 512))
+    if w == "llm-decode":
+        return per_pass / (bench.batch or 1)
+    if w == "llm-serve" and bench.batch:
+        out = bench.generate or 128
+        per_token = per_pass * (1 + out) / (bench.batch * out)
+        return per_token * n if bench.unit == "tokens/s/gpu" else per_token
+    return 0.0
 
 
 def observed_efficiency(bench: Benchmark, gpu: GPU) -> float | None:
@@ -251,9 +367,15 @@ class EfficiencyModel:
     factor: Mapping[str, float]
     overhead_s: Mapping[str, float]
     fitted_on: Mapping[str, int]
+    #: Continuous terms shared by all GPUs (``power:p0``, ``power:gamma``)
+    terms: Mapping[str, float] = field(default_factory=dict)
 
     def efficiency(
-        self, group: tuple[str, str], factor: str, unit: str = "tensor-16"
+        self,
+        group: tuple[str, str],
+        factor: str,
+        unit: str = "tensor-16",
+        power_w_per_tflops: float | None = None,
     ) -> tuple[float, str]:
         eta = self.group.get(group)
         provenance = f"fitted on {self.fitted_on.get('|'.join(group), 0)} measurements"
@@ -266,14 +388,17 @@ class EfficiencyModel:
             f = 1.0
             provenance += f"; {factor} not fitted"
         u = self.factor.get(f"unit:{unit}", 1.0)
-        return min(1.0, eta * f * u), provenance
+        clock = sustained_clock(power_w_per_tflops, self.terms)
+        return min(1.0, eta * f * u) * clock, provenance
 
     def seconds_per_unit(self, obs: Observation) -> float:
-        eta, _ = self.efficiency(obs.group, obs.factor, obs.unit)
+        eta, _ = self.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
-        return obs.ideal_s / eta + overhead
+        latency = self.terms.get("tp:latency_s", 0.0) * obs.collectives
+        return obs.ideal_s / eta + latency + overhead
 
 
+@cache
 def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
     """The fitted model and, per workload, its leave-one-out error spread (10th, 90th pct),
     from ``catalog/data/efficiency.csv`` (written by scripts/fit_efficiency.py)."""
@@ -286,6 +411,7 @@ def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
     factor: dict[str, float] = {}
     overhead: dict[str, float] = {}
     fitted: dict[str, int] = {}
+    terms: dict[str, float] = {}
     spread_low: dict[str, float] = {}
     spread_high: dict[str, float] = {}
     for row in csv.DictReader(io.StringIO(text)):
@@ -299,9 +425,11 @@ def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
             fitted[row["key"]] = int(row["fitted_on"] or 0)
         elif kind == "overhead":
             overhead[row["key"]] = value
+        elif kind == "term":
+            terms[row["key"]] = value
         elif kind == "spread_low":
             spread_low[row["workload"]] = value
         elif kind == "spread_high":
             spread_high[row["workload"]] = value
     spread = {w: (spread_low[w], spread_high.get(w, 0.0)) for w in spread_low}
-    return EfficiencyModel(group, factor, overhead, fitted), spread
+    return EfficiencyModel(group, factor, overhead, fitted, terms), spread
