@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench clean
+.PHONY: demo test lint docs i18n bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "whichgpu needs Python >= 3.11"'
@@ -22,11 +22,17 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+i18n: $(STAMP)
+	$(BIN)/python scripts/i18n.py update
+	$(BIN)/python scripts/i18n.py compile
+
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_docs.py
 	$(BIN)/python scripts/fit_efficiency.py
 
 test: lint
+	$(BIN)/python scripts/i18n.py compile >/dev/null
+	$(BIN)/python scripts/i18n.py check
 	$(BIN)/python scripts/gen_docs.py --check
 	$(BIN)/python scripts/fit_efficiency.py --check
 	$(BIN)/python -m pytest

@@ -10,10 +10,34 @@ from typing import Annotated, Any
 import typer
 
 from whichgpu.errors import InvalidInput, WhichGPUError
-from whichgpu.i18n import _
+from whichgpu.i18n import _, set_language
+
+
+def split_language(argv: list[str]) -> tuple[str | None, list[str]]:
+    """``--lang fr`` (or ``--lang=fr``) anywhere on the command line, and the rest."""
+    language, rest, i = None, [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--lang" and i + 1 < len(argv):
+            language, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith("--lang="):
+            language = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    return language, rest
+
+
+# Help texts are built when this module loads: pick the language first (--lang, then
+# LANGUAGE / LC_ALL / LANG).
+_argv_language = split_language(sys.argv[1:])[0]
+if _argv_language:
+    set_language(_argv_language)
 
 app = typer.Typer(
     name="whichgpu",
+    epilog=_("Add --lang en|fr|ja to any command (default: LANGUAGE, LC_ALL or LANG)."),
     help=_("Which GPU should I rent or buy for this job, how many, and what will it cost?"),
     no_args_is_help=True,
     add_completion=False,
@@ -614,7 +638,7 @@ def serve(
     """Start the web app and HTTP API (http://HOST:PORT/, API under /api/v1/)."""
     if not 0 < port < 65536:
         raise InvalidInput(_("--port must be from 1 to 65535 (got {port})").format(port=port))
-    from whichgpu.web import serve as run_server
+    from whichgpu.web import serve as run_server  # type: ignore[import-not-found,unused-ignore]
 
     run_server(host, port)
 
@@ -626,8 +650,19 @@ def _fail(message: str, code: int = 2) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; bad input is one line on stderr and exit code 2."""
+    language, args = split_language(sys.argv[1:] if argv is None else argv)
+    if language is not None:
+        from whichgpu.i18n import LANGUAGES, normalize_language
+
+        if normalize_language(language) is None:
+            _fail(
+                _("unknown language {value!r}; valid: {valid}").format(
+                    value=language, valid=", ".join(LANGUAGES)
+                )
+            )
+        set_language(language)
     try:
-        result = app(args=argv, prog_name="whichgpu", standalone_mode=False)
+        result = app(args=args, prog_name="whichgpu", standalone_mode=False)
     except WhichGPUError as error:
         _fail(error.message())
     except (typer.Exit, typer.Abort) as error:

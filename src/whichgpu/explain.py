@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from whichgpu.i18n import N_, _
+from whichgpu.i18n import N_, _, fmt
 
 Param = str | int | float
 
@@ -236,7 +236,7 @@ def render(note: Note) -> str:
     if "features" in params:
         codes = str(params["features"]).split(",")
         params["features"] = ", ".join(_(FEATURES[c]) if c in FEATURES else c for c in codes)
-    return _(template).format(**params)
+    return fmt(_(template), **params)
 
 
 def note(code: str, **params: Param) -> Note:

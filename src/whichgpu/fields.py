@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from whichgpu.i18n import N_, _
+from whichgpu.i18n import N_, _, fmt, format_decimal
 
 #: field -> (label, unit). Labels are translated when rendered.
 FIELDS: dict[str, tuple[str, str]] = {
@@ -54,10 +54,11 @@ DENSE_TENSOR_FIELDS = frozenset(
 
 
 def format_number(value: float) -> str:
-    """``2039.0`` → ``2,039``; ``0.605`` → ``0.605``; ``112.5`` → ``112.5``."""
+    """``2039.0`` → ``2,039``; ``0.605`` → ``0.605``; ``112.5`` → ``112.5`` (in the current
+    language's notation: ``2 039``, ``0,605`` in French)."""
     if float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{round(value, 3):,}"
+        return format_decimal(int(value))
+    return format_decimal(round(value, 3))
 
 
 def format_field(field: str, value: object) -> str:
@@ -78,15 +79,17 @@ def format_field(field: str, value: object) -> str:
 
 
 def format_usd(value: float) -> str:
-    """``1.2345`` → ``$1.23``; ``15000`` → ``$15,000``."""
-    return f"${value:,.2f}" if value < 100 else f"${value:,.0f}"
+    """``1.2345`` → ``$1.23``; ``15000`` → ``$15,000`` (``1,23 $`` in French)."""
+    return fmt(_("${amount}"), amount=format_decimal(value, 2 if value < 100 else 0))
 
 
 def format_usd_range(low: float, high: float) -> str:
     """``$0.96–2.29``, or one price when both ends agree."""
     if format_usd(low) == format_usd(high):
         return format_usd(low)
-    return f"{format_usd(low)}–{format_usd(high)[1:]}"
+    low_text = format_decimal(low, 2 if low < 100 else 0)
+    high_text = format_decimal(high, 2 if high < 100 else 0)
+    return fmt(_("${low}–{high}"), low=low_text, high=high_text)
 
 
 def format_duration(seconds: float | None) -> str:
@@ -94,9 +97,9 @@ def format_duration(seconds: float | None) -> str:
     if seconds is None:
         return "—"
     if seconds < 120:
-        return _("{n:.1f} s").format(n=seconds)
+        return fmt(_("{n:.1f} s"), n=seconds)
     if seconds < 2 * 3600:
-        return _("{n:.1f} min").format(n=seconds / 60)
+        return fmt(_("{n:.1f} min"), n=seconds / 60)
     if seconds < 3 * 86400:
-        return _("{n:.1f} h").format(n=seconds / 3600)
-    return _("{n:.1f} days").format(n=seconds / 86400)
+        return fmt(_("{n:.1f} h"), n=seconds / 3600)
+    return fmt(_("{n:.1f} days"), n=seconds / 86400)

@@ -1,33 +1,68 @@
-"""Translation of user-facing text (gettext), loaded lazily.
+"""Translation of user-facing text (gettext) and locale-aware numbers (Babel), both lazy.
 
-Every string a user reads goes through :func:`_`. Catalogs (``locale/<lang>/LC_MESSAGES/
-whichgpu.mo``) are looked up on the first call, never at import time. Until French and
-Japanese catalogs ship, gettext falls back to the English source strings.
+Every string a user reads goes through :func:`_`; messages with parameters are filled by
+:func:`fmt`, which formats numbers as the language writes them (``1 234,56`` in French) from
+the same ``{cost:,.2f}`` placeholders the English source uses. Catalogs
+(``locale/<lang>/LC_MESSAGES/whichgpu.mo``, compiled from ``locale/<lang>.po`` when the
+package is built) and Babel's locale data are loaded on first use, never at import time.
 """
 
 from __future__ import annotations
 
 import gettext
+import os
+import re
+import string
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 DOMAIN = "whichgpu"
 LOCALE_DIR = Path(__file__).parent / "locale"
+#: The languages whichgpu ships, English (the source) first.
+LANGUAGES = ("en", "fr", "ja")
 
 _language: str | None = None
 
 
+def normalize_language(value: str | None) -> str | None:
+    """``fr_FR.UTF-8`` → ``fr``; ``ja-JP`` → ``ja``; unsupported or empty → None."""
+    if not value:
+        return None
+    code = re.split(r"[_.@-]", value.strip().lower(), maxsplit=1)[0]
+    return code if code in LANGUAGES else None
+
+
+def language_from_environment() -> str:
+    """The first supported language of ``LANGUAGE`` (a ``:`` list), ``LC_ALL``,
+    ``LC_MESSAGES`` or ``LANG``, as gettext reads them; English otherwise."""
+    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        for item in os.environ.get(variable, "").split(":"):
+            found = normalize_language(item)
+            if found:
+                return found
+        if os.environ.get(variable):
+            break  # gettext stops at the first variable that is set
+    return "en"
+
+
 def set_language(language: str | None) -> None:
-    """Choose the language of messages (``None``: from ``LANGUAGE``/``LC_ALL``/``LANG``)."""
+    """Choose the language of messages and numbers (``None``: from the environment)."""
     global _language
-    _language = language
+    _language = normalize_language(language) if language else None
     _translation.cache_clear()
+
+
+def current_language() -> str:
+    return _language or language_from_environment()
 
 
 @cache
 def _translation() -> gettext.NullTranslations:
-    languages = [_language] if _language else None
-    return gettext.translation(DOMAIN, LOCALE_DIR, languages=languages, fallback=True)
+    language = current_language()
+    if language == "en":
+        return gettext.NullTranslations()
+    return gettext.translation(DOMAIN, LOCALE_DIR, languages=[language], fallback=True)
 
 
 def _(message: str) -> str:
@@ -43,3 +78,83 @@ def N_(message: str) -> str:
 def ngettext(singular: str, plural: str, n: int) -> str:
     """Translate a message whose form depends on the count ``n``."""
     return _translation().ngettext(singular, plural, n)
+
+
+# -- numbers ------------------------------------------------------------------------------
+
+_SPEC = re.compile(r"^(?P<group>,?)(?:\.(?P<decimals>\d+))?(?P<kind>[f%d]?)$")
+
+
+def format_decimal(value: float, decimals: int | None = None, grouping: bool = True) -> str:
+    """A number as the current language writes it: ``1,234.56`` (en), ``1 234,56`` (fr);
+    ``decimals=None`` keeps up to three significant decimals."""
+    language = current_language()
+    if language == "en":
+        if decimals is None:
+            return f"{value:,}" if grouping else f"{value}"
+        return f"{value:,.{decimals}f}" if grouping else f"{value:.{decimals}f}"
+    from babel.numbers import format_decimal as babel_decimal
+
+    integer = "#,##0" if grouping else "0"
+    pattern = (
+        integer + ("." + "0" * decimals if decimals else "")
+        if decimals is not None
+        else integer + ".###"
+    )
+    return str(babel_decimal(value, format=pattern, locale=language, decimal_quantization=True))
+
+
+def format_percent(value: float, decimals: int = 0) -> str:
+    language = current_language()
+    if language == "en":
+        return f"{value:.{decimals}%}"
+    from babel import Locale
+    from babel.numbers import format_percent as babel_percent
+
+    # the language's own pattern (``#,##0 %`` in French), with the decimals asked for
+    pattern = Locale.parse(language).percent_formats[None].pattern
+    if decimals:
+        pattern = pattern.replace("0", "0." + "0" * decimals, 1)
+    return str(babel_percent(value, format=pattern, locale=language))
+
+
+class _LocalFormatter(string.Formatter):
+    """``str.format`` with numbers written the current language's way: the placeholder's
+    spec (``,.2f``, ``.1f``, ``.0%``, ``,``) sets decimals and grouping, Babel the symbols."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return str(super().format_field(value, format_spec))
+        match = _SPEC.match(format_spec)
+        if match is None:
+            return str(super().format_field(value, format_spec))
+        decimals = match.group("decimals")
+        places = int(decimals) if decimals is not None else None
+        if match.group("kind") == "%":
+            return format_percent(float(value), places or 0)
+        if match.group("kind") == "d" or (isinstance(value, int) and places is None):
+            return format_decimal(
+                value,
+                0 if isinstance(value, float) else None,
+                bool(match.group("group")) or not format_spec,
+            )
+        return format_decimal(float(value), places, bool(match.group("group")))
+
+
+_FORMATTER = _LocalFormatter()
+
+
+def fmt(template: str, /, **params: Any) -> str:
+    """Fill a (translated) template, numbers in the current language's notation."""
+    if current_language() == "en":
+        return template.format(**params)
+    return _FORMATTER.format(template, **params)
+
+
+def placeholders(template: str) -> list[tuple[str, str]]:
+    """The ``(name, spec)`` of each placeholder, for checking that a translation keeps them."""
+    return sorted(
+        (name, spec or "")
+        for _text, name, spec, _conversion in string.Formatter().parse(template)
+        if name is not None
+    )
