@@ -1,6 +1,6 @@
 #!/bin/bash
 # whichgpu pick for this workload: 4 × A100 80GB SXM, about 64.4 h, about $247.47 (marketplace)
-# GPU: NVIDIA A100 80GB SXM; a site's GRES type name may be needed: --gres=gpu:TYPE:4
+# GPU: NVIDIA A100 80GB SXM; a site may name its GRES type: --gres=gpu:TYPE:4
 #SBATCH --job-name=whichgpu-job
 #SBATCH --nodes=1
 #SBATCH --gres=gpu:4
