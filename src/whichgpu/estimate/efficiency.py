@@ -57,10 +57,10 @@ RENDER_TRAVERSAL_SHARE = 0.5
 #: scores correct these vendor peaks.
 RT_TRAVERSAL_SPEEDUP = {1: 10.0, 2: 20.0, 3: 40.0}
 #: Harnesses that split a model's layers across GPUs, so that the GPUs work in turn.
-LAYER_SPLIT_HARNESSES = frozenset({"llamacpp"})
+LAYER_SPLIT_HARNESSES = frozenset({"llamacpp", "llamacpp-2023-12"})
 #: Harnesses whose 16-bit matmuls accumulate in FP16 (llama.cpp calls cuBLAS with
 #: CUBLAS_COMPUTE_16F), which GeForce cards run at twice their FP32-accumulate rate.
-FP16_ACCUMULATE_HARNESSES = frozenset({"llamacpp"})
+FP16_ACCUMULATE_HARNESSES = frozenset({"llamacpp", "llamacpp-2023-12"})
 
 
 def math_unit(bench: Benchmark, gpu: GPU) -> str:
