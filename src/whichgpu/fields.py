@@ -103,3 +103,29 @@ def format_duration(seconds: float | None) -> str:
     if seconds < 3 * 86400:
         return fmt(_("{n:.1f} h"), n=seconds / 3600)
     return fmt(_("{n:.1f} days"), n=seconds / 86400)
+
+
+#: Short units for narrow table cells.
+SHORT_UNITS = {
+    "tokens/s": "tok/s",
+    "samples/min": "smp/min",
+    "images/s": "img/s",
+    "sequences/s": "seq/s",
+    "tflops": "TFLOPS",
+}
+
+
+def format_rate(value: float | None, unit: str | None = None) -> str:
+    """A throughput for a table cell: ``8,888 tok/s``; ``0.44 TFLOPS`` ("—" when unknown)."""
+    if value is None:
+        return "—"
+    short = SHORT_UNITS.get(unit or "", unit or "")
+    if value >= 100:
+        return f"{format_decimal(round(value), 0)} {short}"
+    digits = max(0, 1 - int(f"{value:e}".split("e")[1]))
+    return f"{format_decimal(round(value, digits), digits)} {short}"
+
+
+def format_cost(value: float | None) -> str:
+    """A price or cost for a table cell ("—" when unknown)."""
+    return "—" if value is None else format_usd(value)

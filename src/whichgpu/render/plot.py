@@ -1,5 +1,9 @@
 """``recommend --plot``: throughput per dollar against cost per job (the Pareto front
-marked), and the pick's memory breakdown, drawn with matplotlib (imported only here)."""
+marked), and the pick's memory breakdown, drawn with matplotlib (imported only here).
+
+:func:`plot_recommendation` writes both charts to a file; :func:`recommendation_svgs` returns
+each as SVG text for a web page (matplotlib's object API, no pyplot state; labels that come
+from user input are drawn as plain text, never parsed as mathtext)."""
 
 from __future__ import annotations
 
@@ -30,11 +34,14 @@ def _value_chart(ax: Axes, result: Recommendation) -> None:
 
     shown = [o for o in result.options if o.feasible and o.value is not None]
     per_job = any(o.cost_usd is not None for o in shown)
+    groups: dict[tuple[str, int], tuple[list[float], list[float]]] = {}
     for option in shown:
         color = "tab:green" if option is result.pick else ("tab:blue" if option.pareto else "0.6")
-        ax.scatter(
-            _cost(option), option.value or 0.0, color=color, s=40 if option.pareto else 18, zorder=3
-        )
+        xs, ys = groups.setdefault((color, 40 if option.pareto else 18), ([], []))
+        xs.append(_cost(option))
+        ys.append(option.value or 0.0)
+    for (color, size), (xs, ys) in groups.items():  # one collection per style: fast to draw
+        ax.scatter(xs, ys, color=color, s=size, zorder=3)
     front = sorted((o for o in shown if o.pareto), key=lambda o: _cost(o) or 0.0)
     if front:
         ax.plot(
@@ -52,8 +59,11 @@ def _value_chart(ax: Axes, result: Recommendation) -> None:
             fontsize=7,
             xytext=(4, 3),
             textcoords="offset points",
+            parse_math=False,
         )
     unit = shown[0].runs[0].unit if shown else ""
+    if not shown:
+        ax.text(0.5, 0.5, _("no priced option"), ha="center", va="center")
     ax.set_xscale("log")
     ax.set_xlabel(_("cost per job, US$") if per_job else _("cost per hour, US$"))
     ax.set_ylabel(_("throughput per $/h ({unit})").format(unit=unit))
@@ -68,6 +78,7 @@ def _memory_chart(ax: Axes, result: Recommendation) -> None:
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.fit import scaled_job
     from whichgpu.recommend.candidates import model_job
+    from whichgpu.render.fit_out import COMPONENT_LABELS
 
     option = result.pick or (result.options[0] if result.options else None)
     bars: list[tuple[str, dict[str, float], float]] = []
@@ -87,12 +98,18 @@ def _memory_chart(ax: Axes, result: Recommendation) -> None:
     for i, (_name, parts, capacity) in enumerate(bars):
         bottom = 0.0
         for name, gib in parts.items():
-            ax.bar(i, gib, bottom=bottom, label=name if i == 0 else None)
+            ax.bar(
+                i, gib, bottom=bottom, label=_(COMPONENT_LABELS.get(name, name)) if i == 0 else None
+            )
             bottom += gib
         ax.hlines(capacity, i - 0.4, i + 0.4, colors="black", linestyles="dashed")
     ax.set_xticks(range(len(bars)), [b[0] for b in bars], fontsize=7)
+    for tick in ax.get_xticklabels():
+        tick.set_parse_math(False)
     ax.set_ylabel(_("GiB per GPU (dashed: capacity)"))
-    ax.set_title(_("Memory on {option}").format(option=_label(option)) if option else "")
+    ax.set_title(
+        _("Memory on {option}").format(option=_label(option)) if option else "", parse_math=False
+    )
     ax.legend(fontsize=7)
 
 
@@ -117,3 +134,39 @@ def plot_recommendation(result: Recommendation, path: Path) -> None:
         ) from None
     finally:
         plt.close(fig)
+
+
+def recommendation_svgs(result: Recommendation) -> tuple[str, str]:
+    """The two charts (value against cost with the Pareto front; memory breakdown) as SVG
+    documents to inline in HTML: no XML prolog, text kept as text, stable element ids."""
+    import io
+
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    out: list[str] = []
+    with matplotlib.rc_context(
+        {"svg.fonttype": "none", "svg.hashsalt": "whichgpu", "font.family": "sans-serif"}
+    ):
+        for draw, prefix in ((_value_chart, "value"), (_memory_chart, "memory")):
+            fig = Figure(figsize=(6.4, 4.2))
+            draw(fig.add_subplot(), result)
+            fig.tight_layout()
+            buffer = io.StringIO()
+            fig.savefig(buffer, format="svg", metadata={"Date": None})
+            out.append(_inline_svg(buffer.getvalue(), prefix))
+    return out[0], out[1]
+
+
+def _inline_svg(text: str, prefix: str) -> str:
+    """An SVG file's text as an element: prolog and doctype dropped, ids made unique to the
+    chart (two charts on one page), fixed size replaced by the view box (it scales)."""
+    import re
+
+    start = text.find("<svg")
+    svg = text[start:] if start >= 0 else text
+    svg = re.sub(r'id="([^"]+)"', rf'id="{prefix}-\1"', svg)
+    svg = re.sub(r'(href|xlink:href)="#([^"]+)"', rf'\1="#{prefix}-\2"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
+    svg = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", svg, count=1)
+    return svg.strip()

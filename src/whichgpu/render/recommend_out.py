@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.explain import Note
-from whichgpu.fields import format_duration
+from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _
 from whichgpu.recommend.engine import Option, Recommendation
 from whichgpu.render.json_doc import SCHEMA_VERSION
@@ -115,26 +115,6 @@ def _nearer(option: Option, held: Option) -> bool:
     return key > (held.fits, -len(held.blockers), held.usd_per_h is not None, held.gpus)
 
 
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"${value:,.2f}" if value < 10_000 else f"${value:,.0f}"
-
-
-_SHORT_UNITS = {
-    "tokens/s": "tok/s",
-    "samples/min": "smp/min",
-    "images/s": "img/s",
-    "sequences/s": "seq/s",
-    "tflops": "TFLOPS",
-}
-
-
-def _rate(value: float, unit: str | None) -> str:
-    short = _SHORT_UNITS.get(unit or "", unit or "")
-    return f"{value:,.0f} {short}" if value >= 100 else f"{value:,.2g} {short}"
-
-
 def _hardware(option: Option) -> str:
     hw = option.hardware
     if hw.mig is not None:
@@ -169,7 +149,7 @@ def print_recommend(
         rate = (
             "—"
             if first is None or first.throughput is None
-            else _rate(first.throughput, first.unit)
+            else format_rate(first.throughput, first.unit)
         )
         if option.feasible:
             status = _("pick") if option is result.pick else (_("Pareto") if option.pareto else "")
@@ -180,9 +160,9 @@ def print_recommend(
             str(i),
             _hardware(option),
             _(option.market) if option.market else "—",
-            _usd(option.usd_per_h),
+            format_cost(option.usd_per_h),
             format_duration(option.time_s),
-            _usd(option.cost_usd),
+            format_cost(option.cost_usd),
             rate,
             status,
             style=style,

@@ -1,0 +1,529 @@
+"""The HTTP API and the pages, in-process (FastAPI's TestClient): every route with good and
+bad input, and the API's JSON equal to the CLI's ``--json`` for the same input."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_cli
+from whichgpu.catalog import load_catalog
+from whichgpu.web import create_app
+
+with warnings.catch_warnings():  # starlette's TestClient announces a move to httpx2
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+PRESET = Path(__file__).parents[1] / "src/whichgpu/models/presets/llama-3.1-8b.json"
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    with TestClient(create_app(load_catalog())) as test_client:
+        yield test_client
+
+
+def cli_json(*args: str) -> Any:
+    result = run_cli(*args, "--json")
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def ok(response: Any) -> Any:
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    return response.json()
+
+
+def error(response: Any, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body = response.json()["error"]
+    assert body["message"] and "Traceback" not in response.text
+    return dict(body)
+
+
+# -- the API equals the CLI ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "args"),
+    [
+        ("", ()),
+        ("?min_vram=40&feature=mig", ("--min-vram", "40", "--feature", "mig")),
+        (
+            "?arch=ampere&feature=nvlink&feature=fp64",
+            ("--arch", "ampere", "--feature", "nvlink", "--feature", "fp64"),
+        ),
+    ],
+)
+def test_gpus_equal_cli(client: TestClient, query: str, args: tuple[str, ...]) -> None:
+    assert ok(client.get(f"/api/v1/gpus{query}")) == cli_json("gpus", *args)
+
+
+def test_show_equals_cli(client: TestClient) -> None:
+    assert ok(client.get("/api/v1/gpus/A100")) == cli_json("show", "A100")
+
+
+def test_compare_get_and_post_equal_cli(client: TestClient) -> None:
+    expected = cli_json("compare", "a100-80gb-sxm", "rtx-a6000", "rtx-a2000", "--market", "spot")
+    query = "gpu=a100-80gb-sxm&gpu=rtx-a6000&gpu=rtx-a2000&market=spot"
+    assert ok(client.get(f"/api/v1/compare?{query}")) == expected
+    body = {"gpus": ["a100-80gb-sxm", "rtx-a6000", "rtx-a2000"], "markets": ["spot"]}
+    assert ok(client.post("/api/v1/compare", json=body)) == expected
+    assert expected["corrections"], "the article's GPUs carry corrections"
+
+
+@pytest.mark.parametrize(
+    ("body", "args"),
+    [
+        (
+            {"model": "llama-3.1-8b", "task": "lora", "gpu": "a6000"},
+            ("--model", "llama-3.1-8b", "--task", "lora", "--gpu", "a6000"),
+        ),
+        (
+            {"params": "13B", "task": "train", "zero": 3, "gpus": 8, "checkpointing": True},
+            ("--params", "13B", "--task", "train", "--zero", "3", "--gpus", "8", "--checkpointing"),
+        ),
+        (
+            {
+                "model": "llama-3.1-8b",
+                "prompt": 1024,
+                "generate": 512,
+                "gpu_memory_utilization": 0.9,
+                "gpu": "l40s",
+            },
+            (
+                "--model",
+                "llama-3.1-8b",
+                "--prompt",
+                "1024",
+                "--generate",
+                "512",
+                "--gpu-memory-utilization",
+                "0.9",
+                "--gpu",
+                "l40s",
+            ),
+        ),
+    ],
+)
+def test_fit_equals_cli(client: TestClient, body: dict[str, Any], args: tuple[str, ...]) -> None:
+    assert ok(client.post("/api/v1/fit", json=body)) == cli_json("fit", *args)
+
+
+def test_fit_with_a_config_object_equals_cli_with_the_file(
+    client: TestClient, tmp_path: Path
+) -> None:
+    config = json.loads(PRESET.read_text())
+    config.pop("_whichgpu")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    body = {"config": config, "task": "qlora"}
+    doc = ok(client.post("/api/v1/fit", json=body))
+    expected = cli_json("fit", "--model", str(path), "--task", "qlora")
+    # the CLI names the model after its file path; the API after "config.json"
+    for key in ("id", "name"):
+        doc["model"].pop(key), expected["model"].pop(key)
+    assert doc == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "args"),
+    [
+        (
+            {"model": "llama-3.1-8b", "gpu": "h100", "tokens": 1e6},
+            ("--model", "llama-3.1-8b", "--gpu", "h100", "--tokens", "1e6"),
+        ),
+        (
+            {
+                "model": "resnet-50",
+                "task": "train",
+                "batch": 256,
+                "images": 1.28e6,
+                "epochs": 2,
+                "count": 4,
+            },
+            (
+                "--model",
+                "resnet-50",
+                "--task",
+                "train",
+                "--batch",
+                "256",
+                "--images",
+                "1.28e6",
+                "--epochs",
+                "2",
+                "--count",
+                "4",
+            ),
+        ),
+    ],
+)
+def test_estimate_equals_cli(
+    client: TestClient, body: dict[str, Any], args: tuple[str, ...]
+) -> None:
+    assert ok(client.post("/api/v1/estimate", json=body)) == cli_json("estimate", *args)
+
+
+def test_recommend_flags_equal_cli(client: TestClient) -> None:
+    body = {
+        "components": [{"kind": "lora", "model": "llama-2-7b", "tokens": "1e8"}],
+        "constraints": {"budget_usd": 500, "deadline_h": 48},
+        "objective": "time",
+        "baseline": "a100",
+    }
+    expected = cli_json("recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8",
+                        "--budget", "500", "--deadline", "48h", "--objective", "time", "--baseline", "a100")  # fmt: skip
+    assert ok(client.post("/api/v1/recommend", json=body)) == expected
+    assert expected["pick"] is not None and expected["baseline"] is not None
+
+
+@pytest.mark.parametrize("scenario", ["d04-inference-at-scale.toml", "d07-mixed-ai-rendering.toml"])
+def test_recommend_workload_file_equals_cli(client: TestClient, scenario: str) -> None:
+    """The body is the workload file's structure: the same file as JSON, the same answer."""
+    path = SCENARIOS / scenario
+    body = tomllib.loads(path.read_text())
+    assert ok(client.post("/api/v1/recommend", json=body)) == cli_json(
+        "recommend", "--file", str(path)
+    )
+
+
+def test_recommend_article_catalog_equals_cli(client: TestClient) -> None:
+    body = {
+        "components": [{"kind": "train", "params": "3B", "tokens": "1e9"}],
+        "catalog": "article",
+    }
+    expected = cli_json(
+        "recommend", "--task", "train", "--params", "3B", "--tokens", "1e9", "--catalog", "article"
+    )
+    doc = ok(client.post("/api/v1/recommend", json=body))
+    assert doc == expected
+    assert {o["gpu"] for o in doc["options"]} <= {"a100-80gb-sxm", "rtx-a6000", "rtx-a2000-12gb"}
+
+
+def test_mig_plan_and_check_equal_cli(client: TestClient) -> None:
+    body = {"services": [{"model": "llama-3.1-8b", "replicas": 3}]}
+    expected = cli_json("mig", "--model", "llama-3.1-8b", "--replicas", "3")
+    assert ok(client.post("/api/v1/mig", json=body)) == expected
+    body = {"gpu": "a100", "profiles": ["1g.10gb", "2g.20gb", "3g.40gb"]}
+    expected = cli_json("mig", "--gpu", "a100", "--profiles", "1g.10gb,2g.20gb,3g.40gb")
+    assert ok(client.post("/api/v1/mig", json=body)) == expected
+
+
+def test_answers_are_memoised_and_stable(client: TestClient) -> None:
+    body = {"components": [{"kind": "inference", "model": "llama-3.1-8b", "hours": 10}]}
+    service = client.app.state.service  # type: ignore[attr-defined]
+    first = client.post("/api/v1/recommend", json=body).content
+    hits = service.memo.hits
+    assert client.post("/api/v1/recommend", json=body).content == first
+    assert service.memo.hits == hits + 1
+
+
+# -- bad input -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body", "field", "words"),
+    [
+        (
+            "post",
+            "/api/v1/recommend",
+            {"components": [{"kind": "lora", "model": "llama-2-7b", "tokns": 1}]},
+            "components.0.tokns",
+            ["unknown field", "tokens"],
+        ),
+        (
+            "post",
+            "/api/v1/recommend",
+            {"components": [{"kind": "dance", "model": "llama-2-7b"}]},
+            "components.0.kind",
+            ["train", "inference"],
+        ),
+        ("post", "/api/v1/recommend", {"components": []}, "components", ["at least 1"]),
+        (
+            "post",
+            "/api/v1/recommend",
+            {"components": [{"kind": "lora", "model": "llama-2-7b"}], "objective": "fast"},
+            "objective",
+            ["cost", "time", "value"],
+        ),
+        (
+            "post",
+            "/api/v1/recommend",
+            {"components": [{"kind": "lora", "model": "llama-2-7b", "tokens": "lots"}]},
+            None,
+            ["components.0.tokens", "number"],
+        ),
+        (
+            "post",
+            "/api/v1/recommend",
+            {"components": [{"kind": "lora"}]},
+            None,
+            ["components.0.model", "params"],
+        ),
+        (
+            "post",
+            "/api/v1/recommend",
+            {
+                "components": [{"kind": "lora", "model": "llama-2-7b"}],
+                "constraints": {"markets": ["moon"]},
+            },
+            "constraints.markets.0",
+            ["on-demand"],
+        ),
+        (
+            "post",
+            "/api/v1/fit",
+            {"model": "llama-3.1-8b", "batch": 0},
+            "batch",
+            ["greater than or equal to 1"],
+        ),
+        ("post", "/api/v1/fit", {"model": "llama-3.1-8b", "params": "7B"}, None, ["model", "size"]),
+        (
+            "post",
+            "/api/v1/fit",
+            {"model": "llama-3.1-8b", "task": "inference", "zero": 2},
+            None,
+            ["ZeRO"],
+        ),
+        (
+            "post",
+            "/api/v1/fit",
+            {"config": {"model_type": "llama"}},
+            None,
+            ["config.json", "hidden_size"],
+        ),
+        (
+            "post",
+            "/api/v1/estimate",
+            {"model": "llama-3.1-8b", "precision": "fp4"},
+            "precision",
+            ["bf16-true"],
+        ),
+        ("post", "/api/v1/mig", {"profiles": ["1g.10gb"]}, "gpu", ["gpu"]),
+        (
+            "post",
+            "/api/v1/mig",
+            {"services": [{"memory_gib": 10, "model": "llama-3.1-8b"}]},
+            None,
+            ["not both"],
+        ),
+        (
+            "post",
+            "/api/v1/compare",
+            {"gpus": ["a100", "a100-80gb-sxm"]},
+            None,
+            ["already in the comparison"],
+        ),
+        ("get", "/api/v1/gpus?feature=wings", None, "feature.0", ["mig", "nvlink"]),
+        ("get", "/api/v1/gpus?arch=pascal", None, "arch", ["closest matches"]),
+        ("get", "/api/v1/gpus?min_vram=-1", None, "min_vram", ["greater than or equal to 0"]),
+        ("get", "/api/v1/compare", None, "gpu", ["required"]),
+    ],
+)
+def test_bad_input_is_422_naming_the_field(
+    client: TestClient, method: str, url: str, body: Any, field: str | None, words: list[str]
+) -> None:
+    response = client.request(method.upper(), url, json=body)
+    found = error(response, 422)
+    if field is not None:
+        assert found["field"] == field
+    for word in words:
+        assert word in found["message"], found["message"]
+
+
+def test_invalid_json_is_422(client: TestClient) -> None:
+    response = client.post(
+        "/api/v1/fit", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert "not valid JSON" in error(response, 422)["message"]
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body", "closest"),
+    [
+        ("get", "/api/v1/gpus/a10O", None, "a10"),
+        ("post", "/api/v1/compare", {"gpus": ["a100", "rtx-a6001"]}, "rtx-a6000"),
+        ("get", "/api/v1/compare?gpu=h10O", None, "h100-sxm"),
+        ("post", "/api/v1/fit", {"model": "llama-3.1-8bb"}, "llama-3.1-8b"),
+        ("post", "/api/v1/estimate", {"model": "llama-3.1-8b", "gpu": "h2000"}, "h200"),
+        (
+            "post",
+            "/api/v1/recommend",
+            {"components": [{"kind": "lora", "model": "lama-2-7b"}]},
+            "llama-2-7b",
+        ),
+        (
+            "post",
+            "/api/v1/recommend",
+            {"components": [{"kind": "lora", "model": "llama-2-7b"}], "baseline": "a6001"},
+            "a6000",
+        ),
+        (
+            "post",
+            "/api/v1/mig",
+            {"services": [{"model": "llama-3.1-8b", "profile": "1g.11gb"}], "gpu": "a100"},
+            "1g.10gb",
+        ),
+    ],
+)
+def test_unknown_names_are_404_with_closest(
+    client: TestClient, method: str, url: str, body: Any, closest: str
+) -> None:
+    found = error(client.request(method.upper(), url, json=body), 404)
+    assert found["code"] == "unknown_name"
+    assert any(closest in c for c in found["closest"]), found
+
+
+def test_ambiguous_name_is_422(client: TestClient) -> None:
+    found = error(client.get("/api/v1/gpus/v100"), 422)
+    assert found["code"] == "ambiguous_name" and len(found["closest"]) == 2
+
+
+def test_large_bodies_are_413(client: TestClient) -> None:
+    big = {"components": [{"kind": "lora", "model": "llama-2-7b", "name": "x" * 70_000}]}
+    found = error(client.post("/api/v1/recommend", json=big), 413)
+    assert "64 KiB" in found["message"]
+    # without a Content-Length (chunked): counted as it streams
+    chunks = iter([b'{"gpus": ["' + b"a" * 40_000, b"a" * 40_000 + b'"]}'])
+    response = client.post(
+        "/api/v1/compare", content=chunks, headers={"content-type": "application/json"}
+    )
+    assert error(response, 413)["code"] == "too_large"
+
+
+def test_unknown_api_route_is_json_404(client: TestClient) -> None:
+    assert error(client.get("/api/v1/nothing"), 404)["code"] == "not_found"
+
+
+def test_openapi_describes_every_route(client: TestClient) -> None:
+    spec = ok(client.get("/openapi.json"))
+    routes = {(m, p) for p, item in spec["paths"].items() for m in item}
+    for route in [("get", "/api/v1/gpus"), ("get", "/api/v1/gpus/{gpu}"), ("get", "/api/v1/compare"),
+                  ("post", "/api/v1/compare"), ("post", "/api/v1/fit"), ("post", "/api/v1/estimate"),
+                  ("post", "/api/v1/recommend"), ("post", "/api/v1/mig")]:  # fmt: skip
+        assert route in routes
+        responses = spec["paths"][route[1]][route[0]]["responses"]
+        assert {"200", "404", "422"} <= set(responses)
+    assert "RecommendDoc" in spec["components"]["schemas"]
+
+
+# -- language --------------------------------------------------------------------------------
+
+
+def test_language_from_query_cookie_and_header(client: TestClient) -> None:
+    response = client.get("/catalog?lang=ja")
+    assert response.headers["content-language"] == "ja"
+    assert "whichgpu_lang=ja" in response.headers["set-cookie"]
+    assert '<html lang="ja">' in response.text
+    client.cookies.clear()
+    response = client.get("/catalog", headers={"accept-language": "de, fr;q=0.8, en;q=0.5"})
+    assert response.headers["content-language"] == "fr"
+    response = client.get("/catalog", headers={"cookie": "whichgpu_lang=ja"})
+    assert response.headers["content-language"] == "ja"
+    assert client.get("/catalog?lang=xx").headers["content-language"] == "en"
+    client.cookies.clear()
+
+
+def test_language_is_restored_after_a_request(client: TestClient) -> None:
+    import whichgpu.i18n as i18n
+
+    before = i18n._language
+    client.get("/api/v1/gpus/a10O?lang=fr")
+    client.cookies.clear()
+    assert i18n._language == before
+
+
+# -- pages -----------------------------------------------------------------------------------
+
+
+def test_pages_render(client: TestClient) -> None:
+    for url, words in [
+        ("/", ["recommend-form", "llama-2-7b", "?lang=fr"]),
+        ("/compare", ["comparison", "✗[1]", "correction-1"]),
+        ("/compare?gpu=h100&gpu=a100&market=spot", ["H100", "Rent, spot"]),
+        ("/catalog", ["catalog", "sources", "Retrieved"]),
+        ("/catalog?min_vram=48&feature=mig", ["a100-80gb-sxm"]),
+        ("/catalog/rtx-a6000", ["RTX A6000", "retrieved", "Vast.ai"]),
+    ]:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.headers["content-type"].startswith("text/html")
+        assert "default-src 'self'" in response.headers["content-security-policy"]
+        for word in words:
+            assert word in response.text, (url, word)
+
+
+def test_static_assets_are_served(client: TestClient) -> None:
+    assert client.get("/static/style.css").status_code == 200
+    assert client.get("/static/app.js").status_code == 200
+    page = client.get("/").text
+    assert "http://" not in page.split("<main>")[0] and "https://" not in page.split("<main>")[0]
+
+
+def test_recommend_page_with_query(client: TestClient) -> None:
+    response = client.get("/recommend?task=lora&model=llama-2-7b&tokens=1e8&budget_usd=500")
+    assert response.status_code == 200
+    text = response.text
+    assert 'id="ranked"' in text and 'class="pick"' in text
+    assert text.count("<svg") == 2 and "Pareto" in text
+
+
+def test_recommend_page_with_uploaded_config(client: TestClient) -> None:
+    fields = {"task": "inference", "hours": "100", "objective": "cost", "markets": "on-demand"}
+    files = {"config": ("my-llama.json", PRESET.read_bytes(), "application/json")}
+    response = client.post("/recommend", data=fields, files=files)
+    assert response.status_code == 200, response.text
+    assert "my-llama.json, 8.03 B parameters" in response.text
+    assert 'id="ranked"' in response.text and "inference my-llama.json" in response.text
+
+
+def test_recommend_page_escapes_user_text(client: TestClient) -> None:
+    response = client.get(
+        "/recommend?task=lora&model=llama-2-7b&tokens=1e8&name=<script>x</script>"
+    )
+    assert response.status_code == 200
+    assert "<script>x" not in response.text and "&lt;script&gt;x" in response.text
+
+
+@pytest.mark.parametrize(
+    ("fields", "status", "words"),
+    [
+        ({"task": "lora", "model": "llama-2-7b", "batch": "two"}, 422, ["batch", "whole number"]),
+        ({"task": "lora", "model": "llama-2-7b", "deadline": "soon"}, 422, ["deadline", "48h"]),
+        ({"task": "lora", "model": "lama-2-7b"}, 404, ["llama-2-7b"]),
+        ({"task": "lora", "model": "llama-2-7b", "baseline": "a1000"}, 404, ["closest"]),
+    ],
+)
+def test_recommend_page_bad_input(
+    client: TestClient, fields: dict[str, str], status: int, words: list[str]
+) -> None:
+    response = client.post("/recommend", data=fields)
+    assert response.status_code == status
+    assert 'role="alert"' in response.text and "Traceback" not in response.text
+    for word in words:
+        assert word in response.text
+
+
+def test_recommend_page_bad_config(client: TestClient) -> None:
+    files = {"config": ("config.json", b"{nope", "application/json")}
+    response = client.post("/recommend", data={"task": "lora"}, files=files)
+    assert response.status_code == 422 and "not valid JSON" in response.text
+    files = {"config": ("config.json", b"x" * (1024 * 1024 + 10), "application/json")}
+    response = client.post("/recommend", data={"task": "lora"}, files=files)
+    assert response.status_code == 413 and "1024 KiB" in response.text
+
+
+def test_pages_404(client: TestClient) -> None:
+    response = client.get("/catalog/zz-top")
+    assert response.status_code == 404 and 'role="alert"' in response.text
+    assert client.get("/nowhere").status_code == 404
+    assert client.get("/compare?gpu=a100&gpu=rtx-a6001").status_code == 404

@@ -1,0 +1,165 @@
+"""The pages in a real browser: Playwright (sync API) drives Debian's chromium against the
+app served by uvicorn on 127.0.0.1 (a background thread). Fills the recommend form, checks
+the ranked table and the inline SVG charts, the phone layout, the language switcher, that
+nothing is fetched from elsewhere and that no script fails; saves screenshots to
+tests/artifacts/ (ignored by git)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from whichgpu.catalog import load_catalog
+from whichgpu.web import create_app
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+PRESET = Path(__file__).parents[1] / "src/whichgpu/models/presets/llama-3.1-8b.json"
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    import uvicorn
+
+    port = _free_port()
+    config = uvicorn.Config(
+        create_app(load_catalog()),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        ws="none",
+        lifespan="off",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any, base_url: str) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    tab = context.new_page()
+    tab.set_default_timeout(20_000)
+    problems: list[str] = []
+    tab.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    tab.on(
+        "console",
+        lambda message: (
+            problems.append(f"console: {message.text}")
+            if message.type == "error" and "Failed to load resource" not in message.text
+            else None
+        ),
+    )
+    tab.on(
+        "request",
+        lambda request: (
+            problems.append(f"outside request: {request.url}")
+            if not request.url.startswith((base_url, "data:"))
+            else None
+        ),
+    )
+    yield tab
+    context.close()
+    assert problems == []
+
+
+def test_recommend_form_shows_the_ranked_table_and_charts(page: Any, base_url: str) -> None:
+    page.goto(f"{base_url}/")
+    page.select_option("#task", "lora")
+    page.select_option("#model", "llama-2-7b")
+    page.fill("#tokens", "1e8")
+    page.fill("#budget", "500")
+    page.fill("#deadline", "3d")
+    page.select_option("#objective", "cost")
+    page.click("#submit")
+    page.wait_for_selector("#ranked")
+    rows = page.locator("#ranked tbody tr")
+    assert rows.count() >= 3
+    assert "pick" in (rows.first.get_attribute("class") or "")
+    assert page.locator("ul.reasons li").count() >= 1
+    assert page.locator("ul.assumptions li").count() >= 1
+    for chart in ("#chart-value svg", "#chart-memory svg"):
+        box = page.locator(chart).bounding_box()
+        assert box is not None and box["width"] > 200 and box["height"] > 100
+    assert page.locator("#chart-value svg path").count() > 5
+    assert page.locator("#chart-value svg text").count() > 5
+    # the form keeps what was asked
+    assert page.input_value("#tokens") == "1e8"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "recommend.png"), full_page=True)
+    # phone width: nothing wider than the screen but the scrollable tables
+    page.set_viewport_size({"width": 390, "height": 844})
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 1
+    page.screenshot(path=str(ARTIFACTS / "recommend-phone.png"), full_page=True)
+
+
+def test_uploaded_config_and_errors(page: Any, base_url: str) -> None:
+    page.goto(f"{base_url}/recommend")
+    page.select_option("#task", "inference")
+    page.set_input_files("#config", str(PRESET))
+    assert page.input_value("#model") == ""  # the script clears the preset
+    page.fill("input[name=hours]", "100")
+    page.click("#submit")
+    page.wait_for_selector("#ranked")
+    assert "8.03 B parameters" in page.inner_text("#result")
+    page.goto(f"{base_url}/recommend")
+    page.fill("#deadline", "soon")
+    page.click("#submit")
+    alert = page.locator("[role=alert]")
+    assert "deadline" in alert.inner_text()
+
+
+def test_compare_and_catalog_pages(page: Any, base_url: str) -> None:
+    page.goto(f"{base_url}/compare")
+    assert page.locator("#comparison td.corrected").count() >= 1
+    assert page.locator("ol.corrections li").count() >= 1
+    page.locator("select[name=gpu]").nth(3).select_option("h100-sxm")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#comparison")
+    assert page.locator("#comparison thead th").count() == 5
+    page.click("text=Catalog")
+    page.wait_for_selector("#catalog")
+    assert page.locator("#catalog tbody tr").count() >= 10
+    assert page.locator("#sources time").count() >= 10
+    page.click("a[hreflang=fr]")
+    page.wait_for_selector("html[lang=fr]")
+    assert "lang=fr" in page.url
+    page.goto(f"{base_url}/compare")  # the cookie keeps the choice
+    assert page.get_attribute("html", "lang") == "fr"
