@@ -442,3 +442,20 @@ def test_price_type_is_per_gpu_hour(catalog: Catalog) -> None:
             )
             assert option.usd_per_h == pytest.approx(low * option.gpus)
     assert Price  # the record the catalog stores per GPU-hour
+
+
+def test_a_config_json_model_is_recommended_with_its_exact_shape() -> None:
+    """A config.json (parsed as data) drives memory and speed, not a generic size."""
+    config = Path(__file__).parents[1] / "src/whichgpu/models/presets/qwen2.5-1.5b.json"
+    by_file = run_cli("recommend", "--task", "lora", "--model", str(config), "--tokens", "1e8",
+                      "--json")  # fmt: skip
+    by_name = run_cli("recommend", "--task", "lora", "--model", "qwen2.5-1.5b", "--tokens",
+                      "1e8", "--json")  # fmt: skip
+    assert by_file.code == 0 and by_name.code == 0
+    a, b = json.loads(by_file.stdout)["pick"], json.loads(by_name.stdout)["pick"]
+    assert a["gpu"] == b["gpu"] and a["cost_usd"] == pytest.approx(b["cost_usd"])
+
+
+def test_generic_sizes_have_a_throughput() -> None:
+    result = run_cli("recommend", "--task", "lora", "--params", "7B", "--tokens", "1e8", "--json")
+    assert result.code == 0 and json.loads(result.stdout)["pick"] is not None

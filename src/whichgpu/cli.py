@@ -342,23 +342,20 @@ def estimate(
     print_estimate(result, arch, make_console())
 
 
-_DURATION_UNITS_H = {"min": 1 / 60, "m": 1 / 60, "h": 1.0, "d": 24.0, "w": 168.0}
-
-
 def _hours(text: str | None, flag: str) -> float | None:
     """``48``, ``48h``, ``3d``, ``90min``, ``2w`` → hours."""
     if text is None:
         return None
-    import re
+    from whichgpu.units import parse_duration_h
 
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(min|m|h|d|w)?\s*", text.lower())
-    if not match:
+    try:
+        return parse_duration_h(text)
+    except ValueError:
         raise InvalidInput(
             _("--{flag} takes a duration like 48h, 3d or 90min (got {value!r})").format(
                 flag=flag, value=text
             )
-        )
-    return float(match.group(1)) * _DURATION_UNITS_H[match.group(2) or "h"]
+        ) from None
 
 
 @app.command()
@@ -486,6 +483,8 @@ def recommend(
         raise InvalidInput(_("--top must be at least 1 (got {value})").format(value=top))
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
         raise InvalidInput(_("--plot writes .png or .svg files (got {path})").format(path=plot))
+    if model is not None and (model.endswith(".json") or Path(model).is_file()):
+        component |= {"arch": _model(model, None, None), "model": None}
     workload = build_workload(file, component, constraints)
     catalog = _catalog(prices, skypilot)
     if catalog_name == "article":
@@ -570,9 +569,11 @@ def mig(
                            generate, replicas)  # fmt: skip
     services = [make_service(raw, i) for i, raw in enumerate(raws)]
     target = catalog.resolve(gpu) if gpu else None
-    from whichgpu.recommend.spec import DEFAULT_MARKETS, MARKETS, Where, _names
+    from whichgpu.recommend.spec import DEFAULT_MARKETS, MARKETS, Where, parse_names
 
-    markets = _names(",".join(market), MARKETS, Where(), ("market",)) if market else DEFAULT_MARKETS
+    markets = (
+        parse_names(",".join(market), MARKETS, Where(), ("market",)) if market else DEFAULT_MARKETS
+    )
     result = plan_mig(catalog, services, target, markets)
     if json_out:
         from whichgpu.render.mig_out import mig_doc

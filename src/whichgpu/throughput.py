@@ -176,8 +176,8 @@ def estimate_throughput(
     else:
         unit, seq, generate = "tokens/s", job.prompt or job.seq, max(job.generate, 1)
     bench = _bench(arch, job, gpu, count, workload, harness, unit, seq, generate)
-    obs = observe(bench, gpu)
-    ideal = ideal_rate(bench, gpu)
+    obs = observe(bench, gpu, arch)
+    ideal = ideal_rate(bench, gpu, arch)
     if obs is None or ideal is None:
         raise InvalidInput(
             _("no throughput model for {workload} on {model}").format(
@@ -209,7 +209,7 @@ def estimate_throughput(
     if workload in ("llm-decode", "llm-serve"):
         prefill = _bench(arch, job, gpu, count, "llm-prefill", DEFAULT_HARNESS["llm-prefill"],
                          "ms", seq, 1)  # fmt: skip
-        prefill_obs = observe(prefill, gpu)
+        prefill_obs = observe(prefill, gpu, arch)
         if prefill_obs is not None:
             ttft = model.seconds_per_unit(prefill_obs)
         per_sequence = rate / job.batch

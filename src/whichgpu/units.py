@@ -25,3 +25,16 @@ def parse_count(text: str) -> float:
     if not match:
         raise ValueError(text)
     return float(match.group(1)) * _SUFFIX[match.group(2).lower()]
+
+
+_DURATION_UNITS_H = {"min": 1 / 60, "m": 1 / 60, "h": 1.0, "d": 24.0, "w": 168.0}
+
+
+def parse_duration_h(text: str) -> float:
+    """A duration in hours: ``48``, ``48h``, ``3d``, ``90min``, ``2w``. Raises ValueError."""
+    import re
+
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(min|m|h|d|w)?\s*", text.lower())
+    if not match:
+        raise ValueError(text)
+    return float(match.group(1)) * _DURATION_UNITS_H[match.group(2) or "h"]

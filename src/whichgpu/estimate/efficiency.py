@@ -124,7 +124,7 @@ class Ideal:
     bound: str
 
 
-def ideal_rate(bench: Benchmark, gpu: GPU) -> Ideal | None:
+def ideal_rate(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Ideal | None:
     """The roofline rate for a measurement, or None where no roofline applies (a ratio)."""
     if bench.workload == "render" and bench.metric in SCORE_METRICS:
         return render_ideal(bench, gpu)
@@ -145,11 +145,11 @@ def ideal_rate(bench: Benchmark, gpu: GPU) -> Ideal | None:
     if w == "bandwidth":
         return Ideal(bandwidth / 1e9, "memory bandwidth") if bench.unit == "GB/s" else None
     if w in ("cnn-train", "cnn-infer"):
-        arch = bench_arch(bench.model)
+        arch = arch or bench_arch(bench.model)
         if arch is None or bench.unit != "images/s":
             return None
         return Ideal(peak / image_flops(arch, w == "cnn-train"), "compute")
-    arch = bench_arch(bench.model)
+    arch = arch or bench_arch(bench.model)
     if arch is None:
         return None
     if w in ("llm-train", "transformer-train"):
@@ -302,8 +302,11 @@ def sustained_clock(power_w_per_tflops: float | None, terms: Mapping[str, float]
     return float(min(1.0, power_w_per_tflops / p0) ** gamma)
 
 
-def observe(bench: Benchmark, gpu: GPU) -> Observation | None:
-    ideal = ideal_rate(bench, gpu)
+def observe(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Observation | None:
+    """A measurement (or a user's job described as one) against its roofline; ``arch`` is
+    the model when it is not a preset the benchmark's name resolves to (a config.json, a
+    generic size)."""
+    ideal = ideal_rate(bench, gpu, arch)
     if ideal is None or ideal.rate <= 0:
         return None
     measured_rate = 1e3 / bench.value if bench.unit == "ms" else bench.value
@@ -324,18 +327,18 @@ def observe(bench: Benchmark, gpu: GPU) -> Observation | None:
         factor=factor,
         unit=unit,
         power_w_per_tflops=power_density(gpu) if compute else None,
-        collectives=collectives_per_unit(bench),
+        collectives=collectives_per_unit(bench, arch),
     )
 
 
-def collectives_per_unit(bench: Benchmark) -> float:
+def collectives_per_unit(bench: Benchmark, arch: ModelArch | None = None) -> float:
     """Tensor-parallel all-reduces per unit of work: Megatron-LM's two per layer and forward
     pass (Shoeybi et al., 2019, §3), for a prefill (one pass per request), a decode step or a
     served batch (one pass for the prompts, one per generated token)."""
     n = bench.gpus
     if n <= 1 or bench.harness in LAYER_SPLIT_HARNESSES:
         return 0.0
-    arch = bench_arch(bench.model)
+    arch = arch or bench_arch(bench.model)
     if arch is None or not arch.n_layers:
         return 0.0
     per_pass = 2.0 * arch.n_layers

@@ -121,7 +121,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
     from whichgpu.models import resolve_model
     from whichgpu.workload import make_job
 
-    arch = resolve_model(component.model, component.params)
+    arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
     job = make_job(
         task=component.kind,

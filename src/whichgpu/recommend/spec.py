@@ -9,11 +9,12 @@ from __future__ import annotations
 import contextlib
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from whichgpu.errors import InvalidInput
 from whichgpu.i18n import _
+from whichgpu.models.arch import ModelArch
 
 Kind = Literal["train", "finetune", "lora", "qlora", "inference", "render", "fp64"]
 Objective = Literal["cost", "time", "value"]
@@ -58,6 +59,8 @@ class Component:
     hours: float | None = None
     request_rate: float | None = None
     services: int = 1
+    #: A model parsed by the caller (a config.json), in place of ``model``/``params``.
+    arch: ModelArch | None = field(default=None, compare=False, repr=False)
 
     @property
     def training(self) -> bool:
@@ -117,7 +120,7 @@ _INT_FIELDS = {
     "services": (1, 10_000),
     "max_gpus": (1, 1024),
 }
-_COMPONENT_KEYS = tuple(Component.__dataclass_fields__)
+_COMPONENT_KEYS = tuple(k for k in Component.__dataclass_fields__ if k != "arch")
 _CONSTRAINT_KEYS = tuple(Constraints.__dataclass_fields__)
 
 
@@ -198,7 +201,7 @@ def _choice(
     return key
 
 
-def _names(
+def parse_names(
     value: object, valid: tuple[str, ...], where: Where, path: tuple[str | int, ...]
 ) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
@@ -230,6 +233,8 @@ def make_component(
     """A :class:`Component` from a mapping (a file's table or the CLI's flags), validated."""
     where = where or Where()
     path = (*prefix, index) if prefix else ()
+    raw = dict(raw)
+    arch = raw.pop("arch", None)
     _check_keys(raw, _COMPONENT_KEYS, where, *path)
     if "kind" not in raw:
         raise _bad(
@@ -252,8 +257,12 @@ def make_component(
             if not isinstance(value, str | int | float) or isinstance(value, bool):
                 raise _bad(where, at, _("must be text (got {value!r})").format(value=value))
             values[key] = str(value)
-    component = Component(**values)
-    if component.uses_model and (component.model is None) == (component.params is None):
+    component = Component(**values, arch=arch)
+    if arch is not None:
+        if component.model is not None or component.params is not None:
+            raise _bad(where, (*path, "model"), _("give a model file or a preset, not both"))
+        component = replace(component, model=arch.id or arch.name)
+    elif component.uses_model and (component.model is None) == (component.params is None):
         raise _bad(where, (*path, "model"), _('give a model preset or a size (params = "7B")'))
     if component.kind == "render" and component.frames is None and component.hours is None:
         raise _bad(where, (*path, "frames"), _("a render component needs frames (or hours)"))
@@ -279,9 +288,9 @@ def make_constraints(
         elif key == "mode":
             values[key] = _choice(value, MODES, where, at)
         elif key == "markets":
-            values[key] = _names(value, MARKETS, where, at)
+            values[key] = parse_names(value, MARKETS, where, at)
         elif key == "requires":
-            values[key] = _names(value, CAPABILITIES, where, at)
+            values[key] = parse_names(value, CAPABILITIES, where, at)
     constraints = Constraints(**values)
     if not constraints.markets and constraints.mode == "rent":
         raise _bad(where, (*prefix, "markets"), _("name at least one market"))

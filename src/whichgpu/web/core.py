@@ -346,7 +346,7 @@ class Service:
     def mig_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu mig``: services packed onto MIG GPUs, or (``profiles``) one mix checked."""
         from whichgpu.mig import check_profiles, make_service, plan_mig
-        from whichgpu.recommend.spec import DEFAULT_MARKETS, MARKETS, Where, _names
+        from whichgpu.recommend.spec import DEFAULT_MARKETS, MARKETS, Where, parse_names
 
         catalog = self.catalog()
         gpu, profiles = body.get("gpu"), body.get("profiles")
@@ -375,7 +375,7 @@ class Service:
         services = [make_service(raw, i) for i, raw in enumerate(raws)]
         chosen_gpu = catalog.resolve(gpu) if gpu else None
         market = body.get("markets")
-        markets = _names(",".join(market), MARKETS, Where(), ("market",)) if market else None
+        markets = parse_names(",".join(market), MARKETS, Where(), ("market",)) if market else None
         from whichgpu.render.mig_out import mig_doc
 
         return mig_doc(plan_mig(catalog, services, chosen_gpu, markets or DEFAULT_MARKETS))
@@ -405,17 +405,17 @@ def model_arch(model: str | None, params: str | None, config: Any = None) -> Mod
 
 # -- forms ---------------------------------------------------------------------------------
 
-_DURATION_UNITS_H = {"min": 1 / 60, "m": 1 / 60, "h": 1.0, "d": 24.0, "w": 168.0}
-
 
 def hours(text: str, field: str) -> float:
     """``48``, ``48h``, ``3d``, ``90min``, ``2w`` → hours (the CLI's durations)."""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(min|m|h|d|w)?\s*", text.lower())
-    if not match:
+    from whichgpu.units import parse_duration_h
+
+    try:
+        return parse_duration_h(text)
+    except ValueError:
         raise FieldError(
             field, _("takes a duration like 48h, 3d or 90min (got {value!r})").format(value=text)
-        )
-    return float(match.group(1)) * _DURATION_UNITS_H[match.group(2) or "h"]
+        ) from None
 
 
 def _int(text: str, field: str) -> int:
@@ -476,14 +476,10 @@ def recommend_form(
 
         _config_object(config)
         arch = arch_from_config_text(config, config_name or "config.json")
-        # recommend takes a preset or a size: an uploaded model runs as a generic transformer
-        # of its parameter count (its memory and speed then follow the shape rule).
-        component["params"] = f"{arch.total_params / 1e9:.4g}B"
-        component["name"] = f"{component['kind']} {arch.name}"
-        note = _(
-            "config.json: {name}, {params:.2f} B parameters; recommend sizes it as a generic "
-            "transformer of that many parameters."
-        ).format(name=arch.name, params=arch.total_params / 1e9)
+        component["arch"] = arch  # parsed as data; its exact shape drives memory and speed
+        note = _("config.json: {name}, {params:.2f} B parameters.").format(
+            name=arch.name, params=arch.total_params / 1e9
+        )
     elif given("params"):
         component["params"] = given("params")
     elif given("model"):
