@@ -555,10 +555,9 @@ def mig(
         names = [p.strip() for p in profiles.split(",") if p.strip()]
         chosen, why = check_profiles(catalog, target, names)
         if json_out:
-            _print_json({"kind": "mig-check", "gpu": target.id,
-                         "profiles": [p.profile for p in chosen], "valid": why is None,
-                         "reason": None if why is None else {"code": why.code,
-                         "params": dict(why.params), "text": why.render()}})  # fmt: skip
+            from whichgpu.render.mig_out import mig_check_doc
+
+            _print_json(mig_check_doc(target.id, chosen, why))
             return
         from whichgpu.render.mig_out import print_mix
         from whichgpu.render.tables import make_console

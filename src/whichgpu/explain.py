@@ -227,15 +227,21 @@ FEATURES: dict[str, str] = {
 }
 
 
-def render(note: Note) -> str:
-    """The note in the current language (a ``features`` parameter's codes as labels)."""
+def render(note: Note, english: bool = False) -> str:
+    """The note in the current language (a ``features`` parameter's codes as labels), or in
+    the English source with plain numbers for language-neutral output (JSON)."""
     template = MESSAGES.get(note.code)
     if template is None:
         raise KeyError(f"no message for note code {note.code!r}")
     params = dict(note.params)
+    translate = (lambda text: text) if english else _
     if "features" in params:
         codes = str(params["features"]).split(",")
-        params["features"] = ", ".join(_(FEATURES[c]) if c in FEATURES else c for c in codes)
+        params["features"] = ", ".join(
+            translate(FEATURES[c]) if c in FEATURES else c for c in codes
+        )
+    if english:
+        return template.format(**params)
     return fmt(_(template), **params)
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.catalog.records import MigProfile
 from whichgpu.estimate.mig import GpuPlan, MigPlan, profile_gib
-from whichgpu.explain import Note
+from whichgpu.explain import Note, render
 from whichgpu.i18n import _
 from whichgpu.mig import MigResult
 from whichgpu.render.json_doc import SCHEMA_VERSION
@@ -63,6 +64,20 @@ def k8s_resources(plan: MigPlan) -> dict[str, dict[str, int]]:
             out.setdefault(service, {})
             out[service][key] = 1
     return out
+
+
+def mig_check_doc(gpu_id: str, profiles: list[MigProfile], why: Note | None) -> dict[str, Any]:
+    """``mig --profiles --json``: whether a mix of profiles fits one GPU, and why not."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "mig-check",
+        "gpu": gpu_id,
+        "profiles": [p.profile for p in profiles],
+        "valid": why is None,
+        "reason": None
+        if why is None
+        else {"code": why.code, "params": dict(why.params), "text": render(why, english=True)},
+    }
 
 
 def mig_doc(result: MigResult) -> dict[str, Any]:

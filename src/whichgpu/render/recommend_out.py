@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.explain import Note
+from whichgpu.explain import Note, render
 from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _
 from whichgpu.recommend.engine import Option, Recommendation
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 def _note_doc(n: Note) -> dict[str, Any]:
-    return {"code": n.code, "params": dict(n.params), "text": n.render()}
+    # JSON stays language-neutral: codes, parameters, and the English sentence
+    return {"code": n.code, "params": dict(n.params), "text": render(n, english=True)}
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:

@@ -360,15 +360,9 @@ class Service:
             if not names:
                 raise FieldError("profiles", _("name at least one MIG profile"))
             chosen, why = check_profiles(catalog, target, names)
-            return {
-                "kind": "mig-check",
-                "gpu": target.id,
-                "profiles": [p.profile for p in chosen],
-                "valid": why is None,
-                "reason": None
-                if why is None
-                else {"code": why.code, "params": dict(why.params), "text": why.render()},
-            }
+            from whichgpu.render.mig_out import mig_check_doc
+
+            return mig_check_doc(target.id, chosen, why)
         raws = body.get("services") or []
         if not raws:
             raise FieldError("services", _("give at least one service (or profiles and a gpu)"))
