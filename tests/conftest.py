@@ -24,6 +24,9 @@ def _stable_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iter
     monkeypatch.setenv("LANGUAGE", "en")
     monkeypatch.delenv("NO_COLOR", raising=False)
     yield
+    from whichgpu.i18n import set_language
+
+    set_language(None)  # a --lang given to run_cli must not leak into the next test
 
 
 @pytest.fixture(scope="session")

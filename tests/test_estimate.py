@@ -143,3 +143,32 @@ def test_training_time_and_mfu() -> None:
 def test_bad_estimate_input(args: tuple[str, ...], message: str) -> None:
     result = run_cli("estimate", *args)
     assert result.code == 2 and message in result.stderr, result.stderr
+
+
+def test_tf32_and_fp8_mixed_precisions(catalog: Catalog) -> None:
+    """``tf32`` stores like 32-true and multiplies on TF32 tensor cores; ``fp8-mixed``
+    stores like bf16-mixed and multiplies in FP8 where the GPU has it."""
+    from whichgpu.estimate.memory import estimate_memory
+
+    arch = resolve_model("llama-3.2-1b")
+    tf32 = make_job(task="train", precision="tf32", batch=2)
+    fp32 = make_job(task="train", precision="32-true", batch=2)
+    assert tf32.precision == "32-true" and tf32.math_precision == "tf32"
+    assert estimate_memory(arch, tf32).total_bytes == estimate_memory(arch, fp32).total_bytes
+    a100 = catalog.gpu("a100-80gb-sxm")
+    assert (
+        estimate_throughput(arch, tf32, a100).throughput.value
+        > 2 * estimate_throughput(arch, fp32, a100).throughput.value
+    )
+    h100 = catalog.gpu("h100-sxm")
+    fp8 = make_job(task="train", precision="fp8-mixed", batch=4)
+    bf16 = make_job(task="train", precision="bf16-mixed", batch=4)
+    assert fp8.precision == "bf16-mixed"
+    assert (
+        estimate_throughput(arch, fp8, h100).throughput.value
+        > estimate_throughput(arch, bf16, h100).throughput.value
+    )
+    # an A100 has no FP8 units: fp8-mixed runs its GEMMs in 16 bits
+    assert estimate_throughput(arch, fp8, a100).throughput.value == pytest.approx(
+        estimate_throughput(arch, bf16, a100).throughput.value, rel=0.01
+    )

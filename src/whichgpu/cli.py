@@ -294,7 +294,10 @@ def estimate(
     gpu: Annotated[str, typer.Option("--gpu", help=_("The GPU."))] = "a100",
     count: Annotated[int, typer.Option(help=_("How many of them (data parallel)."))] = 1,
     precision: Annotated[
-        str, typer.Option(help=_("32-true, 16-mixed, bf16-mixed, 16-true or bf16-true."))
+        str,
+        typer.Option(
+            help=_("32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed.")
+        ),
     ] = "bf16-true",
     quant: Annotated[str | None, typer.Option(help=_("Weights: int8, int4, fp8, q4_k_m…"))] = None,
     batch: Annotated[int, typer.Option(help=_("Sequences or images per GPU step."))] = 1,
@@ -375,7 +378,10 @@ def recommend(
         str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
     ] = None,
     precision: Annotated[
-        str | None, typer.Option(help=_("32-true, 16-mixed, bf16-mixed, 16-true or bf16-true."))
+        str | None,
+        typer.Option(
+            help=_("32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed.")
+        ),
     ] = None,
     quant: Annotated[str | None, typer.Option(help=_("Weights: int8, int4, fp8, q4_k_m…"))] = None,
     batch: Annotated[int | None, typer.Option(help=_("Sequences or images per step."))] = None,

@@ -76,7 +76,7 @@ def workload_of(arch: ModelArch, job: Job) -> str:
 
 def _bench(arch: ModelArch, job: Job, gpu: GPU, count: int, workload: str, harness: str,
            unit: str, seq: int | None, generate: int | None) -> Benchmark:  # fmt: skip
-    precision = job.quant or job.precision
+    precision = job.quant or job.math_precision
     return Benchmark(
         id="user-job",
         gpu=gpu.id,
@@ -203,7 +203,7 @@ def estimate_throughput(
     throughput = Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err))
     mfu = None
     if workload == "llm-train":
-        peak = tensor_tflops(gpu, job.precision) * 1e12 * count
+        peak = tensor_tflops(gpu, job.math_precision) * 1e12 * count
         mfu = rate * train_flops_per_token(arch, job, seq or 2048) / peak
     ttft = per_sequence = None
     if workload in ("llm-decode", "llm-serve"):

@@ -16,6 +16,12 @@ from whichgpu.i18n import _
 
 Task = Literal["inference", "train", "finetune", "lora", "qlora"]
 Precision = Literal["32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true"]
+#: Math modes that store like one of the precisions above: ``tf32`` is FP32 storage with
+#: FP32 matmuls on tensor cores (torch.backends.cuda.matmul.allow_tf32); ``fp8-mixed`` is
+#: Transformer Engine's recipe, bf16 autocast storage with FP8 GEMMs (its per-GEMM FP8 casts
+#: are transient; cached FP8 weight copies, 1 byte a weight, are not counted).
+Math = Literal["tf32", "fp8-mixed"]
+MATH_STORAGE: dict[str, str] = {"tf32": "32-true", "fp8-mixed": "bf16-mixed"}
 Engine = Literal["torch", "deepspeed", "megatron"]
 Optimizer = Literal["adamw", "adamw-8bit", "sgd", "adafactor"]
 Checkpointing = Literal["none", "selective", "full"]
@@ -43,7 +49,7 @@ QUANT_BITS: dict[str, float] = {
 }
 
 TASKS: tuple[str, ...] = get_args(Task)
-PRECISIONS: tuple[str, ...] = get_args(Precision)
+PRECISIONS: tuple[str, ...] = get_args(Precision) + get_args(Math)
 OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
 
 
@@ -68,6 +74,8 @@ class Job:
 
     task: Task = "inference"
     precision: Precision = "bf16-true"
+    #: How matmuls run when not in ``precision`` itself (tf32, fp8-mixed); None: as stored.
+    math: Math | None = None
     engine: Engine = "torch"
     quant: str | None = None
     batch: int = 1
@@ -90,6 +98,11 @@ class Job:
     @property
     def training(self) -> bool:
         return self.task != "inference"
+
+    @property
+    def math_precision(self) -> str:
+        """The precision matmuls run in (the throughput estimator's ``--precision``)."""
+        return self.math or self.precision
 
     @property
     def tokens(self) -> int:
@@ -143,6 +156,9 @@ def make_job(**fields: object) -> Job:
                         key=key.replace("_", "-"), low=low, high=f"{high:,}", value=value
                     )
                 )
+    if values.get("precision") in MATH_STORAGE:
+        values["math"] = values["precision"]
+        values["precision"] = MATH_STORAGE[str(values["math"])]
     job = Job(**values)  # type: ignore[arg-type]
     if job.task == "qlora" and job.quant is None:
         job = replace(job, quant="nf4")

@@ -24,7 +24,7 @@ from whichgpu.estimate.perf import (
     train_flops_per_token,
 )
 from whichgpu.models.arch import ModelArch
-from whichgpu.workload import QUANT_BITS, Job, make_job
+from whichgpu.workload import MATH_STORAGE, QUANT_BITS, Job, make_job
 
 #: Benchmark model names that are presets under another name, or generic sizes (MosaicML's
 #: MPT configurations as published in llm-foundry's benchmark tables).
@@ -76,6 +76,8 @@ def math_unit(bench: Benchmark, gpu: GPU) -> str:
         return "tf32" if gpu.tf32_tensor_dense_tflops else "fp32"
     if precision in ("fp8", "int8", "fp64"):
         return precision
+    if precision == "fp8-mixed":
+        return "fp8" if gpu.fp8_tensor_dense_tflops else "tensor-16"
     if precision.startswith("bf16") and gpu.bf16_tensor_dense_tflops is None:
         return "fp32"
     return "tensor-16"
@@ -97,7 +99,9 @@ def _job(bench: Benchmark, task: str) -> Job:
     precision = bench.precision or "bf16-true"
     quant = precision if precision in QUANT_BITS else None
     fields: dict[str, object] = {"task": task, "batch": bench.batch or 1, "quant": quant}
-    if precision in ("32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true"):
+    if precision in ("32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true") or (
+        precision in MATH_STORAGE
+    ):
         fields["precision"] = precision
     if precision == "fp8":
         fields["kv_dtype"] = "fp8"

@@ -94,7 +94,8 @@ def _describe(result: FitResult) -> str:
     if arch.is_moe:
         parts[0] += " " + _("({active:.2f} B active)").format(active=arch.active_params / 1e9)
     parts.append(_(job.task))
-    parts.append(job.precision if job.quant is None else f"{job.precision}, {job.quant}")
+    shown = job.math_precision
+    parts.append(shown if job.quant is None else f"{shown}, {job.quant}")
     if arch.kind in ("cnn", "vit"):
         parts.append(
             _("batch of {b} images ({side}×{side})").format(b=job.batch, side=arch.image_size)

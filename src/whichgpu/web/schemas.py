@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Task = Literal["inference", "train", "finetune", "lora", "qlora"]
 Kind = Literal["train", "finetune", "lora", "qlora", "inference", "render", "fp64"]
-Precision = Literal["32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true"]
+Precision = Literal[
+    "32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true", "tf32", "fp8-mixed"
+]
 Quant = Literal[
     "fp8", "int8", "int4", "nf4", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "q3_k_m", "q2_k"
 ]
