@@ -151,7 +151,7 @@ def price_date(price: Price, catalog: Catalog, today: date) -> str:
 
 
 def price_citation(price: Price, catalog: Catalog, today: date) -> str:
-    where = ", ".join(part for part in (price.provider, price.region) if part)
+    where = ", ".join(part for part in (price.provider, price.region, price.instance) if part)
     source = catalog.source(price.source)
     title = source.title if source else price.source
     return _("{price}/h {where} ({date}; {source})").format(
