@@ -163,3 +163,22 @@ def test_compare_and_catalog_pages(page: Any, base_url: str) -> None:
     assert "lang=fr" in page.url
     page.goto(f"{base_url}/compare")  # the cookie keeps the choice
     assert page.get_attribute("html", "lang") == "fr"
+
+
+@pytest.mark.parametrize(
+    ("language", "heading", "price"),
+    [("en", "Which GPU", "$0.33"), ("fr", "Quel GPU", "0,33 $"), ("ja", "GPU", "$0.33")],
+)
+def test_recommend_page_in_each_language(
+    page: Any, base_url: str, language: str, heading: str, price: str
+) -> None:
+    """The recommend page in English, French and Japanese: translated texts, prices in the
+    language's notation, a screenshot per language."""
+    page.goto(f"{base_url}/recommend?lang={language}&task=lora&model=llama-2-7b&tokens=1e8"
+              "&catalog=article")  # fmt: skip
+    page.wait_for_selector("table.ranked")
+    assert page.get_attribute("html", "lang") == language
+    assert heading in page.locator("h1").inner_text()
+    assert price in page.locator("table.ranked").inner_text()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"recommend-{language}.png"), full_page=True)

@@ -16,7 +16,7 @@ from whichgpu.catalog.records import GPU, RENTAL_MARKETS, ArticleFigure
 from whichgpu.catalog.store import Catalog, Citation
 from whichgpu.explain import Note, note
 from whichgpu.fields import DENSE_TENSOR_FIELDS, FIELDS, format_field, format_usd, format_usd_range
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 ARTICLE_SOURCE = "seed-article"
 
@@ -95,10 +95,12 @@ def _sibling_with_value(catalog: Catalog, gpu: GPU, figure: ArticleFigure) -> st
     for other in catalog.gpus:
         if other.id != gpu.id and other.chip == gpu.chip and getattr(other, figure.field) in ends:
             found = getattr(other, figure.field)
-            return _("{value} is the {gpu}'s figure").format(
-                value=format_field(figure.field, found), gpu=other.name
+            return fmt(
+                _("{value} is the {gpu}'s figure"),
+                value=format_field(figure.field, found),
+                gpu=other.name,
             )
-    return _("no other part of the {chip} has the other end").format(chip=gpu.chip)
+    return fmt(_("no other part of the {chip} has the other end"), chip=gpu.chip)
 
 
 def check_figures(catalog: Catalog, gpu_ids: set[str] | None = None) -> list[FigureCheck]:

@@ -12,7 +12,7 @@ from whichgpu.catalog.prices import price_range
 from whichgpu.catalog.records import RENTAL_MARKETS, Claim, Source
 from whichgpu.catalog.store import Catalog
 from whichgpu.fields import FIELDS, format_field, format_number, format_usd_range
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 Verdict = Literal["confirmed", "corrected", "not checkable yet"]
 
@@ -52,8 +52,10 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
             mark = "✓" if c.confirmed else "✗"
             details.append(
                 f"{mark} {gpu.name}, {_(FIELDS[c.figure.field][0])}: "
-                + _("article {article}; catalog {value}").format(
-                    article=c.figure.article_text, value=format_field(c.figure.field, c.value)
+                + fmt(
+                    _("article {article}; catalog {value}"),
+                    article=c.figure.article_text,
+                    value=format_field(c.figure.field, c.value),
                 )
                 + ("" if c.correction is None else f" — {c.correction.render()}")
             )
@@ -71,8 +73,10 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
             if not public:
                 verdicts.append("not checkable yet")
                 details.append(
-                    _("{gpu}: article ${said:,.0f} used; no public used price found").format(
-                        gpu=gpu.name, said=said
+                    fmt(
+                        _("{gpu}: article ${said:,.0f} used; no public used price found"),
+                        gpu=gpu.name,
+                        said=said,
                     )
                 )
                 continue
@@ -81,7 +85,8 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
             for p in public:
                 cite(p.source)
                 details.append(
-                    _("{gpu}: article ${said:,.0f} used; published {range} ({as_of})").format(
+                    fmt(
+                        _("{gpu}: article ${said:,.0f} used; published {range} ({as_of})"),
                         gpu=gpu.name,
                         said=said,
                         range=format_usd_range(p.low_usd, p.high_usd),
@@ -96,7 +101,7 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
             if found is None:
                 verdicts.append("confirmed")
                 details.append(
-                    _("{gpu}: public listings fall in the article's range").format(gpu=gpu.name)
+                    fmt(_("{gpu}: public listings fall in the article's range"), gpu=gpu.name)
                 )
             else:
                 verdicts.append(
@@ -120,7 +125,8 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
             match = [round(low), round(high)] == [round(x) for x in pair]
             ok &= match
             details.append(
-                _("{gpu}: $100 / {prices} = {low}–{high} hours; the article says {said}").format(
+                fmt(
+                    _("{gpu}: $100 / {prices} = {low}–{high} hours; the article says {said}"),
                     gpu=gpu.name,
                     prices=format_usd_range(*rent),
                     low=round(low),
@@ -140,10 +146,17 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
         third_ok = all(abs(r / third - 1) <= 0.1 for r in ratios)
         share_ok = all(low_share <= r <= high_share for r in ratios)
         details.append(
-            _(
-                "By the article's own prices the {b} costs {r1:.0%}–{r2:.0%} of the {a}: about 1/3 "
-                "as it says, not the 40–50 % it also says."
-            ).format(a=a100.name, b=a6000.name, r1=min(ratios), r2=max(ratios))
+            fmt(
+                _(
+                    "By the article's own prices the {b} costs {r1:.0%}–{r2:.0%} of the {a}: "
+                    "about 1/3 "
+                    "as it says, not the 40–50 % it also says."
+                ),
+                a=a100.name,
+                b=a6000.name,
+                r1=min(ratios),
+                r2=max(ratios),
+            )
         )
         cite(ARTICLE_SOURCE)
         verdict = "confirmed" if third_ok and share_ok else "corrected"
@@ -155,7 +168,8 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
         decimals = len(claim.stated.split(".")[1]) if claim.stated and "." in claim.stated else 0
         ok = round(ratio, decimals) == said
         details.append(
-            _("{a} {va} / {b} {vb} = {ratio:.2f}×; the article says {said}×").format(
+            fmt(
+                _("{a} {va} / {b} {vb} = {ratio:.2f}×; the article says {said}×"),
                 a=a.name,
                 va=format_field(field, getattr(a, field)),
                 b=b.name,
@@ -170,7 +184,7 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
     elif claim.check == "perf":
         verdict = _check_perf(catalog, claim, details)
         if claim.explanation:
-            details.append(_("Measured: {evidence}").format(evidence=claim.explanation))
+            details.append(fmt(_("Measured: {evidence}"), evidence=claim.explanation))
         cite(claim.source)
     elif claim.check == "capacity":
         verdict = _check_capacity(catalog, claim, details)
@@ -186,7 +200,8 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
             and b.fp16_tensor_dense_tflops < a.fp16_tensor_dense_tflops
         )
         details.append(
-            _("{b}: {cb} CUDA cores, {fb} FP32, {tb} FP16 tensor; {a}: {ca}, {fa}, {ta}").format(
+            fmt(
+                _("{b}: {cb} CUDA cores, {fb} FP32, {tb} FP16 tensor; {a}: {ca}, {fa}, {ta}"),
                 a=a.name,
                 b=b.name,
                 ca=format_field("cuda_cores", a.cuda_cores),
@@ -228,8 +243,12 @@ def _check_capacity(catalog: Catalog, claim: Claim, details: list[str]) -> Verdi
         elif row.test == "limit":
             verdicts.append("confirmed" if stated / 2 <= limit <= stated * 2 else "corrected")
         details.append(
-            _("{gpu}, {what} ({seq} tokens, batch {batch}{ckpt}): the largest model that fits "
-              "has {limit} parameters; the article's figure is {stated}").format(
+            fmt(
+                _(
+                    "{gpu}, {what} ({seq} tokens, batch {batch}{ckpt}): the largest model that "
+                    "fits "
+                    "has {limit} parameters; the article's figure is {stated}"
+                ),
                 gpu=gpu.short_name,
                 what=row.note or row.task,
                 seq=f"{row.seq:,}",
@@ -238,7 +257,7 @@ def _check_capacity(catalog: Catalog, claim: Claim, details: list[str]) -> Verdi
                 limit=_billions(limit),
                 stated=_billions(stated),
             )
-        )  # fmt: skip
+        )
     return _combine(verdicts)
 
 
@@ -251,8 +270,11 @@ def _check_perf(catalog: Catalog, claim: Claim, details: list[str]) -> Verdict:
 
     verdicts: list[str] = []
     for row in (c for c in catalog.perf_claims if c.claim == claim.claim):
-        fields: dict[str, object] = {"task": row.task, "precision": row.precision,
-                                     "batch": row.batch}  # fmt: skip
+        fields: dict[str, object] = {
+            "task": row.task,
+            "precision": row.precision,
+            "batch": row.batch,
+        }
         if row.seq:
             fields["seq"] = row.seq
         if row.prompt:
@@ -265,26 +287,43 @@ def _check_perf(catalog: Catalog, claim: Claim, details: list[str]) -> Verdict:
             inside = row.stated_low <= rate.high and rate.low <= row.stated_high
             verdicts.append("confirmed" if inside else "corrected")
             details.append(
-                _("{label} on one {gpu}: {value:,.0f} {unit} estimated (likely {low:,.0f}–"
-                  "{high:,.0f}); the article: {slow:,.0f}–{shigh:,.0f} ({note})").format(
-                    label=row.label, gpu=catalog.gpu(row.gpu).short_name, value=rate.value,
-                    unit=rate.unit, low=rate.low, high=rate.high, slow=row.stated_low,
-                    shigh=row.stated_high, note=row.note or "",
+                fmt(
+                    _(
+                        "{label} on one {gpu}: {value:,.0f} {unit} estimated (likely {low:,.0f}–"
+                        "{high:,.0f}); the article: {slow:,.0f}–{shigh:,.0f} ({note})"
+                    ),
+                    label=row.label,
+                    gpu=catalog.gpu(row.gpu).short_name,
+                    value=rate.value,
+                    unit=rate.unit,
+                    low=rate.low,
+                    high=rate.high,
+                    slow=row.stated_low,
+                    shigh=row.stated_high,
+                    note=row.note or "",
                 )
-            )  # fmt: skip
+            )
             continue
         base = estimate_throughput(arch, job, catalog.gpu(row.baseline), harness=row.harness)
         ratio = fast.throughput.value / base.throughput.value
         inside = row.stated_low <= ratio <= row.stated_high
         verdicts.append("confirmed" if inside else "corrected")
         details.append(
-            _("{label}: {gpu} / {base} = {ratio:.2f}× estimated; the article: {low:g}–{high:g}×"
-              " ({note})").format(
-                label=row.label, gpu=catalog.gpu(row.gpu).short_name,
-                base=catalog.gpu(row.baseline).short_name, ratio=ratio,
-                low=row.stated_low, high=row.stated_high, note=row.note or "",
+            fmt(
+                _(
+                    "{label}: {gpu} / {base} = {ratio:.2f}× estimated; the article: "
+                    "{low:g}–{high:g}×"
+                    " ({note})"
+                ),
+                label=row.label,
+                gpu=catalog.gpu(row.gpu).short_name,
+                base=catalog.gpu(row.baseline).short_name,
+                ratio=ratio,
+                low=row.stated_low,
+                high=row.stated_high,
+                note=row.note or "",
             )
-        )  # fmt: skip
+        )
     return _combine(verdicts)
 
 

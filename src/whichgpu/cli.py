@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from whichgpu.errors import InvalidInput, WhichGPUError
-from whichgpu.i18n import _, set_language
+from whichgpu.i18n import _, fmt, set_language
 
 
 def split_language(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -258,8 +258,9 @@ def fit(
 
         if not 0 < gpu_memory_utilization <= 1:
             raise InvalidInput(
-                _("--gpu-memory-utilization must be in (0, 1] (got {value})").format(
-                    value=gpu_memory_utilization
+                fmt(
+                    _("--gpu-memory-utilization must be in (0, 1] (got {value})"),
+                    value=gpu_memory_utilization,
                 )
             )
         if job.training:
@@ -328,7 +329,7 @@ def estimate(
     for name, value in (("tokens", tokens), ("images", images), ("epochs", epochs)):
         if value is not None and value <= 0:
             raise InvalidInput(
-                _("--{name} must be positive (got {value})").format(name=name, value=value)
+                fmt(_("--{name} must be positive (got {value})"), name=name, value=value)
             )
     catalog = load_catalog()
     arch = _model(model, params, None)
@@ -355,8 +356,10 @@ def _hours(text: str | None, flag: str) -> float | None:
         return parse_duration_h(text)
     except ValueError:
         raise InvalidInput(
-            _("--{flag} takes a duration like 48h, 3d or 90min (got {value!r})").format(
-                flag=flag, value=text
+            fmt(
+                _("--{flag} takes a duration like 48h, 3d or 90min (got {value!r})"),
+                flag=flag,
+                value=text,
             )
         ) from None
 
@@ -479,16 +482,16 @@ def recommend(
     }  # fmt: skip
     if objective not in ("cost", "time", "value"):
         raise InvalidInput(
-            _("unknown objective {value!r}; valid: cost, time, value").format(value=objective)
+            fmt(_("unknown objective {value!r}; valid: cost, time, value"), value=objective)
         )
     if catalog_name not in ("full", "article"):
         raise InvalidInput(
-            _("unknown catalog {value!r}; valid: full, article").format(value=catalog_name)
+            fmt(_("unknown catalog {value!r}; valid: full, article"), value=catalog_name)
         )
     if top < 1:
-        raise InvalidInput(_("--top must be at least 1 (got {value})").format(value=top))
+        raise InvalidInput(fmt(_("--top must be at least 1 (got {value})"), value=top))
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
-        raise InvalidInput(_("--plot writes .png or .svg files (got {path})").format(path=plot))
+        raise InvalidInput(fmt(_("--plot writes .png or .svg files (got {path})"), path=plot))
     if model is not None and (model.endswith(".json") or Path(model).is_file()):
         component |= {"arch": _model(model, None, None), "model": None}
     workload = build_workload(file, component, constraints)
@@ -609,7 +612,7 @@ def _service_inputs(file: Path | None, model: str | None, params: str | None,
     raw = load_table_file(file)
     items = raw.get("services")
     if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
-        raise InvalidInput(_("{path}: give at least one [[services]] table").format(path=file))
+        raise InvalidInput(fmt(_("{path}: give at least one [[services]] table"), path=file))
     return items
 
 
@@ -643,7 +646,7 @@ def serve(
 ) -> None:
     """Start the web app and HTTP API (http://HOST:PORT/, API under /api/v1/)."""
     if not 0 < port < 65536:
-        raise InvalidInput(_("--port must be from 1 to 65535 (got {port})").format(port=port))
+        raise InvalidInput(fmt(_("--port must be from 1 to 65535 (got {port})"), port=port))
     from whichgpu.web import serve as run_server  # type: ignore[import-not-found,unused-ignore]
 
     run_server(host, port)
@@ -662,8 +665,10 @@ def main(argv: list[str] | None = None) -> None:
 
         if normalize_language(language) is None:
             _fail(
-                _("unknown language {value!r}; valid: {valid}").format(
-                    value=language, valid=", ".join(LANGUAGES)
+                fmt(
+                    _("unknown language {value!r}; valid: {valid}"),
+                    value=language,
+                    valid=", ".join(LANGUAGES),
                 )
             )
         set_language(language)

@@ -12,7 +12,7 @@ from whichgpu.catalog.records import GPU, MARKETS, RENTAL_MARKETS, Market, Purch
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput
 from whichgpu.explain import Note
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,10 @@ def parse_markets(names: Sequence[str] | None) -> tuple[Market, ...]:
         match = next((m for m in MARKETS if m == name.strip().lower()), None)
         if match is None:
             raise InvalidInput(
-                _("unknown market {name!r}; valid markets: {valid}").format(
-                    name=name, valid=", ".join(MARKETS)
+                fmt(
+                    _("unknown market {name!r}; valid markets: {valid}"),
+                    name=name,
+                    valid=", ".join(MARKETS),
                 )
             )
         if match not in found:
@@ -104,8 +106,10 @@ def compare(
         gpu = catalog.resolve(name)
         if gpu in gpus:
             raise InvalidInput(
-                _("{name!r} names {gpu}, which is already in the comparison").format(
-                    name=name, gpu=gpu.id
+                fmt(
+                    _("{name!r} names {gpu}, which is already in the comparison"),
+                    name=name,
+                    gpu=gpu.id,
                 )
             )
         gpus.append(gpu)

@@ -7,7 +7,7 @@ to a 4xx response. Nothing here is raised for a bug in whichgpu itself.
 
 from __future__ import annotations
 
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 
 class WhichGPUError(Exception):
@@ -28,11 +28,16 @@ class UnknownName(WhichGPUError):
 
     def message(self) -> str:
         if self.suggestions:
-            return _("unknown {kind} {name!r}; closest matches: {matches}").format(
-                kind=self.kind, name=self.name, matches=", ".join(self.suggestions)
+            return fmt(
+                _("unknown {kind} {name!r}; closest matches: {matches}"),
+                kind=self.kind,
+                name=self.name,
+                matches=", ".join(self.suggestions),
             )
-        return _("unknown {kind} {name!r}; run 'whichgpu gpus' to list them").format(
-            kind=self.kind, name=self.name
+        return fmt(
+            _("unknown {kind} {name!r}; run 'whichgpu gpus' to list them"),
+            kind=self.kind,
+            name=self.name,
         )
 
 
@@ -46,8 +51,11 @@ class AmbiguousName(WhichGPUError):
         self.matches = matches
 
     def message(self) -> str:
-        return _("ambiguous {kind} {name!r}: it matches {matches}; name one of them").format(
-            kind=self.kind, name=self.name, matches=", ".join(self.matches)
+        return fmt(
+            _("ambiguous {kind} {name!r}: it matches {matches}; name one of them"),
+            kind=self.kind,
+            name=self.name,
+            matches=", ".join(self.matches),
         )
 
 
@@ -73,7 +81,7 @@ class CatalogError(WhichGPUError):
 
     def message(self) -> str:
         if self.row is None:
-            return _("{path}: {problem}").format(path=self.path, problem=self.problem)
-        return _("{path}, row {row}: {problem}").format(
-            path=self.path, row=self.row, problem=self.problem
+            return fmt(_("{path}: {problem}"), path=self.path, problem=self.problem)
+        return fmt(
+            _("{path}, row {row}: {problem}"), path=self.path, row=self.row, problem=self.problem
         )

@@ -6,6 +6,7 @@ render them through :data:`MESSAGES`, so a new message is one entry here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -227,6 +228,52 @@ FEATURES: dict[str, str] = {
 }
 
 
+#: Parameter values that are words (a bound, a market, a phase…), not names: rendered in the
+#: reader's language. Compound values (``prior: η = 0.5; rt:2 not fitted``) are split on
+#: ``"; "`` and each part matched against :data:`PHRASES`.
+WORDS: dict[str, str] = {
+    word: word
+    for word in (
+        N_("compute"), N_("memory bandwidth"), N_("interconnect"), N_("job"), N_("hour"),
+        N_("new"), N_("used"), N_("undated"), N_("on-demand"), N_("spot"),
+        N_("marketplace"), N_("serverless"), N_("forward"), N_("backward"),
+        N_("recomputation"), N_("optimizer step"), N_("prefill"), N_("decode"),
+        N_("prior: mean of other harnesses"), N_("prior: η = 0.5"), N_("1 GPU"),
+        N_("buy-new"), N_("buy-used"), N_("cost"), N_("time"), N_("value"),
+    )
+}  # fmt: skip
+PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^fitted on (?P<n>\d+) measurements$"), N_("fitted on {n} measurements")),
+    (re.compile(r"^(?P<factor>\S+) not fitted$"), N_("{factor} not fitted")),
+    (re.compile(r"^ZeRO-3 over (?P<n>\d+)$"), N_("ZeRO-3 over {n}")),
+    (re.compile(r"^tensor parallel (?P<tp>\d+)$"), N_("tensor parallel {tp}")),
+    (
+        re.compile(r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+)$"),
+        N_("tensor parallel {tp} × pipeline {pp}"),
+    ),
+    (re.compile(r"^(?P<n>\d+) GPUs$"), N_("{n} GPUs")),
+    (re.compile(r"^more than (?P<n>\d+)$"), N_("more than {n}")),
+)
+
+
+def localize(value: str) -> str:
+    """A word or a known phrase in the reader's language; anything else (names) unchanged."""
+    if ", " in value and all(item in WORDS for item in value.split(", ")):
+        return ", ".join(_(WORDS[item]) for item in value.split(", "))  # a list of words
+    parts = []
+    for part in value.split("; "):
+        if part in WORDS:
+            parts.append(_(WORDS[part]))
+            continue
+        for pattern, template in PHRASES:
+            match = pattern.match(part)
+            if match:
+                part = fmt(_(template), **match.groupdict())
+                break
+        parts.append(part)
+    return "; ".join(parts)
+
+
 def render(note: Note, english: bool = False) -> str:
     """The note in the current language (a ``features`` parameter's codes as labels), or in
     the English source with plain numbers for language-neutral output (JSON)."""
@@ -242,6 +289,7 @@ def render(note: Note, english: bool = False) -> str:
         )
     if english:
         return template.format(**params)
+    params = {k: localize(v) if isinstance(v, str) else v for k, v in params.items()}
     return fmt(_(template), **params)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.recommend.engine import Option, Recommendation
 
 FORMATS = ("skypilot", "kubernetes", "slurm")
@@ -31,8 +31,10 @@ def skypilot_name(catalog: Catalog, gpu_id: str) -> str:
     if not names:
         known = sorted({a.gpu for a in catalog.aliases if a.scope == "skypilot"})
         raise InvalidInput(
-            _("SkyPilot has no accelerator name for {gpu}; it knows: {known}").format(
-                gpu=gpu_id, known=", ".join(known)
+            fmt(
+                _("SkyPilot has no accelerator name for {gpu}; it knows: {known}"),
+                gpu=gpu_id,
+                known=", ".join(known),
             )
         )
     return names[0]
@@ -111,10 +113,13 @@ def kubernetes_manifest(
     else:
         if option.gpus > GPUS_PER_NODE:
             raise InvalidInput(
-                _(
-                    "{n} GPUs span nodes: export to skypilot or slurm, or use a multi-node "
-                    "operator (Kubeflow PyTorchJob)"
-                ).format(n=option.gpus)
+                fmt(
+                    _(
+                        "{n} GPUs span nodes: export to skypilot or slurm, or use a multi-node "
+                        "operator (Kubeflow PyTorchJob)"
+                    ),
+                    n=option.gpus,
+                )
             )
         limits = {"nvidia.com/gpu": hw.count}
         replicas = hw.services
@@ -182,7 +187,7 @@ def slurm_header(result: Recommendation, option: Option, name: str, run: str) ->
 def export(
     catalog: Catalog,
     result: Recommendation,
-    fmt: str,
+    kind: str,
     name: str,
     run: str,
     image: str,
@@ -191,14 +196,16 @@ def export(
     option = result.pick
     if option is None:
         raise InvalidInput(_("nothing to export: no option meets the workload's constraints"))
-    if fmt == "skypilot":
+    if kind == "skypilot":
         return skypilot_task(catalog, result, option, name, run, setup)
-    if fmt == "kubernetes":
+    if kind == "kubernetes":
         return kubernetes_manifest(result, option, name, run, image)
-    if fmt == "slurm":
+    if kind == "slurm":
         return slurm_header(result, option, name, run)
     raise InvalidInput(
-        _("unknown export format {value!r}; valid: {valid}").format(
-            value=fmt, valid=", ".join(FORMATS)
+        fmt(
+            _("unknown export format {value!r}; valid: {valid}"),
+            value=kind,
+            valid=", ".join(FORMATS),
         )
     )

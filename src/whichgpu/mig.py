@@ -12,7 +12,7 @@ from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput
 from whichgpu.estimate.mig import MigPlan, Service, check_mix, pack, profile_gib
 from whichgpu.explain import Note
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.units import BYTES_PER_GIB
 
 _SERVICE_KEYS = (
@@ -79,16 +79,16 @@ def make_service(raw: Mapping[str, Any], index: int = 0) -> ServiceSpec:
     unknown = [k for k in raw if k not in _SERVICE_KEYS]
     if unknown:
         raise InvalidInput(
-            _("unknown service field {field!r}; valid: {valid}").format(
-                field=unknown[0], valid=", ".join(_SERVICE_KEYS)
+            fmt(
+                _("unknown service field {field!r}; valid: {valid}"),
+                field=unknown[0],
+                valid=", ".join(_SERVICE_KEYS),
             )
         )
     replicas = raw.get("replicas", 1)
     if isinstance(replicas, bool) or not isinstance(replicas, int) or not 1 <= replicas <= 1000:
         raise InvalidInput(
-            _("replicas must be a whole number from 1 to 1000 (got {value!r})").format(
-                value=replicas
-            )
+            fmt(_("replicas must be a whole number from 1 to 1000 (got {value!r})"), value=replicas)
         )
     name = str(raw.get("name") or raw.get("model") or raw.get("params") or f"service-{index + 1}")
     memory = raw.get("memory_gib")
@@ -96,7 +96,7 @@ def make_service(raw: Mapping[str, Any], index: int = 0) -> ServiceSpec:
     if memory is not None:
         if isinstance(memory, bool) or not isinstance(memory, int | float) or memory <= 0:
             raise InvalidInput(
-                _("memory_gib must be a positive number (got {value!r})").format(value=memory)
+                fmt(_("memory_gib must be a positive number (got {value!r})"), value=memory)
             )
         if model is not None:
             raise InvalidInput(_("give a service's model or its memory_gib, not both"))
@@ -138,8 +138,10 @@ def plan_mig(
     mig_gpus = [g for g in ([gpu] if gpu else catalog.gpus) if g.has_mig]
     if gpu is not None and not gpu.has_mig:
         raise InvalidInput(
-            _("{gpu} has no MIG; MIG GPUs: {gpus}").format(
-                gpu=gpu.name, gpus=", ".join(g.id for g in catalog.gpus if g.has_mig)
+            fmt(
+                _("{gpu} has no MIG; MIG GPUs: {gpus}"),
+                gpu=gpu.name,
+                gpus=", ".join(g.id for g in catalog.gpus if g.has_mig),
             )
         )
     options = []

@@ -15,7 +15,7 @@ from whichgpu.errors import InvalidInput
 from whichgpu.estimate.efficiency import ideal_rate, load_efficiency, observe
 from whichgpu.estimate.memory import gradients_bytes
 from whichgpu.estimate.perf import allreduce_seconds, tensor_tflops, train_flops_per_token
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
 from whichgpu.workload import Job
 
@@ -115,7 +115,7 @@ def estimate_rate(
             "throughput",
         )
     else:
-        raise InvalidInput(_("no model-free workload {workload!r}").format(workload=workload))
+        raise InvalidInput(fmt(_("no model-free workload {workload!r}"), workload=workload))
     bench = Benchmark(
         id="user-job",
         gpu=gpu.id,
@@ -134,7 +134,7 @@ def estimate_rate(
     obs = observe(bench, gpu)
     if obs is None:
         raise InvalidInput(
-            _("no throughput model for {workload} on {gpu}").format(workload=workload, gpu=gpu.name)
+            fmt(_("no throughput model for {workload} on {gpu}"), workload=workload, gpu=gpu.name)
         )
     eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
     rate = count / model.seconds_per_unit(obs)
@@ -180,8 +180,8 @@ def estimate_throughput(
     ideal = ideal_rate(bench, gpu, arch)
     if obs is None or ideal is None:
         raise InvalidInput(
-            _("no throughput model for {workload} on {model}").format(
-                workload=workload, model=arch.id
+            fmt(
+                _("no throughput model for {workload} on {model}"), workload=workload, model=arch.id
             )
         )
     eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)

@@ -32,7 +32,7 @@ from whichgpu.catalog.userprices import (
     prices_from_entries,
 )
 from whichgpu.errors import CatalogError, InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 CONFIG_KEYS = ("prices", "skypilot_catalogs", "price")
 
@@ -45,9 +45,7 @@ def today() -> date:
             return date.fromisoformat(fixed)
         except ValueError:
             raise InvalidInput(
-                _("WHICHGPU_TODAY must be a date like 2026-11-29 (got {value!r})").format(
-                    value=fixed
-                )
+                fmt(_("WHICHGPU_TODAY must be a date like 2026-11-29 (got {value!r})"), value=fixed)
             ) from None
     return date.today()
 
@@ -71,10 +69,10 @@ def _read(path: Path) -> tuple[str, date]:
         modified = datetime.fromtimestamp(path.stat().st_mtime).date()
     except OSError as error:
         raise InvalidInput(
-            _("cannot read {path}: {reason}").format(path=path, reason=error.strerror or error)
+            fmt(_("cannot read {path}: {reason}"), path=path, reason=error.strerror or error)
         ) from None
     except UnicodeDecodeError:
-        raise InvalidInput(_("{path} is not UTF-8 text").format(path=path)) from None
+        raise InvalidInput(fmt(_("{path} is not UTF-8 text"), path=path)) from None
     return text, modified
 
 
@@ -104,8 +102,10 @@ def read_user_data(
             raise CatalogError(
                 str(config),
                 None,
-                _("unknown key {key!r}; valid keys: {valid}").format(
-                    key=unknown[0], valid=", ".join(CONFIG_KEYS)
+                fmt(
+                    _("unknown key {key!r}; valid keys: {valid}"),
+                    key=unknown[0],
+                    valid=", ".join(CONFIG_KEYS),
                 ),
             )
         if "price" in data:
@@ -135,7 +135,7 @@ def read_user_data(
 def _paths(data: dict[str, object], key: str, config: Path) -> list[Path]:
     value = data.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise CatalogError(str(config), None, _("{key} must be a list of paths").format(key=key))
+        raise CatalogError(str(config), None, fmt(_("{key} must be a list of paths"), key=key))
     return [config.parent / Path(str(v)).expanduser() for v in value]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 Task = Literal["inference", "train", "finetune", "lora", "qlora"]
 Precision = Literal["32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true"]
@@ -59,10 +59,14 @@ def _choice(value: str, valid: tuple[str, ...], what: str) -> str:
         import difflib
 
         close = difflib.get_close_matches(key, valid, n=1)
-        hint = _(" (did you mean {match}?)").format(match=close[0]) if close else ""
+        hint = fmt(_(" (did you mean {match}?)"), match=close[0]) if close else ""
         raise InvalidInput(
-            _("unknown {what} {value!r}; valid: {valid}{hint}").format(
-                what=what, value=value, valid=", ".join(valid), hint=hint
+            fmt(
+                _("unknown {what} {value!r}; valid: {valid}{hint}"),
+                what=what,
+                value=value,
+                valid=", ".join(valid),
+                hint=hint,
             )
         )
     return key
@@ -152,8 +156,12 @@ def make_job(**fields: object) -> Job:
             value = values[key]
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise InvalidInput(
-                    _("{key} must be a whole number from {low} to {high} (got {value!r})").format(
-                        key=key.replace("_", "-"), low=low, high=f"{high:,}", value=value
+                    fmt(
+                        _("{key} must be a whole number from {low} to {high} (got {value!r})"),
+                        key=key.replace("_", "-"),
+                        low=low,
+                        high=f"{high:,}",
+                        value=value,
                     )
                 )
     if values.get("precision") in MATH_STORAGE:
@@ -164,8 +172,10 @@ def make_job(**fields: object) -> Job:
         job = replace(job, quant="nf4")
     if job.gpus % (job.tp * job.pp):
         raise InvalidInput(
-            _("--gpus ({gpus}) must be a multiple of --tp × --pp ({n})").format(
-                gpus=job.gpus, n=job.tp * job.pp
+            fmt(
+                _("--gpus ({gpus}) must be a multiple of --tp × --pp ({n})"),
+                gpus=job.gpus,
+                n=job.tp * job.pp,
             )
         )
     if job.task == "inference" and job.zero:

@@ -8,7 +8,7 @@ from whichgpu.catalog.names import normalize
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput, UnknownName
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 #: A GPU has "fp64" when double precision runs at least at 1/4 of its FP32 rate: the HPC
 #: parts (GA100, GH100, GV100, B200) do (1:2); GA10x and Ada run it at 1:64, Turing at 1:32.
@@ -33,13 +33,15 @@ def filter_gpus(
     """The catalog's GPUs that meet every given condition, in catalog order."""
     if min_vram_gb is not None and min_vram_gb < 0:
         raise InvalidInput(
-            _("--min-vram must be 0 or more GB (got {value})").format(value=min_vram_gb)
+            fmt(_("--min-vram must be 0 or more GB (got {value})"), value=min_vram_gb)
         )
     for feature in features:
         if feature not in FEATURES:
             raise InvalidInput(
-                _("unknown feature {name!r}; valid features: {valid}").format(
-                    name=feature, valid=", ".join(FEATURES)
+                fmt(
+                    _("unknown feature {name!r}; valid features: {valid}"),
+                    name=feature,
+                    valid=", ".join(FEATURES),
                 )
             )
     gpus = list(catalog.gpus)

@@ -16,7 +16,7 @@ import msgspec
 
 from whichgpu.catalog.records import Record
 from whichgpu.errors import CatalogError
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 R = TypeVar("R", bound=Record)
 
@@ -34,10 +34,10 @@ def explain_validation_error(error: msgspec.ValidationError, values: Mapping[str
     name = where.rstrip("`").split(".")[0].split("[")[0]
     problem = problem[:1].lower() + problem[1:]
     if name in values:
-        return _("{field}: {problem} (got {value!r})").format(
-            field=name, problem=problem, value=values[name]
+        return fmt(
+            _("{field}: {problem} (got {value!r})"), field=name, problem=problem, value=values[name]
         )
-    return _("{field}: {problem}").format(field=name, problem=problem)
+    return fmt(_("{field}: {problem}"), field=name, problem=problem)
 
 
 def validate(model: type[R], values: Mapping[str, object], path: str, row: int | None) -> R:
@@ -60,22 +60,23 @@ def parse_rows(text: str, path: str, model: type[R]) -> list[Row[R]]:
         raise CatalogError(
             path,
             1,
-            _("unknown column {column!r}; valid columns: {valid}").format(
-                column=unknown[0], valid=", ".join(model.__struct_fields__)
+            fmt(
+                _("unknown column {column!r}; valid columns: {valid}"),
+                column=unknown[0],
+                valid=", ".join(model.__struct_fields__),
             ),
         )
     missing = [name for name in model.required_fields() if name not in header]
     if missing:
-        raise CatalogError(
-            path, 1, _("missing required column {column!r}").format(column=missing[0])
-        )
+        raise CatalogError(path, 1, fmt(_("missing required column {column!r}"), column=missing[0]))
     rows: list[Row[R]] = []
     for row in reader:
         if None in row:
             raise CatalogError(
                 path,
                 reader.line_num,
-                _("{count} cells but the header has {expected}").format(
+                fmt(
+                    _("{count} cells but the header has {expected}"),
                     count=len(header) + len(row[None]),
                     expected=len(header),
                 ),

@@ -26,7 +26,7 @@ from whichgpu.catalog.records import (
     Source,
 )
 from whichgpu.errors import CatalogError, InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 FILES = {
     "gpus": "gpus.csv",
@@ -139,14 +139,16 @@ class Catalog:
         profiles = self.mig_profiles(gpu_id)
         if not profiles:
             raise InvalidInput(
-                _("{gpu} has no MIG profiles; MIG GPUs: {gpus}").format(
-                    gpu=gpu.name, gpus=", ".join(self._mig)
+                fmt(
+                    _("{gpu} has no MIG profiles; MIG GPUs: {gpus}"),
+                    gpu=gpu.name,
+                    gpus=", ".join(self._mig),
                 )
             )
         by_name = {p.profile: p for p in profiles}
         pairs = [(p.profile, p.profile) for p in profiles]
         index = build_index(pairs + [(f"MIG {profile}", profile) for profile, _id in pairs])
-        kind = _("MIG profile of the {gpu}").format(gpu=gpu.short_name)
+        kind = fmt(_("MIG profile of the {gpu}"), gpu=gpu.short_name)
         return by_name[resolve_name(name, index, by_name, kind)]
 
     # derived catalogs ----------------------------------------------------------------
@@ -205,8 +207,11 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
                 raise CatalogError(
                     data_path(name),
                     row,
-                    _("duplicate {key} {value!r} (first on row {first})").format(
-                        key=key, value=value, first=seen[value]
+                    fmt(
+                        _("duplicate {key} {value!r} (first on row {first})"),
+                        key=key,
+                        value=value,
+                        first=seen[value],
                     ),
                 )
             seen[value] = row
@@ -222,8 +227,8 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
                 raise CatalogError(
                     data_path(name),
                     row,
-                    _("{key} {value!r} is not a known {what}").format(
-                        key=key, value=value, what=what
+                    fmt(
+                        _("{key} {value!r} is not a known {what}"), key=key, value=value, what=what
                     ),
                 )
 
@@ -263,8 +268,11 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
             raise CatalogError(
                 data_path("field_sources"),
                 row,
-                _("duplicate citation for {gpu} {field} (first on row {first})").format(
-                    gpu=record.gpu, field=record.field, first=seen_cites[key]
+                fmt(
+                    _("duplicate citation for {gpu} {field} (first on row {first})"),
+                    gpu=record.gpu,
+                    field=record.field,
+                    first=seen_cites[key],
                 ),
             )
         seen_cites[key] = row
@@ -289,23 +297,32 @@ def check_mig_profiles(tables: dict[str, list[loader.Row[Record]]]) -> None:
         key = (record.gpu, record.profile)
         if key in seen:
             fail(
-                _("duplicate MIG profile {profile} for {gpu} (first on row {first})").format(
-                    profile=record.profile, gpu=record.gpu, first=seen[key]
+                fmt(
+                    _("duplicate MIG profile {profile} for {gpu} (first on row {first})"),
+                    profile=record.profile,
+                    gpu=record.gpu,
+                    first=seen[key],
                 )
             )
         seen[key] = row
         if not gpu.has_mig:
-            fail(_("{gpu} has mig_max_instances 0 in gpus.csv").format(gpu=record.gpu))
+            fail(fmt(_("{gpu} has mig_max_instances 0 in gpus.csv"), gpu=record.gpu))
         if record.memory_gb > gpu.vram_gb:
             fail(
-                _("memory_gb {memory:g} is above {gpu}'s vram_gb {vram:g}").format(
-                    memory=record.memory_gb, gpu=record.gpu, vram=gpu.vram_gb
+                fmt(
+                    _("memory_gb {memory:g} is above {gpu}'s vram_gb {vram:g}"),
+                    memory=record.memory_gb,
+                    gpu=record.gpu,
+                    vram=gpu.vram_gb,
                 )
             )
         if record.max_instances > gpu.mig_max_instances:
             fail(
-                _("max_instances {count} is above {gpu}'s mig_max_instances {limit}").format(
-                    count=record.max_instances, gpu=record.gpu, limit=gpu.mig_max_instances
+                fmt(
+                    _("max_instances {count} is above {gpu}'s mig_max_instances {limit}"),
+                    count=record.max_instances,
+                    gpu=record.gpu,
+                    limit=gpu.mig_max_instances,
                 )
             )
 

@@ -18,7 +18,7 @@ from whichgpu.catalog.loader import validate
 from whichgpu.catalog.records import Price, Source
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import AmbiguousName, CatalogError, UnknownName
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 #: Columns (CSV) or keys (TOML ``[[price]]`` tables) of a user price file.
 USER_PRICE_KEYS = (
@@ -46,7 +46,7 @@ class PriceImport:
 def file_source(source_id: str, path: str, kind: str, file_date: date) -> Source:
     return Source(
         id=source_id,
-        title=_("{kind}: {path}").format(kind=kind, path=path),
+        title=fmt(_("{kind}: {path}"), kind=kind, path=path),
         publisher=_("you"),
         url=path,
         published=file_date.isoformat(),
@@ -93,8 +93,10 @@ def prices_from_entries(
             raise CatalogError(
                 path,
                 row,
-                _("unknown column {column!r}; valid columns: {valid}").format(
-                    column=unknown[0], valid=", ".join(USER_PRICE_KEYS)
+                fmt(
+                    _("unknown column {column!r}; valid columns: {valid}"),
+                    column=unknown[0],
+                    valid=", ".join(USER_PRICE_KEYS),
                 ),
             )
         if "gpu" not in entry:
@@ -159,7 +161,7 @@ def parse_skypilot_vms(
         raise CatalogError(
             path,
             1,
-            _("not a SkyPilot vms.csv: missing column {column!r}").format(column=missing[0]),
+            fmt(_("not a SkyPilot vms.csv: missing column {column!r}"), column=missing[0]),
         )
     prices: list[Price] = []
     skipped: dict[str, None] = {}
@@ -202,5 +204,5 @@ def _number(cell: str | None, column: str, path: str, row: int) -> float | None:
         return float(cell)
     except ValueError:
         raise CatalogError(
-            path, row, _("{column}: not a number (got {value!r})").format(column=column, value=cell)
+            path, row, fmt(_("{column}: not a number (got {value!r})"), column=column, value=cell)
         ) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import Linear, ModelArch, ParamCounts
 
 __all__ = ["Linear", "ModelArch", "ParamCounts", "arch_from_config_text", "resolve_model"]
@@ -19,7 +19,7 @@ def arch_from_config_text(text: str, path: str) -> ModelArch:
         config = json.loads(text)
     except json.JSONDecodeError as error:
         raise InvalidInput(
-            _("{path}: not valid JSON ({reason})").format(path=path, reason=error.msg)
+            fmt(_("{path}: not valid JSON ({reason})"), path=path, reason=error.msg)
         ) from None
     name = path.rsplit("/", 1)[-1]
     return parse_config(config, name, name, path)

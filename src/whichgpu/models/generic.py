@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
 from whichgpu.models.hf import parse_config
 
@@ -30,11 +30,11 @@ def parse_param_count(text: str) -> int:
         value = parse_count(text)
     except ValueError:
         raise InvalidInput(
-            _("--params takes a size like 7B, 350M or 1.5e9 (got {value!r})").format(value=text)
+            fmt(_("--params takes a size like 7B, 350M or 1.5e9 (got {value!r})"), value=text)
         ) from None
     if not 1e6 <= value <= 1e13:
         raise InvalidInput(
-            _("--params must be between 1M and 10T parameters (got {value!r})").format(value=text)
+            fmt(_("--params must be between 1M and 10T parameters (got {value!r})"), value=text)
         )
     return int(value)
 
@@ -60,6 +60,6 @@ def generic_config(n_params: int) -> dict[str, int | str | bool | float]:
 def generic_arch(text: str) -> ModelArch:
     n_params = parse_param_count(text)
     arch = parse_config(generic_config(n_params), f"generic-{text.strip().lower()}",
-                        _("generic {size} transformer").format(size=text.strip()),
+                        fmt(_("generic {size} transformer"), size=text.strip()),
                         "whichgpu shape rule (models/generic.py)")  # fmt: skip
     return arch

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import AttentionKind, Linear, ModelArch, ParamCounts
 
 Config = Mapping[str, Any]
@@ -28,8 +28,10 @@ def _get(config: Config, *keys: str, default: Any = _MISSING) -> Any:
             return value
     if default is _MISSING:
         raise InvalidInput(
-            _("config.json ({family}): missing {key!r}").format(
-                family=config.get("model_type", "?"), key=keys[0]
+            fmt(
+                _("config.json ({family}): missing {key!r}"),
+                family=config.get("model_type", "?"),
+                key=keys[0],
             )
         )
     return default
@@ -39,8 +41,10 @@ def _int(config: Config, *keys: str, default: Any = _MISSING) -> int:
     value = _get(config, *keys, default=default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput(
-            _("config.json: {key!r} must be a whole number >= 0 (got {value!r})").format(
-                key=keys[0], value=value
+            fmt(
+                _("config.json: {key!r} must be a whole number >= 0 (got {value!r})"),
+                key=keys[0],
+                value=value,
             )
         )
     return value
@@ -468,8 +472,10 @@ def parse_config(config: Config, model_id: str = "", name: str = "", source: str
     parser = FAMILIES.get(family)
     if parser is None:
         raise InvalidInput(
-            _("config.json: model_type {family!r} is not supported; supported: {valid}").format(
-                family=family, valid=", ".join(sorted(FAMILIES))
+            fmt(
+                _("config.json: model_type {family!r} is not supported; supported: {valid}"),
+                family=family,
+                valid=", ".join(sorted(FAMILIES)),
             )
         )
     arch = parser(config, family)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
 
 TIMEOUT_S = 10
@@ -26,7 +26,8 @@ def fetch_config_text(repo_id: str, timeout_s: int = TIMEOUT_S) -> str:
         path = hf_hub_download(repo_id=repo_id, filename="config.json")
     except Exception as error:  # network, authentication, missing repo: one line
         raise InvalidInput(
-            _("could not fetch {repo}/config.json from the Hub: {reason}").format(
+            fmt(
+                _("could not fetch {repo}/config.json from the Hub: {reason}"),
                 repo=repo_id,
                 reason=str(error).splitlines()[0] if str(error) else type(error).__name__,
             )

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch, ParamCounts
 
 
@@ -30,7 +30,7 @@ def parse_vit(config: Mapping[str, Any]) -> ModelArch:
         patch = int(config.get("patch_size", 16))
         channels = int(config.get("num_channels", 3))
     except (KeyError, TypeError, ValueError) as error:
-        raise InvalidInput(_("ViT config.json: missing or bad {key}").format(key=error)) from None
+        raise InvalidInput(fmt(_("ViT config.json: missing or bad {key}"), key=error)) from None
     patches = (image // patch) ** 2
     labels = _labels(config)
     params = ParamCounts(
@@ -70,9 +70,7 @@ def parse_resnet(config: Mapping[str, Any]) -> ModelArch:
         stem = int(config.get("embedding_size", 64))
         channels = int(config.get("num_channels", 3))
     except (KeyError, TypeError, ValueError) as error:
-        raise InvalidInput(
-            _("ResNet config.json: missing or bad {key}").format(key=error)
-        ) from None
+        raise InvalidInput(fmt(_("ResNet config.json: missing or bad {key}"), key=error)) from None
     convs = channels * stem * 7 * 7
     norms = 2 * stem
     width_in = stem

@@ -33,7 +33,7 @@ def build_workload(
     """A workload from a file, or from the CLI's flags for one component; constraint flags
     given with a file override the file's."""
     from whichgpu.errors import InvalidInput
-    from whichgpu.i18n import _
+    from whichgpu.i18n import _, fmt
 
     given = {k: v for k, v in component.items() if v is not None}
     limits = {k: v for k, v in constraints.items() if v is not None}
@@ -45,8 +45,9 @@ def build_workload(
         return Workload((make_component(given),), make_constraints(limits))
     if given:
         raise InvalidInput(
-            _("--file describes the components; drop --{flag} or put it in the file").format(
-                flag=next(iter(given)).replace("_", "-")
+            fmt(
+                _("--file describes the components; drop --{flag} or put it in the file"),
+                flag=next(iter(given)).replace("_", "-"),
             )
         )
     from whichgpu.userdata import read_user_file

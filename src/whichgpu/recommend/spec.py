@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
 
 Kind = Literal["train", "finetune", "lora", "qlora", "inference", "render", "fp64"]
@@ -146,7 +146,7 @@ def _bad(where: Where, path: tuple[str | int, ...], message: str) -> InvalidInpu
 
 def _closest(key: str, valid: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(key, valid, n=1)
-    return _(" (did you mean {match}?)").format(match=close[0]) if close else ""
+    return fmt(_(" (did you mean {match}?)"), match=close[0]) if close else ""
 
 
 def _number(value: object, key: str, where: Where, path: tuple[str | int, ...]) -> float:
@@ -160,8 +160,11 @@ def _number(value: object, key: str, where: Where, path: tuple[str | int, ...]) 
         raise _bad(
             where,
             path,
-            _("must be a number from {low:g} to {high:g} (got {value!r})").format(
-                low=low, high=high, value=value
+            fmt(
+                _("must be a number from {low:g} to {high:g} (got {value!r})"),
+                low=low,
+                high=high,
+                value=value,
             ),
         )
     return float(value)
@@ -173,8 +176,11 @@ def _integer(value: object, key: str, where: Where, path: tuple[str | int, ...])
         raise _bad(
             where,
             path,
-            _("must be a whole number from {low} to {high:,} (got {value!r})").format(
-                low=low, high=high, value=value
+            fmt(
+                _("must be a whole number from {low} to {high:,} (got {value!r})"),
+                low=low,
+                high=high,
+                value=value,
             ),
         )
     return value
@@ -182,7 +188,7 @@ def _integer(value: object, key: str, where: Where, path: tuple[str | int, ...])
 
 def _bool(value: object, where: Where, path: tuple[str | int, ...]) -> bool:
     if not isinstance(value, bool):
-        raise _bad(where, path, _("must be true or false (got {value!r})").format(value=value))
+        raise _bad(where, path, fmt(_("must be true or false (got {value!r})"), value=value))
     return value
 
 
@@ -194,8 +200,11 @@ def _choice(
         raise _bad(
             where,
             path,
-            _("unknown value {value!r}; valid: {valid}{hint}").format(
-                value=value, valid=", ".join(valid), hint=_closest(key, valid)
+            fmt(
+                _("unknown value {value!r}; valid: {valid}{hint}"),
+                value=value,
+                valid=", ".join(valid),
+                hint=_closest(key, valid),
             ),
         )
     return key
@@ -206,7 +215,7 @@ def parse_names(
 ) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list | tuple):
-        raise _bad(where, path, _("must be a list of: {valid}").format(valid=", ".join(valid)))
+        raise _bad(where, path, fmt(_("must be a list of: {valid}"), valid=", ".join(valid)))
     return tuple(dict.fromkeys(_choice(v, valid, where, path) for v in items if str(v).strip()))
 
 
@@ -218,8 +227,10 @@ def _check_keys(
             raise _bad(
                 where,
                 (*path, key),
-                _("unknown field; valid: {valid}{hint}").format(
-                    valid=", ".join(valid), hint=_closest(str(key), valid)
+                fmt(
+                    _("unknown field; valid: {valid}{hint}"),
+                    valid=", ".join(valid),
+                    hint=_closest(str(key), valid),
                 ),
             )
 
@@ -238,7 +249,7 @@ def make_component(
     _check_keys(raw, _COMPONENT_KEYS, where, *path)
     if "kind" not in raw:
         raise _bad(
-            where, (*path, "kind"), _("missing; one of: {valid}").format(valid=", ".join(KINDS))
+            where, (*path, "kind"), fmt(_("missing; one of: {valid}"), valid=", ".join(KINDS))
         )
     values: dict[str, Any] = {}
     for key, value in raw.items():
@@ -255,7 +266,7 @@ def make_component(
             values[key] = _bool(value, where, at)
         else:
             if not isinstance(value, str | int | float) or isinstance(value, bool):
-                raise _bad(where, at, _("must be text (got {value!r})").format(value=value))
+                raise _bad(where, at, fmt(_("must be text (got {value!r})"), value=value))
             values[key] = str(value)
     component = Component(**values, arch=arch)
     if arch is not None:

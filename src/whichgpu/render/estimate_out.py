@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.explain import localize
 from whichgpu.fields import format_duration
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
 from whichgpu.render.json_doc import SCHEMA_VERSION
 from whichgpu.throughput import ThroughputEstimate
@@ -43,23 +44,27 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch, console: Console
     )
     console.print(Text(f"{arch.name} · {result.workload} · {gpus}", style="bold"))
     console.print(
-        _("Throughput: {value:,.1f} {unit} (likely {low:,.1f}–{high:,.1f}), {bound}-bound").format(
-            value=rate.value, unit=rate.unit, low=rate.low, high=rate.high, bound=_(result.bound)
+        fmt(
+            _("Throughput: {value:,.1f} {unit} (likely {low:,.1f}–{high:,.1f}), {bound}-bound"),
+            value=rate.value,
+            unit=rate.unit,
+            low=rate.low,
+            high=rate.high,
+            bound=_(result.bound),
         )
     )
     if result.tokens_per_s_per_sequence is not None:
-        console.print(
-            _("Per sequence: {n:,.1f} tokens/s").format(n=result.tokens_per_s_per_sequence)
-        )
+        console.print(fmt(_("Per sequence: {n:,.1f} tokens/s"), n=result.tokens_per_s_per_sequence))
     if result.ttft_s is not None:
-        console.print(_("Time to first token: {ms:,.0f} ms").format(ms=result.ttft_s * 1e3))
+        console.print(fmt(_("Time to first token: {ms:,.0f} ms"), ms=result.ttft_s * 1e3))
     if result.mfu is not None:
-        console.print(_("MFU: {mfu:.0%}").format(mfu=result.mfu))
+        console.print(fmt(_("MFU: {mfu:.0%}"), mfu=result.mfu))
     if result.time_s is not None:
         low = result.time_s * rate.value / rate.high
         high = result.time_s * rate.value / rate.low
         console.print(
-            _("Time: {t} (likely {low}–{high})").format(
+            fmt(
+                _("Time: {t} (likely {low}–{high})"),
                 t=format_duration(result.time_s),
                 low=format_duration(low),
                 high=format_duration(high),
@@ -67,9 +72,10 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch, console: Console
         )
     console.print(
         Text(
-            _("Efficiency {eta:.0%} of the roofline ({provenance}; as the {harness} harness "
-              "runs it). Accuracy: docs/perf-accuracy.md").format(
-                eta=result.efficiency, provenance=result.provenance, harness=result.harness
+            fmt(_("Efficiency {eta:.0%} of the roofline ({provenance}; as the {harness} harness "
+              "runs it). Accuracy: docs/perf-accuracy.md"), eta=result.efficiency,
+                provenance=localize(result.provenance),
+                harness=result.harness,
             ),
             style="dim",
         )

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.estimate.assumptions import DEFAULTS
 from whichgpu.estimate.memory import COMPONENTS
 from whichgpu.estimate.serving import ServingCapacity
+from whichgpu.explain import localize
 from whichgpu.fit import FitResult
-from whichgpu.i18n import N_, _
+from whichgpu.i18n import N_, _, fmt
 from whichgpu.render.json_doc import SCHEMA_VERSION
 from whichgpu.units import BYTES_PER_GIB
 
@@ -92,29 +93,35 @@ def _describe(result: FitResult) -> str:
     job, arch = result.job, result.arch
     parts = [f"{arch.name}: {arch.total_params / 1e9:.2f} B " + _("parameters")]
     if arch.is_moe:
-        parts[0] += " " + _("({active:.2f} B active)").format(active=arch.active_params / 1e9)
+        parts[0] += " " + fmt(_("({active:.2f} B active)"), active=arch.active_params / 1e9)
     parts.append(_(job.task))
     shown = job.math_precision
     parts.append(shown if job.quant is None else f"{shown}, {job.quant}")
     if arch.kind in ("cnn", "vit"):
         parts.append(
-            _("batch of {b} images ({side}×{side})").format(b=job.batch, side=arch.image_size)
+            fmt(_("batch of {b} images ({side}×{side})"), b=job.batch, side=arch.image_size)
         )
     else:
         tokens = (
-            _("{prompt} + {generate} tokens").format(
-                prompt=job.prompt or job.seq, generate=job.generate
+            fmt(
+                _("{prompt} + {generate} tokens"),
+                prompt=job.prompt or job.seq,
+                generate=job.generate,
             )
             if job.generate
-            else _("{n} tokens").format(n=job.tokens)
+            else fmt(_("{n} tokens"), n=job.tokens)
         )
-        parts.append(_("batch {b} × {tokens}").format(b=job.batch, tokens=tokens))
+        parts.append(fmt(_("batch {b} × {tokens}"), b=job.batch, tokens=tokens))
     if job.training:
         parts.append(job.optimizer)
     if job.gpus > 1:
         parts.append(
-            _("{gpus} GPUs (ZeRO-{zero}, tp {tp}, pp {pp})").format(
-                gpus=job.gpus, zero=job.zero, tp=job.tp, pp=job.pp
+            fmt(
+                _("{gpus} GPUs (ZeRO-{zero}, tp {tp}, pp {pp})"),
+                gpus=job.gpus,
+                zero=job.zero,
+                tp=job.tp,
+                pp=job.pp,
             )
         )
     return " · ".join(parts)
@@ -127,14 +134,17 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
     est = result.estimate
     console.print(Text(_describe(result), style="bold"))
     console.print(
-        _("Peak per GPU: {total:.1f} GiB during the {phase} ({tensors:.1f} GiB of tensors + "
-          "{overhead:.1f} GiB overhead)").format(
+        fmt(
+            _(
+                "Peak per GPU: {total:.1f} GiB during the {phase} ({tensors:.1f} GiB of tensors + "
+                "{overhead:.1f} GiB overhead)"
+            ),
             total=est.total_gib,
             phase=_(est.phase),
             tensors=est.tensor_bytes / BYTES_PER_GIB,
             overhead=est.components["overhead"] / BYTES_PER_GIB,
         )
-    )  # fmt: skip
+    )
     table = Table(title=_("Memory at the peak, per GPU"))
     table.add_column(_("Component"))
     table.add_column("GiB", justify="right")
@@ -150,7 +160,7 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
         gpus.add_column(header, justify="right" if header != _("GPU") else "left")
     for row in result.gpus:
         fits = _("yes") if row.fits else _("no")
-        count = "—" if row.min_count is None else f"{row.min_count} ({row.strategy})"
+        count = "—" if row.min_count is None else f"{row.min_count} ({localize(row.strategy)})"
         if row.min_count is None:
             count = _("no count: activations alone exceed it")
         gpus.add_row(
@@ -163,24 +173,34 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
     console.print(gpus)
     if result.changes:
         where = result.target.short_name if result.target else _("the largest GPU")
-        console.print(Text(_("What would make it fit on {gpu}:").format(gpu=where), style="bold"))
+        console.print(Text(fmt(_("What would make it fit on {gpu}:"), gpu=where), style="bold"))
         for change in result.changes:
             what = "; ".join(n.render() for n in change.notes)
             console.print(f"- {what}: {change.needed_gib:,.1f} GiB")
     if serving is not None:
         console.print(
-            _("Serving on {gpu} at --gpu-memory-utilization {u}: {budget:.1f} GiB of KV cache = "
-              "{blocks:,} blocks of {block} tokens → {n:,} concurrent sequences of {tokens:,} "
-              "tokens").format(
-                gpu=serving.gpu.short_name, u=serving.utilization, budget=serving.kv_budget_gib,
-                blocks=serving.blocks, block=serving.tokens_per_block,
-                n=serving.max_concurrent_sequences, tokens=serving.sequence_tokens,
+            fmt(
+                _(
+                    "Serving on {gpu} at --gpu-memory-utilization {u}: {budget:.1f} GiB of KV "
+                    "cache = "
+                    "{blocks:,} blocks of {block} tokens → {n:,} concurrent sequences of "
+                    "{tokens:,} "
+                    "tokens"
+                ),
+                gpu=serving.gpu.short_name,
+                u=serving.utilization,
+                budget=serving.kv_budget_gib,
+                blocks=serving.blocks,
+                block=serving.tokens_per_block,
+                n=serving.max_concurrent_sequences,
+                tokens=serving.sequence_tokens,
             )
-        )  # fmt: skip
+        )
     console.print(
         Text(
-            _("Assumed: {items}").format(
-                items="; ".join(f"{a.name} = {a.value:g} {a.unit}".strip() for a in DEFAULTS[:2])
+            fmt(
+                _("Assumed: {items}"),
+                items="; ".join(f"{a.name} = {a.value:g} {a.unit}".strip() for a in DEFAULTS[:2]),
             ),
             style="dim",
         )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.catalog.records import MigProfile
 from whichgpu.estimate.mig import GpuPlan, MigPlan, profile_gib
 from whichgpu.explain import Note, render
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.mig import MigResult
 from whichgpu.render.json_doc import SCHEMA_VERSION
 
@@ -178,7 +178,7 @@ def print_mig(result: MigResult, console: Console) -> None:
                 console.print(f"  • {service}: {why.render()}")
     else:
         console.print(
-            Text(_("Plan: {gpus} × {gpu}").format(gpus=pick.gpus, gpu=pick.gpu.name), style="bold")
+            Text(fmt(_("Plan: {gpus} × {gpu}"), gpus=pick.gpus, gpu=pick.gpu.name), style="bold")
         )
         for gpu in pick.plan.gpus:
             parts = ", ".join(
@@ -215,8 +215,8 @@ def print_mix(gpu_name: str, names: list[str], why: Note | None, console: Consol
     from rich.text import Text
 
     if why is None:
-        text = _("Valid on one {gpu}: {mix}").format(gpu=gpu_name, mix=", ".join(names))
+        text = fmt(_("Valid on one {gpu}: {mix}"), gpu=gpu_name, mix=", ".join(names))
         console.print(Text(text, style="bold green"))
     else:
-        text = _("Refused on one {gpu}: {why}").format(gpu=gpu_name, why=why.render())
+        text = fmt(_("Refused on one {gpu}: {why}"), gpu=gpu_name, why=why.render())
         console.print(Text(text, style="bold red"))

@@ -7,10 +7,12 @@ from user input are drawn as plain text, never parsed as mathtext)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.recommend.engine import Option, Recommendation
 from whichgpu.units import BYTES_PER_GIB
 
@@ -66,7 +68,7 @@ def _value_chart(ax: Axes, result: Recommendation) -> None:
         ax.text(0.5, 0.5, _("no priced option"), ha="center", va="center")
     ax.set_xscale("log")
     ax.set_xlabel(_("cost per job, US$") if per_job else _("cost per hour, US$"))
-    ax.set_ylabel(_("throughput per $/h ({unit})").format(unit=unit))
+    ax.set_ylabel(fmt(_("throughput per $/h ({unit})"), unit=unit))
     ax.set_title(_("Value against cost"))
     if front:
         ax.legend(fontsize=7)
@@ -108,32 +110,54 @@ def _memory_chart(ax: Axes, result: Recommendation) -> None:
         tick.set_parse_math(False)
     ax.set_ylabel(_("GiB per GPU (dashed: capacity)"))
     ax.set_title(
-        _("Memory on {option}").format(option=_label(option)) if option else "", parse_math=False
+        fmt(_("Memory on {option}"), option=_label(option)) if option else "", parse_math=False
     )
     ax.legend(fontsize=7)
 
 
-def plot_recommendation(result: Recommendation, path: Path) -> None:
-    """Write both charts side by side to ``path`` (.png or .svg)."""
+#: Fonts tried glyph by glyph (matplotlib ≥ 3.6 falls back per character): Latin first, then
+#: Japanese fonts Debian and most desktops ship, so Japanese labels are not drawn as boxes.
+FONTS = ["DejaVu Sans", "IPAGothic", "IPAexGothic", "IPAPGothic", "Noto Sans CJK JP"]
+
+
+@contextmanager
+def _fonts(extra: dict[str, object] | None = None) -> Iterator[None]:
+    """Matplotlib settings for whichgpu's charts; a missing glyph (no Japanese font on the
+    machine) draws a box rather than failing, and matplotlib's warning about it is muted."""
+    import logging
+    import warnings
+
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    settings = {"font.family": "sans-serif", "font.sans-serif": FONTS, **(extra or {})}
+    with matplotlib.rc_context(settings), warnings.catch_warnings():  # type: ignore[arg-type]
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        yield
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
-    _value_chart(left, result)
-    _memory_chart(right, result)
-    fig.tight_layout()
+
+def plot_recommendation(result: Recommendation, path: Path) -> None:
+    """Write both charts side by side to ``path`` (.png or .svg)."""
+    from matplotlib.figure import Figure
+
+    with _fonts():
+        fig = Figure(figsize=(11, 4.5))
+        left, right = fig.subplots(1, 2)
+        _value_chart(left, result)
+        _memory_chart(right, result)
+        fig.tight_layout()
+        _save(fig, path)
+
+
+def _save(fig: Any, path: Path) -> None:
     try:
         fig.savefig(path)
     except OSError as error:
         from whichgpu.errors import InvalidInput
 
         raise InvalidInput(
-            _("cannot write {path}: {reason}").format(path=path, reason=error.strerror)
+            fmt(_("cannot write {path}: {reason}"), path=path, reason=error.strerror)
         ) from None
-    finally:
-        plt.close(fig)
 
 
 def recommendation_svgs(result: Recommendation) -> tuple[str, str]:
@@ -141,13 +165,10 @@ def recommendation_svgs(result: Recommendation) -> tuple[str, str]:
     documents to inline in HTML: no XML prolog, text kept as text, stable element ids."""
     import io
 
-    import matplotlib
     from matplotlib.figure import Figure
 
     out: list[str] = []
-    with matplotlib.rc_context(
-        {"svg.fonttype": "none", "svg.hashsalt": "whichgpu", "font.family": "sans-serif"}
-    ):
+    with _fonts({"svg.fonttype": "none", "svg.hashsalt": "whichgpu"}):
         for draw, prefix in ((_value_chart, "value"), (_memory_chart, "memory")):
             fig = Figure(figsize=(6.4, 4.2))
             draw(fig.add_subplot(), result)

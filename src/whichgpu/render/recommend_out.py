@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.explain import Note, render
+from whichgpu.explain import Note, localize, render
 from whichgpu.fields import format_cost, format_duration, format_rate
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.recommend.engine import Option, Recommendation
 from whichgpu.render.json_doc import SCHEMA_VERSION
 
@@ -133,7 +133,8 @@ def print_recommend(
     feasible = [o for o in rows if o.feasible][:top]
     rows = feasible + [o for o in rows if not o.feasible][: max(0, top - len(feasible))]
     title = result.workload.name or _("Recommendation")
-    table = Table(title=f"{title} · {_('objective')}: {_(result.objective)}", title_justify="left")
+    heading = fmt(_("{title} · objective: {objective}"), title=title, objective=_(result.objective))
+    table = Table(title=heading, title_justify="left")
     for header, justify in (
         ("#", "right"),
         (_("GPU"), "left"),
@@ -160,7 +161,7 @@ def print_recommend(
         table.add_row(
             str(i),
             _hardware(option),
-            _(option.market) if option.market else "—",
+            localize(option.market) if option.market else "—",
             format_cost(option.usd_per_h),
             format_duration(option.time_s),
             format_cost(option.cost_usd),
@@ -174,7 +175,7 @@ def print_recommend(
         for n in result.infeasible:
             console.print(f"  • {n.render()}")
     else:
-        console.print(Text(_("Pick: {option}").format(option=_hardware(result.pick)), style="bold"))
+        console.print(Text(fmt(_("Pick: {option}"), option=_hardware(result.pick)), style="bold"))
         for n in result.reasons:
             console.print(f"  ✓ {n.render()}")
     if result.warnings:

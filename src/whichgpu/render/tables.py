@@ -11,7 +11,7 @@ from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price
 from whichgpu.catalog.store import Catalog
 from whichgpu.compare import Comparison, GpuComparison
 from whichgpu.fields import FIELDS, format_field, format_number, format_usd, format_usd_range
-from whichgpu.i18n import N_, _
+from whichgpu.i18n import N_, _, fmt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,9 +29,7 @@ def _gen(count: int | None, gen: int | None) -> str:
     if count == 0:
         return _("none")
     return (
-        f"{count:,}"
-        if gen is None
-        else _("{count} (gen {gen})").format(count=f"{count:,}", gen=gen)
+        f"{count:,}" if gen is None else fmt(_("{count} (gen {gen})"), count=f"{count:,}", gen=gen)
     )
 
 
@@ -104,7 +102,7 @@ SPEC_ROWS: list[tuple[str, tuple[str, ...], Callable[[GPU], str]]] = [
     (
         N_("MIG"),
         ("mig_max_instances",),
-        lambda g: _("up to {n} instances").format(n=g.mig_max_instances) if g.has_mig else _("no"),
+        lambda g: fmt(_("up to {n} instances"), n=g.mig_max_instances) if g.has_mig else _("no"),
     ),
     (N_("ECC memory"), ("ecc",), _optional("ecc")),
     (
@@ -115,7 +113,7 @@ SPEC_ROWS: list[tuple[str, tuple[str, ...], Callable[[GPU], str]]] = [
     (
         N_("PCIe generation"),
         ("pcie_gen",),
-        lambda g: _("Gen {n}").format(n=g.pcie_gen) if g.pcie_gen else _("not published"),
+        lambda g: fmt(_("Gen {n}"), n=g.pcie_gen) if g.pcie_gen else _("not published"),
     ),
     (N_("Launch year"), ("launch_year",), lambda g: str(g.launch_year)),
 ]
@@ -124,8 +122,10 @@ SPEC_ROWS: list[tuple[str, tuple[str, ...], Callable[[GPU], str]]] = [
 def _range_cell(found: PriceRange | None) -> str:
     if found is None:
         return _("no listing")
-    return _("{range}/h ({n})").format(
-        range=format_usd_range(found.low_usd_per_h, found.high_usd_per_h), n=found.count
+    return fmt(
+        _("{range}/h ({n})"),
+        range=format_usd_range(found.low_usd_per_h, found.high_usd_per_h),
+        n=found.count,
     )
 
 
@@ -146,15 +146,16 @@ def price_date(price: Price, catalog: Catalog, today: date) -> str:
     if months is None:
         source = catalog.source(price.source)
         retrieved = source.retrieved.isoformat() if source else "?"
-        return _("undated, retrieved {date}").format(date=retrieved)
-    return _("as of {date}, {months} months old").format(date=price.as_of, months=months)
+        return fmt(_("undated, retrieved {date}"), date=retrieved)
+    return fmt(_("as of {date}, {months} months old"), date=price.as_of, months=months)
 
 
 def price_citation(price: Price, catalog: Catalog, today: date) -> str:
     where = ", ".join(part for part in (price.provider, price.region, price.instance) if part)
     source = catalog.source(price.source)
     title = source.title if source else price.source
-    return _("{price}/h {where} ({date}; {source})").format(
+    return fmt(
+        _("{price}/h {where} ({date}; {source})"),
         price=format_usd(price.price_usd_per_h),
         where=where,
         date=price_date(price, catalog, today),
@@ -177,7 +178,7 @@ def print_compare(comparison: Comparison, catalog: Catalog, today: date, console
             out.append(" ✗" + "".join(f"[{n}]" for n in found), style="bold red")
         return out
 
-    table = Table(title=_("GPU comparison (baseline: {gpu})").format(gpu=comparison.baseline.name))
+    table = Table(title=fmt(_("GPU comparison (baseline: {gpu})"), gpu=comparison.baseline.name))
     table.add_column(_("Spec"), style="bold")
     for row in comparison.gpus:
         table.add_column(row.gpu.short_name, overflow="fold")
@@ -187,26 +188,26 @@ def print_compare(comparison: Comparison, catalog: Catalog, today: date, console
     for index, market in enumerate(comparison.markets):
         marked = ("rent",) if index == 0 else ()
         table.add_row(
-            _("Rent, {market}").format(market=_(market)),
+            fmt(_("Rent, {market}"), market=_(market)),
             *(cell(row, marked, _range_cell(row.prices.get(market))) for row in comparison.gpus),
         )
     for condition in ("new", "used"):
         table.add_row(
-            _("Buy, {condition}").format(condition=_(condition)),
+            fmt(_("Buy, {condition}"), condition=_(condition)),
             *(_purchase_cell(row, condition) for row in comparison.gpus),
         )
     table.add_section()
     base = comparison.baseline.short_name
     table.add_row(
-        _("Bandwidth vs {gpu}").format(gpu=base),
+        fmt(_("Bandwidth vs {gpu}"), gpu=base),
         *(_ratio(r.derived.bandwidth_ratio) for r in comparison.gpus),
     )
     table.add_row(
-        _("FP16 tensor vs {gpu}").format(gpu=base),
+        fmt(_("FP16 tensor vs {gpu}"), gpu=base),
         *(_ratio(r.derived.fp16_tensor_ratio) for r in comparison.gpus),
     )
     table.add_row(
-        _("FP64 vs {gpu}").format(gpu=base),
+        fmt(_("FP64 vs {gpu}"), gpu=base),
         *(_ratio(r.derived.fp64_ratio) for r in comparison.gpus),
     )
     table.add_row(
@@ -238,8 +239,9 @@ def print_compare(comparison: Comparison, catalog: Catalog, today: date, console
         if not row.prices:
             console.print(
                 Text(
-                    _("{gpu}: no rental listing in the catalog; add yours with --prices.").format(
-                        gpu=row.gpu.name
+                    fmt(
+                        _("{gpu}: no rental listing in the catalog; add yours with --prices."),
+                        gpu=row.gpu.name,
                     )
                 )
             )
@@ -270,7 +272,7 @@ def print_gpu_list(gpus: list[GPU], catalog: Catalog, console: Console) -> None:
 
     from whichgpu.catalog.prices import rent_range
 
-    table = Table(title=_("GPU catalog ({n} GPUs)").format(n=len(gpus)))
+    table = Table(title=fmt(_("GPU catalog ({n} GPUs)"), n=len(gpus)))
     for header in (
         _("ID"),
         _("Name"),

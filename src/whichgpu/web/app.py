@@ -20,7 +20,7 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
 from whichgpu.catalog.store import Catalog
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 from whichgpu.web import api
 from whichgpu.web.core import (
     LANGUAGE_COOKIE,
@@ -175,13 +175,13 @@ def validation_problem(request: Request, error: RequestValidationError) -> Probl
             model = api.BODY_MODELS.get(request.url.path)
             holder = _model_at(model, loc[1:-1]) if model is not None else None
             valid = ", ".join(holder.model_fields) if holder is not None else ""
-            text = _("unknown field; valid: {valid}").format(valid=valid)
+            text = fmt(_("unknown field; valid: {valid}"), valid=valid)
         elif item.get("type") == "missing":
             text = _("required")
         elif item.get("type") == "json_invalid":
             text = _("not valid JSON")
         elif "input" in item and item.get("type") not in ("model_attributes_type", "dict_type"):
-            text = _("{problem} (got {value!r})").format(problem=text, value=item["input"])
+            text = fmt(_("{problem} (got {value!r})"), problem=text, value=item["input"])
         parts.append(f"{field}: {text}")
     message = "; ".join(parts) or _("invalid request")
     return Problem(422, "invalid_input", message, first_field)
@@ -239,8 +239,9 @@ def create_app(catalog: Catalog | None = None) -> FastAPI:
             elif error.status_code == 400:  # a body FastAPI cannot decode (not UTF-8 JSON)
                 problem = Problem(422, "invalid_input", _("body: not valid JSON"), "body")
             elif error.status_code == 404:
-                problem = Problem(404, "not_found", _("no such page: {path}").format(
-                    path=request.url.path))  # fmt: skip
+                problem = Problem(
+                    404, "not_found", fmt(_("no such page: {path}"), path=request.url.path)
+                )
             else:
                 problem = Problem(error.status_code, "http_error", str(error.detail))
             if request.url.path.startswith(api.PREFIX):
@@ -297,9 +298,11 @@ def _pages(app: FastAPI) -> None:
                             except UnicodeDecodeError:
                                 with speaking(request.state.language):
                                     problem = Problem(
-                                        422, "invalid_input",
-                                        _("config: a config.json is UTF-8 JSON text"), "config",
-                                    )  # fmt: skip
+                                        422,
+                                        "invalid_input",
+                                        _("config: a config.json is UTF-8 JSON text"),
+                                        "config",
+                                    )
                     continue
                 lists.setdefault(key, []).append(value)
                 fields[key] = value
@@ -528,28 +531,29 @@ def compare_context(
         marked = ("rent",) if index == 0 else ()
         prices.append(
             (
-                _("Rent, {market}").format(market=_(market)),
+                fmt(_("Rent, {market}"), market=_(market)),
                 [cell(r.gpu.id, marked, _range_cell(r.prices.get(market))) for r in rows],
             )
         )
     for condition in ("new", "used"):
         prices.append(
             (
-                _("Buy, {condition}").format(condition=_(condition)),
+                fmt(_("Buy, {condition}"), condition=_(condition)),
                 [cell(r.gpu.id, (), _purchase_cell(r, condition)) for r in rows],
             )
         )
     base = comparison.baseline.short_name
     derived = [
-        (_("Bandwidth vs {gpu}").format(gpu=base),
-         [_ratio(r.derived.bandwidth_ratio) for r in rows]),
-        (_("FP16 tensor vs {gpu}").format(gpu=base),
-         [_ratio(r.derived.fp16_tensor_ratio) for r in rows]),
-        (_("FP64 vs {gpu}").format(gpu=base), [_ratio(r.derived.fp64_ratio) for r in rows]),
+        (fmt(_("Bandwidth vs {gpu}"), gpu=base), [_ratio(r.derived.bandwidth_ratio) for r in rows]),
+        (
+            fmt(_("FP16 tensor vs {gpu}"), gpu=base),
+            [_ratio(r.derived.fp16_tensor_ratio) for r in rows],
+        ),
+        (fmt(_("FP64 vs {gpu}"), gpu=base), [_ratio(r.derived.fp64_ratio) for r in rows]),
         (_("FP16 TFLOPS per $/h"), [_pair(r.derived.fp16_tflops_per_usd_per_h) for r in rows]),
         (_("GB of VRAM per $/h"), [_pair(r.derived.gb_per_usd_per_h) for r in rows]),
         (_("Hours per $100"), [_pair(r.derived.hours_per_100_usd) for r in rows]),
-    ]  # fmt: skip
+    ]
     today = service.today()
     listings = []
     for r in rows:
@@ -640,9 +644,13 @@ def gpu_context(service: Service, gpu: Any) -> dict[str, Any]:
     for p in catalog.purchase_for(gpu.id):
         source = catalog.source(p.source)
         purchases.append(
-            (_(p.condition), format_usd_range(p.low_usd, p.high_usd), source.title if source
-             else p.source, p.as_of)
-        )  # fmt: skip
+            (
+                _(p.condition),
+                format_usd_range(p.low_usd, p.high_usd),
+                source.title if source else p.source,
+                p.as_of,
+            )
+        )
     return {"gpu": gpu, "specs": specs, "markets": markets, "purchases": purchases}
 
 

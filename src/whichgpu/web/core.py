@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import whichgpu.i18n as i18n
 from whichgpu.errors import AmbiguousName, InvalidInput, UnknownName, WhichGPUError
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
@@ -211,7 +211,7 @@ class Service:
             if name != "article":
                 raise FieldError(
                     "catalog",
-                    _("unknown catalog {value!r}; valid: full, article").format(value=name),
+                    fmt(_("unknown catalog {value!r}; valid: full, article"), value=name),
                 )
             if self._article is None:
                 from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
@@ -287,7 +287,7 @@ class Service:
             if not 0 < utilization <= 1:
                 raise FieldError(
                     "gpu_memory_utilization",
-                    _("must be in (0, 1] (got {value})").format(value=utilization),
+                    fmt(_("must be in (0, 1] (got {value})"), value=utilization),
                 )
             if job.training:
                 raise FieldError("gpu_memory_utilization", _("is for task inference"))
@@ -315,7 +315,7 @@ class Service:
         epochs = body.get("epochs", 1.0)
         for name, value in (("tokens", tokens), ("images", images), ("epochs", epochs)):
             if value is not None and value <= 0:
-                raise FieldError(name, _("must be positive (got {value})").format(value=value))
+                raise FieldError(name, fmt(_("must be positive (got {value})"), value=value))
         catalog = self.catalog()
         arch = model_arch(body.get("model"), body.get("params"), body.get("config"))
         work = tokens if tokens is not None else (images * epochs if images is not None else None)
@@ -335,8 +335,10 @@ class Service:
         if objective not in OBJECTIVES:
             raise FieldError(
                 "objective",
-                _("unknown objective {value!r}; valid: {valid}").format(
-                    value=objective, valid=", ".join(OBJECTIVES)
+                fmt(
+                    _("unknown objective {value!r}; valid: {valid}"),
+                    value=objective,
+                    valid=", ".join(OBJECTIVES),
                 ),
             )
         catalog = self.catalog(catalog_name)
@@ -408,7 +410,7 @@ def hours(text: str, field: str) -> float:
         return parse_duration_h(text)
     except ValueError:
         raise FieldError(
-            field, _("takes a duration like 48h, 3d or 90min (got {value!r})").format(value=text)
+            field, fmt(_("takes a duration like 48h, 3d or 90min (got {value!r})"), value=text)
         ) from None
 
 
@@ -417,7 +419,7 @@ def _int(text: str, field: str) -> int:
         return int(text.strip())
     except ValueError:
         raise FieldError(
-            field, _("must be a whole number (got {value!r})").format(value=text)
+            field, fmt(_("must be a whole number (got {value!r})"), value=text)
         ) from None
 
 
@@ -425,9 +427,9 @@ def _float(text: str, field: str) -> float:
     try:
         value = float(text.strip())
     except ValueError:
-        raise FieldError(field, _("must be a number (got {value!r})").format(value=text)) from None
+        raise FieldError(field, fmt(_("must be a number (got {value!r})"), value=text)) from None
     if not math.isfinite(value):
-        raise FieldError(field, _("must be a finite number (got {value!r})").format(value=text))
+        raise FieldError(field, fmt(_("must be a finite number (got {value!r})"), value=text))
     return value
 
 
@@ -471,8 +473,10 @@ def recommend_form(
         _config_object(config)
         arch = arch_from_config_text(config, config_name or "config.json")
         component["arch"] = arch  # parsed as data; its exact shape drives memory and speed
-        note = _("config.json: {name}, {params:.2f} B parameters.").format(
-            name=arch.name, params=arch.total_params / 1e9
+        note = fmt(
+            _("config.json: {name}, {params:.2f} B parameters."),
+            name=arch.name,
+            params=arch.total_params / 1e9,
         )
     elif given("params"):
         component["params"] = given("params")
@@ -533,9 +537,7 @@ def _config_object(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise FieldError(
-            "config", _("not valid JSON ({reason})").format(reason=error.msg)
-        ) from None
+        raise FieldError("config", fmt(_("not valid JSON ({reason})"), reason=error.msg)) from None
 
 
 def run(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]:

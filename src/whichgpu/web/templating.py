@@ -8,6 +8,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from whichgpu.explain import localize
 from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _, format_decimal, ngettext
 
@@ -42,7 +43,9 @@ def environment() -> Environment:
     env.install_gettext_callables(  # type: ignore[attr-defined]
         _gettext, _ngettext, newstyle=True
     )
-    env.filters.update(usd=usd, rate=rate, number=number, duration=format_duration)
+    env.filters.update(
+        usd=usd, rate=rate, number=number, duration=format_duration, localize=localize
+    )
     return env
 
 

@@ -1,0 +1,158 @@
+"""English, French and Japanese: complete catalogs, placeholders kept, numbers in the
+reader's notation, tables that line up in Japanese, and goldens of compare and recommend."""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import golden, run_cli
+from whichgpu.explain import MESSAGES, note
+from whichgpu.i18n import LANGUAGES, fmt, format_decimal, set_language
+
+LOCALE = Path(__file__).parents[1] / "src" / "whichgpu" / "i18n" / "locale"
+
+
+@pytest.fixture(autouse=True)
+def _english_after() -> Iterator[None]:
+    yield
+    set_language(None)
+
+
+def _catalog(language: str) -> object:
+    from babel.messages.pofile import read_po
+
+    with (LOCALE / f"{language}.po").open("rb") as handle:
+        return read_po(handle, locale=language)
+
+
+def _template_ids() -> set[str]:
+    from babel.messages.pofile import read_po
+
+    with (LOCALE / "whichgpu.pot").open("rb") as handle:
+        return {m.id for m in read_po(handle) if m.id}
+
+
+def placeholders(text: str) -> list[tuple[str, str]]:
+    return sorted(
+        (name, spec or "")
+        for _t, name, spec, _c in string.Formatter().parse(text)
+        if name is not None
+    )
+
+
+@pytest.mark.parametrize("language", ["fr", "ja"])
+def test_every_message_is_translated(language: str) -> None:
+    catalog = _catalog(language)
+    translated = {m.id: m for m in catalog if m.id}  # type: ignore[attr-defined]
+    missing = sorted(
+        i for i in _template_ids() if not translated.get(i) or not translated[i].string
+    )
+    assert not missing, f"{len(missing)} messages lack a {language} translation: {missing[:5]}"
+    fuzzy = [m.id for m in translated.values() if m.fuzzy]
+    assert not fuzzy, f"fuzzy {language} entries: {fuzzy[:5]}"
+
+
+@pytest.mark.parametrize("language", ["fr", "ja"])
+def test_translations_keep_the_placeholders(language: str) -> None:
+    wrong = [
+        (m.id, m.string)
+        for m in _catalog(language)  # type: ignore[attr-defined]
+        if m.id and m.string and placeholders(m.id) != placeholders(m.string)
+    ]
+    assert not wrong, wrong[:5]
+
+
+def test_the_template_covers_every_reason_and_warning() -> None:
+    ids = _template_ids()
+    assert not [code for code, text in MESSAGES.items() if text not in ids]
+
+
+@pytest.mark.parametrize(
+    ("language", "expected"),
+    [("en", "1,234.56 | 1,000 | 31%"), ("fr", "1\u202f234,56 | 1\u202f000 | 31\u00a0%"),
+     ("ja", "1,234.56 | 1,000 | 31%")],
+)  # fmt: skip
+def test_numbers_in_the_readers_notation(language: str, expected: str) -> None:
+    set_language(language)
+    assert fmt("{a:,.2f} | {b:,} | {c:.0%}", a=1234.56, b=1000, c=0.31) == expected
+    assert format_decimal(0.96, 2) == ("0,96" if language == "fr" else "0.96")
+
+
+def test_french_prices_and_hours() -> None:
+    """The issue's examples: ``0,96 $/h`` and ``1 000 heures`` in French."""
+    set_language("fr")
+    from whichgpu.fields import format_usd
+
+    assert format_usd(0.96) == "0,96 $"
+    assert fmt("{n:,} heures", n=1000) == "1\u202f000 heures"
+
+
+def test_notes_render_in_each_language() -> None:
+    n = note("warn_price_range", cost=1234.5, high=2000.0)
+    texts = {}
+    for language in LANGUAGES:
+        set_language(language)
+        texts[language] = n.render()
+    assert (
+        texts["en"]
+        == "At the high end of the listings the job costs $2,000.00 instead of $1,234.50."
+    )
+    assert "1\u202f234,50" in texts["fr"] and "2\u202f000,00" in texts["fr"]
+    assert "$1,234.50" in texts["ja"] and texts["ja"] != texts["en"]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_compare_golden(language: str) -> None:
+    result = run_cli("compare", "a100-80gb-sxm", "rtx-a6000", "rtx-a2000", "--lang", language)
+    assert result.code == 0, result.stderr
+    golden(f"compare_article_{language}.txt", result.stdout)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_recommend_golden(language: str) -> None:
+    result = run_cli("recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8",
+                     "--catalog", "article", "--baseline", "a100", "--lang", language)  # fmt: skip
+    assert result.code == 0, result.stderr
+    golden(f"recommend_lora_article_{language}.txt", result.stdout)
+
+
+def test_json_is_language_neutral() -> None:
+    args = ("recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8", "--json")
+    docs = {lang: json.loads(run_cli(*args, "--lang", lang).stdout) for lang in LANGUAGES}
+    assert docs["fr"] == docs["en"] == docs["ja"]
+
+
+def test_japanese_tables_line_up() -> None:
+    """East Asian wide characters take two terminal cells: every row of a rendered table has
+    the same width in cells."""
+    from rich.cells import cell_len
+
+    result = run_cli("compare", "a100-80gb-sxm", "rtx-a6000", "--lang", "ja")
+    rows = [line for line in result.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert rows and any(cell_len(r) != len(r) for r in rows)  # wide characters are there
+    widths = {cell_len(r) for r in rows}
+    assert len(widths) == 1, widths
+
+
+def test_unknown_language_is_one_line_exit_2() -> None:
+    result = run_cli("gpus", "--lang", "de")
+    assert result.code == 2 and "unknown language 'de'; valid: en, fr, ja" in result.stderr
+
+
+def test_language_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from whichgpu.i18n import language_from_environment
+
+    monkeypatch.setenv("LANGUAGE", "")
+    monkeypatch.setenv("LC_ALL", "fr_FR.UTF-8")
+    assert language_from_environment() == "fr"
+    monkeypatch.setenv("LANGUAGE", "ja_JP:en")
+    assert language_from_environment() == "ja"
+    monkeypatch.setenv("LANGUAGE", "de")
+    monkeypatch.delenv("LC_ALL")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    assert language_from_environment() == "en"
