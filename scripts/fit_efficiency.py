@@ -54,6 +54,9 @@ MAX_GAMMA = 1.0
 #: Upper bound of one all-reduce's start-up latency: NCCL's small-message all-reduce takes
 #: tens of µs within a node; 200 µs keeps the term physical
 MAX_ALPHA_S = 200e-6
+#: Passes over the activations by memory-bound kernels: a training step reads and writes
+#: each saved tensor a few times in the forward and backward (BN, ReLU, add, their grads).
+MAX_PASSES = 40.0
 TERM_UNITS = {"power:p0": "W/TFLOPS", "power:gamma": "exponent", "tp:latency_s": "s"}
 
 
@@ -78,6 +81,13 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
     p_p0 = p_gamma + 1
     # the start-up latency of one tensor-parallel all-reduce, shared by all harnesses
     p_alpha = p_p0 + 1
+    # passes over a CNN image's activations by its memory-bound elementwise kernels
+    p_train, p_infer = p_alpha + 1, p_alpha + 2
+    stream = np.array([o.stream_s for o in rows])
+    # the stream runs at the bandwidth efficiency of the GPU's memory class (fitted on the
+    # memory-bound rows); a class no memory-bound row has keeps efficiency 1
+    mi = np.array([f_index.get(o.memory, -1) for o in rows])
+    is_train = np.array([o.bench.workload == "cnn-train" for o in rows])
     collectives = np.array([o.collectives for o in rows])
     has_power = np.array([o.power_w_per_tflops is not None for o in rows])
     log_power = np.log(np.array([o.power_w_per_tflops or 1.0 for o in rows]))
@@ -90,18 +100,24 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
         log_clock = gamma * np.minimum(0.0, log_power - x[p_p0])
         clock = np.where(has_power, np.exp(log_clock), 1.0)
         alpha = MAX_ALPHA_S / (1 + np.exp(-x[p_alpha]))
-        return eta, f, overhead, clock, alpha
+        passes = np.where(is_train, MAX_PASSES / (1 + np.exp(-x[p_train])),
+                          MAX_PASSES / (1 + np.exp(-x[p_infer])))  # fmt: skip
+        memory_eta = np.where(
+            mi >= 0, np.minimum(1.0, 2 / (1 + np.exp(-x[np.maximum(mi, 0)]))), 1.0
+        )
+        return eta, f, overhead, clock, alpha, passes / memory_eta
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        eta, f, overhead, clock, alpha = unpack(x)
+        eta, f, overhead, clock, alpha, passes = unpack(x)
         efficiency = np.minimum(eta * f, 1.0) * clock
         seconds = ideal / efficiency + np.where(finite, overhead / np.where(finite, units, 1), 0)
-        seconds = seconds + alpha * collectives
+        seconds = seconds + alpha * collectives + passes * stream
         fit_err = np.log(seconds) - measured
         ridge = RIDGE * x[len(groups) : len(groups) + len(factors)]
         return np.concatenate([fit_err, ridge])
 
-    x0 = np.zeros(len(groups) + len(factors) + len(harnesses) + 3)
+    x0 = np.zeros(len(groups) + len(factors) + len(harnesses) + 5)
+    x0[p_train] = x0[p_infer] = -2.0
     x0[p_alpha] = -2.0
     x0[len(groups) + len(factors) : p_gamma] = -4.0
     x0[p_gamma] = 0.0
@@ -122,6 +138,10 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
             ratio = min(max(start.terms["power:gamma"] / MAX_GAMMA, 1e-6), 1 - 1e-6)
             x0[p_gamma] = math.log(ratio / (1 - ratio))
             x0[p_p0] = math.log(start.terms["power:p0"])
+        for term, index in (("cnn:passes_train", p_train), ("cnn:passes_infer", p_infer)):
+            if term in start.terms:
+                ratio = min(max(start.terms[term] / MAX_PASSES, 1e-6), 1 - 1e-6)
+                x0[index] = math.log(ratio / (1 - ratio))
         if "tp:latency_s" in start.terms:
             ratio = min(max(start.terms["tp:latency_s"] / MAX_ALPHA_S, 1e-6), 1 - 1e-6)
             x0[p_alpha] = math.log(ratio / (1 - ratio))
@@ -132,6 +152,10 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
             sparsity[row, [p_gamma, p_p0]] = 1
         if collectives[row]:
             sparsity[row, p_alpha] = 1
+        if stream[row]:
+            sparsity[row, p_train if is_train[row] else p_infer] = 1
+            if mi[row] >= 0:
+                sparsity[row, mi[row]] = 1
     for k in range(len(factors)):
         sparsity[len(rows) + k, len(groups) + k] = 1
     result = least_squares(residuals, x0, method="trf", jac_sparsity=sparsity)
@@ -150,6 +174,8 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
             "power:gamma": MAX_GAMMA * _sigmoid(x[p_gamma]),
             "power:p0": math.exp(x[p_p0]),
             "tp:latency_s": MAX_ALPHA_S * _sigmoid(x[p_alpha]),
+            "cnn:passes_train": MAX_PASSES * _sigmoid(x[p_train]),
+            "cnn:passes_infer": MAX_PASSES * _sigmoid(x[p_infer]),
         },
     )
 

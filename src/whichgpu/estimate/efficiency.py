@@ -281,6 +281,14 @@ class Observation:
     #: Tensor-parallel all-reduces the GPUs wait on per unit of work (each costs the fitted
     #: start-up latency ``tp:latency_s``, the α of Hockney's α + β·bytes model)
     collectives: float = 0.0
+    #: Seconds to stream a CNN image's activations once through DRAM at full bandwidth: the
+    #: batch-norm, ReLU and residual-add kernels between the convolutions are elementwise and
+    #: memory-bound, and run apart from them (cuDNN does not fuse them in training). The number
+    #: of passes, ``cnn:passes_train`` / ``cnn:passes_infer``, is fitted.
+    stream_s: float = 0.0
+    #: The GPU's memory class (``hbm``/``gddr``): the stream runs at the bandwidth efficiency
+    #: fitted for it on memory-bound work
+    memory: str = "hbm"
 
 
 def power_density(gpu: GPU) -> float:
@@ -332,7 +340,30 @@ def observe(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Observ
         unit=unit,
         power_w_per_tflops=power_density(gpu) if compute else None,
         collectives=collectives_per_unit(bench, arch),
+        stream_s=stream_seconds(bench, gpu, arch),
+        memory=memory_class(gpu),
     )
+
+
+def stream_term(workload: str) -> str:
+    return "cnn:passes_train" if workload == "cnn-train" else "cnn:passes_infer"
+
+
+def stream_seconds(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> float:
+    """One pass over an image's activations (:func:`activations.resnet_image_bytes`, at the
+    job's compute dtype) at the GPUs' memory bandwidth; 0 for work that is not a CNN's."""
+    if bench.workload not in ("cnn-train", "cnn-infer"):
+        return 0.0
+    arch = arch or bench_arch(bench.model)
+    if arch is None or arch.kind != "cnn":
+        return 0.0
+    from whichgpu.estimate.activations import resnet_image_bytes
+
+    job = _job(bench, "train" if bench.workload == "cnn-train" else "inference")
+    if (bench.precision or "") in ("32-true", "tf32"):
+        job = make_job(task=job.task, precision="32-true", batch=job.batch)
+    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * bench.gpus
+    return resnet_image_bytes(arch, job) / bandwidth
 
 
 def collectives_per_unit(bench: Benchmark, arch: ModelArch | None = None) -> float:
@@ -402,7 +433,11 @@ class EfficiencyModel:
         eta, _ = self.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
         latency = self.terms.get("tp:latency_s", 0.0) * obs.collectives
-        return obs.ideal_s / eta + latency + overhead
+        passes = self.terms.get(stream_term(obs.bench.workload), 0.0)
+        stream = (
+            passes * obs.stream_s / min(1.0, self.factor.get(obs.memory, 1.0)) if passes else 0.0
+        )
+        return obs.ideal_s / eta + latency + overhead + stream
 
 
 @cache
