@@ -218,6 +218,9 @@ MESSAGES: dict[str, str] = {
 }
 
 
+#: How a list is joined in running text (Japanese uses "、").
+LIST_SEPARATOR = N_(", ")
+
 #: Labels of the feature codes a ``features`` parameter lists (comma-separated codes).
 FEATURES: dict[str, str] = {
     "vram": N_("VRAM beyond need"),
@@ -259,7 +262,7 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
 def localize(value: str) -> str:
     """A word or a known phrase in the reader's language; anything else (names) unchanged."""
     if ", " in value and all(item in WORDS for item in value.split(", ")):
-        return ", ".join(_(WORDS[item]) for item in value.split(", "))  # a list of words
+        return _(LIST_SEPARATOR).join(_(WORDS[item]) for item in value.split(", "))
     parts = []
     for part in value.split("; "):
         if part in WORDS:
@@ -284,7 +287,8 @@ def render(note: Note, english: bool = False) -> str:
     translate = (lambda text: text) if english else _
     if "features" in params:
         codes = str(params["features"]).split(",")
-        params["features"] = ", ".join(
+        separator = translate(LIST_SEPARATOR)
+        params["features"] = separator.join(
             translate(FEATURES[c]) if c in FEATURES else c for c in codes
         )
     if english:
