@@ -4,12 +4,12 @@ docs/article-vs-whichgpu.md."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids, check_figures, check_rent_price
 from whichgpu.catalog.prices import price_range
-from whichgpu.catalog.records import RENTAL_MARKETS, Claim, Source
+from whichgpu.catalog.records import GPU, RENTAL_MARKETS, Claim, Source
 from whichgpu.catalog.store import Catalog
 from whichgpu.fields import FIELDS, format_field, format_number, format_usd_range
 from whichgpu.i18n import _, fmt
@@ -186,6 +186,9 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
         if claim.explanation:
             details.append(fmt(_("Measured: {evidence}"), evidence=claim.explanation))
         cite(claim.source)
+    elif claim.check == "mig":
+        verdict = _check_mig(catalog, gpus[0], details)
+        cite(claim.source)
     elif claim.check == "capacity":
         verdict = _check_capacity(catalog, claim, details)
         cite(claim.source)
@@ -259,6 +262,48 @@ def _check_capacity(catalog: Catalog, claim: Claim, details: list[str]) -> Verdi
             )
         )
     return _combine(verdicts)
+
+
+def _check_mig(catalog: Catalog, gpu: GPU, details: list[str]) -> Verdict:
+    """C37, computed: one model's decode on a whole card and on its smallest MIG slice
+    (1/7 of the SMs, 1/8 of the memory and bandwidth), and seven slices together."""
+    from whichgpu.models import resolve_model
+    from whichgpu.recommend.candidates import slice_gpu
+    from whichgpu.throughput import estimate_throughput
+    from whichgpu.workload import make_job
+
+    smallest = min(
+        (p for p in catalog.mig_profiles(gpu.id) if not p.media_extensions),
+        key=lambda p: (p.memory_slices, p.compute_slices),
+    )
+    arch = resolve_model("llama-3.1-8b")
+    job = make_job(task="inference", quant="int4", prompt=512, generate=256, all_logits=False)
+    whole = estimate_throughput(arch, job, gpu).throughput.value
+    part = estimate_throughput(arch, job, slice_gpu(gpu, smallest)).throughput.value
+    together = part * smallest.max_instances
+    batched = estimate_throughput(
+        arch, replace(job, batch=smallest.max_instances), gpu
+    ).throughput.value
+    details.append(
+        fmt(
+            _(
+                "Llama 3.1 8B (int4), one stream: {whole:,.0f} tokens/s on a whole {gpu}, "
+                "{part:,.0f} on one {profile} slice ({share:.0%}); {n} slices serving {n} "
+                "streams together: {together:,.0f} tokens/s, where the whole card batching the "
+                "same {n} streams serves {batched:,.0f}. MIG buys isolation between services, "
+                "not speed: one model runs faster on the whole card."
+            ),
+            whole=whole,
+            gpu=gpu.name,
+            part=part,
+            profile=smallest.profile,
+            share=part / whole,
+            n=smallest.max_instances,
+            together=together,
+            batched=batched,
+        )
+    )
+    return "corrected"
 
 
 def _check_perf(catalog: Catalog, claim: Claim, details: list[str]) -> Verdict:

@@ -405,6 +405,7 @@ class Claim(Record, frozen=True, kw_only=True):
         "fp32_vs_tensor",
         "capacity",
         "perf",
+        "mig",
         "evidence",
     ]
     verdict: Literal["confirmed", "corrected", "not checkable yet"] | None = None
