@@ -263,12 +263,28 @@ def report(rows: list[Observation], model: EfficiencyModel) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Fewer leave-one-out errors than this say little about a workload's spread: such a workload
+#: takes the spread of the leave-one-GPU-out errors over every workload instead.
+MIN_SPREAD_ROWS = 5
+
+
 def spreads(rows: list[Observation], model: EfficiencyModel) -> dict[str, tuple[float, float]]:
-    """Per workload, the 10th and 90th percentiles of leave-one-out errors."""
+    """Per workload, the 10th and 90th percentiles of leave-one-out errors (the range a user
+    sees), widened to contain 0; a thinly measured workload gets the all-workload spread of
+    the leave-one-GPU-out errors (the case of an unmeasured GPU)."""
     by: dict[str, list[float]] = defaultdict(list)
     for o, e in cross_validate(rows, key=lambda o: o.bench.id, start=model):
         by[o.bench.workload].append(e)
-    return {w: (quantile(v, 0.1), quantile(v, 0.9)) for w, v in by.items()}
+    by_gpu = [e for _o, e in cross_validate(rows, key=lambda o: o.bench.gpu, start=model)]
+    wide = (min(0.0, quantile(by_gpu, 0.1)), max(0.0, quantile(by_gpu, 0.9)))
+    out = {}
+    for workload, errors in by.items():
+        if len(errors) < MIN_SPREAD_ROWS:
+            out[workload] = wide
+        else:
+            out[workload] = (min(0.0, quantile(errors, 0.1)), max(0.0, quantile(errors, 0.9)))
+    out["*"] = wide
+    return out
 
 
 def csv_text(model: EfficiencyModel, spread: dict[str, tuple[float, float]]) -> str:

@@ -172,3 +172,30 @@ def test_tf32_and_fp8_mixed_precisions(catalog: Catalog) -> None:
     assert estimate_throughput(arch, fp8, a100).throughput.value == pytest.approx(
         estimate_throughput(arch, bf16, a100).throughput.value, rel=0.01
     )
+
+
+def test_render_and_fp64_estimates() -> None:
+    """``--task render`` in frames per hour (RT cores far faster, not required); ``--task
+    fp64`` in TFLOPS, where the A100's FP64 units beat the A6000's 1:64 rate."""
+    render = {
+        gpu: json.loads(
+            run_cli(
+                "estimate", "--task", "render", "--gpu", gpu, "--frames", "100", "--json"
+            ).stdout
+        )
+        for gpu in ("rtx-a6000", "a100-80gb-sxm")
+    }
+    a6000, a100 = render["rtx-a6000"], render["a100-80gb-sxm"]
+    assert a6000["throughput"]["unit"] == "frames/h"
+    assert a6000["throughput"]["low"] <= a6000["throughput"]["value"] <= a6000["throughput"]["high"]
+    assert a6000["time_s"] == pytest.approx(100 / a6000["throughput"]["value"] * 3600)
+    assert 0 < a100["throughput"]["value"] < a6000["throughput"]["value"] / 2
+    fp64 = {
+        gpu: json.loads(
+            run_cli("estimate", "--task", "fp64", "--gpu", gpu, "--tflop", "1e4", "--json").stdout
+        )["throughput"]["value"]
+        for gpu in ("rtx-a6000", "a100-80gb-sxm")
+    }
+    assert fp64["a100-80gb-sxm"] > 10 * fp64["rtx-a6000"]
+    bad = run_cli("estimate", "--task", "render", "--frames", "-1")
+    assert bad.code == 2 and "--frames must be positive" in bad.stderr

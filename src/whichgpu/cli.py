@@ -290,7 +290,7 @@ def estimate(
         str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
     ] = None,
     task: Annotated[
-        str, typer.Option(help=_("inference, train, finetune, lora or qlora."))
+        str, typer.Option(help=_("inference, train, finetune, lora, qlora, render or fp64."))
     ] = "inference",
     gpu: Annotated[str, typer.Option("--gpu", help=_("The GPU."))] = "a100",
     count: Annotated[int, typer.Option(help=_("How many of them (data parallel)."))] = 1,
@@ -313,12 +313,41 @@ def estimate(
     ] = None,
     images: Annotated[float | None, typer.Option(help=_("Job size: images."))] = None,
     epochs: Annotated[float, typer.Option(help=_("Passes over --images."))] = 1.0,
+    frames: Annotated[float | None, typer.Option(help=_("Render: frames to render."))] = None,
+    samples_per_frame: Annotated[
+        int, typer.Option(help=_("Render: path-tracing samples per frame."))
+    ] = 1024,
+    tflop: Annotated[float | None, typer.Option(help=_("FP64: work in TFLOP."))] = None,
     json_out: JsonFlag = False,
 ) -> None:
     """How fast, how long? Throughput, time, bound and MFU, with a range."""
     from whichgpu.catalog import load_catalog
     from whichgpu.throughput import estimate_throughput
     from whichgpu.workload import make_job
+
+    for name, value in (("frames", frames), ("tflop", tflop), ("samples-per-frame",
+                        samples_per_frame)):  # fmt: skip
+        if value is not None and value <= 0:
+            raise InvalidInput(
+                fmt(_("--{name} must be positive (got {value})"), name=name, value=value)
+            )
+    if task in ("render", "fp64"):
+        from whichgpu.throughput import estimate_model_free
+
+        if count < 1:
+            raise InvalidInput(fmt(_("--count must be at least 1 (got {value})"), value=count))
+        result = estimate_model_free(task, load_catalog().resolve(gpu), count, frames,
+                                     samples_per_frame, tflop)  # fmt: skip
+        if json_out:
+            from whichgpu.render.estimate_out import estimate_doc
+
+            _print_json(estimate_doc(result))
+            return
+        from whichgpu.render.estimate_out import print_estimate
+        from whichgpu.render.tables import make_console
+
+        print_estimate(result, None, make_console())
+        return
 
     job = make_job(
         task=task, precision=precision, quant=quant, batch=batch, seq=seq,

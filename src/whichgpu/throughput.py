@@ -138,7 +138,7 @@ def estimate_rate(
         )
     eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
     rate = count / model.seconds_per_unit(obs)
-    low_err, high_err = spread.get(workload, (-0.3, 0.3))
+    low_err, high_err = spread.get(workload, spread.get("*", (-0.3, 0.3)))
     return ThroughputEstimate(
         gpu=gpu,
         count=count,
@@ -153,6 +153,26 @@ def estimate_rate(
         efficiency=eta,
         provenance=provenance,
     )
+
+
+def estimate_model_free(
+    kind: str, gpu: GPU, count: int = 1, frames: float | None = None,
+    samples_per_frame: int = 1024, tflop: float | None = None,
+) -> ThroughputEstimate:  # fmt: skip
+    """``estimate --task render|fp64``: frames per hour (a frame of ``samples_per_frame``
+    path-tracing samples) or FP64 TFLOPS, and the time for ``frames`` or ``tflop``."""
+    from dataclasses import replace
+
+    est = estimate_rate(kind, gpu, count)
+    if kind == "render":
+        per_hour = 60.0 / samples_per_frame  # samples/min → frames/h
+        rate = est.throughput
+        throughput = Rate(rate.value * per_hour, "frames/h", rate.low * per_hour,
+                          rate.high * per_hour)  # fmt: skip
+        time_s = None if frames is None else frames / throughput.value * 3600
+        return replace(est, throughput=throughput, time_s=time_s)
+    time_s = None if tflop is None else tflop / est.throughput.value
+    return replace(est, time_s=time_s)
 
 
 def estimate_throughput(
@@ -199,7 +219,7 @@ def estimate_throughput(
         if comm > step:
             bound = "interconnect"
         rate = tokens_per_step / max(step, comm)
-    low_err, high_err = spread.get(workload, (-0.3, 0.3))
+    low_err, high_err = spread.get(workload, spread.get("*", (-0.3, 0.3)))
     throughput = Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err))
     mfu = None
     if workload == "llm-train":

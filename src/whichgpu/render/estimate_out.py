@@ -35,14 +35,15 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
     }
 
 
-def print_estimate(result: ThroughputEstimate, arch: ModelArch, console: Console) -> None:
+def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: Console) -> None:
     from rich.text import Text
 
     rate = result.throughput
     gpus = (
         f"{result.count} × {result.gpu.short_name}" if result.count > 1 else result.gpu.short_name
     )
-    console.print(Text(f"{arch.name} · {result.workload} · {gpus}", style="bold"))
+    what = arch.name if arch is not None else _(result.workload)
+    console.print(Text(f"{what} · {result.workload} · {gpus}", style="bold"))
     console.print(
         fmt(
             _("Throughput: {value:,.1f} {unit} (likely {low:,.1f}–{high:,.1f}), {bound}-bound"),
