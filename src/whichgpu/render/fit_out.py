@@ -8,8 +8,9 @@ from whichgpu.estimate.assumptions import DEFAULTS
 from whichgpu.estimate.memory import COMPONENTS
 from whichgpu.estimate.serving import ServingCapacity
 from whichgpu.explain import localize
+from whichgpu.fields import format_number
 from whichgpu.fit import FitResult
-from whichgpu.i18n import N_, _, fmt
+from whichgpu.i18n import N_, _, fmt, format_decimal
 from whichgpu.render.json_doc import SCHEMA_VERSION
 from whichgpu.units import BYTES_PER_GIB
 
@@ -91,7 +92,7 @@ def fit_doc(result: FitResult, serving: ServingCapacity | None) -> dict[str, Any
 
 def _describe(result: FitResult) -> str:
     job, arch = result.job, result.arch
-    parts = [f"{arch.name}: {arch.total_params / 1e9:.2f} B " + _("parameters")]
+    parts = [f"{arch.name}: {format_decimal(arch.total_params / 1e9, 2)} B " + _("parameters")]
     if arch.is_moe:
         parts[0] += " " + fmt(_("({active:.2f} B active)"), active=arch.active_params / 1e9)
     parts.append(_(job.task))
@@ -151,8 +152,10 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
     for key in COMPONENTS:
         value = est.components[key]
         if value:
-            table.add_row(_(COMPONENT_LABELS[key]), f"{value / BYTES_PER_GIB:,.2f}")
-    table.add_row(Text(_("Total"), style="bold"), Text(f"{est.total_gib:,.2f}", style="bold"))
+            table.add_row(_(COMPONENT_LABELS[key]), format_decimal(value / BYTES_PER_GIB, 2))
+    table.add_row(
+        Text(_("Total"), style="bold"), Text(format_decimal(est.total_gib, 2), style="bold")
+    )
     console.print(table)
 
     gpus = Table(title=_("Which GPUs hold it"))
@@ -165,9 +168,9 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
             count = _("no count: activations alone exceed it")
         gpus.add_row(
             row.gpu.short_name,
-            f"{row.gpu.vram_gb:g} GB",
+            f"{format_number(row.gpu.vram_gb)} GB",
             Text(fits, style="green" if row.fits else "red"),
-            f"{row.headroom_gib:,.1f}",
+            format_decimal(row.headroom_gib, 1),
             count,
         )
     console.print(gpus)
@@ -176,7 +179,7 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
         console.print(Text(fmt(_("What would make it fit on {gpu}:"), gpu=where), style="bold"))
         for change in result.changes:
             what = "; ".join(n.render() for n in change.notes)
-            console.print(f"- {what}: {change.needed_gib:,.1f} GiB")
+            console.print(f"- {what}: {format_decimal(change.needed_gib, 1)} GiB")
     if serving is not None:
         console.print(
             fmt(

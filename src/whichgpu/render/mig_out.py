@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.catalog.records import MigProfile
 from whichgpu.estimate.mig import GpuPlan, MigPlan, profile_gib
 from whichgpu.explain import Note, render
-from whichgpu.i18n import _, fmt
+from whichgpu.fields import format_cost
+from whichgpu.i18n import _, fmt, format_decimal
 from whichgpu.mig import MigResult
 from whichgpu.render.json_doc import SCHEMA_VERSION
 
@@ -159,8 +160,10 @@ def print_mig(result: MigResult, console: Console) -> None:
     for header in (_("GPU"), _("GPUs"), _("$/h"), _("memory used"), _("unplaced")):
         table.add_column(header)
     for o in result.options:
-        cost = "—" if o.usd_per_h is None else f"${o.usd_per_h * o.gpus:,.2f}"
-        used = f"{o.plan.needed_gib:,.1f} / {o.plan.allotted_gib:,.1f} GiB"
+        cost = format_cost(None if o.usd_per_h is None else o.usd_per_h * o.gpus)
+        used = (
+            f"{format_decimal(o.plan.needed_gib, 1)} / {format_decimal(o.plan.allotted_gib, 1)} GiB"
+        )
         table.add_row(
             o.gpu.short_name,
             str(o.gpus),
@@ -182,7 +185,8 @@ def print_mig(result: MigResult, console: Console) -> None:
         )
         for gpu in pick.plan.gpus:
             parts = ", ".join(
-                f"{i.service} → {i.profile.profile} @{i.start} ({profile_gib(i.profile):.1f} GiB)"
+                f"{i.service} → {i.profile.profile} @{i.start} "
+                f"({format_decimal(profile_gib(i.profile), 1)} GiB)"
                 for i in gpu.instances
             )
             console.print(f"  GPU {gpu.index} {slot_map(gpu)}  {parts}")
@@ -198,7 +202,7 @@ def print_mig(result: MigResult, console: Console) -> None:
     if result.cards:
         console.print(Text(_("The same services on whole cards (one per replica)"), style="bold"))
         for card in result.cards[:5]:
-            cost = "—" if card.usd_per_h is None else f"${card.usd_per_h:,.2f}/h"
+            cost = "—" if card.usd_per_h is None else f"{format_cost(card.usd_per_h)}/h"
             console.print(f"  {card.cards} × {card.gpu.short_name}: {cost}")
         console.print(
             Text(

@@ -11,7 +11,7 @@ from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price
 from whichgpu.catalog.store import Catalog
 from whichgpu.compare import Comparison, GpuComparison
 from whichgpu.fields import FIELDS, format_field, format_number, format_usd, format_usd_range
-from whichgpu.i18n import N_, _, fmt
+from whichgpu.i18n import N_, _, fmt, format_decimal
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,7 +29,9 @@ def _gen(count: int | None, gen: int | None) -> str:
     if count == 0:
         return _("none")
     return (
-        f"{count:,}" if gen is None else fmt(_("{count} (gen {gen})"), count=f"{count:,}", gen=gen)
+        format_number(count)
+        if gen is None
+        else fmt(_("{count} (gen {gen})"), count=format_number(count), gen=gen)
     )
 
 
@@ -137,7 +139,7 @@ def _pair(values: tuple[float, float] | None, suffix: str = "") -> str:
 
 
 def _ratio(value: float) -> str:
-    return f"{value:.2f}×"
+    return f"{format_decimal(value, 2)}×"
 
 
 def price_date(price: Price, catalog: Catalog, today: date) -> str:
