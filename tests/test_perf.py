@@ -140,3 +140,17 @@ def test_a_power_limited_card_loses_clock_and_eta_stays_physical(catalog: Catalo
         if obs is not None:
             eta, _ = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
             assert 0 < eta <= 1
+
+
+def test_nvlink_domains_bridged_pairs_and_baseboards(catalog: Catalog) -> None:
+    """An NVLink bridge joins two PCIe cards; an SXM baseboard's NVSwitch joins eight. A ring
+    over more GPUs than the domain crosses PCIe."""
+    from whichgpu.estimate.perf import link_gb_per_s, nvlink_domain
+
+    a6000, a100 = catalog.gpu("rtx-a6000"), catalog.gpu("a100-80gb-sxm")
+    assert nvlink_domain(a6000) == 2 and nvlink_domain(a100) == 8
+    assert nvlink_domain(catalog.gpu("l40s")) == 1
+    assert link_gb_per_s(a6000, 2) == 112.5 / 2
+    assert link_gb_per_s(a6000, 4) == 31.5  # PCIe 4.0 x16, one direction
+    assert link_gb_per_s(a100, 8) == 300.0
+    assert link_gb_per_s(a100, 16) == 31.5
