@@ -66,33 +66,33 @@ MESSAGES: dict[str, str] = {
         "{option} costs the least for this job: ${cost:,.2f} ({rival} next, ${rival_cost:,.2f})."
     ),
     "reason_cheapest_only": N_(
-        "{option} is the only option that meets every constraint: ${cost:,.2f}."
+        "{option} is the only GPU model that meets every constraint: ${cost:,.2f}."
     ),
     "reason_cheapest_per_h": N_(
         "{option} costs the least per hour: ${cost:,.2f}/h ({rival} next, ${rival_cost:,.2f}/h); "
         "give a job size for the cost per job."
     ),
     "reason_cheapest_per_h_only": N_(
-        "{option} is the only option that meets every constraint: ${cost:,.2f}/h."
+        "{option} is the only GPU model that meets every constraint: ${cost:,.2f}/h."
     ),
     "reason_fastest": N_(
         "{option} finishes first: {hours:,.2f} h ({rival} next, {rival_hours:,.2f} h)."
     ),
     "reason_fastest_only": N_(
-        "{option} is the only option that meets every constraint: {hours:,.2f} h."
+        "{option} is the only GPU model that meets every constraint: {hours:,.2f} h."
     ),
     "reason_fastest_rate": N_(
         "{option} has the highest throughput: {rate:,.1f} {unit} ({rival} next, {rival_rate:,.1f})."
     ),
     "reason_fastest_rate_only": N_(
-        "{option} is the only option that meets every constraint: {rate:,.1f} {unit}."
+        "{option} is the only GPU model that meets every constraint: {rate:,.1f} {unit}."
     ),
     "reason_best_value": N_(
         "{option} gives the most throughput per dollar: {value:,.1f} {unit} per $/h ({rival} "
         "next, {rival_value:,.1f})."
     ),
     "reason_best_value_only": N_(
-        "{option} is the only option that meets every constraint: {value:,.1f} {unit} per $/h."
+        "{option} is the only GPU model that meets every constraint: {value:,.1f} {unit} per $/h."
     ),
     "reason_mig": N_(
         "{services} isolated services, one {profile} MIG slice each, on {gpus} × {gpu}."
