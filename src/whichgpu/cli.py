@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -84,6 +85,17 @@ def _print_json(doc: object) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
+def _emit(json_out: bool, doc: Callable[[], object], show: Callable[[Any], None]) -> None:
+    """A command's answer: its JSON document with ``--json``, else the tables (Rich is
+    imported only then)."""
+    if json_out:
+        _print_json(doc())
+        return
+    from whichgpu.render.tables import make_console
+
+    show(make_console())
+
+
 @app.command()
 def gpus(
     min_vram: Annotated[
@@ -105,14 +117,13 @@ def gpus(
 
     catalog = _catalog(prices, skypilot)
     found = filter_gpus(catalog, min_vram, arch, feature or [])
-    if json_out:
-        from whichgpu.render.json_doc import gpu_list_doc
+    from whichgpu.render import json_doc, tables
 
-        _print_json(gpu_list_doc(found, catalog))
-        return
-    from whichgpu.render.tables import make_console, print_gpu_list
-
-    print_gpu_list(found, catalog, make_console())
+    _emit(
+        json_out,
+        lambda: json_doc.gpu_list_doc(found, catalog),
+        lambda console: tables.print_gpu_list(found, catalog, console),
+    )
 
 
 @app.command()
@@ -127,14 +138,13 @@ def show(
 
     catalog = _catalog(prices, skypilot)
     found = catalog.resolve(gpu)
-    if json_out:
-        from whichgpu.render.json_doc import show_doc
+    from whichgpu.render import json_doc, tables
 
-        _print_json(show_doc(found, catalog, today()))
-        return
-    from whichgpu.render.tables import make_console, print_gpu
-
-    print_gpu(found, catalog, today(), make_console())
+    _emit(
+        json_out,
+        lambda: json_doc.show_doc(found, catalog, today()),
+        lambda console: tables.print_gpu(found, catalog, today(), console),
+    )
 
 
 @app.command()
@@ -159,14 +169,13 @@ def compare(
 
     catalog = _catalog(prices, skypilot)
     comparison = compare_gpus(catalog, gpus, parse_markets(market))
-    if json_out:
-        from whichgpu.render.json_doc import compare_doc
+    from whichgpu.render import json_doc, tables
 
-        _print_json(compare_doc(comparison, catalog, today()))
-        return
-    from whichgpu.render.tables import make_console, print_compare
-
-    print_compare(comparison, catalog, today(), make_console())
+    _emit(
+        json_out,
+        lambda: json_doc.compare_doc(comparison, catalog, today()),
+        lambda console: tables.print_compare(comparison, catalog, today(), console),
+    )
 
 
 def _model(model: str | None, params: str | None, hub: str | None) -> Any:
@@ -269,15 +278,13 @@ def fit(
             arch, job, target or catalog.resolve("a100"), gpu_memory_utilization
         )
     result = fit_job(catalog, arch, job, target)
-    if json_out:
-        from whichgpu.render.fit_out import fit_doc
+    from whichgpu.render import fit_out
 
-        _print_json(fit_doc(result, serving))
-        return
-    from whichgpu.render.fit_out import print_fit
-    from whichgpu.render.tables import make_console
-
-    print_fit(result, serving, make_console())
+    _emit(
+        json_out,
+        lambda: fit_out.fit_doc(result, serving),
+        lambda console: fit_out.print_fit(result, serving, console),
+    )
 
 
 @app.command()
@@ -325,8 +332,9 @@ def estimate(
     from whichgpu.throughput import estimate_throughput
     from whichgpu.workload import make_job
 
-    for name, value in (("frames", frames), ("tflop", tflop), ("samples-per-frame",
-                        samples_per_frame)):  # fmt: skip
+    sizes = {"frames": frames, "tflop": tflop, "samples-per-frame": samples_per_frame,
+             "tokens": tokens, "images": images, "epochs": epochs}  # fmt: skip
+    for name, value in sizes.items():
         if value is not None and value <= 0:
             raise InvalidInput(
                 fmt(_("--{name} must be positive (got {value})"), name=name, value=value)
@@ -338,41 +346,25 @@ def estimate(
             raise InvalidInput(fmt(_("--count must be at least 1 (got {value})"), value=count))
         result = estimate_model_free(task, load_catalog().resolve(gpu), count, frames,
                                      samples_per_frame, tflop)  # fmt: skip
-        if json_out:
-            from whichgpu.render.estimate_out import estimate_doc
+        arch = None
+    else:
+        job = make_job(
+            task=task, precision=precision, quant=quant, batch=batch, seq=seq,
+            prompt=prompt or (seq if task == "inference" else 0),
+            generate=generate if task == "inference" else 0,
+            checkpointing="full" if checkpointing else "none", gpus=count,
+        )  # fmt: skip
+        catalog = load_catalog()
+        arch = _model(model, params, None)
+        work = tokens if tokens is not None else (images * epochs if images is not None else None)
+        result = estimate_throughput(arch, job, catalog.resolve(gpu), count, work=work)
+    from whichgpu.render import estimate_out
 
-            _print_json(estimate_doc(result))
-            return
-        from whichgpu.render.estimate_out import print_estimate
-        from whichgpu.render.tables import make_console
-
-        print_estimate(result, None, make_console())
-        return
-
-    job = make_job(
-        task=task, precision=precision, quant=quant, batch=batch, seq=seq,
-        prompt=prompt or (seq if task == "inference" else 0),
-        generate=generate if task == "inference" else 0,
-        checkpointing="full" if checkpointing else "none", gpus=count,
-    )  # fmt: skip
-    for name, value in (("tokens", tokens), ("images", images), ("epochs", epochs)):
-        if value is not None and value <= 0:
-            raise InvalidInput(
-                fmt(_("--{name} must be positive (got {value})"), name=name, value=value)
-            )
-    catalog = load_catalog()
-    arch = _model(model, params, None)
-    work = tokens if tokens is not None else (images * epochs if images is not None else None)
-    result = estimate_throughput(arch, job, catalog.resolve(gpu), count, work=work)
-    if json_out:
-        from whichgpu.render.estimate_out import estimate_doc
-
-        _print_json(estimate_doc(result))
-        return
-    from whichgpu.render.estimate_out import print_estimate
-    from whichgpu.render.tables import make_console
-
-    print_estimate(result, arch, make_console())
+    _emit(
+        json_out,
+        lambda: estimate_out.estimate_doc(result),
+        lambda console: estimate_out.print_estimate(result, arch, console),
+    )
 
 
 def _hours(text: str | None, flag: str) -> float | None:
@@ -540,15 +532,13 @@ def recommend(
 
         sys.stdout.write(export_pick(catalog, result, export_format, job_name, run_command, image))
         return
-    if json_out:
-        from whichgpu.render.recommend_out import recommend_doc
+    from whichgpu.render import recommend_out
 
-        _print_json(recommend_doc(result))
-        return
-    from whichgpu.render.recommend_out import print_recommend
-    from whichgpu.render.tables import make_console
-
-    print_recommend(result, make_console(), top, all_rows)
+    _emit(
+        json_out,
+        lambda: recommend_out.recommend_doc(result),
+        lambda console: recommend_out.print_recommend(result, console, top, all_rows),
+    )
 
 
 @app.command()
@@ -592,15 +582,15 @@ def mig(
         target = catalog.resolve(gpu)
         names = [p.strip() for p in profiles.split(",") if p.strip()]
         chosen, why = check_profiles(catalog, target, names)
-        if json_out:
-            from whichgpu.render.mig_out import mig_check_doc
+        from whichgpu.render import mig_out
 
-            _print_json(mig_check_doc(target.id, chosen, why))
-            return
-        from whichgpu.render.mig_out import print_mix
-        from whichgpu.render.tables import make_console
-
-        print_mix(target.name, [p.profile for p in chosen], why, make_console())
+        _emit(
+            json_out,
+            lambda: mig_out.mig_check_doc(target.id, chosen, why),
+            lambda console: mig_out.print_mix(
+                target.name, [p.profile for p in chosen], why, console
+            ),
+        )
         return
     raws = _service_inputs(file, model, params, memory_gib, precision, quant, batch, prompt,
                            generate, replicas)  # fmt: skip
@@ -612,15 +602,13 @@ def mig(
         parse_names(",".join(market), MARKETS, Where(), ("market",)) if market else DEFAULT_MARKETS
     )
     result = plan_mig(catalog, services, target, markets)
-    if json_out:
-        from whichgpu.render.mig_out import mig_doc
+    from whichgpu.render import mig_out
 
-        _print_json(mig_doc(result))
-        return
-    from whichgpu.render.mig_out import print_mig
-    from whichgpu.render.tables import make_console
-
-    print_mig(result, make_console())
+    _emit(
+        json_out,
+        lambda: mig_out.mig_doc(result),
+        lambda console: mig_out.print_mig(result, console),
+    )
 
 
 def _service_inputs(file: Path | None, model: str | None, params: str | None,
