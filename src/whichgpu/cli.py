@@ -96,7 +96,7 @@ def _emit(json_out: bool, doc: Callable[[], object], show: Callable[[Any], None]
     show(make_console())
 
 
-@app.command()
+@app.command(help=_("List the GPU catalog."))
 def gpus(
     min_vram: Annotated[
         float | None, typer.Option("--min-vram", metavar="GB", help=_("At least this much VRAM."))
@@ -112,7 +112,6 @@ def gpus(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    """List the GPU catalog."""
     from whichgpu.catalog.filters import filter_gpus
 
     catalog = _catalog(prices, skypilot)
@@ -126,14 +125,13 @@ def gpus(
     )
 
 
-@app.command()
+@app.command(help=_("Show one GPU: every spec with its source, its prices with their dates."))
 def show(
     gpu: Annotated[str, typer.Argument(help=_("A GPU name: a100, rtx-a6000, h100-pcie…"))],
     json_out: JsonFlag = False,
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    """Show one GPU: every spec with its source, its prices with their dates."""
     from whichgpu.userdata import today
 
     catalog = _catalog(prices, skypilot)
@@ -147,7 +145,9 @@ def show(
     )
 
 
-@app.command()
+@app.command(
+    help=_("Compare GPUs side by side (the article's table, checked), with prices and ratios.")
+)
 def compare(
     gpus: Annotated[
         list[str], typer.Argument(help=_("Two or more GPU names; the first is the baseline."))
@@ -162,7 +162,6 @@ def compare(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    """Compare GPUs side by side (the article's table, checked), with prices and ratios."""
     from whichgpu.compare import compare as compare_gpus
     from whichgpu.compare import parse_markets
     from whichgpu.userdata import today
@@ -193,7 +192,9 @@ def _model(model: str | None, params: str | None, hub: str | None) -> Any:
     return resolve_model(model, params)
 
 
-@app.command()
+@app.command(
+    help=_("Will it fit? Memory by component, and for every GPU: fits, headroom, how many.")
+)
 def fit(
     model: Annotated[
         str | None,
@@ -246,7 +247,6 @@ def fit(
     ] = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """Will it fit? Memory by component, and for every GPU: fits, headroom, how many."""
     from whichgpu.catalog import load_catalog
     from whichgpu.fit import fit as fit_job
     from whichgpu.workload import make_job
@@ -287,7 +287,7 @@ def fit(
     )
 
 
-@app.command()
+@app.command(help=_("How fast, how long? Throughput, time, bound and MFU, with a range."))
 def estimate(
     model: Annotated[
         str | None,
@@ -327,7 +327,6 @@ def estimate(
     tflop: Annotated[float | None, typer.Option(help=_("FP64: work in TFLOP."))] = None,
     json_out: JsonFlag = False,
 ) -> None:
-    """How fast, how long? Throughput, time, bound and MFU, with a range."""
     from whichgpu.catalog import load_catalog
     from whichgpu.throughput import estimate_throughput
     from whichgpu.workload import make_job
@@ -385,7 +384,9 @@ def _hours(text: str | None, flag: str) -> float | None:
         ) from None
 
 
-@app.command()
+@app.command(
+    help=_("Which GPU, how many, how long, what cost: ranked options with reasons and warnings.")
+)
 def recommend(
     file: Annotated[
         Path | None,
@@ -481,7 +482,6 @@ def recommend(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    """Which GPU, how many, how long, what cost: ranked options with reasons and warnings."""
     from whichgpu.recommend import build_workload
     from whichgpu.recommend import recommend as run_recommend
     from whichgpu.userdata import today
@@ -541,7 +541,9 @@ def recommend(
     )
 
 
-@app.command()
+@app.command(
+    help=_("Pack inference services onto MIG instances: the plan, its commands and configs.")
+)
 def mig(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help=_("A service's model preset."))
@@ -572,7 +574,6 @@ def mig(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    """Pack inference services onto MIG instances: the plan, its commands and configs."""
     from whichgpu.mig import check_profiles, make_service, plan_mig
 
     catalog = _catalog(prices, skypilot)
@@ -633,7 +634,12 @@ def _service_inputs(file: Path | None, model: str | None, params: str | None,
     return items
 
 
-@app.command()
+@app.command(
+    help=_(
+        "The recommended pick for a workload file as a SkyPilot task, a Kubernetes "
+        "manifest or a Slurm batch script (same as recommend --export)."
+    )
+)
 def export(
     export_format: Annotated[str, typer.Argument(help=_("skypilot, kubernetes or slurm."))],
     file: Annotated[
@@ -649,19 +655,16 @@ def export(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    """The recommended pick for a workload file as a SkyPilot task, a Kubernetes manifest or
-    a Slurm batch script (same as recommend --export)."""
     recommend(file=file, objective=objective, catalog_name=catalog_name,
               export_format=export_format, job_name=job_name, run_command=run_command,
               image=image, prices=prices, skypilot=skypilot)  # fmt: skip
 
 
-@app.command()
+@app.command(help=_("Start the web app and HTTP API (http://HOST:PORT/, API under /api/v1/)."))
 def serve(
     host: Annotated[str, typer.Option(help=_("Address to listen on."))] = "127.0.0.1",
     port: Annotated[int, typer.Option(help=_("Port to listen on."))] = 8000,
 ) -> None:
-    """Start the web app and HTTP API (http://HOST:PORT/, API under /api/v1/)."""
     if not 0 < port < 65536:
         raise InvalidInput(fmt(_("--port must be from 1 to 65535 (got {port})"), port=port))
     from whichgpu.web import serve as run_server  # type: ignore[import-not-found,unused-ignore]
