@@ -146,3 +146,13 @@ def test_export_command_from_a_file() -> None:
         "export", "slurm", "-f", str(SCENARIOS / "d02-train-1-7b.toml"), "--catalog", "article"
     )
     assert result.code == 0 and "#SBATCH --gres=gpu:1" in result.stdout
+
+
+def test_services_become_pods_and_fixed_hours_do_not_stretch() -> None:
+    text = export("kubernetes", "--task", "lora", "--model", "llama-3.1-8b", "--tokens", "2e8",
+                  "--services", "3")  # fmt: skip
+    doc = yaml.safe_load(text)
+    assert doc["spec"]["parallelism"] == doc["spec"]["completions"] == 3
+    slurm = run_cli("export", "slurm", "-f", str(SCENARIOS / "d04-inference-at-scale.toml"))
+    assert "#SBATCH --time=4-04:00:00" in slurm.stdout  # 100 h of serving, not stretched
+    assert "#SBATCH --nodes=7" in slurm.stdout  # one node per isolated service

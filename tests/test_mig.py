@@ -149,3 +149,41 @@ def test_every_plan_is_valid(catalog: Catalog, gpu_id: str, needs: list[tuple[fl
         else:
             assert len(mine) == service.replicas
             assert all(profile_gib(i.profile) >= service.memory_gib for i in mine)
+
+
+def test_explicit_profiles_are_checked_and_names_kept_apart(catalog: Catalog) -> None:
+    services = [
+        make_service({"name": "big", "memory_gib": 35, "profile": "1g.10gb"}),
+        make_service({"model": "llama-3.1-8b", "quant": "int8", "profile": "2g.20gb"}),
+        make_service({"model": "llama-3.1-8b", "quant": "int4"}),
+    ]
+    result = plan_mig(catalog, services, catalog.gpu("a100-80gb-sxm"))
+    plan = result.options[0].plan
+    assert [(s, n.code) for s, n in plan.unplaced] == [("big", "mig_profile_too_small")]
+    placed = {i.service: i.profile.profile for g in plan.gpus for i in g.instances}
+    assert placed == {"llama-3.1-8b": "2g.20gb", "llama-3.1-8b-2": "1g.10gb"}
+
+
+def test_a_profile_some_gpus_lack_is_planned_where_it_exists(catalog: Catalog) -> None:
+    result = plan_mig(catalog, [make_service({"memory_gib": 15, "profile": "2g.20gb"})])
+    assert result.pick is not None and result.pick.gpu.id in ("a100-80gb-pcie", "a100-80gb-sxm",
+                                                              "h100-sxm", "h100-pcie")  # fmt: skip
+    h200 = next(o for o in result.options if o.gpu.id == "h200")
+    assert h200.plan.unplaced[0][1].code == "mig_no_such_profile"
+
+
+def test_memory_must_be_a_finite_positive_number() -> None:
+    import math
+
+    for value in (math.nan, math.inf, -1):
+        with pytest.raises(Exception, match="memory_gib"):
+            make_service({"memory_gib": value})
+
+
+def test_recommend_and_mig_agree_on_a_slice_s_memory(catalog: Catalog) -> None:
+    """A 1g.10gb slice holds 10 GB (9.31 GiB) in both the recommender and the planner."""
+    from whichgpu.recommend.candidates import slice_gpu
+
+    profile = catalog.mig_profile("a100-80gb-sxm", "1g.10gb")
+    sliced = slice_gpu(catalog.gpu("a100-80gb-sxm"), profile)
+    assert sliced.vram_gb == pytest.approx(profile_gib(profile))

@@ -202,8 +202,16 @@ def test_buy_mode_prices_the_cards_and_the_break_even(catalog: Catalog) -> None:
     pick = result.pick
     assert pick.gpu.id == "rtx-a6000" and pick.purchase_usd == 4500
     hours = (pick.time_s or 0) / 3600
-    assert pick.cost_usd == pytest.approx(4500 + 0.3 * 0.2 * hours)
+    # the card written off over 36 months of 730 h, plus 300 W at $0.20/kWh
+    per_hour = 4500 / (36 * 730) + 0.3 * 0.2
+    assert pick.usd_per_h == pytest.approx(per_hour)
+    assert pick.power_usd_per_h == pytest.approx(0.06)
+    assert pick.cost_usd == pytest.approx(per_hour * hours)
     assert pick.break_even_months == pytest.approx(4500 / ((0.33 - 0.06) * 730))
+    # a shorter write-off makes each hour dearer
+    short = recommend(article, _workload(mode="buy", electricity_usd_per_kwh=0.2,
+                                         amortize_months=12)).pick  # fmt: skip
+    assert short is not None and short.usd_per_h == pytest.approx(4500 / (12 * 730) + 0.06)
     assert "reason_buy" in {n.code for n in result.reasons}
 
 
@@ -459,3 +467,50 @@ def test_a_config_json_model_is_recommended_with_its_exact_shape() -> None:
 def test_generic_sizes_have_a_throughput() -> None:
     result = run_cli("recommend", "--task", "lora", "--params", "7B", "--tokens", "1e8", "--json")
     assert result.code == 0 and json.loads(result.stdout)["pick"] is not None
+
+
+# -- regressions from review --------------------------------------------------------------
+
+
+def test_job_sizes_in_the_models_own_unit() -> None:
+    """Encoders train on sequences: tokens ÷ seq; an image model refuses tokens, a language
+    model images."""
+    bert = run_cli("recommend", "--task", "finetune", "--model", "bert-base-uncased", "--seq",
+                   "512", "--batch", "32", "--tokens", "1e9", "--json")  # fmt: skip
+    pick = json.loads(bert.stdout)["pick"]
+    sequences = 1e9 / 512
+    assert pick["time_s"] == pytest.approx(sequences / pick["throughput"]["value"], rel=1e-3)
+    for args, expected in (
+        (("--task", "lora", "--model", "llama-3.1-8b", "--images", "1000"), "give --tokens"),
+        (("--task", "train", "--model", "resnet-50", "--tokens", "1e6"), "give --images"),
+    ):
+        result = run_cli("recommend", *args)
+        assert result.code == 2 and expected in result.stderr
+
+
+def test_hourly_budget_names_the_cheapest_per_hour(catalog: Catalog) -> None:
+    result = recommend(catalog, _workload(budget_usd_per_h=0.1))
+    (why,) = result.infeasible
+    cheapest = min(o.usd_per_h for o in result.options if o.fits and o.usd_per_h)
+    assert why.code == "infeasible_budget_per_h"
+    assert why.params["usd_per_h"] == pytest.approx(cheapest, abs=0.01)
+
+
+def test_more_services_than_gpus_says_raise_max_gpus(catalog: Catalog) -> None:
+    many = make_component({"kind": "lora", "model": "llama-2-7b", "tokens": 1e8, "services": 10})
+    result = recommend(catalog, Workload((many,)))
+    assert [n.code for n in result.infeasible] == ["infeasible_services"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--task", "lora", "--model", "llama-2-7b", "--request-rate", "2"], "request rate"),
+        (["--task", "render", "--frames", "10", "--model", "llama-2-7b"], "takes no model"),
+        (["--task", "fp64", "--tflop", "10", "--hours", "5"], "not both"),
+        (["--task", "lora", "--model", "llama-2-7b", "--budget", "-1"], "--budget:"),
+    ],
+)
+def test_inputs_that_would_be_ignored_are_refused(args: list[str], expected: str) -> None:
+    result = run_cli("recommend", *args)
+    assert result.code == 2 and expected in result.stderr

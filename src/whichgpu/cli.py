@@ -19,8 +19,8 @@ def split_language(argv: list[str]) -> tuple[str | None, list[str]]:
     language, rest, i = None, [], 0
     while i < len(argv):
         arg = argv[i]
-        if arg == "--lang" and i + 1 < len(argv):
-            language, i = argv[i + 1], i + 2
+        if arg == "--lang":
+            language, i = (argv[i + 1] if i + 1 < len(argv) else ""), i + 2
             continue
         if arg.startswith("--lang="):
             language = arg.split("=", 1)[1]
@@ -355,7 +355,9 @@ def estimate(
         )  # fmt: skip
         catalog = load_catalog()
         arch = _model(model, params, None)
-        work = tokens if tokens is not None else (images * epochs if images is not None else None)
+        from whichgpu.throughput import job_size
+
+        work = job_size(arch, job, tokens, None if images is None else images * epochs)
         result = estimate_throughput(arch, job, catalog.resolve(gpu), count, work=work)
     from whichgpu.render import estimate_out
 
@@ -453,6 +455,9 @@ def recommend(
     electricity: Annotated[
         float | None, typer.Option(help=_("Buying: electricity price in US$ per kWh."))
     ] = None,
+    amortize_months: Annotated[
+        float | None, typer.Option(help=_("Buying: months the cards are written off over (36)."))
+    ] = None,
     hours_per_month: Annotated[
         float | None, typer.Option(help=_("Buying: hours of use a month for the break-even."))
     ] = None,
@@ -500,6 +505,7 @@ def recommend(
         "markets": [m for item in market for m in item.split(",")] if market else None,
         "requires": [r for item in requires for r in item.split(",")] if requires else None,
         "electricity_usd_per_kwh": electricity, "hours_per_month": hours_per_month,
+        "amortize_months": amortize_months,
     }  # fmt: skip
     if objective not in ("cost", "time", "value"):
         raise InvalidInput(
@@ -582,6 +588,8 @@ def mig(
             raise InvalidInput(_("--profiles needs the --gpu they are for"))
         target = catalog.resolve(gpu)
         names = [p.strip() for p in profiles.split(",") if p.strip()]
+        if not names:
+            raise InvalidInput(_("--profiles needs at least one profile: 1g.10gb,3g.40gb"))
         chosen, why = check_profiles(catalog, target, names)
         from whichgpu.render import mig_out
 

@@ -171,8 +171,9 @@ MESSAGES: dict[str, str] = {
         "the range."
     ),
     "assume_buy": N_(
-        "Buying: the lowest purchase price, electricity at TDP and ${kwh}/kWh, {hours_per_month} "
-        "h of use a month; no host, cooling or resale value."
+        "Buying: the lowest purchase price written off over {months} months of "
+        "{hours_per_month} h of use, plus electricity at TDP and ${kwh:.4f}/kWh; no host, "
+        "cooling or resale value."
     ),
     "assume_sequential": N_("Components run one after another on the same GPUs."),
     "assume_services": N_("Each service gets its own GPUs or MIG slice (isolated)."),
@@ -189,6 +190,10 @@ MESSAGES: dict[str, str] = {
     "mig_no_placement": N_(
         "no placement of {profiles} on one GPU: the profiles' allowed start slots collide"
     ),
+    "mig_profile_too_small": N_(
+        "{service} needs {needed:,.1f} GiB; the {profile} it asks for has {capacity:,.1f} GiB"
+    ),
+    "mig_no_such_profile": N_("{service} asks for {profile}, which the {gpu} does not have"),
     "mig_too_big": N_(
         "{service} needs {needed:,.1f} GiB; the largest profile, {largest}, has "
         "{largest_gib:,.1f} GiB: use whole GPUs"
@@ -203,6 +208,14 @@ MESSAGES: dict[str, str] = {
     "infeasible_no_count": N_(
         "{component} fits on no number of GPUs as it is (its activations are not sharded); on "
         "{max_gpus} × {gpu}, these changes would make it fit:"
+    ),
+    "infeasible_services": N_(
+        "{services} isolated services need {services} GPUs or MIG slices; at most {max_gpus} "
+        "GPUs allowed (raise max_gpus)."
+    ),
+    "infeasible_no_change": N_(
+        "{component} fits on no number of GPUs, and no change whichgpu knows makes it fit on "
+        "the {gpu}."
     ),
     "infeasible_budget": N_(
         "Over budget: the cheapest option, {option}, costs ${cost:,.2f} (budget ${budget:,.2f})."
@@ -242,7 +255,7 @@ WORDS: dict[str, str] = {
         N_("marketplace"), N_("serverless"), N_("forward"), N_("backward"),
         N_("recomputation"), N_("optimizer step"), N_("prefill"), N_("decode"),
         N_("prior: mean of other harnesses"), N_("prior: η = 0.5"), N_("1 GPU"),
-        N_("buy-new"), N_("buy-used"), N_("cost"), N_("time"), N_("value"),
+        N_("buy-new"), N_("buy-used"), N_("purchase"), N_("cost"), N_("time"), N_("value"),
     )
 }  # fmt: skip
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (

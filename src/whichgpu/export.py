@@ -41,7 +41,11 @@ def skypilot_name(catalog: Catalog, gpu_id: str) -> str:
 
 
 def _nodes(option: Option) -> tuple[int, int]:
-    """(nodes, GPUs per node) for the pick's cards."""
+    """(nodes, GPUs per node) for the pick's cards: one node per isolated service, else as
+    few 8-GPU nodes as hold the count."""
+    hw = option.hardware
+    if hw.services > 1 and hw.count <= GPUS_PER_NODE:
+        return hw.services, hw.count
     gpus = option.gpus
     if gpus <= GPUS_PER_NODE:
         return 1, gpus
@@ -49,13 +53,20 @@ def _nodes(option: Option) -> tuple[int, int]:
 
 
 def _slow_hours(option: Option) -> float | None:
-    """The time at the slow end of the throughput range."""
+    """The time at the slow end of each component's throughput range (hours of use are
+    fixed: they do not stretch)."""
     if option.time_s is None:
         return None
-    run = option.runs[0]
-    if run.throughput and run.throughput_low:
-        return option.time_s * run.throughput / run.throughput_low / 3600
-    return option.time_s / 3600
+    seconds = 0.0
+    for run in option.runs:
+        if run.time_s is None:
+            return None
+        fixed = run.component.hours is not None
+        if not fixed and run.throughput and run.throughput_low:
+            seconds += run.time_s * run.throughput / run.throughput_low
+        else:
+            seconds += run.time_s
+    return seconds / 3600
 
 
 def _summary(result: Recommendation, option: Option) -> str:
@@ -111,7 +122,7 @@ def kubernetes_manifest(
         limits = {f"nvidia.com/mig-{hw.mig.profile}": 1}
         replicas = hw.services
     else:
-        if option.gpus > GPUS_PER_NODE:
+        if hw.count > GPUS_PER_NODE:
             raise InvalidInput(
                 fmt(
                     _(
@@ -122,7 +133,7 @@ def kubernetes_manifest(
                 )
             )
         limits = {"nvidia.com/gpu": hw.count}
-        replicas = hw.services
+        replicas = hw.services  # one pod per isolated service, each with its own GPUs
     container = {
         "name": "main",
         "image": image,
@@ -152,6 +163,8 @@ def kubernetes_manifest(
             "metadata": {"name": name, "labels": labels, "annotations": annotations},
             "spec": {
                 "backoffLimit": 0,
+                "parallelism": replicas,
+                "completions": replicas,
                 "template": {
                     "metadata": {"labels": labels},
                     "spec": {"restartPolicy": "Never", "containers": [container]},

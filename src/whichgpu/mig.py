@@ -4,14 +4,14 @@ same services on whole smaller cards for comparison (cost and isolation)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from whichgpu.catalog.records import GPU, MigProfile
 from whichgpu.catalog.store import Catalog
-from whichgpu.errors import InvalidInput
+from whichgpu.errors import InvalidInput, UnknownName
 from whichgpu.estimate.mig import MigPlan, Service, check_mix, pack, profile_gib
-from whichgpu.explain import Note
+from whichgpu.explain import Note, note
 from whichgpu.i18n import _, fmt
 from whichgpu.units import BYTES_PER_GIB
 
@@ -94,7 +94,11 @@ def make_service(raw: Mapping[str, Any], index: int = 0) -> ServiceSpec:
     memory = raw.get("memory_gib")
     model = raw.get("model") or raw.get("params")
     if memory is not None:
-        if isinstance(memory, bool) or not isinstance(memory, int | float) or memory <= 0:
+        if (
+            isinstance(memory, bool)
+            or not isinstance(memory, int | float)
+            or not 0 < memory < 1e6  # also refuses NaN and infinity
+        ):
             raise InvalidInput(
                 fmt(_("memory_gib must be a positive number (got {value!r})"), value=memory)
             )
@@ -126,6 +130,20 @@ def _price(catalog: Catalog, gpu_id: str, markets: Sequence[str]) -> float | Non
     return None if found is None else found.low_usd_per_h
 
 
+def unique_names(services: Sequence[ServiceSpec]) -> list[ServiceSpec]:
+    """Services named alike (two unnamed copies of one model) get ``-2``, ``-3``…: names
+    key the plan, its profiles and its Kubernetes resources."""
+    seen: dict[str, int] = {}
+    out = []
+    for spec in services:
+        name = spec.service.name
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            spec = replace(spec, service=replace(spec.service, name=f"{name}-{seen[name]}"))
+        out.append(spec)
+    return out
+
+
 def plan_mig(
     catalog: Catalog,
     services: Sequence[ServiceSpec],
@@ -135,6 +153,7 @@ def plan_mig(
     """A plan on every MIG GPU (or ``gpu``); the pick needs the fewest GPUs, then costs
     least per hour, then wastes least memory. Whole cards of the GPUs without MIG are priced
     beside it: the same isolation (separate cards) without a MIG-capable GPU."""
+    services = unique_names(services)
     mig_gpus = [g for g in ([gpu] if gpu else catalog.gpus) if g.has_mig]
     if gpu is not None and not gpu.has_mig:
         raise InvalidInput(
@@ -148,10 +167,20 @@ def plan_mig(
     for candidate in mig_gpus:
         profiles = catalog.mig_profiles(candidate.id)
         explicit: dict[str, MigProfile] = {}
+        refused: dict[str, Note] = {}
         for spec in services:
-            if spec.profile is not None:
+            if spec.profile is None:
+                continue
+            try:
                 explicit[spec.service.name] = catalog.mig_profile(candidate.id, spec.profile)
-        plan = pack(candidate.id, profiles, [s.service for s in services], explicit)
+            except UnknownName:
+                if gpu is not None:
+                    raise
+                refused[spec.service.name] = note(
+                    "mig_no_such_profile", service=spec.service.name, profile=spec.profile,
+                    gpu=candidate.short_name,
+                )  # fmt: skip
+        plan = pack(candidate.id, profiles, [s.service for s in services], explicit, refused)
         options.append(GpuOption(candidate, plan, _price(catalog, candidate.id, markets)))
 
     def rank(o: GpuOption) -> tuple[float, ...]:

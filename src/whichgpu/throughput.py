@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput
 from whichgpu.estimate.efficiency import ideal_rate, load_efficiency, observe
-from whichgpu.estimate.memory import gradients_bytes
+from whichgpu.estimate.memory import gradients_bytes, weights_bytes
 from whichgpu.estimate.perf import allreduce_seconds, tensor_tflops, train_flops_per_token
 from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
@@ -64,14 +64,37 @@ class ThroughputEstimate:
     provenance: str
 
 
-def workload_of(arch: ModelArch, job: Job) -> str:
-    if arch.kind == "cnn":
+def workload_of(arch: ModelArch, job: Job, count: int = 1) -> str:
+    """The calibrated workload a job runs like (vision models: images per second, calibrated
+    on ResNet-50 and counted in their own FLOPs). Inference on several GPUs is tensor-parallel
+    serving (TensorRT-LLM's harness): llama.cpp's single-stream decode splits layers, so its
+    GPUs work in turn and are no faster than one."""
+    if arch.kind in ("cnn", "vit"):  # images per second, whatever the network
         return "cnn-train" if job.training else "cnn-infer"
-    if arch.kind in ("encoder", "vit") and job.training:
+    if arch.kind == "encoder" and job.training:
         return "transformer-train"
     if job.training:
         return "llm-train"
-    return "llm-serve" if job.batch > 1 else "llm-decode"
+    return "llm-serve" if job.batch > 1 or count > 1 else "llm-decode"
+
+
+def job_size(arch: ModelArch, job: Job, tokens: float | None = None,
+             images: float | None = None) -> float | None:  # fmt: skip
+    """The job size in the throughput's unit: tokens (LLMs), sequences (encoders trained on
+    ``job.seq``-token sequences: tokens ÷ seq), images (CNNs, ViTs). A size in the other unit
+    is refused: tokens for an image model, images for a language model."""
+    images_model = arch.kind in ("cnn", "vit")
+    if tokens is not None and images_model:
+        raise InvalidInput(
+            fmt(_("{model} works on images: give --images, not --tokens"), model=arch.name)
+        )
+    if images is not None and not images_model:
+        raise InvalidInput(
+            fmt(_("{model} works on tokens: give --tokens, not --images"), model=arch.name)
+        )
+    if tokens is not None and arch.kind == "encoder" and job.training:
+        return tokens / job.seq
+    return tokens if tokens is not None else images
 
 
 def _bench(arch: ModelArch, job: Job, gpu: GPU, count: int, workload: str, harness: str,
@@ -184,7 +207,7 @@ def estimate_throughput(
     if not arch.id:
         raise InvalidInput(_("estimate needs a preset model (--model) or --params"))
     model, spread = load_efficiency()
-    workload = workload_of(arch, job)
+    workload = workload_of(arch, job, count)
     harness = harness or DEFAULT_HARNESS[workload]
     seq: int | None
     if workload in ("cnn-train", "cnn-infer"):
@@ -209,13 +232,18 @@ def estimate_throughput(
     rate = 1 / seconds
     bound = ideal.bound
     if workload in ("llm-train", "transformer-train", "cnn-train") and count > 1:
-        # data parallel: the step's gradients are all-reduced between steps; ZeRO-3 also
-        # all-gathers the weights for the forward and the backward, 1.5× the volume
-        # (Rajbhandari et al., 2020, §7.2.2)
+        # data parallel: the step's gradients are all-reduced between steps
         tokens_per_step = float(job.batch) * (seq or 1) * count
         step = tokens_per_step / rate
-        volume = 1.5 if job.zero == 3 else 1.0
-        comm = volume * allreduce_seconds(gradients_bytes(arch, job), count, gpu)
+        if job.zero == 3:
+            # ZeRO-3 gathers every weight for the forward and again for the backward, and
+            # reduce-scatters the gradients: (n−1)/n · (2·W + G) bytes a GPU (Rajbhandari et
+            # al., 2020, §7.2.2: 1.5× data parallelism when W = G); LoRA gathers its frozen
+            # base weights too
+            moved = (2 * weights_bytes(arch, job) + gradients_bytes(arch, job)) / 2
+        else:
+            moved = gradients_bytes(arch, job)
+        comm = allreduce_seconds(moved, count, gpu)
         if comm > step:
             bound = "interconnect"
         rate = tokens_per_step / max(step, comm)

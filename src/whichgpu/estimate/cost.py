@@ -3,8 +3,11 @@ between them. Pure arithmetic over the catalog's prices; units are in the names.
 
 * Rent: ``cost = price_usd_per_h × gpus × hours`` (cloud list prices are per GPU-hour once an
   instance's price is divided by its GPU count, as ``prices.csv`` stores them).
-* Buy: ``cost = purchase_usd × gpus + energy``; energy at the card's TDP for the job's hours
-  (an upper bound: NVIDIA's TDP/TBP is the board's sustained power limit).
+* Buy: the cards spread over their useful life (``amortize_months`` of ``hours_per_month``,
+  straight-line depreciation; 36 months by default, the usual life of computer equipment)
+  plus electricity at the card's TDP (an upper bound: NVIDIA's TDP/TBP is the board's
+  sustained power limit), per hour; a job costs its hours of that. The whole outlay
+  (``purchase + energy``) is :func:`buy_cost_usd`.
 * Break-even: months after which owning is cheaper than renting the same GPUs,
   ``purchase / ((rent_usd_per_h − power_usd_per_h) × hours_per_month)`` (no resale value, no
   host, cooling or staff: stated in every answer that uses it).
@@ -33,6 +36,19 @@ def buy_cost_usd(
 ) -> float:
     """The cards and the electricity the job burns."""
     return purchase_usd * gpus + power_usd_per_h(tdp_w, gpus, electricity_usd_per_kwh) * hours
+
+
+#: Months a bought GPU is written off over (straight-line), by default.
+DEFAULT_AMORTIZE_MONTHS = 36.0
+
+
+def ownership_usd_per_h(
+    purchase_usd_total: float, power_usd_per_h: float, amortize_months: float,
+    hours_per_month: float,
+) -> float:  # fmt: skip
+    """An owned GPU's cost per hour of use: its price over ``amortize_months`` of
+    ``hours_per_month`` hours, plus its electricity."""
+    return purchase_usd_total / (amortize_months * hours_per_month) + power_usd_per_h
 
 
 def break_even_months(

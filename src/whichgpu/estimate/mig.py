@@ -169,16 +169,34 @@ def pack(
     profiles: Sequence[MigProfile],
     services: Sequence[Service],
     explicit: dict[str, MigProfile] | None = None,
+    refused: dict[str, Note] | None = None,
 ) -> MigPlan:
     """Place every replica of every service on as few GPUs as possible, then with the least
-    memory left over; what cannot be placed is returned with the reason."""
+    memory left over; what cannot be placed is returned with the reason. ``explicit`` names
+    the profile a service asked for (it must hold the service); ``refused`` services cannot
+    be placed on this GPU at all (a profile it does not have)."""
     explicit = explicit or {}
+    refused = refused or {}
     items: list[tuple[str, MigProfile]] = []
     unplaced: list[tuple[str, Note]] = []
     needed = 0.0
     largest = max(profiles, key=lambda p: (p.memory_slices, p.memory_gb))
     for service in services:
-        profile = explicit.get(service.name) or choose_profile(service, profiles)
+        if service.name in refused:
+            unplaced.append((service.name, refused[service.name]))
+            continue
+        asked = explicit.get(service.name)
+        if asked is not None and profile_gib(asked) < service.memory_gib:
+            too_small = note(
+                "mig_profile_too_small",
+                service=service.name,
+                profile=asked.profile,
+                needed=round(service.memory_gib, 1),
+                capacity=round(profile_gib(asked), 1),
+            )
+            unplaced.append((service.name, too_small))
+            continue
+        profile = asked or choose_profile(service, profiles)
         if profile is None:
             unplaced.append(
                 (

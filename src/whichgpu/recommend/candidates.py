@@ -73,6 +73,8 @@ def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
     user guide: each instance has dedicated SMs, L2 slices and memory controllers)."""
     import msgspec
 
+    from whichgpu.estimate.mig import profile_gib
+
     c = profile.compute_fraction
     m = profile.memory_fraction
 
@@ -81,7 +83,7 @@ def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
 
     return msgspec.structs.replace(
         gpu,
-        vram_gb=profile.memory_gb,
+        vram_gb=profile_gib(profile),  # usable_bytes reads vram_gb as GiB; a slice's GB are 10^9
         memory_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s * m,
         fp32_tflops=gpu.fp32_tflops * c,
         fp64_tflops=gpu.fp64_tflops * c,
@@ -137,29 +139,32 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
     return arch, job
 
 
-def _work(component: Component) -> float | None:
+def _work(component: Component, prepared: tuple[ModelArch, Job] | None) -> float | None:
     """The job size in the numerator of the throughput's unit (samples, TFLOP, tokens,
-    images)."""
+    sequences, images)."""
     if component.kind == "render":
         return None if component.frames is None else component.frames * component.samples_per_frame
     if component.kind == "fp64":
         return component.tflop
-    if component.tokens is not None:
-        return component.tokens
-    if component.images is not None:
-        return component.images * component.epochs
-    return None
+    if prepared is None:
+        return None
+    from whichgpu.throughput import job_size
+
+    arch, job = prepared
+    images = None if component.images is None else component.images * component.epochs
+    return job_size(arch, job, component.tokens, images)
 
 
 def per_second(rate: float, unit: str) -> float:
     return rate / 60.0 if unit.endswith("/min") else rate
 
 
-def _timed(component: Component, rate: float, unit: str) -> float | None:
+def _timed(component: Component, rate: float, unit: str,
+           prepared: tuple[ModelArch, Job] | None) -> float | None:  # fmt: skip
     """Seconds the component takes: its hours of use, or its work over the rate."""
     if component.hours is not None:
         return component.hours * 3600.0
-    work = _work(component)
+    work = _work(component, prepared)
     return None if work is None else work / per_second(rate, unit)
 
 
@@ -236,8 +241,29 @@ def run_component(
     if component.kind == "inference" and component.request_rate is not None:
         need = component.request_rate * max(component.generate, 1)
         meets = rate.value >= need
-    time_s = _timed(component, rate.value, rate.unit)
+    time_s = _timed(component, rate.value, rate.unit, prepared)
     return replace(run, time_s=time_s, meets_rate=meets, notes=tuple(notes))
+
+
+def candidate_counts(limit: int) -> list[int]:
+    """The GPU counts a candidate may use, up to ``limit``: 1, 2, 4, 8… (the ways tensor
+    parallelism and data-parallel nodes divide)."""
+    out, count = [], 1
+    while count <= limit:
+        out.append(count)
+        count *= 2
+    return out
+
+
+def smallest_count(arch: ModelArch, job: Job, gpu: GPU, limit: int = 1024) -> int | None:
+    """The fewest of ``gpu`` (among :func:`candidate_counts`) that hold the job."""
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.fit import scaled_job, usable_bytes
+
+    for count in candidate_counts(limit):
+        if estimate_memory(arch, scaled_job(job, count)[0]).total_bytes <= usable_bytes(gpu):
+            return count
+    return None
 
 
 def hardware_for(
@@ -246,11 +272,10 @@ def hardware_for(
     """Whole-card counts 1, 2, 4, 8… up to ``max_gpus`` (per service × services), and for
     workloads that only serve models, one MIG slice per service of every profile."""
     services = max(c.services for c in components)
-    out: list[Hardware] = []
-    count = 1
-    while count * services <= constraints.max_gpus:
-        out.append(Hardware(gpu, count, services))
-        count *= 2
+    out = [
+        Hardware(gpu, count, services)
+        for count in candidate_counts(constraints.max_gpus // services)
+    ]
     if gpu.has_mig and all(c.kind == "inference" for c in components):
         profiles = getattr(catalog, "mig_profiles", None)
         for profile in profiles(gpu.id) if profiles else ():

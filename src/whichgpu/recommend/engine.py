@@ -16,7 +16,7 @@ from whichgpu.catalog.records import GPU
 from whichgpu.estimate.cost import (
     DEFAULT_ELECTRICITY_USD_PER_KWH,
     break_even_months,
-    buy_cost_usd,
+    ownership_usd_per_h,
     power_usd_per_h,
 )
 from whichgpu.explain import Note, note
@@ -53,6 +53,8 @@ class Option:
     price_source: str | None = None
     price_as_of: str | None = None
     purchase_usd: float | None = None
+    #: Buying: the electricity part of ``usd_per_h`` (the rest is the cards, amortised)
+    power_usd_per_h: float | None = None
     break_even_months: float | None = None
     time_s: float | None = None
     cost_usd: float | None = None
@@ -140,28 +142,29 @@ def _price_options(
         best = min(rows, key=lambda p: (p.low_usd, p.condition, p.source))
         kwh = c.electricity_usd_per_kwh
         kwh = DEFAULT_ELECTRICITY_USD_PER_KWH if kwh is None else kwh
-        own_per_h = power_usd_per_h(hw.gpu.tdp_w, hw.gpus, kwh)
+        power = power_usd_per_h(hw.gpu.tdp_w, hw.gpus, kwh)
         rent = price_range(catalog.prices_for(hw.gpu.id, c.markets))  # type: ignore[arg-type]
         months = None
         if rent is not None:
             months = break_even_months(
-                best.low_usd * hw.gpus, rent.low_usd_per_h * hw.gpus, own_per_h, c.hours_per_month
+                best.low_usd * hw.gpus, rent.low_usd_per_h * hw.gpus, power, c.hours_per_month
             )
-        cost = (
-            None if hours is None else buy_cost_usd(best.low_usd, hw.gpus, hours, hw.gpu.tdp_w, kwh)
+        own_per_h = ownership_usd_per_h(
+            best.low_usd * hw.gpus, power, c.amortize_months, c.hours_per_month
         )
-        high = (
-            None
-            if hours is None
-            else buy_cost_usd(best.high_usd, hw.gpus, hours, hw.gpu.tdp_w, kwh)
+        own_per_h_high = ownership_usd_per_h(
+            best.high_usd * hw.gpus, power, c.amortize_months, c.hours_per_month
         )
+        cost = None if hours is None else own_per_h * hours
+        high = None if hours is None else own_per_h_high * hours
         out.append(
             Option(
                 hw,
                 f"buy-{best.condition}",
                 runs,
                 usd_per_h=own_per_h,
-                usd_per_h_high=own_per_h,
+                usd_per_h_high=own_per_h_high,
+                power_usd_per_h=power,
                 price_provider=best.condition,
                 price_source=best.source,
                 price_as_of=best.as_of,
@@ -227,7 +230,8 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
     if missing:
         out.append(note("block_capability", gpu=gpu.short_name, missing=", ".join(missing)))
     if option.usd_per_h is None:
-        out.append(note("block_unpriced", gpu=gpu.short_name, markets=", ".join(c.markets)))
+        markets = "purchase" if c.mode == "buy" else ", ".join(c.markets)
+        out.append(note("block_unpriced", gpu=gpu.short_name, markets=markets))
     else:
         if c.budget_usd_per_h is not None and option.usd_per_h > c.budget_usd_per_h:
             out.append(

@@ -103,7 +103,7 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
                 "reason_buy",
                 purchase=_money(pick.purchase_usd),
                 condition=pick.price_provider or "",
-                power=round(pick.usd_per_h or 0, 3),
+                power=round(pick.power_usd_per_h or 0, 3),
                 months=round(pick.break_even_months or 0, 1),
                 hours_per_month=round(workload.constraints.hours_per_month),
             )
@@ -112,7 +112,7 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
                 "reason_buy_no_rent",
                 purchase=_money(pick.purchase_usd),
                 condition=pick.price_provider or "",
-                power=round(pick.usd_per_h or 0, 3),
+                power=round(pick.power_usd_per_h or 0, 3),
             )
         )
     return note(
@@ -123,6 +123,12 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
         provider=pick.price_provider or "",
         as_of=pick.price_as_of or "undated",
     )
+
+
+def _slower(a: Option, b: Option) -> bool:
+    if a.time_s is not None and b.time_s is not None and a.time_s != b.time_s:
+        return a.time_s > b.time_s
+    return (a.throughput or 0.0) < (b.throughput or 0.0)
 
 
 def unused_premium(option: Option, cheaper: Option, workload: Workload) -> list[str]:
@@ -147,10 +153,15 @@ def unused_premium(option: Option, cheaper: Option, workload: Workload) -> list[
     return features
 
 
-def over_provisioning(option: Option, ranked: Sequence[Option], workload: Workload) -> Note | None:
+def over_provisioning(
+    option: Option, ranked: Sequence[Option], workload: Workload, objective: str = "cost"
+) -> Note | None:
     """C38, computed: ``option`` costs more than the cheapest feasible option for features
-    this workload leaves unused; the share of the money it would waste."""
+    this workload leaves unused; the share of the money it would waste. When speed is the
+    objective, only options at least as fast count."""
     feasible = [o for o in ranked if o.feasible and _cost_of(o) is not None]
+    if objective == "time":
+        feasible = [o for o in feasible if not _slower(o, option)]
     if not feasible or _cost_of(option) is None:
         return None
     cheapest = min(feasible, key=lambda o: (_cost_of(o) or 0.0, o.gpu.id))
@@ -173,7 +184,12 @@ def over_provisioning(option: Option, ranked: Sequence[Option], workload: Worklo
 
 
 def _warnings(
-    pick: Option, ranked: Sequence[Option], workload: Workload, unpriced: Sequence[str], today: date
+    pick: Option,
+    ranked: Sequence[Option],
+    workload: Workload,
+    unpriced: Sequence[str],
+    today: date,
+    objective: str,
 ) -> list[Note]:
     from whichgpu.catalog.prices import age_months
 
@@ -182,7 +198,7 @@ def _warnings(
         out.extend(run.notes)
         if run.component.kind == "render" and pick.gpu.rt_cores == 0:
             out.append(note("warn_no_rt_cores", gpu=pick.gpu.name))
-    over = over_provisioning(pick, ranked, workload)
+    over = over_provisioning(pick, ranked, workload, objective)
     if over is not None:
         out.append(over)
     if pick.market == "spot":
@@ -206,7 +222,9 @@ def _warnings(
             note(
                 "warn_unpriced",
                 gpus=", ".join(unpriced),
-                markets=", ".join(workload.constraints.markets),
+                markets="purchase"
+                if workload.constraints.mode == "buy"
+                else ", ".join(workload.constraints.markets),
             )
         )
     return out
@@ -224,6 +242,7 @@ def _assumptions(workload: Workload) -> list[Note]:
                 "assume_buy",
                 kwh=kwh if kwh is not None else DEFAULT_ELECTRICITY_USD_PER_KWH,
                 hours_per_month=round(c.hours_per_month),
+                months=round(c.amortize_months),
             )
         )
     else:
@@ -240,8 +259,8 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
     """For each model component that fits nowhere: the fewest GPUs that would hold it, or,
     when no count does (activations are not sharded), the changes that make it fit on the
     largest GPU at ``max_gpus``."""
-    from whichgpu.fit import min_gpus, scaled_job, usable_bytes, what_would_fit
-    from whichgpu.recommend.candidates import model_job
+    from whichgpu.fit import scaled_job, usable_bytes, what_would_fit
+    from whichgpu.recommend.candidates import model_job, smallest_count
 
     c = workload.constraints
     out: list[Note] = []
@@ -251,7 +270,7 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
         arch, job = model_job(comp)
         best: tuple[int, str] | None = None
         for gpu in sorted(catalog.gpus, key=lambda g: (-g.vram_gb, g.id)):
-            count, _strategy = min_gpus(arch, job, gpu)
+            count = smallest_count(arch, job, gpu)
             if count is not None and (best is None or count < best[0]):
                 best = (count, gpu.name)
         if best is not None:
@@ -268,11 +287,13 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
         largest = max(catalog.gpus, key=lambda g: (g.vram_gb, g.id))
         scaled, _strategy = scaled_job(job, c.max_gpus)
         changes = what_would_fit(arch, scaled, usable_bytes(largest))
+        if not changes:
+            out.append(note("infeasible_no_change", component=comp.label, gpu=largest.name))
+            continue
         out.append(
             note("infeasible_no_count", component=comp.label, gpu=largest.name, max_gpus=c.max_gpus)
         )
-        if changes:
-            out.extend(changes[0].notes)
+        out.extend(changes[0].notes)
     return out or [note("infeasible_nothing")]
 
 
@@ -280,6 +301,9 @@ def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) 
     """What would make the workload feasible: the nearest option for each blocking
     constraint, or why nothing fits."""
     c = workload.constraints
+    services = max(comp.services for comp in workload.components)
+    if services > c.max_gpus and not any(o.hardware.mig is not None for o in ranked):
+        return [note("infeasible_services", services=services, max_gpus=c.max_gpus)]
     if not ranked:
         return [note("infeasible_nothing")]
     needed = [cap for cap in c.requires]
@@ -313,7 +337,14 @@ def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) 
                 )
             )
         else:
-            best = min(near, key=lambda o: (_cost_of(o) or 0.0, o.time_s or 0.0))
+            per_hour = code == "block_budget_per_h"
+            best = min(
+                near,
+                key=lambda o: (
+                    (o.usd_per_h if per_hour else _cost_of(o)) or 0.0,
+                    o.time_s or 0.0,
+                ),
+            )
             out.append(
                 note(
                     message,
@@ -376,7 +407,7 @@ def explain(
             )
         )
     reasons.append(_price_reason(pick, workload))
-    warnings = _warnings(pick, ranked, workload, unpriced, today)
+    warnings = _warnings(pick, ranked, workload, unpriced, today, objective)
     if baseline is not None and baseline is not pick:
         over = over_provisioning(baseline, ranked, workload)
         if over is not None:

@@ -86,6 +86,7 @@ class Constraints:
     requires: tuple[Capability, ...] = ()
     electricity_usd_per_kwh: float | None = None
     hours_per_month: float = 730.0
+    amortize_months: float = 36.0
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ _NUMBER_FIELDS = {
     "deadline_h": (1e-3, 1e7),
     "electricity_usd_per_kwh": (0.0, 10.0),
     "hours_per_month": (1.0, 744.0),
+    "amortize_months": (1.0, 240.0),
 }
 _INT_FIELDS = {
     "batch": (1, 1_000_000),
@@ -124,6 +126,17 @@ _COMPONENT_KEYS = tuple(k for k in Component.__dataclass_fields__ if k != "arch"
 _CONSTRAINT_KEYS = tuple(Constraints.__dataclass_fields__)
 
 
+#: Fields whose command-line flag is not the field's name.
+FLAGS = {
+    "kind": "task",
+    "budget_usd": "budget",
+    "budget_usd_per_h": "budget-per-h",
+    "deadline_h": "deadline",
+    "markets": "market",
+    "electricity_usd_per_kwh": "electricity",
+}
+
+
 class Where:
     """Where a value came from, for error messages: a file and a key path, or a flag."""
 
@@ -135,7 +148,8 @@ class Where:
         """``file:line: field a.b`` (or the flag name for CLI input)."""
         dotted = ".".join(str(p) for p in path)
         if not self.origin:
-            return "--" + str(path[-1]).replace("_", "-")
+            key = str(path[-1])
+            return "--" + FLAGS.get(key, key.replace("_", "-"))
         line = self._locate(path) if self._locate else None
         return f"{self.origin}:{line}: {dotted}" if line else f"{self.origin}: {dotted}"
 
@@ -275,6 +289,23 @@ def make_component(
         component = replace(component, model=arch.id or arch.name)
     elif component.uses_model and (component.model is None) == (component.params is None):
         raise _bad(where, (*path, "model"), _('give a model preset or a size (params = "7B")'))
+    if component.request_rate is not None and component.kind != "inference":
+        raise _bad(where, (*path, "request_rate"), _("a request rate is for inference"))
+    if not component.uses_model and (component.model or component.params) and arch is None:
+        raise _bad(
+            where,
+            (*path, "model"),
+            fmt(_("a {kind} component takes no model"), kind=component.kind),
+        )
+    sizes = [
+        k for k in ("tokens", "images", "frames", "tflop") if getattr(component, k) is not None
+    ]
+    if component.hours is not None and sizes:
+        raise _bad(
+            where,
+            (*path, "hours"),
+            fmt(_("give a job size ({size}) or hours of use, not both"), size=sizes[0]),
+        )
     if component.kind == "render" and component.frames is None and component.hours is None:
         raise _bad(where, (*path, "frames"), _("a render component needs frames (or hours)"))
     if component.kind == "fp64" and component.tflop is None and component.hours is None:

@@ -136,7 +136,9 @@ def mig_doc(result: MigResult) -> dict[str, Any]:
             {
                 "gpu": o.gpu.id,
                 "gpus": o.gpus,
-                "usd_per_h": None if o.usd_per_h is None else round(o.usd_per_h * o.gpus, 4),
+                "usd_per_h": None
+                if o.usd_per_h is None or not o.gpus
+                else round(o.usd_per_h * o.gpus, 4),
                 "plan": plan_doc(o.plan),
             }
             for o in result.options
@@ -160,7 +162,7 @@ def print_mig(result: MigResult, console: Console) -> None:
     for header in (_("GPU"), _("GPUs"), _("$/h"), _("memory used"), _("unplaced")):
         table.add_column(header)
     for o in result.options:
-        cost = format_cost(None if o.usd_per_h is None else o.usd_per_h * o.gpus)
+        cost = format_cost(None if o.usd_per_h is None or not o.gpus else o.usd_per_h * o.gpus)
         used = (
             f"{format_decimal(o.plan.needed_gib, 1)} / {format_decimal(o.plan.allotted_gib, 1)} GiB"
         )
