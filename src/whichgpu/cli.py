@@ -603,7 +603,8 @@ def mig(
         return
     raws = _service_inputs(file, model, params, memory_gib, precision, quant, batch, prompt,
                            generate, replicas)  # fmt: skip
-    services = [make_service(raw, i) for i, raw in enumerate(raws)]
+    origin = str(file) if file is not None else ""
+    services = [make_service(raw, i, origin) for i, raw in enumerate(raws)]
     target = catalog.resolve(gpu) if gpu else None
     from whichgpu.recommend.spec import DEFAULT_MARKETS, MARKETS, Where, parse_names
 

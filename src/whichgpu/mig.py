@@ -68,7 +68,7 @@ class MigResult:
     mix_check: Note | None = None
 
 
-def make_service(raw: Mapping[str, Any], index: int = 0) -> ServiceSpec:
+def make_service(raw: Mapping[str, Any], index: int = 0, origin: str = "") -> ServiceSpec:
     """A service from a mapping: a model (memory from the inference estimator at its batch,
     prompt and generated tokens) or an explicit ``memory_gib``; ``replicas`` isolated
     copies; optionally a ``profile`` to use."""
@@ -112,7 +112,11 @@ def make_service(raw: Mapping[str, Any], index: int = 0) -> ServiceSpec:
             if k in raw
         }
         fields.setdefault("precision", "bf16-true")
-        component = make_component({"kind": "inference", **fields})
+        from whichgpu.recommend.spec import Where
+
+        where = Where(origin) if origin else None
+        path = ("services",) if origin else ()
+        component = make_component({"kind": "inference", **fields}, where, index, path)
         arch, job = model_job(component)
         need = estimate_memory(arch, job).total_bytes / BYTES_PER_GIB
     profile = raw.get("profile")
