@@ -154,8 +154,9 @@ def plan_mig(
     gpu: GPU | None = None,
     markets: Sequence[str] = ("on-demand", "marketplace"),
 ) -> MigResult:
-    """A plan on every MIG GPU (or ``gpu``); the pick needs the fewest GPUs, then costs
-    least per hour, then wastes least memory. Whole cards of the GPUs without MIG are priced
+    """A plan on every MIG GPU (or ``gpu``), each with as few of that GPU as possible; the
+    pick places every service for the least per hour, then with fewer GPUs and less memory
+    left over. Whole cards of the GPUs without MIG are priced
     beside it: the same isolation (separate cards) without a MIG-capable GPU."""
     services = unique_names(services)
     mig_gpus = [g for g in ([gpu] if gpu else catalog.gpus) if g.has_mig]
@@ -188,9 +189,11 @@ def plan_mig(
         options.append(GpuOption(candidate, plan, _price(catalog, candidate.id, markets)))
 
     def rank(o: GpuOption) -> tuple[float, ...]:
+        # each GPU model's plan already uses as few of its GPUs as it can, then the least
+        # memory; between models the cheaper plan wins (an unpriced one after the priced)
         inf = float("inf")
-        cost = o.usd_per_h * o.gpus if o.usd_per_h is not None else inf
-        return (len(o.plan.unplaced), o.gpus, cost, o.plan.waste_gib)
+        cost = round(o.usd_per_h * o.gpus, 4) if o.usd_per_h is not None else inf
+        return (len(o.plan.unplaced), cost, o.gpus, o.plan.waste_gib)
 
     ordered = sorted(options, key=lambda o: (rank(o), o.gpu.id))
     pick = ordered[0] if ordered and not ordered[0].plan.unplaced else None
