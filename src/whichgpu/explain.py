@@ -257,6 +257,10 @@ WORDS: dict[str, str] = {
         N_("prior: mean of other harnesses"), N_("prior: η = 0.5"), N_("1 GPU"),
         N_("buy-new"), N_("buy-used"), N_("purchase"), N_("cost"), N_("time"), N_("value"),
     )
+} | {
+    # capability codes (--requires) as readers name them
+    "rt": N_("RT cores"), "display": N_("display outputs"), "ecc": N_("ECC memory"),
+    "fp64": N_("FP64 units"), "nvlink": N_("NVLink"), "mig": N_("MIG"),
 }  # fmt: skip
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^fitted on (?P<n>\d+) measurements$"), N_("fitted on {n} measurements")),
