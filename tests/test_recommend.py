@@ -514,3 +514,19 @@ def test_more_services_than_gpus_says_raise_max_gpus(catalog: Catalog) -> None:
 def test_inputs_that_would_be_ignored_are_refused(args: list[str], expected: str) -> None:
     result = run_cli("recommend", *args)
     assert result.code == 2 and expected in result.stderr
+
+
+def test_hub_models_are_fetched_as_config_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--hub ORG/NAME`` reads the repo's config.json (here served from the preset file, no
+    network) and recommends for its exact shape."""
+    config = Path(__file__).parents[1] / "src/whichgpu/models/presets/qwen2.5-1.5b.json"
+    monkeypatch.setattr(
+        "whichgpu.models.hub.fetch_config_text", lambda repo_id, timeout_s=10: config.read_text()
+    )
+    by_hub = run_cli("recommend", "--task", "lora", "--hub", "Qwen/Qwen2.5-1.5B", "--tokens",
+                     "1e8", "--json")  # fmt: skip
+    by_name = run_cli("recommend", "--task", "lora", "--model", "qwen2.5-1.5b", "--tokens",
+                      "1e8", "--json")  # fmt: skip
+    assert by_hub.code == 0, by_hub.stderr
+    a, b = json.loads(by_hub.stdout)["pick"], json.loads(by_name.stdout)["pick"]
+    assert a["gpu"] == b["gpu"] and a["cost_usd"] == pytest.approx(b["cost_usd"])

@@ -49,6 +49,10 @@ app = typer.Typer(
 JobName = Annotated[str, typer.Option("--name", help=_("Export: the job's name."))]
 RunCommand = Annotated[str, typer.Option("--run", help=_("Export: the command to run."))]
 Image = Annotated[str, typer.Option("--image", help=_("Export (kubernetes): container image."))]
+HubModel = Annotated[
+    str | None,
+    typer.Option("--hub", metavar="ORG/NAME", help=_("Fetch config.json from the Hub.")),
+]
 JsonFlag = Annotated[
     bool, typer.Option("--json", help=_("Print JSON (the schema is in docs/json.md)."))
 ]
@@ -203,10 +207,7 @@ def fit(
     params: Annotated[
         str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
     ] = None,
-    hub: Annotated[
-        str | None,
-        typer.Option("--hub", metavar="ORG/NAME", help=_("Fetch config.json from the Hub.")),
-    ] = None,
+    hub: HubModel = None,
     task: Annotated[
         str, typer.Option(help=_("inference, train, finetune, lora or qlora."))
     ] = "inference",
@@ -296,6 +297,7 @@ def estimate(
     params: Annotated[
         str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
     ] = None,
+    hub: HubModel = None,
     task: Annotated[
         str, typer.Option(help=_("inference, train, finetune, lora, qlora, render or fp64."))
     ] = "inference",
@@ -354,7 +356,7 @@ def estimate(
             checkpointing="full" if checkpointing else "none", gpus=count,
         )  # fmt: skip
         catalog = load_catalog()
-        arch = _model(model, params, None)
+        arch = _model(model, params, hub)
         from whichgpu.throughput import job_size
 
         work = job_size(arch, job, tokens, None if images is None else images * epochs)
@@ -404,6 +406,7 @@ def recommend(
     params: Annotated[
         str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
     ] = None,
+    hub: HubModel = None,
     precision: Annotated[
         str | None,
         typer.Option(
@@ -519,8 +522,10 @@ def recommend(
         raise InvalidInput(fmt(_("--top must be at least 1 (got {value})"), value=top))
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
         raise InvalidInput(fmt(_("--plot writes .png or .svg files (got {path})"), path=plot))
-    if model is not None and (model.endswith(".json") or Path(model).is_file()):
-        component |= {"arch": _model(model, None, None), "model": None}
+    if hub is not None or (
+        model is not None and (model.endswith(".json") or Path(model).is_file())
+    ):
+        component |= {"arch": _model(model if hub is None else None, None, hub), "model": None}
     workload = build_workload(file, component, constraints)
     catalog = _catalog(prices, skypilot)
     if catalog_name == "article":
