@@ -527,3 +527,19 @@ def test_pages_404(client: TestClient) -> None:
     assert response.status_code == 404 and 'role="alert"' in response.text
     assert client.get("/nowhere").status_code == 404
     assert client.get("/compare?gpu=a100&gpu=rtx-a6001").status_code == 404
+
+
+def test_recommend_with_a_config_json_object(client: Any) -> None:
+    """A component may carry a config.json object (parsed as data), in place of a preset."""
+    config = json.loads(
+        (Path(__file__).parents[1] / "src/whichgpu/models/presets/qwen2.5-1.5b.json").read_text()
+    )
+    body = {"components": [{"kind": "lora", "config": config, "tokens": 1e8}]}
+    by_config = client.post("/api/v1/recommend", json=body)
+    by_name = client.post(
+        "/api/v1/recommend",
+        json={"components": [{"kind": "lora", "model": "qwen2.5-1.5b", "tokens": 1e8}]},
+    )
+    assert by_config.status_code == 200, by_config.text
+    a, b = by_config.json()["pick"], by_name.json()["pick"]
+    assert a["gpu"] == b["gpu"] and a["cost_usd"] == pytest.approx(b["cost_usd"])

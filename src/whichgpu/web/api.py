@@ -180,7 +180,13 @@ async def recommend(request: Request, body: schemas.RecommendRequest) -> Respons
     def compute() -> dict[str, Any]:
         from whichgpu.recommend.spec import Where, make_workload
         from whichgpu.render.recommend_out import recommend_doc
+        from whichgpu.web.core import model_arch
 
+        for component in raw["components"]:
+            config = component.pop("config", None)
+            if config is not None:  # a config.json object, parsed as data
+                component["arch"] = model_arch(component.pop("model", None),
+                                               component.pop("params", None), config)  # fmt: skip
         workload = make_workload(raw, Where("body"))
         service = service_of(request)
         return recommend_doc(

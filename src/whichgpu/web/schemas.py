@@ -149,6 +149,7 @@ class ComponentIn(Closed):
     hours: Count | None = Field(default=None, description="Hours of use.")
     request_rate: float | None = Field(default=None, ge=1e-6, le=1e6)
     services: int | None = Field(default=None, ge=1, le=10_000)
+    config: dict[str, Any] | None = CONFIG
 
 
 class ConstraintsIn(Closed):
