@@ -10,7 +10,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from whichgpu.explain import localize
 from whichgpu.fields import format_cost, format_duration, format_rate
-from whichgpu.i18n import _, format_decimal, ngettext
+from whichgpu.i18n import _, fmt, format_decimal, ngettext
 
 
 def _gettext(message: str) -> str:
@@ -44,7 +44,7 @@ def environment() -> Environment:
         _gettext, _ngettext, newstyle=True
     )
     env.filters.update(
-        usd=usd, rate=rate, number=number, duration=format_duration, localize=localize
+        usd=usd, rate=rate, number=number, duration=format_duration, localize=localize, fmt=fmt
     )
     return env
 
