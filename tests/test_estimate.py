@@ -199,3 +199,12 @@ def test_render_and_fp64_estimates() -> None:
     assert fp64["a100-80gb-sxm"] > 10 * fp64["rtx-a6000"]
     bad = run_cli("estimate", "--task", "render", "--frames", "-1")
     assert bad.code == 2 and "--frames must be positive" in bad.stderr
+
+
+def test_encoder_inference_is_a_forward_pass_not_decoding(catalog: Catalog) -> None:
+    """BERT has no generation: inference is one compute-bound forward pass per sequence."""
+    arch = resolve_model("bert-base-uncased")
+    job = make_job(task="inference", batch=8, prompt=384)
+    result = estimate_throughput(arch, job, catalog.gpu("a100-80gb-sxm"))
+    assert result.workload == "llm-prefill" and result.bound == "compute"
+    assert result.throughput.value > 50_000  # tokens/s: thousands of sequences a second

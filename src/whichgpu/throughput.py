@@ -71,8 +71,8 @@ def workload_of(arch: ModelArch, job: Job, count: int = 1) -> str:
     GPUs work in turn and are no faster than one."""
     if arch.kind in ("cnn", "vit"):  # images per second, whatever the network
         return "cnn-train" if job.training else "cnn-infer"
-    if arch.kind == "encoder" and job.training:
-        return "transformer-train"
+    if arch.kind == "encoder":  # trained on sequences; at inference one forward pass each
+        return "transformer-train" if job.training else "llm-prefill"
     if job.training:
         return "llm-train"
     return "llm-serve" if job.batch > 1 or count > 1 else "llm-decode"
