@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from whichgpu.catalog import Catalog
@@ -144,6 +144,12 @@ models = st.sampled_from(
 )
 
 
+def positions_fit(model: str, seq: int) -> bool:
+    """GPT-2's learned position table holds 1,024 tokens: longer jobs are refused."""
+    arch = resolve_model(model)
+    return not arch.learned_positions or seq <= arch.max_positions
+
+
 def total(model: str, **job: object) -> float:
     return estimate_memory(resolve_model(model), make_job(**job)).tensor_bytes
 
@@ -152,6 +158,7 @@ def total(model: str, **job: object) -> float:
 @given(models, jobs, st.sampled_from(["batch", "seq"]))
 def test_memory_never_decreases_with_batch_or_sequence(model: str, job: dict, key: str) -> None:
     bigger = {**job, key: job[key] * 2}
+    assume(positions_fit(model, bigger["seq"]))
     assert total(model, **bigger) >= total(model, **job)
 
 
@@ -170,6 +177,7 @@ def test_memory_never_decreases_with_parameters(job: dict, size: str) -> None:
 def test_more_precision_bits_never_need_less_memory(model: str, job: dict) -> None:
     """With SDPA. (HF's eager attention saves the fp32 softmax *and* its 16-bit cast, so a
     16-bit LoRA run with long sequences can need more than fp32 there: real, not a bug.)"""
+    assume(positions_fit(model, job["seq"]))
     job = {**job, "attention": "sdpa"}
     fp32 = total(model, **{**job, "precision": "32-true"})
     assert fp32 >= total(model, **{**job, "precision": "bf16-true"})
@@ -178,6 +186,7 @@ def test_more_precision_bits_never_need_less_memory(model: str, job: dict) -> No
 @settings(max_examples=40, deadline=None)
 @given(models, jobs, st.sampled_from([2, 4, 8]))
 def test_sharding_never_increases_per_gpu_memory(model: str, job: dict, n: int) -> None:
+    assume(positions_fit(model, job["seq"]))
     arch = resolve_model(model)
     base = make_job(**job)
     if base.training:
@@ -192,6 +201,7 @@ def test_sharding_never_increases_per_gpu_memory(model: str, job: dict, n: int) 
 def test_more_vram_never_turns_a_fit_into_a_non_fit(
     catalog: Catalog, model: str, job: dict
 ) -> None:
+    assume(positions_fit(model, job["seq"]))
     result = fit(catalog, resolve_model(model), make_job(**job))
     by_vram = sorted(result.gpus, key=lambda row: row.gpu.vram_gb)
     for smaller, larger in itertools.pairwise(by_vram):
@@ -199,3 +209,13 @@ def test_more_vram_never_turns_a_fit_into_a_non_fit(
             assert larger.fits
         if smaller.min_count is not None and larger.gpu.vram_gb > smaller.gpu.vram_gb:
             assert larger.min_count is not None and larger.min_count <= smaller.min_count
+
+
+def test_learned_positions_cap_the_sequence() -> None:
+    """GPT-2 (1,024) and BERT (512) have position tables; Llama's rotary positions do not."""
+    from whichgpu.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="1024 learned positions"):
+        estimate_memory(resolve_model("gpt2"), make_job(task="train", seq=2048))
+    estimate_memory(resolve_model("gpt2"), make_job(task="train", seq=1024))
+    estimate_memory(resolve_model("llama-3.2-1b"), make_job(task="train", seq=200_000))

@@ -206,6 +206,9 @@ def estimate_throughput(
     throughput's unit (tokens, images, generated tokens) for a time estimate."""
     if not arch.id:
         raise InvalidInput(_("estimate needs a preset model (--model) or --params"))
+    from whichgpu.workload import check_positions
+
+    check_positions(arch, job)
     model, spread = load_efficiency()
     workload = workload_of(arch, job, count)
     harness = harness or DEFAULT_HARNESS[workload]

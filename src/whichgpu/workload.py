@@ -13,6 +13,7 @@ from typing import Literal, get_args
 
 from whichgpu.errors import InvalidInput
 from whichgpu.i18n import _, fmt
+from whichgpu.models.arch import ModelArch
 
 Task = Literal["inference", "train", "finetune", "lora", "qlora"]
 Precision = Literal["32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true"]
@@ -181,3 +182,15 @@ def make_job(**fields: object) -> Job:
     if job.task == "inference" and job.zero:
         raise InvalidInput(_("ZeRO shards training state; inference shards weights with --tp"))
     return job
+
+
+def check_positions(arch: ModelArch, job: Job) -> None:
+    """A model with a learned position table cannot take a longer sequence."""
+    if arch.learned_positions and job.tokens > arch.max_positions:
+        raise InvalidInput(
+            fmt(
+                _("{model} has {n} learned positions: sequences of {tokens} tokens do not fit "
+                  "(give --seq, or --prompt + --generate, of at most {n})"),
+                model=arch.name, n=arch.max_positions, tokens=job.tokens,
+            )
+        )  # fmt: skip

@@ -312,6 +312,9 @@ def overhead_bytes(tensor_bytes: float) -> float:
 
 def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
     """Per-GPU memory of ``job`` on ``arch`` at its peak phase."""
+    from whichgpu.workload import check_positions
+
+    check_positions(arch, job)
     if job.task in ("lora", "qlora") and job.precision == "32-true" and job.task == "qlora":
         job = replace(job, precision="bf16-true")
     phases = _training_phases(arch, job) if job.training else _inference_phases(arch, job)

@@ -101,6 +101,12 @@ class ModelArch:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
+    def learned_positions(self) -> bool:
+        """A learned position table (GPT-2, BERT) caps sequences at ``max_positions``;
+        rotary and ALiBi models run longer ones (their quality is another matter)."""
+        return self.family in ("gpt2", "bert") and self.max_positions > 0
+
+    @property
     def total_params(self) -> int:
         return self.params.total
 
