@@ -116,7 +116,24 @@ def _nearer(option: Option, held: Option) -> bool:
     return key > (held.fits, -len(held.blockers), held.usd_per_h is not None, held.gpus)
 
 
-def _hardware(option: Option) -> str:
+def shown_options(
+    result: Recommendation, every: bool = False, top: int = 8, feasible_limit: int | None = 8
+) -> list[Option]:
+    """The rows of the table: the best option per GPU (or every option), feasible ones first
+    (at most ``feasible_limit``), then blocked ones while there are fewer than ``top`` rows."""
+    rows = list(result.options) if every else best_per_gpu(result.options)
+    feasible = [o for o in rows if o.feasible][:feasible_limit]
+    return feasible + [o for o in rows if not o.feasible][: max(0, top - len(feasible))]
+
+
+def status_text(option: Option, result: Recommendation, pareto: str) -> str:
+    """``pick``, the Pareto label, or why the option is blocked (its first two reasons)."""
+    if option.feasible:
+        return _("pick") if option is result.pick else (pareto if option.pareto else "")
+    return "; ".join(b.render() for b in option.blockers[:2])
+
+
+def hardware_cell(option: Option) -> str:
     hw = option.hardware
     if hw.mig is not None:
         return f"{hw.services}× {hw.mig.profile} / {option.gpus}× {option.gpu.short_name}"
@@ -129,9 +146,7 @@ def print_recommend(
     from rich.table import Table
     from rich.text import Text
 
-    rows = list(result.options) if every else best_per_gpu(result.options)
-    feasible = [o for o in rows if o.feasible][:top]
-    rows = feasible + [o for o in rows if not o.feasible][: max(0, top - len(feasible))]
+    rows = shown_options(result, every, top, top)
     title = result.workload.name or _("Recommendation")
     heading = fmt(_("{title} · objective: {objective}"), title=title, objective=_(result.objective))
     table = Table(title=heading, title_justify="left")
@@ -153,14 +168,11 @@ def print_recommend(
             if first is None or first.throughput is None
             else format_rate(first.throughput, first.unit)
         )
-        if option.feasible:
-            status = _("pick") if option is result.pick else (_("Pareto") if option.pareto else "")
-        else:
-            status = "; ".join(b.render() for b in option.blockers[:2])
+        status = status_text(option, result, _("Pareto"))
         style = "bold green" if option is result.pick else ("dim" if not option.feasible else "")
         table.add_row(
             str(i),
-            _hardware(option),
+            hardware_cell(option),
             localize(option.market) if option.market else "—",
             format_cost(option.usd_per_h),
             format_duration(option.time_s),
@@ -175,7 +187,8 @@ def print_recommend(
         for n in result.infeasible:
             console.print(f"  • {n.render()}")
     else:
-        console.print(Text(fmt(_("Pick: {option}"), option=_hardware(result.pick)), style="bold"))
+        pick = fmt(_("Pick: {option}"), option=hardware_cell(result.pick))
+        console.print(Text(pick, style="bold"))
         for n in result.reasons:
             console.print(f"  ✓ {n.render()}")
     if result.warnings:

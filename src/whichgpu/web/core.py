@@ -552,3 +552,18 @@ def run(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]
                     422, "invalid_input", error.message(), "arch", tuple(error.suggestions)
                 )
             return None, problem_of(error, field)
+
+
+#: Paths whose bodies may carry an uploaded config.json.
+UPLOAD_PATHS = ("/recommend",)
+
+
+def too_large(path: str, limit: int) -> Problem:
+    """The 413 answer: an upload's limit on the upload paths, the body limit elsewhere."""
+    if path in UPLOAD_PATHS:
+        message = _("the request is too large: an uploaded config.json may be {size} KiB")
+        size = MAX_CONFIG_BYTES // 1024
+    else:
+        message = _("the request body is too large: at most {size} KiB")
+        size = limit // 1024
+    return Problem(413, "too_large", fmt(message, size=size))

@@ -1,0 +1,420 @@
+"""The server-rendered pages (recommend, compare, catalog, one GPU): their routes, the
+frame every page shares (languages, navigation) and the context each template gets."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, Response
+from markupsafe import Markup
+from starlette.datastructures import UploadFile
+
+from whichgpu.i18n import _, fmt
+from whichgpu.web.core import (
+    LANGUAGES,
+    MAX_CONFIG_BYTES,
+    Problem,
+    Service,
+    memo_key,
+    recommend_form,
+    run,
+    speaking,
+    too_large,
+)
+from whichgpu.web.templating import render
+
+
+def error_page(problem: Problem, language: str) -> str:
+    return render("error.html", problem=problem, **chrome(language, "/", {}))
+
+
+def chrome(language: str, path: str, query: dict[str, list[str]]) -> dict[str, Any]:
+    """What every page's frame needs: languages with links, navigation."""
+    links = {}
+    for code in LANGUAGES:
+        kept = {k: v for k, v in query.items() if k != "lang"}
+        kept["lang"] = [code]
+        links[code] = f"{path}?{urlencode(kept, doseq=True)}"
+    return {"language": language, "languages": LANGUAGES, "language_links": links, "path": path}
+
+
+def _page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    language = request.state.language
+    query = parse_qs(request.url.query)
+    with speaking(language):
+        html = render(template, **chrome(language, request.url.path, query), **context)
+    return HTMLResponse(html, status)
+
+
+def add_pages(app: FastAPI) -> None:
+    """The server-rendered pages: recommend (and /), compare, catalog, one GPU."""
+
+    @app.get("/", include_in_schema=False)
+    async def home(request: Request) -> Response:
+        return await recommend_page(request)
+
+    @app.get("/recommend", include_in_schema=False)
+    @app.post("/recommend", include_in_schema=False)
+    async def recommend_page(request: Request) -> Response:
+        fields: dict[str, str] = {}
+        lists: dict[str, list[str]] = {}
+        config: str | None = None
+        config_name = ""
+        problem: Problem | None = None
+        if request.method == "POST":
+            form = await request.form(max_files=1, max_fields=80)
+            for key, value in form.multi_items():
+                if isinstance(value, UploadFile):
+                    if key == "config" and value.filename:
+                        data = await value.read(MAX_CONFIG_BYTES + 1)
+                        if len(data) > MAX_CONFIG_BYTES:
+                            with speaking(request.state.language):
+                                problem = too_large("/recommend", MAX_CONFIG_BYTES)
+                        elif data.strip():
+                            config_name = value.filename
+                            try:
+                                config = data.decode("utf-8")
+                            except UnicodeDecodeError:
+                                with speaking(request.state.language):
+                                    problem = Problem(
+                                        422,
+                                        "invalid_input",
+                                        _("config: a config.json is UTF-8 JSON text"),
+                                        "config",
+                                    )
+                    continue
+                lists.setdefault(key, []).append(value)
+                fields[key] = value
+            await form.close()
+        else:
+            for key, values in parse_qs(request.url.query).items():
+                lists[key] = values
+                fields[key] = values[-1]
+        computing = request.method == "POST" or "task" in fields
+        service: Service = request.app.state.service
+        language = request.state.language
+        digest = hashlib.sha256((config or "").encode()).hexdigest()
+        key = memo_key("page-recommend", fields, lists, digest, language, service.today())
+        if computing and problem is None:
+            cached = service.memo.get(key)
+            if cached is not None:
+                return HTMLResponse(cached)
+        result: Any = None
+        svgs: Any = None
+        built_form: Any = None
+        if computing and problem is None:
+
+            def compute() -> Any:
+                built = recommend_form(fields, lists, config, config_name)
+                found = service.recommendation(
+                    built.workload, built.objective, built.catalog, built.baseline
+                )
+                from whichgpu.render.plot import recommendation_svgs
+
+                return built, found, recommendation_svgs(found)
+
+            value, problem = run(language, compute)
+            if value is not None:
+                built_form, result, svgs = value
+        if problem is not None and problem.status == 413:
+            return HTMLResponse(error_page(problem, language), 413)
+        with speaking(language):
+            response = _page(
+                request,
+                "recommend.html",
+                status=problem.status if problem is not None else 200,
+                **recommend_context(service, fields, lists, config_name),
+                problem=problem,
+                form=built_form,
+                result=result,
+                rows=rows_of(result, bool(fields.get("all"))) if result is not None else [],
+                charts=None if svgs is None else tuple(Markup(s) for s in svgs),
+            )
+        if result is not None:
+            service.memo.put(key, bytes(response.body))
+        return response
+
+    @app.get("/compare", include_in_schema=False)
+    async def compare_page(request: Request) -> Response:
+        service: Service = request.app.state.service
+        query = parse_qs(request.url.query)
+        names = [n for n in query.get("gpu", []) if n.strip()]
+        markets = [m for m in query.get("market", []) if m.strip()]
+        if not names:
+            from whichgpu.article import article_gpu_ids
+
+            names = article_gpu_ids(service.catalog())
+        value, problem = run(
+            request.state.language, lambda: service.comparison(names, markets or None)
+        )
+        with speaking(request.state.language):
+            return _page(
+                request,
+                "compare.html",
+                status=problem.status if problem else 200,
+                **compare_context(service, value, names, markets),
+                problem=problem,
+            )
+
+    @app.get("/catalog", include_in_schema=False)
+    async def catalog_page(request: Request) -> Response:
+        service: Service = request.app.state.service
+        query = parse_qs(request.url.query)
+        min_vram = (query.get("min_vram") or [""])[-1].strip()
+        arch = (query.get("arch") or [""])[-1].strip()
+        features = [f for f in query.get("feature", []) if f.strip()]
+
+        def compute() -> Any:
+            from whichgpu.catalog.filters import filter_gpus
+            from whichgpu.web.core import _float
+
+            vram = _float(min_vram, "min_vram") if min_vram else None
+            return filter_gpus(service.catalog(), vram, arch or None, features)
+
+        found, problem = run(request.state.language, compute)
+        with speaking(request.state.language):
+            return _page(
+                request,
+                "catalog.html",
+                status=problem.status if problem else 200,
+                **catalog_context(service, found or []),
+                filters={"min_vram": min_vram, "arch": arch, "features": features},
+                problem=problem,
+            )
+
+    @app.get("/catalog/{gpu}", include_in_schema=False)
+    async def gpu_page(request: Request, gpu: str) -> Response:
+        service: Service = request.app.state.service
+        found, problem = run(request.state.language, lambda: service.catalog().resolve(gpu))
+        with speaking(request.state.language):
+            return _page(
+                request,
+                "gpu.html",
+                status=problem.status if problem else 200,
+                **gpu_context(service, found),
+                problem=problem,
+            )
+
+
+# -- page contexts -------------------------------------------------------------------------
+
+
+def recommend_context(
+    service: Service, fields: dict[str, str], lists: dict[str, list[str]], config_name: str
+) -> dict[str, Any]:
+    from whichgpu.models.presets import presets
+    from whichgpu.recommend.spec import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
+    from whichgpu.workload import PRECISIONS, QUANT_BITS
+
+    values = {"task": "lora", "model": "llama-2-7b", "objective": "cost", "catalog": "full"}
+    values.update(fields)
+    return {
+        "values": values,
+        "checked": {
+            "markets": lists.get("markets", list(DEFAULT_MARKETS) if not fields else []),
+            "requires": lists.get("requires", []),
+        },
+        "config_name": config_name,
+        "kinds": KINDS,
+        "presets": sorted((p.id, p.display_name) for p in presets().values()),
+        "precisions": PRECISIONS,
+        "quants": tuple(QUANT_BITS),
+        "markets": MARKETS,
+        "capabilities": CAPABILITIES,
+        "objectives": OBJECTIVES,
+        "gpus": [(g.id, g.name) for g in service.catalog().gpus],
+    }
+
+
+def rows_of(result: Any, every: bool, top: int = 8) -> list[dict[str, Any]]:
+    """The CLI's table: the best option per GPU (or every option), feasible first."""
+    from whichgpu.render.recommend_out import hardware_cell, shown_options, status_text
+
+    rows = []
+    for rank, option in enumerate(shown_options(result, every, top, None if every else top), 1):
+        first = option.runs[0] if option.runs else None
+        rows.append(
+            {
+                "rank": rank,
+                "hardware": hardware_cell(option),
+                "gpu": option.gpu.id,
+                "market": option.market,
+                "usd_per_h": option.usd_per_h,
+                "time_s": option.time_s,
+                "cost_usd": option.cost_usd,
+                "throughput": None if first is None else first.throughput,
+                "unit": None if first is None else first.unit,
+                "status": status_text(option, result, _("Pareto front")),
+                "pick": option is result.pick,
+                "pareto": option.pareto,
+                "feasible": option.feasible,
+            }
+        )
+    return rows
+
+
+def compare_context(
+    service: Service, comparison: Any, names: list[str], markets: list[str]
+) -> dict[str, Any]:
+    from whichgpu.catalog.records import MARKETS
+    from whichgpu.render.tables import (
+        SPEC_ROWS,
+        _pair,
+        _purchase_cell,
+        _range_cell,
+        _ratio,
+        price_citation,
+    )
+
+    catalog = service.catalog()
+    slots = [*names, "", "", "", ""][: max(4, len(names) + 1)]
+    context: dict[str, Any] = {
+        "slots": slots,
+        "gpus": [(g.id, g.name) for g in catalog.gpus],
+        "all_markets": MARKETS,
+        "chosen_markets": markets,
+        "comparison": comparison,
+    }
+    if comparison is None:
+        return context
+    marks: dict[tuple[str, str], list[int]] = {}
+    for number, correction in enumerate(comparison.corrections, start=1):
+        marks.setdefault((correction.gpu, correction.field), []).append(number)
+
+    def cell(gpu: str, fields: tuple[str, ...], text: str) -> dict[str, Any]:
+        return {"text": text, "marks": [n for f in fields for n in marks.get((gpu, f), [])]}
+
+    rows = comparison.gpus
+    table = [
+        (_(label), [cell(r.gpu.id, fields, how(r.gpu)) for r in rows])
+        for label, fields, how in SPEC_ROWS
+    ]
+    prices = []
+    for index, market in enumerate(comparison.markets):
+        marked = ("rent",) if index == 0 else ()
+        prices.append(
+            (
+                fmt(_("Rent, {market}"), market=_(market)),
+                [cell(r.gpu.id, marked, _range_cell(r.prices.get(market))) for r in rows],
+            )
+        )
+    for condition in ("new", "used"):
+        prices.append(
+            (
+                fmt(_("Buy, {condition}"), condition=_(condition)),
+                [cell(r.gpu.id, (), _purchase_cell(r, condition)) for r in rows],
+            )
+        )
+    base = comparison.baseline.short_name
+    derived = [
+        (fmt(_("Bandwidth vs {gpu}"), gpu=base), [_ratio(r.derived.bandwidth_ratio) for r in rows]),
+        (
+            fmt(_("FP16 tensor vs {gpu}"), gpu=base),
+            [_ratio(r.derived.fp16_tensor_ratio) for r in rows],
+        ),
+        (fmt(_("FP64 vs {gpu}"), gpu=base), [_ratio(r.derived.fp64_ratio) for r in rows]),
+        (_("FP16 TFLOPS per $/h"), [_pair(r.derived.fp16_tflops_per_usd_per_h) for r in rows]),
+        (_("GB of VRAM per $/h"), [_pair(r.derived.gb_per_usd_per_h) for r in rows]),
+        (_("Hours per $100"), [_pair(r.derived.hours_per_100_usd) for r in rows]),
+    ]
+    today = service.today()
+    listings = []
+    for r in rows:
+        for market, found in r.prices.items():
+            line = price_citation(found.low, catalog, today)
+            if found.high_usd_per_h > found.low_usd_per_h:
+                line += " … " + price_citation(found.high, catalog, today)
+            listings.append((r.gpu.name, _(market), line))
+    context.update(
+        spec_rows=table,
+        price_rows=prices,
+        derived_rows=derived,
+        corrections=[c.note.render() for c in comparison.corrections],
+        listings=listings,
+    )
+    return context
+
+
+def catalog_context(service: Service, found: list[Any]) -> dict[str, Any]:
+    from whichgpu.catalog.filters import FEATURES
+    from whichgpu.catalog.prices import rent_range
+    from whichgpu.fields import format_field, format_usd_range
+    from whichgpu.render.tables import gpu_features
+
+    catalog = service.catalog()
+    rows = []
+    for gpu in found:
+        rent = rent_range(catalog, gpu.id)
+        ends = None
+        if rent is not None:
+            ends = [(rent.low.provider, rent.low.as_of)]
+            if rent.high is not rent.low and rent.high_usd_per_h != rent.low_usd_per_h:
+                ends.append((rent.high.provider, rent.high.as_of))
+        rows.append(
+            {
+                "id": gpu.id,
+                "name": gpu.short_name,
+                "architecture": gpu.architecture,
+                "vram": f"{format_field('vram_gb', gpu.vram_gb)} {gpu.memory_type}",
+                "bandwidth": format_field(
+                    "memory_bandwidth_gb_per_s", gpu.memory_bandwidth_gb_per_s
+                ),
+                "fp16": format_field("fp16_tensor_dense_tflops", gpu.fp16_tensor_dense_tflops),
+                "fp64": format_field("fp64_tflops", gpu.fp64_tflops),
+                "features": gpu_features(gpu),
+                "rent": None
+                if rent is None
+                else format_usd_range(rent.low_usd_per_h, rent.high_usd_per_h),
+                "ends": ends,
+            }
+        )
+    return {
+        "rows": rows,
+        "features": tuple(FEATURES),
+        "architectures": sorted({g.architecture for g in catalog.gpus}),
+        "sources": sorted(catalog.sources, key=lambda s: (s.kind, s.id)),
+        "count": len(catalog.gpus),
+    }
+
+
+def gpu_context(service: Service, gpu: Any) -> dict[str, Any]:
+    if gpu is None:
+        return {"gpu": None}
+    from whichgpu.catalog.prices import ranges_by_market
+    from whichgpu.catalog.records import GPU_SPEC_FIELDS, MARKETS
+    from whichgpu.fields import FIELDS, format_field, format_usd_range
+    from whichgpu.render.tables import _range_cell, price_citation
+
+    catalog, today = service.catalog(), service.today()
+    specs = []
+    for name in GPU_SPEC_FIELDS:
+        citation = catalog.citation(gpu.id, name)
+        specs.append(
+            {
+                "label": _(FIELDS[name][0]) if name in FIELDS else name,
+                "value": format_field(name, getattr(gpu, name)),
+                "source": citation.source,
+                "note": citation.note,
+            }
+        )
+    markets = []
+    for market, found in ranges_by_market(catalog, gpu.id, MARKETS).items():
+        listed = sorted(catalog.prices_for(gpu.id, [market]), key=lambda p: p.price_usd_per_h)
+        markets.append(
+            (_(market), _range_cell(found), [price_citation(p, catalog, today) for p in listed])
+        )
+    purchases = []
+    for p in catalog.purchase_for(gpu.id):
+        source = catalog.source(p.source)
+        purchases.append(
+            (
+                _(p.condition),
+                format_usd_range(p.low_usd, p.high_usd),
+                source.title if source else p.source,
+                p.as_of,
+            )
+        )
+    return {"gpu": gpu, "specs": specs, "markets": markets, "purchases": purchases}
