@@ -1,0 +1,61 @@
+"""The ``whichgpu`` command: thin shells that parse input, call the library, render.
+
+The app and its shared options are in :mod:`._app`; the commands, grouped by concern, in
+:mod:`.catalog`, :mod:`.sizing` and :mod:`.plan` (imported here, in the order ``--help``
+lists them).
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+
+import typer
+
+from whichgpu.cli._app import app, split_language
+from whichgpu.errors import WhichGPUError
+from whichgpu.i18n import _, fmt, set_language
+
+# the command modules register their commands on import, in the order --help lists them
+for _module in ("catalog", "sizing", "plan"):
+    import_module(f"whichgpu.cli.{_module}")
+
+__all__ = ["app", "main"]
+
+
+def _fail(message: str, code: int = 2) -> None:
+    sys.stderr.write(f"whichgpu: {_('error')}: {message}\n")
+    raise SystemExit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app; bad input is one line on stderr and exit code 2."""
+    language, args = split_language(sys.argv[1:] if argv is None else argv)
+    if language is not None:
+        from whichgpu.i18n import LANGUAGES, normalize_language
+
+        if normalize_language(language) is None:
+            _fail(
+                fmt(
+                    _("unknown language {value!r}; valid: {valid}"),
+                    value=language,
+                    valid=", ".join(LANGUAGES),
+                )
+            )
+        set_language(language)
+    try:
+        result = app(args=args, prog_name="whichgpu", standalone_mode=False)
+    except WhichGPUError as error:
+        _fail(error.message())
+    except (typer.Exit, typer.Abort) as error:
+        raise SystemExit(getattr(error, "exit_code", 1)) from None
+    except Exception as error:
+        # Click's usage errors (unknown option, missing argument) carry their exit code.
+        exit_code = getattr(error, "exit_code", None)
+        format_message = getattr(error, "format_message", None)
+        if exit_code is None or format_message is None:
+            raise
+        hint = _("see 'whichgpu --help'")
+        _fail(f"{format_message()} ({hint})", exit_code)
+    if isinstance(result, int) and result:
+        raise SystemExit(result)

@@ -1,0 +1,114 @@
+"""The Typer app, the options several commands share, and the helpers they use."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from whichgpu.i18n import _, set_language
+
+
+def split_language(argv: list[str]) -> tuple[str | None, list[str]]:
+    """``--lang fr`` (or ``--lang=fr``) anywhere on the command line, and the rest."""
+    language, rest, i = None, [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--lang":
+            language, i = (argv[i + 1] if i + 1 < len(argv) else ""), i + 2
+            continue
+        if arg.startswith("--lang="):
+            language = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    return language, rest
+
+
+# Help texts are built when this module loads: pick the language first (--lang, then
+# LANGUAGE / LC_ALL / LANG).
+_argv_language = split_language(sys.argv[1:])[0]
+if _argv_language:
+    set_language(_argv_language)
+
+app = typer.Typer(
+    name="whichgpu",
+    epilog=_("Add --lang en|fr|ja to any command (default: LANGUAGE, LC_ALL or LANG)."),
+    help=_("Which GPU should I rent or buy for this job, how many, and what will it cost?"),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+JobName = Annotated[str, typer.Option("--name", help=_("Export: the job's name."))]
+RunCommand = Annotated[str, typer.Option("--run", help=_("Export: the command to run."))]
+Image = Annotated[str, typer.Option("--image", help=_("Export (kubernetes): container image."))]
+HubModel = Annotated[
+    str | None,
+    typer.Option("--hub", metavar="ORG/NAME", help=_("Fetch config.json from the Hub.")),
+]
+JsonFlag = Annotated[
+    bool, typer.Option("--json", help=_("Print JSON (the schema is in docs/json.md)."))
+]
+PriceFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--prices",
+        metavar="FILE",
+        help=_("Your prices (CSV or TOML); they replace the catalog's for that GPU and market."),
+    ),
+]
+SkypilotFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--skypilot-catalog",
+        metavar="VMS_CSV",
+        help=_("Import prices from a SkyPilot catalog vms.csv."),
+    ),
+]
+
+
+def user_catalog(prices: list[Path] | None, skypilot: list[Path] | None) -> Any:
+    from whichgpu.catalog import load_catalog
+    from whichgpu.userdata import catalog_with_user_data
+
+    catalog, skipped = catalog_with_user_data(load_catalog(), prices or [], skypilot or [])
+    if skipped:
+        message = _("note: skipped accelerators whichgpu does not carry: {names}")
+        typer.echo(message.format(names=", ".join(skipped)), err=True)
+    return catalog
+
+
+def print_json(doc: object) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def emit(json_out: bool, doc: Callable[[], object], show: Callable[[Any], None]) -> None:
+    """A command's answer: its JSON document with ``--json``, else the tables (Rich is
+    imported only then)."""
+    if json_out:
+        print_json(doc())
+        return
+    from whichgpu.render.tables import make_console
+
+    show(make_console())
+
+
+def model_arch(model: str | None, params: str | None, hub: str | None) -> Any:
+    """A preset name, a config.json path, a Hub id (opt-in) or a generic size."""
+    from whichgpu.models import arch_from_config_text, resolve_model
+
+    if hub is not None:
+        from whichgpu.models.hub import hub_arch
+
+        return hub_arch(hub)
+    if model is not None and (model.endswith(".json") or Path(model).is_file()):
+        from whichgpu.userdata import read_user_file
+
+        return arch_from_config_text(read_user_file(Path(model)), model)
+    return resolve_model(model, params)
