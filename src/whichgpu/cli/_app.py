@@ -48,6 +48,13 @@ app = typer.Typer(
 JobName = Annotated[str, typer.Option("--name", help=_("Export: the job's name."))]
 RunCommand = Annotated[str, typer.Option("--run", help=_("Export: the command to run."))]
 Image = Annotated[str, typer.Option("--image", help=_("Export (kubernetes): container image."))]
+ModelName = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help=_("A preset (llama-3.1-8b…) or a config.json path.")),
+]
+GenericSize = Annotated[
+    str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
+]
 HubModel = Annotated[
     str | None,
     typer.Option("--hub", metavar="ORG/NAME", help=_("Fetch config.json from the Hub.")),

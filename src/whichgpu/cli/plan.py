@@ -9,10 +9,12 @@ from typing import Annotated, Any
 import typer
 
 from whichgpu.cli._app import (
+    GenericSize,
     HubModel,
     Image,
     JobName,
     JsonFlag,
+    ModelName,
     PriceFiles,
     RunCommand,
     SkypilotFiles,
@@ -55,12 +57,8 @@ def recommend(
         str | None,
         typer.Option(help=_("train, finetune, lora, qlora, inference, render or fp64.")),
     ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help=_("A preset (llama-3.1-8b…)."))
-    ] = None,
-    params: Annotated[
-        str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
-    ] = None,
+    model: ModelName = None,
+    params: GenericSize = None,
     hub: HubModel = None,
     precision: Annotated[
         str | None,

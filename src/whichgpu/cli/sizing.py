@@ -7,8 +7,10 @@ from typing import Annotated
 import typer
 
 from whichgpu.cli._app import (
+    GenericSize,
     HubModel,
     JsonFlag,
+    ModelName,
     app,
     emit,
     model_arch,
@@ -21,13 +23,8 @@ from whichgpu.i18n import _, fmt
     help=_("Will it fit? Memory by component, and for every GPU: fits, headroom, how many.")
 )
 def fit(
-    model: Annotated[
-        str | None,
-        typer.Option("--model", "-m", help=_("A preset (llama-3.1-8b…) or a config.json path.")),
-    ] = None,
-    params: Annotated[
-        str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
-    ] = None,
+    model: ModelName = None,
+    params: GenericSize = None,
     hub: HubModel = None,
     task: Annotated[
         str, typer.Option(help=_("inference, train, finetune, lora or qlora."))
@@ -111,13 +108,8 @@ def fit(
 
 @app.command(help=_("How fast, how long? Throughput, time, bound and MFU, with a range."))
 def estimate(
-    model: Annotated[
-        str | None,
-        typer.Option("--model", "-m", help=_("A preset (llama-3.1-8b, resnet-50…).")),
-    ] = None,
-    params: Annotated[
-        str | None, typer.Option("--params", help=_("A generic transformer of this size: 7B."))
-    ] = None,
+    model: ModelName = None,
+    params: GenericSize = None,
     hub: HubModel = None,
     task: Annotated[
         str, typer.Option(help=_("inference, train, finetune, lora, qlora, render or fp64."))
