@@ -10,7 +10,7 @@ from typing import Any
 from whichgpu.catalog.records import GPU, MigProfile
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput, UnknownName
-from whichgpu.estimate.mig import MigPlan, Service, check_mix, pack, profile_gib
+from whichgpu.estimate.mig import MigPlan, Service, check_mix, pack
 from whichgpu.explain import Note, note
 from whichgpu.i18n import _, fmt
 from whichgpu.units import BYTES_PER_GIB
@@ -217,7 +217,3 @@ def check_profiles(
     """The user's own mix of profiles on one ``gpu``: valid (None) or why not."""
     profiles = [catalog.mig_profile(gpu.id, name) for name in names]
     return profiles, check_mix(profiles)
-
-
-def profile_memory_gib(profile: MigProfile) -> float:
-    return profile_gib(profile)

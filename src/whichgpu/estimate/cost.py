@@ -60,8 +60,3 @@ def break_even_months(
     if saved_per_month <= 0:
         return None
     return purchase_usd_total / saved_per_month
-
-
-def hours_for_budget(budget_usd: float, usd_per_h: float) -> float:
-    """Hours a budget buys at a rate (C21: hours per $100)."""
-    return budget_usd / usd_per_h

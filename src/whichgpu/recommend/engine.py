@@ -18,6 +18,7 @@ from whichgpu.estimate.cost import (
     break_even_months,
     ownership_usd_per_h,
     power_usd_per_h,
+    rent_cost_usd,
 )
 from whichgpu.explain import Note, note
 from whichgpu.recommend.candidates import (
@@ -193,8 +194,12 @@ def _price_options(
                 price_source=found.low.source,
                 price_as_of=found.low.as_of,
                 time_s=time_s,
-                cost_usd=None if hours is None else per_h * hours,
-                cost_usd_high=None if hours is None else per_h_high * hours,
+                cost_usd=None
+                if hours is None
+                else rent_cost_usd(found.low_usd_per_h, hw.gpus, hours),
+                cost_usd_high=None
+                if hours is None
+                else rent_cost_usd(found.high_usd_per_h, hw.gpus, hours),
             )
         )
     return out or [Option(hw, None, runs)]
