@@ -165,6 +165,18 @@ def test_fit_with_a_config_object_equals_cli_with_the_file(
                 "4",
             ),
         ),
+        (
+            {"model": "bert-base-uncased", "task": "finetune", "seq": 512, "tokens": 1e9},
+            ("-m", "bert-base-uncased", "--task", "finetune", "--seq", "512", "--tokens", "1e9"),
+        ),
+        (
+            {"task": "render", "gpu": "a6000", "frames": 100},
+            ("--task", "render", "--gpu", "a6000", "--frames", "100"),
+        ),
+        (
+            {"task": "fp64", "gpu": "a100", "tflop": 1e4},
+            ("--task", "fp64", "--gpu", "a100", "--tflop", "1e4"),
+        ),
     ],
 )
 def test_estimate_equals_cli(

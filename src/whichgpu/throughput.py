@@ -279,3 +279,51 @@ def estimate_throughput(
         efficiency=eta,
         provenance=provenance,
     )
+
+
+def estimate_job(
+    gpu: GPU,
+    arch: ModelArch | None,
+    *,
+    task: str = "inference",
+    count: int = 1,
+    precision: str = "bf16-true",
+    quant: str | None = None,
+    batch: int = 1,
+    seq: int = 2048,
+    prompt: int = 0,
+    generate: int = 256,
+    checkpointing: bool = False,
+    tokens: float | None = None,
+    images: float | None = None,
+    epochs: float = 1.0,
+    frames: float | None = None,
+    samples_per_frame: int = 1024,
+    tflop: float | None = None,
+) -> ThroughputEstimate:
+    """``whichgpu estimate`` from its options (the CLI and the HTTP API share it): a model's
+    job (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without
+    a model; sizes must be positive."""
+    from whichgpu.workload import make_job
+
+    sizes = {"frames": frames, "tflop": tflop, "samples-per-frame": samples_per_frame,
+             "tokens": tokens, "images": images, "epochs": epochs}  # fmt: skip
+    for name, value in sizes.items():
+        if value is not None and value <= 0:
+            raise InvalidInput(
+                fmt(_("--{name} must be positive (got {value})"), name=name, value=value)
+            )
+    if task in ("render", "fp64"):
+        if count < 1:
+            raise InvalidInput(fmt(_("--count must be at least 1 (got {value})"), value=count))
+        return estimate_model_free(task, gpu, count, frames, samples_per_frame, tflop)
+    if arch is None:
+        raise InvalidInput(_("estimate needs a preset model (--model) or --params"))
+    job = make_job(
+        task=task, precision=precision, quant=quant, batch=batch, seq=seq,
+        prompt=prompt or (seq if task == "inference" else 0),
+        generate=generate if task == "inference" else 0,
+        checkpointing="full" if checkpointing else "none", gpus=count,
+    )  # fmt: skip
+    work = job_size(arch, job, tokens, None if images is None else images * epochs)
+    return estimate_throughput(arch, job, gpu, count, work=work)

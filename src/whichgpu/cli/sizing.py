@@ -143,37 +143,15 @@ def estimate(
     json_out: JsonFlag = False,
 ) -> None:
     from whichgpu.catalog import load_catalog
-    from whichgpu.throughput import estimate_throughput
-    from whichgpu.workload import make_job
+    from whichgpu.throughput import estimate_job
 
-    sizes = {"frames": frames, "tflop": tflop, "samples-per-frame": samples_per_frame,
-             "tokens": tokens, "images": images, "epochs": epochs}  # fmt: skip
-    for name, value in sizes.items():
-        if value is not None and value <= 0:
-            raise InvalidInput(
-                fmt(_("--{name} must be positive (got {value})"), name=name, value=value)
-            )
-    if task in ("render", "fp64"):
-        from whichgpu.throughput import estimate_model_free
-
-        if count < 1:
-            raise InvalidInput(fmt(_("--count must be at least 1 (got {value})"), value=count))
-        result = estimate_model_free(task, load_catalog().resolve(gpu), count, frames,
-                                     samples_per_frame, tflop)  # fmt: skip
-        arch = None
-    else:
-        job = make_job(
-            task=task, precision=precision, quant=quant, batch=batch, seq=seq,
-            prompt=prompt or (seq if task == "inference" else 0),
-            generate=generate if task == "inference" else 0,
-            checkpointing="full" if checkpointing else "none", gpus=count,
-        )  # fmt: skip
-        catalog = load_catalog()
-        arch = model_arch(model, params, hub)
-        from whichgpu.throughput import job_size
-
-        work = job_size(arch, job, tokens, None if images is None else images * epochs)
-        result = estimate_throughput(arch, job, catalog.resolve(gpu), count, work=work)
+    arch = None if task in ("render", "fp64") else model_arch(model, params, hub)
+    result = estimate_job(
+        load_catalog().resolve(gpu), arch, task=task, count=count, precision=precision,
+        quant=quant, batch=batch, seq=seq, prompt=prompt, generate=generate,
+        checkpointing=checkpointing, tokens=tokens, images=images, epochs=epochs,
+        frames=frames, samples_per_frame=samples_per_frame, tflop=tflop,
+    )  # fmt: skip
     from whichgpu.render import estimate_out
 
     emit(

@@ -297,30 +297,17 @@ class Service:
     def estimate_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu estimate`` with the body's fields for its options (same defaults)."""
         from whichgpu.render.estimate_out import estimate_doc
-        from whichgpu.throughput import estimate_throughput
-        from whichgpu.workload import make_job
+        from whichgpu.throughput import estimate_job
 
-        task = body.get("task", "inference")
-        seq = body.get("seq", 2048)
-        count = body.get("count", 1)
-        generate = body.get("generate", 256)
-        job = make_job(
-            task=task, precision=body.get("precision", "bf16-true"), quant=body.get("quant"),
-            batch=body.get("batch", 1), seq=seq,
-            prompt=body.get("prompt", 0) or (seq if task == "inference" else 0),
-            generate=generate if task == "inference" else 0,
-            checkpointing="full" if body.get("checkpointing") else "none", gpus=count,
-        )  # fmt: skip
-        tokens, images = body.get("tokens"), body.get("images")
-        epochs = body.get("epochs", 1.0)
-        for name, value in (("tokens", tokens), ("images", images), ("epochs", epochs)):
-            if value is not None and value <= 0:
-                raise FieldError(name, fmt(_("must be positive (got {value})"), value=value))
-        catalog = self.catalog()
-        arch = model_arch(body.get("model"), body.get("params"), body.get("config"))
-        work = tokens if tokens is not None else (images * epochs if images is not None else None)
-        gpu = catalog.resolve(body.get("gpu", "a100"))
-        return estimate_doc(estimate_throughput(arch, job, gpu, count, work=work))
+        options = {k: v for k, v in body.items() if k not in ("model", "params", "config", "gpu")}
+        task = options.get("task", "inference")
+        arch = (
+            None
+            if task in ("render", "fp64")
+            else model_arch(body.get("model"), body.get("params"), body.get("config"))
+        )
+        gpu = self.catalog().resolve(body.get("gpu", "a100"))
+        return estimate_doc(estimate_job(gpu, arch, **options))
 
     def recommendation(
         self,

@@ -106,7 +106,7 @@ class EstimateRequest(Closed):
     model: str | None = MODEL
     params: str | None = PARAMS
     config: dict[str, Any] | None = CONFIG
-    task: Task = "inference"
+    task: Literal["inference", "train", "finetune", "lora", "qlora", "render", "fp64"] = "inference"
     gpu: str = Field(default="a100", max_length=200, description="The GPU.")
     count: int = Field(default=1, ge=1, le=100_000, description="How many (data parallel).")
     precision: Precision = "bf16-true"
@@ -119,6 +119,9 @@ class EstimateRequest(Closed):
     tokens: float | None = Field(default=None, gt=0, le=1e18)
     images: float | None = Field(default=None, gt=0, le=1e15)
     epochs: float = Field(default=1.0, gt=0, le=1e6)
+    frames: float | None = Field(default=None, gt=0, le=1e9, description="Render: frames.")
+    samples_per_frame: int = Field(default=1024, ge=1, le=1_000_000)
+    tflop: float | None = Field(default=None, gt=0, le=1e15, description="FP64: TFLOP.")
 
     model_config = ConfigDict(
         extra="forbid",
