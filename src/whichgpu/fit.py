@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
@@ -12,6 +13,9 @@ from whichgpu.explain import Note, note
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
 from whichgpu.workload import Job
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.serving import ServingCapacity
 
 #: The largest GPU count ``fit`` searches (a cluster of 128 nodes of 8).
 MAX_GPUS = 1024
@@ -180,3 +184,41 @@ def fit(
                 Change((note("change_bigger_gpu", gpu=bigger[0].name),), job, estimate.total_gib)
             )
     return FitResult(arch, job, estimate, rows, target, tuple(changes))
+
+
+def fit_request(
+    catalog: Catalog,
+    arch: ModelArch,
+    *,
+    gpu: str | None = None,
+    gpu_memory_utilization: float | None = None,
+    recompute: str | None = None,
+    checkpointing: bool = False,
+    **job_fields: Any,
+) -> tuple[FitResult, ServingCapacity | None]:
+    """``whichgpu fit`` from its options (the CLI and the HTTP API share it): the job, the
+    fit against every GPU (and ``gpu``), and with ``gpu_memory_utilization`` the vLLM
+    serving capacity."""
+    from whichgpu.errors import InvalidInput
+    from whichgpu.i18n import _, fmt
+    from whichgpu.workload import make_job
+
+    job = make_job(checkpointing=recompute or ("full" if checkpointing else "none"), **job_fields)
+    target = catalog.resolve(gpu) if gpu else None
+    serving = None
+    if gpu_memory_utilization is not None:
+        from whichgpu.estimate.serving import serving_capacity
+
+        if not 0 < gpu_memory_utilization <= 1:
+            raise InvalidInput(
+                fmt(
+                    _("--gpu-memory-utilization must be in (0, 1] (got {value})"),
+                    value=gpu_memory_utilization,
+                )
+            )
+        if job.training:
+            raise InvalidInput(_("--gpu-memory-utilization is for --task inference"))
+        serving = serving_capacity(
+            arch, job, target or catalog.resolve("a100"), gpu_memory_utilization
+        )
+    return fit(catalog, arch, job, target), serving

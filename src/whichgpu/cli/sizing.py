@@ -15,8 +15,7 @@ from whichgpu.cli._app import (
     emit,
     model_arch,
 )
-from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
+from whichgpu.i18n import _
 
 
 @app.command(
@@ -67,36 +66,16 @@ def fit(
     json_out: JsonFlag = False,
 ) -> None:
     from whichgpu.catalog import load_catalog
-    from whichgpu.fit import fit as fit_job
-    from whichgpu.workload import make_job
+    from whichgpu.fit import fit_request
 
-    job = make_job(
-        task=task, precision=precision, engine=engine, quant=quant, batch=batch, seq=seq,
-        prompt=prompt, generate=generate, optimizer=optimizer,
-        checkpointing=recompute or ("full" if checkpointing else "none"), attention=attention,
-        lora_rank=lora_rank, lora_targets=lora_targets, zero=zero, tp=tp, pp=pp, gpus=gpus,
-        kv_dtype=kv_dtype,
+    result, serving = fit_request(
+        load_catalog(), model_arch(model, params, hub), gpu=gpu,
+        gpu_memory_utilization=gpu_memory_utilization, recompute=recompute,
+        checkpointing=checkpointing, task=task, precision=precision, engine=engine,
+        quant=quant, batch=batch, seq=seq, prompt=prompt, generate=generate,
+        optimizer=optimizer, attention=attention, lora_rank=lora_rank,
+        lora_targets=lora_targets, zero=zero, tp=tp, pp=pp, gpus=gpus, kv_dtype=kv_dtype,
     )  # fmt: skip
-    catalog = load_catalog()
-    arch = model_arch(model, params, hub)
-    target = catalog.resolve(gpu) if gpu else None
-    serving = None
-    if gpu_memory_utilization is not None:
-        from whichgpu.estimate.serving import serving_capacity
-
-        if not 0 < gpu_memory_utilization <= 1:
-            raise InvalidInput(
-                fmt(
-                    _("--gpu-memory-utilization must be in (0, 1] (got {value})"),
-                    value=gpu_memory_utilization,
-                )
-            )
-        if job.training:
-            raise InvalidInput(_("--gpu-memory-utilization is for --task inference"))
-        serving = serving_capacity(
-            arch, job, target or catalog.resolve("a100"), gpu_memory_utilization
-        )
-    result = fit_job(catalog, arch, job, target)
     from whichgpu.render import fit_out
 
     emit(

@@ -258,41 +258,12 @@ class Service:
 
     def fit_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu fit`` with the body's fields for its options (same defaults)."""
-        from whichgpu.fit import fit
+        from whichgpu.fit import fit_request
         from whichgpu.render.fit_out import fit_doc
-        from whichgpu.workload import make_job
 
-        recompute = body.get("recompute")
-        checkpointing = bool(body.get("checkpointing"))
-        job = make_job(
-            task=body.get("task", "inference"), precision=body.get("precision", "bf16-true"),
-            engine=body.get("engine", "torch"), quant=body.get("quant"),
-            batch=body.get("batch", 1), seq=body.get("seq", 2048), prompt=body.get("prompt", 0),
-            generate=body.get("generate", 0), optimizer=body.get("optimizer", "adamw"),
-            checkpointing=recompute or ("full" if checkpointing else "none"),
-            attention=body.get("attention", "sdpa"), lora_rank=body.get("lora_rank", 16),
-            lora_targets=body.get("lora_targets", "attention"), zero=body.get("zero", 0),
-            tp=body.get("tp", 1), pp=body.get("pp", 1), gpus=body.get("gpus", 1),
-            kv_dtype=body.get("kv_dtype", "auto"),
-        )  # fmt: skip
-        catalog = self.catalog()
+        options = {k: v for k, v in body.items() if k not in ("model", "params", "config")}
         arch = model_arch(body.get("model"), body.get("params"), body.get("config"))
-        gpu = body.get("gpu")
-        target = catalog.resolve(gpu) if gpu else None
-        serving = None
-        utilization = body.get("gpu_memory_utilization")
-        if utilization is not None:
-            from whichgpu.estimate.serving import serving_capacity
-
-            if not 0 < utilization <= 1:
-                raise FieldError(
-                    "gpu_memory_utilization",
-                    fmt(_("must be in (0, 1] (got {value})"), value=utilization),
-                )
-            if job.training:
-                raise FieldError("gpu_memory_utilization", _("is for task inference"))
-            serving = serving_capacity(arch, job, target or catalog.resolve("a100"), utilization)
-        return fit_doc(fit(catalog, arch, job, target), serving)
+        return fit_doc(*fit_request(self.catalog(), arch, **options))
 
     def estimate_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu estimate`` with the body's fields for its options (same defaults)."""
