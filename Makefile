@@ -1,17 +1,32 @@
 # The two commands of the README: `make demo` (the main job) and `make test` (every check).
-# Each creates .venv on first use and reinstalls when pyproject.toml changes.
+# Each creates .venv on first use and reinstalls when pyproject.toml or the lock changes.
+# Versions come from requirements.lock (exact pins, every platform and Python >= 3.11);
+# pyproject.toml keeps ranges for users. `make lock` re-resolves the lock.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCK   := requirements.lock
+PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK)
+UV     := uv==0.13.9
 
-.PHONY: demo test lint docs i18n bench clean
+.PHONY: demo test lint docs i18n bench lock skypilot clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "whichgpu needs Python >= 3.11"'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PIP) -e '.[dev]'
 	touch $(STAMP)
+
+# the optional SkyPilot extra (~450 MB), for the export test that uses SkyPilot's own parser
+skypilot: $(STAMP)
+	$(PIP) -e '.[dev,skypilot]'
+
+lock:  # uv resolves for every platform; it runs from a venv of its own (.venv-lock)
+	test -x .venv-lock/bin/uv || ($(PYTHON) -m venv .venv-lock && \
+	  .venv-lock/bin/python -m pip install --quiet --disable-pip-version-check $(UV))
+	.venv-lock/bin/uv pip compile pyproject.toml --extra dev --extra skypilot --universal \
+	  --python-version 3.11 --custom-compile-command 'make lock' -o $(LOCK)
 
 demo: $(STAMP)
 	$(BIN)/whichgpu recommend --file tests/scenarios/d02-train-1-7b.toml
@@ -41,4 +56,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/coldstart.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-lock .mypy_cache .pytest_cache .ruff_cache
