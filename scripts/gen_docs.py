@@ -1,13 +1,16 @@
 """Generate the docs pages that come from data, so they cannot drift from it.
 
 python scripts/gen_docs.py          # write docs/article-vs-whichgpu.md
-python scripts/gen_docs.py --check  # exit 1 if a page is stale (make test runs this)
+python scripts/gen_docs.py --check  # exit 1 if a page is stale (make test runs this);
+                                    # numbers are compared within numcheck.RTOL
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+import numcheck
 
 from whichgpu.catalog import load_catalog
 from whichgpu.claims import check_claims
@@ -114,8 +117,8 @@ def accuracy_page() -> str:
 
 def _option_text(option: object) -> str:
     from whichgpu.fields import format_duration
-    from whichgpu.recommend.engine import Option
-    from whichgpu.recommend.explain import hw_text
+    from whichgpu.recommender.engine import Option
+    from whichgpu.recommender.reasons import hw_text
 
     assert isinstance(option, Option)
     if not option.feasible:
@@ -132,8 +135,8 @@ def decisions_page() -> str:
     from datetime import date
 
     from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
-    from whichgpu.recommend import recommend
-    from whichgpu.recommend.spec import parse_workload_text
+    from whichgpu.recommender import recommend
+    from whichgpu.recommender.spec import parse_workload_text
     from whichgpu.render.recommend_out import best_per_gpu
 
     root = Path(__file__).resolve().parents[1] / "tests" / "scenarios"
@@ -229,13 +232,13 @@ def main(argv: list[str]) -> int:
         path = DOCS / name
         text = build()
         if "--check" in argv:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(name)
+            if problem := numcheck.check(path, text):
+                stale.append(problem)
         else:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path}")
     if stale:
-        print(f"stale docs: {', '.join(stale)}; run 'make docs'", file=sys.stderr)
+        print(f"stale docs: {'; '.join(stale)}; run 'make docs'", file=sys.stderr)
         return 1
     return 0
 

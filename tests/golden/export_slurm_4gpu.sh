@@ -5,6 +5,6 @@
 #SBATCH --nodes=1
 #SBATCH --gres=gpu:4
 #SBATCH --ntasks-per-node=1
-#SBATCH --time=3-19:14:00
+#SBATCH --time=3-19:38:00
 
 torchrun train.py

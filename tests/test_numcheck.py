@@ -1,0 +1,65 @@
+"""Generated files are checked as numbers within a tolerance (scripts/numcheck.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from numcheck import RTOL, first_difference, numbers_agree
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "agree"),
+    [
+        ("eta,cublas,gemm,0.663294,fraction,1", "eta,cublas,gemm,0.663248,fraction,1", True),
+        ("| 15.7% |", "| 15.8% |", True),  # one unit of the last printed digit: a rounding edge
+        ("| 15.7% |", "| 16.1% |", False),  # a real move of the accuracy figure
+        ("| a100 | 34 |", "| a100 | 35 |", False),  # a count is exact
+        ("likely 1,496–2,403", "likely 1,495–2,403", True),  # thousands, within RTOL
+        ("likely 1,496–2,403", "likely 1,396–2,403", False),
+        ("term,tp:latency_s,,0.000157,s,", "term,tp:latency_s,,0.000157,s,", True),
+        ("spread_low,,*,-0.255202,error,", "spread_low,,*,-0.257050,error,", False),
+        ("| rtx-a6000 | 4 |", "| rtx-a5000 | 4 |", False),  # digits in a name are words
+        ("8 × A100", "8 × H100", False),
+        ("1.0e-3 s", "1.0005e-3 s", True),
+    ],
+)
+def test_numbers_compare_within_tolerance(old: str, new: str, agree: bool) -> None:
+    assert (first_difference(old, new) is None) is agree
+
+
+def test_a_changed_line_count_is_a_difference() -> None:
+    assert first_difference("a\nb\n", "a\n") == "2 lines committed, 1 generated"
+
+
+@given(st.floats(min_value=1e-6, max_value=1e9), st.floats(min_value=-0.9, max_value=0.9))
+def test_relative_tolerance_is_symmetric_and_tight(x: float, change: float) -> None:
+    a, b = f"{x:.9e}", f"{x * (1 + change * RTOL):.9e}"
+    assert numbers_agree(a, b) and numbers_agree(b, a)
+    far = f"{x * (1 + 3 * RTOL):.9e}"
+    assert not numbers_agree(a, far)
+
+
+def test_readme_quotes_the_generated_accuracy_figures() -> None:
+    """The README's throughput accuracy sentence matches docs/perf-accuracy.md's headings."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "perf-accuracy.md").read_text(encoding="utf-8")
+    heading = re.compile(r"## Leave-one-(?:GPU-)?out: \d+ measurements, median \|error\| "
+                         r"([\d.]+)%, 90th percentile ([\d.]+)%")  # fmt: skip
+    figures = [value for match in heading.finditer(page) for value in match.groups()]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    sentence = re.search(
+        r"median error ([\d.]+) %, 90th percentile ([\d.]+) %; each GPU held out\s+"
+        r"whole, ([\d.]+) % and ([\d.]+) %",
+        readme,
+    )
+    assert sentence is not None
+    assert len(figures) == 4
+    assert all(numbers_agree(a, b) for a, b in zip(figures, sentence.groups(), strict=True))
