@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import whichgpu
 from whichgpu.catalog import Catalog
 from whichgpu.claims import check_claims
 
@@ -63,23 +62,6 @@ def test_docs_are_generated_from_the_current_data() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-
-
-def test_the_public_api_is_small_and_pinned() -> None:
-    assert whichgpu.__all__ == [
-        "GPU",
-        "Catalog",
-        "Comparison",
-        "Job",
-        "WhichGPUError",
-        "compare",
-        "estimate_memory",
-        "estimate_throughput",
-        "fit",
-        "load_catalog",
-        "make_job",
-        "resolve_model",
-    ]
 
 
 def test_importing_the_core_loads_no_heavy_module() -> None:

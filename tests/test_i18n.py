@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import golden, run_cli
-from whichgpu.explain import MESSAGES, note
 from whichgpu.i18n import LANGUAGES, fmt, format_decimal, set_language
+from whichgpu.notes import MESSAGES, note
 
 LOCALE = Path(__file__).parents[1] / "src" / "whichgpu" / "i18n" / "locale"
 

@@ -20,7 +20,7 @@ from whichgpu.estimate.memory import (
     optimizer_step_temp_bytes,
     weights_bytes,
 )
-from whichgpu.fit import fit
+from whichgpu.fitting import fit
 from whichgpu.models import resolve_model
 from whichgpu.models.hf import parse_config
 from whichgpu.workload import make_job

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import golden, run_cli
 from whichgpu.catalog import Catalog
-from whichgpu.estimate.mig import Service, check_gpu, check_mix, pack, profile_gib
-from whichgpu.mig import make_service, plan_mig
+from whichgpu.estimate.mig_packing import Service, check_gpu, check_mix, pack, profile_gib
+from whichgpu.mig_planner import make_service, plan_mig
 
 
 def profiles(catalog: Catalog, gpu_id: str, *names: str) -> list[object]:
@@ -182,7 +182,7 @@ def test_memory_must_be_a_finite_positive_number() -> None:
 
 def test_recommend_and_mig_agree_on_a_slice_s_memory(catalog: Catalog) -> None:
     """A 1g.10gb slice holds 10 GB (9.31 GiB) in both the recommender and the planner."""
-    from whichgpu.recommend.candidates import slice_gpu
+    from whichgpu.recommender.candidates import slice_gpu
 
     profile = catalog.mig_profile("a100-80gb-sxm", "1g.10gb")
     sliced = slice_gpu(catalog.gpu("a100-80gb-sxm"), profile)

@@ -13,7 +13,7 @@ from whichgpu.catalog import Catalog
 from whichgpu.catalog.prices import age_months, price_range, rent_range
 from whichgpu.catalog.records import Price
 from whichgpu.catalog.userprices import parse_price_file, parse_skypilot_vms
-from whichgpu.compare import per_dollar
+from whichgpu.comparison import per_dollar
 from whichgpu.errors import CatalogError
 from whichgpu.userdata import catalog_with_user_data
 

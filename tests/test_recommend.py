@@ -16,9 +16,9 @@ from tests.conftest import golden, run_cli
 from whichgpu.catalog import Catalog
 from whichgpu.catalog.records import Price
 from whichgpu.estimate.cost import break_even_months, buy_cost_usd, rent_cost_usd
-from whichgpu.recommend import recommend
-from whichgpu.recommend.engine import evaluate
-from whichgpu.recommend.spec import (
+from whichgpu.recommender import recommend
+from whichgpu.recommender.engine import evaluate
+from whichgpu.recommender.spec import (
     Constraints,
     Workload,
     make_component,

@@ -12,9 +12,9 @@ import pytest
 
 from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
 from whichgpu.catalog import Catalog
-from whichgpu.recommend import Recommendation, recommend
-from whichgpu.recommend.engine import Option
-from whichgpu.recommend.spec import Constraints, parse_workload_text
+from whichgpu.recommender import Recommendation, recommend
+from whichgpu.recommender.engine import Option
+from whichgpu.recommender.spec import Constraints, parse_workload_text
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import estimate_memory
-from whichgpu.fit import usable_bytes
+from whichgpu.fitting import usable_bytes
 from whichgpu.models.generic import generic_arch
 from whichgpu.workload import Job
 

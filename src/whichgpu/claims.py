@@ -268,7 +268,7 @@ def _check_mig(catalog: Catalog, gpu: GPU, details: list[str]) -> Verdict:
     """C37, computed: one model's decode on a whole card and on its smallest MIG slice
     (1/7 of the SMs, 1/8 of the memory and bandwidth), and seven slices together."""
     from whichgpu.models import resolve_model
-    from whichgpu.recommend.candidates import slice_gpu
+    from whichgpu.recommender.candidates import slice_gpu
     from whichgpu.throughput import estimate_throughput
     from whichgpu.workload import make_job
 

@@ -11,8 +11,8 @@ from whichgpu.catalog.prices import PriceRange, ranges_by_market, rent_range
 from whichgpu.catalog.records import GPU, MARKETS, RENTAL_MARKETS, Market, PurchasePrice
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput
-from whichgpu.explain import Note
 from whichgpu.i18n import _, fmt
+from whichgpu.notes import Note
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,14 @@ from whichgpu.i18n import _, fmt
 
 
 class WhichGPUError(Exception):
-    """Base class: bad input from a user, a user file or a catalog file."""
+    """Base class: bad input from a user, a user file or a catalog file. ``str()`` of any of
+    them is its one-line message, in the current language."""
 
     def message(self) -> str:
-        return str(self)
+        return super().__str__()
+
+    def __str__(self) -> str:
+        return self.message()
 
 
 class UnknownName(WhichGPUError):

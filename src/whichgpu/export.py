@@ -19,7 +19,7 @@ from typing import Any
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput
 from whichgpu.i18n import _, fmt
-from whichgpu.recommend.engine import Option, Recommendation
+from whichgpu.recommender.engine import Option, Recommendation
 
 FORMATS = ("skypilot", "kubernetes", "slurm")
 #: GPUs per node: HGX/DGX baseboards and the usual PCIe servers hold 8.
@@ -70,7 +70,7 @@ def _slow_hours(option: Option) -> float | None:
 
 
 def _summary(result: Recommendation, option: Option) -> str:
-    from whichgpu.recommend.explain import hw_text
+    from whichgpu.recommender.reasons import hw_text
 
     parts = [f"whichgpu pick for {result.workload.name or 'this workload'}: {hw_text(option)}"]
     if option.time_s is not None:

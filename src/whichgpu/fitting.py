@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
-from whichgpu.explain import Note, note
 from whichgpu.models.arch import ModelArch
+from whichgpu.notes import Note, note
 from whichgpu.units import BYTES_PER_GIB
 from whichgpu.workload import Job
 

@@ -10,9 +10,9 @@ from typing import Any
 from whichgpu.catalog.records import GPU, MigProfile
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput, UnknownName
-from whichgpu.estimate.mig import MigPlan, Service, check_mix, pack
-from whichgpu.explain import Note, note
+from whichgpu.estimate.mig_packing import MigPlan, Service, check_mix, pack
 from whichgpu.i18n import _, fmt
+from whichgpu.notes import Note, note
 from whichgpu.units import BYTES_PER_GIB
 
 _SERVICE_KEYS = (
@@ -73,8 +73,8 @@ def make_service(raw: Mapping[str, Any], index: int = 0, origin: str = "") -> Se
     prompt and generated tokens) or an explicit ``memory_gib``; ``replicas`` isolated
     copies; optionally a ``profile`` to use."""
     from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.recommend.candidates import model_job
-    from whichgpu.recommend.spec import make_component
+    from whichgpu.recommender.candidates import model_job
+    from whichgpu.recommender.spec import make_component
 
     unknown = [k for k in raw if k not in _SERVICE_KEYS]
     if unknown:
@@ -112,7 +112,7 @@ def make_service(raw: Mapping[str, Any], index: int = 0, origin: str = "") -> Se
             if k in raw
         }
         fields.setdefault("precision", "bf16-true")
-        from whichgpu.recommend.spec import Where
+        from whichgpu.recommender.spec import Where
 
         where = Where(origin) if origin else None
         path = ("services",) if origin else ()

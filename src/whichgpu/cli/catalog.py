@@ -83,8 +83,8 @@ def compare(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    from whichgpu.compare import compare as compare_gpus
-    from whichgpu.compare import parse_markets
+    from whichgpu.comparison import compare as compare_gpus
+    from whichgpu.comparison import parse_markets
     from whichgpu.userdata import today
 
     catalog = user_catalog(prices, skypilot)

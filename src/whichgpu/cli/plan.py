@@ -143,8 +143,8 @@ def recommend(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    from whichgpu.recommend import build_workload
-    from whichgpu.recommend import recommend as run_recommend
+    from whichgpu.recommender import build_workload
+    from whichgpu.recommender import recommend as run_recommend
     from whichgpu.userdata import today
 
     component = {
@@ -238,7 +238,7 @@ def mig(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    from whichgpu.mig import check_profiles, make_service, plan_mig
+    from whichgpu.mig_planner import check_profiles, make_service, plan_mig
 
     catalog = user_catalog(prices, skypilot)
     if profiles is not None:
@@ -264,7 +264,7 @@ def mig(
     origin = str(file) if file is not None else ""
     services = [make_service(raw, i, origin) for i, raw in enumerate(raws)]
     target = catalog.resolve(gpu) if gpu else None
-    from whichgpu.recommend.spec import DEFAULT_MARKETS, MARKETS, Where, parse_names
+    from whichgpu.recommender.spec import DEFAULT_MARKETS, MARKETS, Where, parse_names
 
     markets = (
         parse_names(",".join(market), MARKETS, Where(), ("market",)) if market else DEFAULT_MARKETS
@@ -292,7 +292,7 @@ def _service_inputs(file: Path | None, model: str | None, params: str | None,
         return [{**given, "replicas": replicas}]
     if given:
         raise InvalidInput(_("--file describes the services; drop the service flags"))
-    from whichgpu.recommend.spec import load_table_file
+    from whichgpu.recommender.spec import load_table_file
 
     raw = load_table_file(file)
     items = raw.get("services")

@@ -66,7 +66,7 @@ def fit(
     json_out: JsonFlag = False,
 ) -> None:
     from whichgpu.catalog import load_catalog
-    from whichgpu.fit import fit_request
+    from whichgpu.fitting import fit_request
 
     result, serving = fit_request(
         load_catalog(), model_arch(model, params, hub), gpu=gpu,

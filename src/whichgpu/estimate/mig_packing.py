@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from whichgpu.catalog.records import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, MigProfile
-from whichgpu.explain import Note, note
+from whichgpu.notes import Note, note
 from whichgpu.units import BYTES_PER_GIB
 
 #: The memory a MIG instance gives CUDA is a little under its name: ``1g.10gb`` reports

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from whichgpu.recommend.engine import Option, Recommendation, recommend
-from whichgpu.recommend.spec import (
+from whichgpu.recommender.engine import Option, Recommendation, recommend
+from whichgpu.recommender.spec import (
     Component,
     Constraints,
     Workload,

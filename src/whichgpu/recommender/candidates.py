@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import WhichGPUError
-from whichgpu.explain import Note, note
-from whichgpu.recommend.spec import Component, Constraints
+from whichgpu.notes import Note, note
+from whichgpu.recommender.spec import Component, Constraints
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
     user guide: each instance has dedicated SMs, L2 slices and memory controllers)."""
     import msgspec
 
-    from whichgpu.estimate.mig import profile_gib
+    from whichgpu.estimate.mig_packing import profile_gib
 
     c = profile.compute_fraction
     m = profile.memory_fraction
@@ -173,7 +173,7 @@ def run_component(
 ) -> ComponentRun:
     """Fit, throughput and time of ``component`` on ``hw`` (per service)."""
     from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.fit import scaled_job, usable_bytes
+    from whichgpu.fitting import scaled_job, usable_bytes
     from whichgpu.throughput import estimate_rate, estimate_throughput
 
     gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
@@ -258,7 +258,7 @@ def candidate_counts(limit: int) -> list[int]:
 def smallest_count(arch: ModelArch, job: Job, gpu: GPU, limit: int = 1024) -> int | None:
     """The fewest of ``gpu`` (among :func:`candidate_counts`) that hold the job."""
     from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.fit import scaled_job, usable_bytes
+    from whichgpu.fitting import scaled_job, usable_bytes
 
     for count in candidate_counts(limit):
         if estimate_memory(arch, scaled_job(job, count)[0]).total_bytes <= usable_bytes(gpu):

@@ -20,8 +20,8 @@ from whichgpu.estimate.cost import (
     power_usd_per_h,
     rent_cost_usd,
 )
-from whichgpu.explain import Note, note
-from whichgpu.recommend.candidates import (
+from whichgpu.notes import Note, note
+from whichgpu.recommender.candidates import (
     ComponentRun,
     Hardware,
     hardware_for,
@@ -29,7 +29,7 @@ from whichgpu.recommend.candidates import (
     model_job,
     run_component,
 )
-from whichgpu.recommend.spec import Workload
+from whichgpu.recommender.spec import Workload
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
@@ -350,7 +350,7 @@ def recommend(
     today: date | None = None,
 ) -> Recommendation:
     """The ranked options, the pick (None when nothing is feasible) and why."""
-    from whichgpu.recommend.explain import explain
+    from whichgpu.recommender.reasons import explain
 
     options = evaluate(catalog, workload)
     ranked = rank(options, objective)

@@ -1,5 +1,5 @@
 """Why the pick, what to watch, and what would make an infeasible workload feasible: all as
-:class:`~whichgpu.explain.Note` codes with parameters, rendered per language elsewhere."""
+:class:`~whichgpu.notes.Note` codes with parameters, rendered per language elsewhere."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
-from whichgpu.explain import Note, note
-from whichgpu.recommend.candidates import has_capability
-from whichgpu.recommend.engine import STALE_PRICE_MONTHS, Option, Recommendation
-from whichgpu.recommend.spec import Workload
+from whichgpu.notes import Note, note
+from whichgpu.recommender.candidates import has_capability
+from whichgpu.recommender.engine import STALE_PRICE_MONTHS, Option, Recommendation
+from whichgpu.recommender.spec import Workload
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
@@ -134,7 +134,7 @@ def _slower(a: Option, b: Option) -> bool:
 def unused_premium(option: Option, cheaper: Option, workload: Workload) -> list[str]:
     """Codes of the features ``option`` pays for that this workload does not use and
     ``cheaper`` does without (the article's C38 list: VRAM beyond need, HBM bandwidth,
-    NVLink, MIG, FP64); rendered through :data:`whichgpu.explain.FEATURES`."""
+    NVLink, MIG, FP64); rendered through :data:`whichgpu.notes.FEATURES`."""
     gpu, other = option.gpu, cheaper.gpu
     used_fp64 = any(c.kind == "fp64" for c in workload.components)
     features = []
@@ -259,8 +259,8 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
     """For each model component that fits nowhere: the fewest GPUs that would hold it, or,
     when no count does (activations are not sharded), the changes that make it fit on the
     largest GPU at ``max_gpus``."""
-    from whichgpu.fit import scaled_job, usable_bytes, what_would_fit
-    from whichgpu.recommend.candidates import model_job, smallest_count
+    from whichgpu.fitting import scaled_job, usable_bytes, what_would_fit
+    from whichgpu.recommender.candidates import model_job, smallest_count
 
     c = workload.constraints
     out: list[Note] = []

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.explain import localize
 from whichgpu.fields import format_duration
 from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
+from whichgpu.notes import localize
 from whichgpu.render.json_doc import SCHEMA_VERSION
 from whichgpu.throughput import ThroughputEstimate
 

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.estimate.assumptions import DEFAULTS
 from whichgpu.estimate.memory import COMPONENTS
 from whichgpu.estimate.serving import ServingCapacity
-from whichgpu.explain import localize
 from whichgpu.fields import format_number
-from whichgpu.fit import FitResult
+from whichgpu.fitting import FitResult
 from whichgpu.i18n import N_, _, fmt, format_decimal
+from whichgpu.notes import localize
 from whichgpu.render.json_doc import SCHEMA_VERSION
 from whichgpu.units import BYTES_PER_GIB
 

@@ -11,7 +11,7 @@ from typing import Any
 from whichgpu.catalog.prices import PriceRange, age_months
 from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price, PurchasePrice
 from whichgpu.catalog.store import Catalog
-from whichgpu.compare import Comparison, GpuComparison
+from whichgpu.comparison import Comparison, GpuComparison
 
 SCHEMA_VERSION = 1
 

@@ -7,11 +7,11 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.records import MigProfile
-from whichgpu.estimate.mig import GpuPlan, MigPlan, profile_gib
-from whichgpu.explain import Note, render
+from whichgpu.estimate.mig_packing import GpuPlan, MigPlan, profile_gib
 from whichgpu.fields import format_cost
 from whichgpu.i18n import _, fmt, format_decimal
-from whichgpu.mig import MigResult
+from whichgpu.mig_planner import MigResult
+from whichgpu.notes import Note, render
 from whichgpu.render.json_doc import SCHEMA_VERSION
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.i18n import _, fmt
-from whichgpu.recommend.engine import Option, Recommendation
+from whichgpu.recommender.engine import Option, Recommendation
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -78,8 +78,8 @@ def _value_chart(ax: Axes, result: Recommendation) -> None:
 def _memory_chart(ax: Axes, result: Recommendation) -> None:
     """The memory estimate of each model component on the pick (or the first option)."""
     from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.fit import scaled_job
-    from whichgpu.recommend.candidates import model_job
+    from whichgpu.fitting import scaled_job
+    from whichgpu.recommender.candidates import model_job
     from whichgpu.render.fit_out import COMPONENT_LABELS
 
     option = result.pick or (result.options[0] if result.options else None)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.explain import Note, localize, render
 from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _, fmt
-from whichgpu.recommend.engine import Option, Recommendation
+from whichgpu.notes import Note, localize, render
+from whichgpu.recommender.engine import Option, Recommendation
 from whichgpu.render.json_doc import SCHEMA_VERSION
 
 if TYPE_CHECKING:

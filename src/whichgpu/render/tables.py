@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.prices import PriceRange, age_months
 from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price
 from whichgpu.catalog.store import Catalog
-from whichgpu.compare import Comparison, GpuComparison
+from whichgpu.comparison import Comparison, GpuComparison
 from whichgpu.fields import FIELDS, format_field, format_number, format_usd, format_usd_range
 from whichgpu.i18n import N_, _, fmt, format_decimal
 

@@ -178,7 +178,7 @@ async def recommend(request: Request, body: schemas.RecommendRequest) -> Respons
     raw = body.model_dump(exclude_none=True, include={"name", "constraints", "components"})
 
     def compute() -> dict[str, Any]:
-        from whichgpu.recommend.spec import Where, make_workload
+        from whichgpu.recommender.spec import Where, make_workload
         from whichgpu.render.recommend_out import recommend_doc
         from whichgpu.web.core import model_arch
 

@@ -30,8 +30,8 @@ from whichgpu.i18n import _, fmt
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
     from whichgpu.models.arch import ModelArch
-    from whichgpu.recommend.engine import Recommendation
-    from whichgpu.recommend.spec import Workload
+    from whichgpu.recommender.engine import Recommendation
+    from whichgpu.recommender.spec import Workload
 
 LANGUAGES: dict[str, str] = {"en": "English", "fr": "Français", "ja": "日本語"}
 DEFAULT_LANGUAGE = "en"
@@ -247,7 +247,7 @@ class Service:
         return show_doc(catalog.resolve(name), catalog, self.today())
 
     def comparison(self, names: Sequence[str], markets: Sequence[str] | None) -> Any:
-        from whichgpu.compare import compare, parse_markets
+        from whichgpu.comparison import compare, parse_markets
 
         return compare(self.catalog(), list(names), parse_markets(list(markets or [])))
 
@@ -258,7 +258,7 @@ class Service:
 
     def fit_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu fit`` with the body's fields for its options (same defaults)."""
-        from whichgpu.fit import fit_request
+        from whichgpu.fitting import fit_request
         from whichgpu.render.fit_out import fit_doc
 
         options = {k: v for k, v in body.items() if k not in ("model", "params", "config")}
@@ -287,8 +287,8 @@ class Service:
         catalog_name: str = "full",
         baseline: str | None = None,
     ) -> Recommendation:
-        from whichgpu.recommend import recommend
-        from whichgpu.recommend.spec import OBJECTIVES
+        from whichgpu.recommender import recommend
+        from whichgpu.recommender.spec import OBJECTIVES
 
         if objective not in OBJECTIVES:
             raise FieldError(
@@ -305,8 +305,8 @@ class Service:
 
     def mig_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu mig``: services packed onto MIG GPUs, or (``profiles``) one mix checked."""
-        from whichgpu.mig import check_profiles, make_service, plan_mig
-        from whichgpu.recommend.spec import DEFAULT_MARKETS, MARKETS, Where, parse_names
+        from whichgpu.mig_planner import check_profiles, make_service, plan_mig
+        from whichgpu.recommender.spec import DEFAULT_MARKETS, MARKETS, Where, parse_names
 
         catalog = self.catalog()
         gpu, profiles = body.get("gpu"), body.get("profiles")
@@ -416,8 +416,8 @@ def recommend_form(
     config_name: str = "",
 ) -> RecommendForm:
     """A workload from the form's fields (strings) and an uploaded config.json's text."""
-    from whichgpu.recommend.spec import Where, make_component, make_constraints
-    from whichgpu.recommend.spec import Workload as Work
+    from whichgpu.recommender.spec import Where, make_component, make_constraints
+    from whichgpu.recommender.spec import Workload as Work
 
     def given(name: str) -> str | None:
         value = fields.get(name, "").strip()

@@ -206,7 +206,7 @@ def recommend_context(
     service: Service, fields: dict[str, str], lists: dict[str, list[str]], config_name: str
 ) -> dict[str, Any]:
     from whichgpu.models.presets import presets
-    from whichgpu.recommend.spec import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
+    from whichgpu.recommender.spec import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
     from whichgpu.workload import PRECISIONS, QUANT_BITS
 
     values = {"task": "lora", "model": "llama-2-7b", "objective": "cost", "catalog": "full"}

@@ -8,9 +8,9 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from whichgpu.explain import localize
 from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _, fmt, format_decimal, ngettext
+from whichgpu.notes import localize
 
 
 def _gettext(message: str) -> str:
