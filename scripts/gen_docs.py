@@ -136,8 +136,8 @@ def decisions_page() -> str:
 
     from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
     from whichgpu.recommender import recommend
-    from whichgpu.recommender.spec import parse_workload_text
     from whichgpu.render.recommend_out import best_per_gpu
+    from whichgpu.workload_files import parse_workload_text
 
     root = Path(__file__).resolve().parents[1] / "tests" / "scenarios"
     full = load_catalog()

@@ -127,10 +127,10 @@ def test_show_json_lists_prices_with_dates() -> None:
         (("compare",), "whichgpu: error: Missing argument"),
         (("compare", "a100", "--bogus"), "whichgpu: error: No such option"),
         (("gpus", "--feature", "raytracing"), "unknown feature 'raytracing'; valid features: mig, nvlink, rt"),
-        (("gpus", "--min-vram", "-1"), "--min-vram must be 0 or more GB"),
+        (("gpus", "--min-vram", "-1"), "--min-vram: must be at least 0 (got -1.0)"),
         (("gpus", "--min-vram", "lots"), "whichgpu: error: Invalid value for '--min-vram'"),
         (("gpus", "--arch", "Pascal"), "unknown architecture 'Pascal'"),
-        (("show", "a100", "--prices", "/nonexistent/prices.csv"), "cannot read /nonexistent/prices.csv"),
+        (("show", "a100", "--prices", "/nonexistent/prices.csv"), "/nonexistent/prices.csv: cannot read it"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_and_exit_code_2(args: tuple[str, ...], message: str) -> None:

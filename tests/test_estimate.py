@@ -9,9 +9,9 @@ import pytest
 
 from tests.conftest import run_cli
 from whichgpu.catalog import Catalog
+from whichgpu.job import make_job
 from whichgpu.models import resolve_model
 from whichgpu.throughput import estimate_throughput
-from whichgpu.workload import make_job
 
 # (model, job, gpu, harness, measured, unit, source). The estimate must land within the
 # model's leave-one-out spread of the published figure (docs/perf-accuracy.md).
@@ -136,8 +136,8 @@ def test_training_time_and_mfu() -> None:
     ("args", "message"),
     [
         (("-m", "gpt2", "--gpu", "a9000"), "unknown GPU 'a9000'"),
-        (("-m", "gpt2", "--tokens", "-5"), "--tokens must be positive"),
-        (("-m", "gpt2", "--count", "0"), "gpus must be a whole number from 1"),
+        (("-m", "gpt2", "--tokens", "-5"), "--tokens: must be a number from 1 to"),
+        (("-m", "gpt2", "--count", "0"), "--count: must be a whole number from 1"),
     ],
 )
 def test_bad_estimate_input(args: tuple[str, ...], message: str) -> None:
@@ -198,7 +198,7 @@ def test_render_and_fp64_estimates() -> None:
     }
     assert fp64["a100-80gb-sxm"] > 10 * fp64["rtx-a6000"]
     bad = run_cli("estimate", "--task", "render", "--frames", "-1")
-    assert bad.code == 2 and "--frames must be positive" in bad.stderr
+    assert bad.code == 2 and "--frames: must be a number from 1 to" in bad.stderr
 
 
 def test_encoder_inference_is_a_forward_pass_not_decoding(catalog: Catalog) -> None:

@@ -111,7 +111,7 @@ def test_slurm_header_golden() -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--export", "docker"], "unknown export format 'docker'"),
+        (["--export", "docker"], "--export: unknown value 'docker'"),
         (
             [
                 "--export",

@@ -113,7 +113,7 @@ def test_text_golden() -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--profiles", "1g.10gb"], "--profiles needs the --gpu"),
+        (["--profiles", "1g.10gb"], "--gpu: profiles need the gpu they are for"),
         (["--gpu", "a100-80gb", "--profiles", "1g.11gb"], "closest"),
         (["--gpu", "rtx-a6000", "--memory", "5"], "has no MIG"),
         ([], "give a service"),

@@ -150,7 +150,7 @@ def test_an_unknown_profile_names_the_closest(catalog: Catalog) -> None:
 
 def test_a_gpu_without_mig(catalog: Catalog) -> None:
     assert catalog.mig_profiles("rtx-a6000") == ()
-    with pytest.raises(InvalidInput, match="RTX A6000 has no MIG profiles; MIG GPUs: a100"):
+    with pytest.raises(InvalidInput, match="gpu: NVIDIA RTX A6000 has no MIG; MIG GPUs: a100"):
         catalog.mig_profile("rtx-a6000", "1g.10gb")
     with pytest.raises(KeyError):
         catalog.mig_profiles("a100-90gb")

@@ -18,7 +18,7 @@ from whichgpu.catalog.records import Price
 from whichgpu.estimate.cost import break_even_months, buy_cost_usd, rent_cost_usd
 from whichgpu.recommender import recommend
 from whichgpu.recommender.engine import evaluate
-from whichgpu.recommender.spec import (
+from whichgpu.workload_files import (
     Constraints,
     Workload,
     make_component,
@@ -282,7 +282,7 @@ def test_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
         ),
         (
             '[constraints]\nrequires = ["rtx"]\n[[components]]\nkind = "fp64"\ntflop = 5\n',
-            "constraints.requires: unknown value 'rtx'",
+            "constraints.requires.0: unknown value 'rtx'",
         ),
         ("[[components]\n", "not valid TOML"),
         ('name = "no components"\n', "components: give at least one"),
@@ -372,10 +372,13 @@ def test_infeasible_is_exit_0_with_null_pick() -> None:
     [
         (["--task", "lora"], "give a model preset or a size"),
         (["--model", "llama-2-7b"], "give a workload: --task"),
-        (["--task", "lora", "--model", "llama-2-7b", "--objective", "fast"], "unknown objective"),
+        (
+            ["--task", "lora", "--model", "llama-2-7b", "--objective", "fast"],
+            "--objective: unknown value 'fast'",
+        ),
         (
             ["--task", "lora", "--model", "llama-2-7b", "--deadline", "soon"],
-            "--deadline takes a duration",
+            "--deadline: takes a duration",
         ),
         (
             ["--task", "lora", "--model", "llama-2-7b", "--market", "ondemand"],
@@ -383,9 +386,12 @@ def test_infeasible_is_exit_0_with_null_pick() -> None:
         ),
         (
             ["--task", "lora", "--model", "llama-2-7b", "--plot", "x.pdf"],
-            "--plot writes .png or .svg",
+            "--plot: writes .png or .svg",
         ),
-        (["--task", "lora", "--model", "llama-2-7b", "--catalog", "mine"], "unknown catalog"),
+        (
+            ["--task", "lora", "--model", "llama-2-7b", "--catalog", "mine"],
+            "--catalog: unknown value",
+        ),
         (["--task", "lora", "--model", "llama-2-7b", "--baseline", "a1000"], "a1000"),
     ],
 )

@@ -259,7 +259,7 @@ def test_answers_are_memoised_and_stable(client: TestClient) -> None:
             "components.0.kind",
             ["train", "inference"],
         ),
-        ("post", "/api/v1/recommend", {"components": []}, "components", ["at least 1"]),
+        ("post", "/api/v1/recommend", {"components": []}, "components", ["at least one"]),
         (
             "post",
             "/api/v1/recommend",
@@ -271,8 +271,8 @@ def test_answers_are_memoised_and_stable(client: TestClient) -> None:
             "post",
             "/api/v1/recommend",
             {"components": [{"kind": "lora", "model": "llama-2-7b", "tokens": "lots"}]},
-            None,
-            ["components.0.tokens", "number"],
+            "components.0.tokens",
+            ["components.0.tokens", "size like 7B"],
         ),
         (
             "post",
@@ -296,7 +296,7 @@ def test_answers_are_memoised_and_stable(client: TestClient) -> None:
             "/api/v1/fit",
             {"model": "llama-3.1-8b", "batch": 0},
             "batch",
-            ["greater than or equal to 1"],
+            ["from 1 to 1,000,000"],
         ),
         ("post", "/api/v1/fit", {"model": "llama-3.1-8b", "params": "7B"}, None, ["model", "size"]),
         (
@@ -448,10 +448,36 @@ def test_language_from_query_cookie_and_header(client: TestClient) -> None:
 def test_language_is_restored_after_a_request(client: TestClient) -> None:
     import whichgpu.i18n as i18n
 
-    before = i18n._language
+    before = i18n.current_language()
     client.get("/api/v1/gpus/a10O?lang=fr")
     client.cookies.clear()
-    assert i18n._language == before
+    assert i18n.current_language() == before
+
+
+def test_languages_are_per_context_with_no_lock() -> None:
+    """Threads speaking different languages at once each get their own messages and numbers:
+    the language is a context variable, not a process-wide switch."""
+    import threading
+
+    from whichgpu.i18n import _, fmt, speaking
+
+    barrier = threading.Barrier(3)
+    seen: dict[str, list[str]] = {}
+
+    def speak(language: str) -> None:
+        with speaking(language):
+            barrier.wait()  # all three inside their language at the same time
+            seen[language] = [_("LoRA rank."), fmt("{n:,.1f}", n=1234.5)]
+            barrier.wait()
+
+    threads = [threading.Thread(target=speak, args=(lang,)) for lang in ("en", "fr", "ja")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen["en"] == ["LoRA rank.", "1,234.5"]
+    assert seen["fr"][0] == "Rang LoRA." and seen["fr"][1].replace("\u202f", " ") == "1 234,5"
+    assert seen["ja"] == ["LoRA のランク。", "1,234.5"]
 
 
 # -- pages -----------------------------------------------------------------------------------

@@ -29,8 +29,8 @@ _EXPORTS = {
     "load_catalog": "whichgpu.catalog",
     "resolve_model": "whichgpu.models",
     "ModelArch": "whichgpu.models.arch",
-    "Job": "whichgpu.workload",
-    "make_job": "whichgpu.workload",
+    "Job": "whichgpu.job",
+    "make_job": "whichgpu.job",
     "Comparison": "whichgpu.comparison",
     "compare": "whichgpu.comparison",
     "FitResult": "whichgpu.fitting",
@@ -38,10 +38,10 @@ _EXPORTS = {
     "estimate_memory": "whichgpu.estimate.memory",
     "ThroughputEstimate": "whichgpu.throughput",
     "estimate_throughput": "whichgpu.throughput",
-    "Workload": "whichgpu.recommender.spec",
-    "Component": "whichgpu.recommender.spec",
-    "Constraints": "whichgpu.recommender.spec",
-    "make_workload": "whichgpu.recommender.spec",
+    "Workload": "whichgpu.workload_files",
+    "Component": "whichgpu.workload_files",
+    "Constraints": "whichgpu.workload_files",
+    "make_workload": "whichgpu.workload_files",
     "Recommendation": "whichgpu.recommender.engine",
     "recommend": "whichgpu.recommender.engine",
     "ServiceSpec": "whichgpu.mig_planner",
@@ -99,13 +99,13 @@ if TYPE_CHECKING:
     )
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.fitting import FitResult, fit
+    from whichgpu.job import Job, make_job
     from whichgpu.mig_planner import MigResult, ServiceSpec, make_service, plan_mig
     from whichgpu.models import resolve_model
     from whichgpu.models.arch import ModelArch
     from whichgpu.recommender.engine import Recommendation, recommend
-    from whichgpu.recommender.spec import Component, Constraints, Workload, make_workload
     from whichgpu.throughput import ThroughputEstimate, estimate_throughput
-    from whichgpu.workload import Job, make_job
+    from whichgpu.workload_files import Component, Constraints, Workload, make_workload
 
 
 def __getattr__(name: str) -> Any:

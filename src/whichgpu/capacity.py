@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.fitting import usable_bytes
+from whichgpu.job import Job
 from whichgpu.models.generic import generic_arch
-from whichgpu.workload import Job
 
 
 def fits(gpu: GPU, job: Job, n_params: float) -> bool:

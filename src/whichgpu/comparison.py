@@ -11,7 +11,6 @@ from whichgpu.catalog.prices import PriceRange, ranges_by_market, rent_range
 from whichgpu.catalog.records import GPU, MARKETS, RENTAL_MARKETS, Market, PurchasePrice
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
 from whichgpu.notes import Note
 
 
@@ -66,11 +65,7 @@ def parse_markets(names: Sequence[str] | None) -> tuple[Market, ...]:
         match = next((m for m in MARKETS if m == name.strip().lower()), None)
         if match is None:
             raise InvalidInput(
-                fmt(
-                    _("unknown market {name!r}; valid markets: {valid}"),
-                    name=name,
-                    valid=", ".join(MARKETS),
-                )
+                "unknown_market", field=("markets",), name=name, valid=", ".join(MARKETS)
             )
         if match not in found:
             found.append(match)
@@ -100,18 +95,12 @@ def compare(
 ) -> Comparison:
     """Compare the GPUs ``names`` denote (forgiving names; the first is the baseline)."""
     if not names:
-        raise InvalidInput(_("name at least one GPU to compare"))
+        raise InvalidInput("no_gpu_to_compare", field=("gpus",))
     gpus: list[GPU] = []
     for name in names:
         gpu = catalog.resolve(name)
         if gpu in gpus:
-            raise InvalidInput(
-                fmt(
-                    _("{name!r} names {gpu}, which is already in the comparison"),
-                    name=name,
-                    gpu=gpu.id,
-                )
-            )
+            raise InvalidInput("gpu_listed_twice", field=("gpus",), name=name, gpu=gpu.id)
         gpus.append(gpu)
     baseline = gpus[0]
     rows = []

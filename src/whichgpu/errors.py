@@ -1,18 +1,68 @@
-"""One exception tree for everything a user can get wrong.
+"""One exception tree for everything a user can get wrong, as data.
 
-Each error renders as one line (:meth:`WhichGPUError.message`): what is wrong, what is
-valid, and the closest match. The CLI prints it and exits with code 2; the HTTP API maps it
-to a 4xx response. Nothing here is raised for a bug in whichgpu itself.
+An :class:`InvalidInput` is a code, its parameters and the path of the field at fault
+(``("components", 0, "tokens")``); nothing is rendered when it is raised. Each shell renders
+it at its edge, in the reader's language (a context variable of :mod:`whichgpu.i18n`), naming
+the field the way its user wrote it: the CLI flag (``--tokens``), the file's line and key
+(``job.toml:7: components.0.tokens``) or the JSON path (``components.0.tokens``), set with
+:func:`naming_fields`. ``str()`` of any error is that one line. The CLI prints it and exits
+with code 2; the HTTP API answers 4xx with the code, the field and the message. Nothing here
+is raised for a bug in whichgpu itself.
 """
 
 from __future__ import annotations
 
-from whichgpu.i18n import _, fmt
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from whichgpu.i18n import N_, _, fmt
+
+#: Where a value sits in a request: keys and list indexes from the top.
+Path = tuple[str | int, ...]
+
+
+class Word(str):
+    """A parameter that is itself a message id (``Word(N_("task"))``): translated when the
+    error is rendered, like the template."""
+
+    __slots__ = ()
+
+
+class Ref(tuple[str | int, ...]):
+    """A parameter naming another field (``Ref(("tp",))``): rendered as the shell names
+    fields (``--tp`` in the CLI)."""
+
+    __slots__ = ()
+
+
+def dotted(path: Path) -> str:
+    return ".".join(str(p) for p in path)
+
+
+_field_namer: ContextVar[Callable[[Path], str]] = ContextVar("whichgpu_field_namer", default=dotted)
+
+
+@contextmanager
+def naming_fields(namer: Callable[[Path], str]) -> Iterator[None]:
+    """Inside the block, errors name fields with ``namer`` (the CLI: its flags)."""
+    token = _field_namer.set(namer)
+    try:
+        yield
+    finally:
+        _field_namer.reset(token)
+
+
+def field_name(path: Path) -> str:
+    return _field_namer.get()(path)
 
 
 class WhichGPUError(Exception):
     """Base class: bad input from a user, a user file or a catalog file. ``str()`` of any of
     them is its one-line message, in the current language."""
+
+    code = "invalid_data"
 
     def message(self) -> str:
         return super().__str__()
@@ -21,14 +71,165 @@ class WhichGPUError(Exception):
         return self.message()
 
 
+#: Every input error's code and message. Parameters: ``hint`` is a closest match ("" for
+#: none); a :class:`Word` is translated, a :class:`Ref` is a field's name.
+MESSAGES: dict[str, str] = {
+    # any field
+    "unknown_field": N_("unknown field; valid: {valid}{hint}"),
+    "missing_field": N_("missing; one of: {valid}"),
+    "unknown_value": N_("unknown value {value!r}; valid: {valid}{hint}"),
+    "out_of_range": N_("must be a number from {low:g} to {high:g} (got {value!r})"),
+    "out_of_range_int": N_("must be a whole number from {low} to {high:,} (got {value!r})"),
+    "at_least": N_("must be at least {low:g} (got {value!r})"),
+    "not_whole": N_("must be a whole number (got {value!r})"),
+    "not_a_number": N_("must be a number (got {value!r})"),
+    "not_finite": N_("must be a finite number (got {value!r})"),
+    "not_a_size": N_("takes a size like 7B, 350M or 1.5e9 (got {value!r})"),
+    "not_a_duration": N_("takes a duration like 48h, 3d or 90min (got {value!r})"),
+    "not_bool": N_("must be true or false (got {value!r})"),
+    "not_a_list": N_("must be a list of: {valid}"),
+    "not_text": N_("must be text (got {value!r})"),
+    "too_long": N_("must be at most {n} characters"),
+    "too_many": N_("at most {n} items"),
+    "not_a_table": N_("must be a table of fields"),
+    "not_json": N_("not valid JSON ({reason})"),
+    "not_yaml": N_("not valid YAML: {reason}"),
+    "not_toml": N_("not valid TOML: {reason}"),
+    "not_utf8": N_("not UTF-8 text"),
+    "unreadable": N_("cannot read it: {reason}"),
+    "unwritable": N_("cannot write {path}: {reason}"),
+    "bad_today": N_("WHICHGPU_TODAY must be a date like 2026-11-29 (got {value!r})"),
+    # names
+    "unknown_feature": N_("unknown feature {name!r}; valid features: {valid}"),
+    "unknown_market": N_("unknown market {name!r}; valid markets: {valid}"),
+    "no_gpu_to_compare": N_("name at least one GPU to compare"),
+    "gpu_listed_twice": N_("{name!r} names {gpu}, which is already in the comparison"),
+    "no_mig": N_("{gpu} has no MIG; MIG GPUs: {gpus}"),
+    # models
+    "model_or_size": N_('give a model preset or a size (params = "7B")'),
+    "model_and_config": N_("give a model, params or a config, only one"),
+    "model_file_and_preset": N_("give a model file or a preset, not both"),
+    "params_range": N_("must be between 1M and 10T parameters (got {value!r})"),
+    "takes_no_model": N_("a {kind} component takes no model"),
+    "config_not_object": N_("config.json must be a JSON object"),
+    "config_no_model_type": N_("config.json: missing 'model_type'"),
+    "config_model_type": N_(
+        "config.json: model_type {family!r} is not supported; supported: {valid}"
+    ),
+    "config_missing": N_("config.json ({family}): missing {key!r}"),
+    "config_whole": N_("config.json: {key!r} must be a whole number >= 0 (got {value!r})"),
+    "config_positive": N_("config.json: hidden size and attention heads must be positive"),
+    "vit_config": N_("ViT config.json: missing or bad {key}"),
+    "resnet_bottleneck": N_("ResNet config.json: only bottleneck ResNets are supported"),
+    "resnet_config": N_("ResNet config.json: missing or bad {key}"),
+    "preset_metadata": N_("preset {name}: missing its _whichgpu metadata"),
+    "hub_missing": N_("needs huggingface_hub: pip install 'whichgpu[hub]'"),
+    "hub_fetch": N_("could not fetch {repo}/config.json from the Hub: {reason}"),
+    "learned_positions": N_(
+        "{model} has {n} learned positions: sequences of {tokens} tokens "
+        "do not fit (give {seq}, or {prompt} + {generate}, of at most {n})"
+    ),
+    # jobs
+    "gpus_multiple": N_("must be a multiple of {tp} × {pp} ({n}); got {gpus}"),
+    "zero_inference": N_("ZeRO shards training state; inference shards weights with {tp}"),
+    "utilization_inference": N_("is for inference (the task is {task})"),
+    "images_model": N_("{model} works on images: give {images}, not {tokens}"),
+    "tokens_model": N_("{model} works on tokens: give {tokens}, not {images}"),
+    "no_throughput_model": N_("no throughput model for {workload} on {gpu}"),
+    "estimate_needs_model": N_("estimate needs a preset model ({model}) or {params}"),
+    # recommend
+    "give_workload": N_("give a workload: {task} (with {model} or {params}) or {file}"),
+    "file_and_flags": N_("{file} describes the components; drop {flag} or put it in the file"),
+    "rate_for_inference": N_("a request rate is for inference"),
+    "size_or_hours": N_("give a job size ({size}) or hours of use, not both"),
+    "render_frames": N_("a render component needs frames (or hours)"),
+    "fp64_tflop": N_("an fp64 component needs tflop of work (or hours)"),
+    "no_market": N_("name at least one market"),
+    "no_components": N_("give at least one [[components]] table"),
+    "not_a_workload": N_("a workload file is a table of fields"),
+    # mig
+    "service_model_and_memory": N_("give a service's model or its memory_gib, not both"),
+    "no_services": N_("give at least one service (or profiles and a gpu)"),
+    "services_and_profiles": N_("give services or profiles, not both"),
+    "profiles_need_gpu": N_("profiles need the gpu they are for"),
+    "no_profiles": N_("name at least one MIG profile"),
+    "file_and_service_flags": N_("{file} describes the services; drop the service flags"),
+    "give_service": N_("give a service: {model}, {params} or {memory} (or {file})"),
+    "no_service_tables": N_("give at least one [[services]] table"),
+    # export
+    "skypilot_name": N_("SkyPilot has no accelerator name for {gpu}; it knows: {known}"),
+    "skypilot_mig": N_("SkyPilot rents whole GPUs; export a MIG plan to kubernetes"),
+    "slurm_mig": N_("export a MIG plan to kubernetes, or configure MIG GRES in Slurm"),
+    "kubernetes_nodes": N_(
+        "{n} GPUs span nodes: export to skypilot or slurm, or use a "
+        "multi-node operator (Kubeflow PyTorchJob)"
+    ),
+    "nothing_to_export": N_("nothing to export: no option meets the workload's constraints"),
+    # the CLI's own options
+    "plot_format": N_("writes .png or .svg files (got {path})"),
+}
+
+
+def _localize(value: Any) -> Any:
+    if isinstance(value, Word):
+        return _(value)
+    if isinstance(value, Ref):
+        return field_name(value)
+    return value
+
+
+def render_message(code: str, params: Mapping[str, Any], english: bool = False) -> str:
+    """The message of ``code`` filled with ``params``, in the current language."""
+    template = MESSAGES[code]
+    values = {k: _localize(v) for k, v in params.items()}
+    if "hint" in values:
+        match = values["hint"]
+        values["hint"] = fmt(_(" (did you mean {match}?)"), match=match) if match else ""
+    if english:
+        return template.format(**values)
+    return fmt(_(template), **values)
+
+
+class InvalidInput(WhichGPUError):
+    """A value out of range or of the wrong kind: ``code`` (a key of :data:`MESSAGES`), its
+    ``params``, and ``field``, the path of the value at fault (None when no single field
+    is). ``origin`` is where the request came from (``job.toml:7``), set by the parser of a
+    file."""
+
+    def __init__(self, code: str, /, field: Path | str | None = None, **params: Any) -> None:
+        if code not in MESSAGES:
+            raise KeyError(f"no message for error code {code!r}")
+        super().__init__(code, field, params)
+        self.code = code
+        self.params = params
+        self.field: Path | None = (field,) if isinstance(field, str) else field
+        self.origin: str | None = None
+
+    def text(self) -> str:
+        """The message without the field's name."""
+        return render_message(self.code, self.params)
+
+    def where(self) -> str:
+        if self.origin is not None:
+            return self.origin + (f": {dotted(self.field)}" if self.field else "")
+        return field_name(self.field) if self.field else ""
+
+    def message(self) -> str:
+        where = self.where()
+        return f"{where}: {self.text()}" if where else self.text()
+
+
 class UnknownName(WhichGPUError):
     """A GPU (or other catalog) name that matches nothing."""
+
+    code = "unknown_name"
 
     def __init__(self, kind: str, name: str, suggestions: tuple[str, ...]) -> None:
         super().__init__(kind, name, suggestions)
         self.kind = kind
         self.name = name
         self.suggestions = suggestions
+        self.field: Path | None = None
 
     def message(self) -> str:
         if self.suggestions:
@@ -48,11 +249,14 @@ class UnknownName(WhichGPUError):
 class AmbiguousName(WhichGPUError):
     """A name that matches more than one catalog entry."""
 
+    code = "ambiguous_name"
+
     def __init__(self, kind: str, name: str, matches: tuple[str, ...]) -> None:
         super().__init__(kind, name, matches)
         self.kind = kind
         self.name = name
         self.matches = matches
+        self.field: Path | None = None
 
     def message(self) -> str:
         return fmt(
@@ -63,17 +267,6 @@ class AmbiguousName(WhichGPUError):
         )
 
 
-class InvalidInput(WhichGPUError):
-    """A value out of range or of the wrong kind, with what would be valid."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-    def message(self) -> str:
-        return self.text
-
-
 class CatalogError(WhichGPUError):
     """A data file (shipped or the user's) that does not validate, naming its file and row."""
 
@@ -82,6 +275,7 @@ class CatalogError(WhichGPUError):
         self.path = path
         self.row = row
         self.problem = problem
+        self.field: Path | None = None
 
     def message(self) -> str:
         if self.row is None:

@@ -18,7 +18,6 @@ from typing import Any
 
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
 from whichgpu.recommender.engine import Option, Recommendation
 
 FORMATS = ("skypilot", "kubernetes", "slurm")
@@ -30,13 +29,7 @@ def skypilot_name(catalog: Catalog, gpu_id: str) -> str:
     names = [a.alias for a in catalog.aliases if a.scope == "skypilot" and a.gpu == gpu_id]
     if not names:
         known = sorted({a.gpu for a in catalog.aliases if a.scope == "skypilot"})
-        raise InvalidInput(
-            fmt(
-                _("SkyPilot has no accelerator name for {gpu}; it knows: {known}"),
-                gpu=gpu_id,
-                known=", ".join(known),
-            )
-        )
+        raise InvalidInput("skypilot_name", gpu=gpu_id, known=", ".join(known))
     return names[0]
 
 
@@ -95,7 +88,7 @@ def skypilot_task(
     setup: str | None = None,
 ) -> str:
     if option.hardware.mig is not None:
-        raise InvalidInput(_("SkyPilot rents whole GPUs; export a MIG plan to kubernetes"))
+        raise InvalidInput("skypilot_mig")
     nodes, per_node = _nodes(option)
     resources: dict[str, Any] = {
         "accelerators": f"{skypilot_name(catalog, option.gpu.id)}:{per_node}"
@@ -123,15 +116,7 @@ def kubernetes_manifest(
         replicas = hw.services
     else:
         if hw.count > GPUS_PER_NODE:
-            raise InvalidInput(
-                fmt(
-                    _(
-                        "{n} GPUs span nodes: export to skypilot or slurm, or use a multi-node "
-                        "operator (Kubeflow PyTorchJob)"
-                    ),
-                    n=option.gpus,
-                )
-            )
+            raise InvalidInput("kubernetes_nodes", n=option.gpus)
         limits = {"nvidia.com/gpu": hw.count}
         replicas = hw.services  # one pod per isolated service, each with its own GPUs
     container = {
@@ -176,7 +161,7 @@ def kubernetes_manifest(
 
 def slurm_header(result: Recommendation, option: Option, name: str, run: str) -> str:
     if option.hardware.mig is not None:
-        raise InvalidInput(_("export a MIG plan to kubernetes, or configure MIG GRES in Slurm"))
+        raise InvalidInput("slurm_mig")
     nodes, per_node = _nodes(option)
     lines = [
         "#!/bin/bash",
@@ -208,17 +193,19 @@ def export(
 ) -> str:
     option = result.pick
     if option is None:
-        raise InvalidInput(_("nothing to export: no option meets the workload's constraints"))
+        raise InvalidInput("nothing_to_export")
     if kind == "skypilot":
         return skypilot_task(catalog, result, option, name, run, setup)
     if kind == "kubernetes":
         return kubernetes_manifest(result, option, name, run, image)
     if kind == "slurm":
         return slurm_header(result, option, name, run)
+    from whichgpu.inputs import closest
+
     raise InvalidInput(
-        fmt(
-            _("unknown export format {value!r}; valid: {valid}"),
-            value=kind,
-            valid=", ".join(FORMATS),
-        )
+        "unknown_value",
+        field=("export",),
+        value=kind,
+        valid=", ".join(FORMATS),
+        hint=closest(kind, FORMATS) or "",
     )

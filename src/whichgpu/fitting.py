@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
 from whichgpu.units import BYTES_PER_GIB
-from whichgpu.workload import Job
 
 if TYPE_CHECKING:
     from whichgpu.estimate.serving import ServingCapacity
+    from whichgpu.requests import FitRequest
 
 #: The largest GPU count ``fit`` searches (a cluster of 128 nodes of 8).
 MAX_GPUS = 1024
@@ -164,9 +165,12 @@ def what_would_fit(arch: ModelArch, job: Job, capacity_bytes: float) -> list[Cha
 
 
 def fit(
-    catalog: Catalog, arch: ModelArch, job: Job, target: GPU | None = None,
+    catalog: Catalog,
+    arch: ModelArch,
+    job: Job,
+    target: GPU | None = None,
     gpus: Sequence[GPU] | None = None,
-) -> FitResult:  # fmt: skip
+) -> FitResult:
     """Memory of ``job`` and, for every GPU, whether it fits, with headroom and the minimum
     count. When it does not fit ``target`` (or the largest GPU), the changes that would."""
     estimate = estimate_memory(arch, job)
@@ -187,38 +191,25 @@ def fit(
 
 
 def fit_request(
-    catalog: Catalog,
-    arch: ModelArch,
-    *,
-    gpu: str | None = None,
-    gpu_memory_utilization: float | None = None,
-    recompute: str | None = None,
-    checkpointing: bool = False,
-    **job_fields: Any,
+    catalog: Catalog, arch: ModelArch, request: FitRequest
 ) -> tuple[FitResult, ServingCapacity | None]:
-    """``whichgpu fit`` from its options (the CLI and the HTTP API share it): the job, the
-    fit against every GPU (and ``gpu``), and with ``gpu_memory_utilization`` the vLLM
+    """``whichgpu fit`` (the CLI, the HTTP API and the web share it): the job, the fit
+    against every GPU (and ``request.gpu``), and with ``gpu_memory_utilization`` the vLLM
     serving capacity."""
     from whichgpu.errors import InvalidInput
-    from whichgpu.i18n import _, fmt
-    from whichgpu.workload import make_job
+    from whichgpu.job import make_job
 
-    job = make_job(checkpointing=recompute or ("full" if checkpointing else "none"), **job_fields)
-    target = catalog.resolve(gpu) if gpu else None
+    job = make_job(**request.job_fields())
+    target = catalog.resolve(request.gpu) if request.gpu else None
     serving = None
-    if gpu_memory_utilization is not None:
+    if request.gpu_memory_utilization is not None:
         from whichgpu.estimate.serving import serving_capacity
 
-        if not 0 < gpu_memory_utilization <= 1:
-            raise InvalidInput(
-                fmt(
-                    _("--gpu-memory-utilization must be in (0, 1] (got {value})"),
-                    value=gpu_memory_utilization,
-                )
-            )
         if job.training:
-            raise InvalidInput(_("--gpu-memory-utilization is for --task inference"))
+            raise InvalidInput(
+                "utilization_inference", field=("gpu_memory_utilization",), task=job.task
+            )
         serving = serving_capacity(
-            arch, job, target or catalog.resolve("a100"), gpu_memory_utilization
+            arch, job, target or catalog.resolve("a100"), request.gpu_memory_utilization
         )
     return fit(catalog, arch, job, target), serving

@@ -9,25 +9,12 @@ from typing import Any
 
 from whichgpu.catalog.records import GPU, MigProfile
 from whichgpu.catalog.store import Catalog
-from whichgpu.errors import InvalidInput, UnknownName
+from whichgpu.errors import InvalidInput, Path, UnknownName
 from whichgpu.estimate.mig_packing import MigPlan, Service, check_mix, pack
-from whichgpu.i18n import _, fmt
+from whichgpu.inputs import parse
 from whichgpu.notes import Note, note
+from whichgpu.requests import MAX_SERVICES, MigOptions, ServiceRequest
 from whichgpu.units import BYTES_PER_GIB
-
-_SERVICE_KEYS = (
-    "name",
-    "model",
-    "params",
-    "precision",
-    "quant",
-    "batch",
-    "prompt",
-    "generate",
-    "replicas",
-    "memory_gib",
-    "profile",
-)
 
 
 @dataclass(frozen=True)
@@ -68,63 +55,63 @@ class MigResult:
     mix_check: Note | None = None
 
 
-def make_service(raw: Mapping[str, Any], index: int = 0, origin: str = "") -> ServiceSpec:
-    """A service from a mapping: a model (memory from the inference estimator at its batch,
-    prompt and generated tokens) or an explicit ``memory_gib``; ``replicas`` isolated
-    copies; optionally a ``profile`` to use."""
+def make_service(
+    raw: Mapping[str, Any], index: int = 0, path: Path = (), text: bool = False
+) -> ServiceSpec:
+    """A service from a mapping (a ``[[services]]`` table, a JSON body's, or the CLI's flags
+    with ``text``): a model (memory from the inference estimator at its batch, prompt and
+    generated tokens) or an explicit ``memory_gib``; ``replicas`` isolated copies;
+    optionally a ``profile`` to use."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.recommender.candidates import model_job
-    from whichgpu.recommender.spec import make_component
+    from whichgpu.workload_files import make_component
 
-    unknown = [k for k in raw if k not in _SERVICE_KEYS]
-    if unknown:
-        raise InvalidInput(
-            fmt(
-                _("unknown service field {field!r}; valid: {valid}"),
-                field=unknown[0],
-                valid=", ".join(_SERVICE_KEYS),
-            )
-        )
-    replicas = raw.get("replicas", 1)
-    if isinstance(replicas, bool) or not isinstance(replicas, int) or not 1 <= replicas <= 1000:
-        raise InvalidInput(
-            fmt(_("replicas must be a whole number from 1 to 1000 (got {value!r})"), value=replicas)
-        )
-    name = str(raw.get("name") or raw.get("model") or raw.get("params") or f"service-{index + 1}")
-    memory = raw.get("memory_gib")
-    model = raw.get("model") or raw.get("params")
-    if memory is not None:
-        if (
-            isinstance(memory, bool)
-            or not isinstance(memory, int | float)
-            or not 0 < memory < 1e6  # also refuses NaN and infinity
-        ):
-            raise InvalidInput(
-                fmt(_("memory_gib must be a positive number (got {value!r})"), value=memory)
-            )
+    request: ServiceRequest = parse(ServiceRequest, raw, path, text)
+    model = request.model or request.params
+    name = request.name or model or f"service-{index + 1}"
+    if request.memory_gib is not None:
         if model is not None:
-            raise InvalidInput(_("give a service's model or its memory_gib, not both"))
-        need = float(memory)
+            raise InvalidInput("service_model_and_memory", field=(*path, "memory_gib"))
+        need = request.memory_gib
     else:
         fields = {
-            k: raw[k]
+            k: getattr(request, k)
             for k in ("model", "params", "precision", "quant", "batch", "prompt", "generate")
-            if k in raw
         }
-        fields.setdefault("precision", "bf16-true")
-        from whichgpu.recommender.spec import Where
-
-        where = Where(origin) if origin else None
-        path = ("services",) if origin else ()
-        component = make_component({"kind": "inference", **fields}, where, index, path)
+        fields["precision"] = fields["precision"] or "bf16-true"
+        component = make_component({"kind": "inference", **fields}, path)
         arch, job = model_job(component)
         need = estimate_memory(arch, job).total_bytes / BYTES_PER_GIB
-    profile = raw.get("profile")
-    return ServiceSpec(
-        Service(name, need, replicas),
-        None if profile is None else str(profile),
-        None if model is None else str(model),
-    )
+    return ServiceSpec(Service(name, need, request.replicas), request.profile, model)
+
+
+def make_services(
+    items: object, path: Path = ("services",), text: bool = False
+) -> list[ServiceSpec]:
+    """The services of a request: one to :data:`~whichgpu.requests.MAX_SERVICES` tables."""
+    if not isinstance(items, list) or not items:
+        raise InvalidInput("no_services", field=path)
+    if len(items) > MAX_SERVICES:
+        raise InvalidInput("too_many", field=path, n=MAX_SERVICES)
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InvalidInput("not_a_table", field=(*path, i))
+        out.append(make_service(item, i, (*path, i), text))
+    return out
+
+
+def check_request(
+    catalog: Catalog, options: MigOptions
+) -> tuple[GPU, list[MigProfile], Note | None]:
+    """``options.profiles`` on ``options.gpu``: is that mix possible?"""
+    if options.gpu is None:
+        raise InvalidInput("profiles_need_gpu", field=("gpu",))
+    target = catalog.resolve(options.gpu)
+    if not options.profiles:
+        raise InvalidInput("no_profiles", field=("profiles",))
+    chosen, why = check_profiles(catalog, target, options.profiles)
+    return target, chosen, why
 
 
 def _price(catalog: Catalog, gpu_id: str, markets: Sequence[str]) -> float | None:
@@ -162,11 +149,10 @@ def plan_mig(
     mig_gpus = [g for g in ([gpu] if gpu else catalog.gpus) if g.has_mig]
     if gpu is not None and not gpu.has_mig:
         raise InvalidInput(
-            fmt(
-                _("{gpu} has no MIG; MIG GPUs: {gpus}"),
-                gpu=gpu.name,
-                gpus=", ".join(g.id for g in catalog.gpus if g.has_mig),
-            )
+            "no_mig",
+            field=("gpu",),
+            gpu=gpu.name,
+            gpus=", ".join(g.id for g in catalog.gpus if g.has_mig),
         )
     options = []
     for candidate in mig_gpus:
@@ -182,9 +168,11 @@ def plan_mig(
                 if gpu is not None:
                     raise
                 refused[spec.service.name] = note(
-                    "mig_no_such_profile", service=spec.service.name, profile=spec.profile,
+                    "mig_no_such_profile",
+                    service=spec.service.name,
+                    profile=spec.profile,
                     gpu=candidate.short_name,
-                )  # fmt: skip
+                )
         plan = pack(candidate.id, profiles, [s.service for s in services], explicit, refused)
         options.append(GpuOption(candidate, plan, _price(catalog, candidate.id, markets)))
 

@@ -9,15 +9,18 @@ sequence) and goes through the same roofline and fitted efficiencies as the cali
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU, Benchmark
-from whichgpu.errors import InvalidInput
+from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency import ideal_rate, load_efficiency, observe
 from whichgpu.estimate.memory import gradients_bytes, weights_bytes
 from whichgpu.estimate.perf import allreduce_seconds, tensor_tflops, train_flops_per_token
-from whichgpu.i18n import _, fmt
+from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
-from whichgpu.workload import Job
+
+if TYPE_CHECKING:
+    from whichgpu.requests import EstimateRequest
 
 #: The harness a user's job is assumed to run like, per workload: the best-covered,
 #: well-tuned software of each kind in the calibration set.
@@ -85,13 +88,11 @@ def job_size(arch: ModelArch, job: Job, tokens: float | None = None,
     is refused: tokens for an image model, images for a language model."""
     images_model = arch.kind in ("cnn", "vit")
     if tokens is not None and images_model:
-        raise InvalidInput(
-            fmt(_("{model} works on images: give --images, not --tokens"), model=arch.name)
-        )
+        raise InvalidInput("images_model", field=("tokens",), model=arch.name,
+                           images=Ref(("images",)), tokens=Ref(("tokens",)))  # fmt: skip
     if images is not None and not images_model:
-        raise InvalidInput(
-            fmt(_("{model} works on tokens: give --tokens, not --images"), model=arch.name)
-        )
+        raise InvalidInput("tokens_model", field=("images",), model=arch.name,
+                           images=Ref(("images",)), tokens=Ref(("tokens",)))  # fmt: skip
     if tokens is not None and arch.kind == "encoder" and job.training:
         return tokens / job.seq
     return tokens if tokens is not None else images
@@ -138,7 +139,7 @@ def estimate_rate(
             "throughput",
         )
     else:
-        raise InvalidInput(fmt(_("no model-free workload {workload!r}"), workload=workload))
+        raise ValueError(f"no model-free workload {workload!r}")  # a caller's bug
     bench = Benchmark(
         id="user-job",
         gpu=gpu.id,
@@ -156,9 +157,7 @@ def estimate_rate(
     )
     obs = observe(bench, gpu)
     if obs is None:
-        raise InvalidInput(
-            fmt(_("no throughput model for {workload} on {gpu}"), workload=workload, gpu=gpu.name)
-        )
+        raise InvalidInput("no_throughput_model", workload=workload, gpu=gpu.name)
     eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
     rate = count / model.seconds_per_unit(obs)
     low_err, high_err = spread.get(workload, spread.get("*", (-0.3, 0.3)))
@@ -205,8 +204,9 @@ def estimate_throughput(
     """Throughput of ``job`` on ``count`` × ``gpu``; ``work`` is the job size in the
     throughput's unit (tokens, images, generated tokens) for a time estimate."""
     if not arch.id:
-        raise InvalidInput(_("estimate needs a preset model (--model) or --params"))
-    from whichgpu.workload import check_positions
+        raise InvalidInput("estimate_needs_model", field=("model",), model=Ref(("model",)),
+                           params=Ref(("params",)))  # fmt: skip
+    from whichgpu.job import check_positions
 
     check_positions(arch, job)
     model, spread = load_efficiency()
@@ -225,11 +225,7 @@ def estimate_throughput(
     obs = observe(bench, gpu, arch)
     ideal = ideal_rate(bench, gpu, arch)
     if obs is None or ideal is None:
-        raise InvalidInput(
-            fmt(
-                _("no throughput model for {workload} on {model}"), workload=workload, model=arch.id
-            )
-        )
+        raise InvalidInput("no_throughput_model", workload=workload, gpu=arch.id)
     eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
     seconds = model.seconds_per_unit(obs)
     rate = 1 / seconds
@@ -281,49 +277,23 @@ def estimate_throughput(
     )
 
 
-def estimate_job(
-    gpu: GPU,
-    arch: ModelArch | None,
-    *,
-    task: str = "inference",
-    count: int = 1,
-    precision: str = "bf16-true",
-    quant: str | None = None,
-    batch: int = 1,
-    seq: int = 2048,
-    prompt: int = 0,
-    generate: int = 256,
-    checkpointing: bool = False,
-    tokens: float | None = None,
-    images: float | None = None,
-    epochs: float = 1.0,
-    frames: float | None = None,
-    samples_per_frame: int = 1024,
-    tflop: float | None = None,
-) -> ThroughputEstimate:
-    """``whichgpu estimate`` from its options (the CLI and the HTTP API share it): a model's
-    job (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without
-    a model; sizes must be positive."""
-    from whichgpu.workload import make_job
+def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
+    """``whichgpu estimate`` (the CLI, the HTTP API and the web share it): a model's job
+    (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without a
+    model. The request's fields are already checked (:mod:`whichgpu.inputs`)."""
+    from whichgpu.job import make_job
 
-    sizes = {"frames": frames, "tflop": tflop, "samples-per-frame": samples_per_frame,
-             "tokens": tokens, "images": images, "epochs": epochs}  # fmt: skip
-    for name, value in sizes.items():
-        if value is not None and value <= 0:
-            raise InvalidInput(
-                fmt(_("--{name} must be positive (got {value})"), name=name, value=value)
-            )
-    if task in ("render", "fp64"):
-        if count < 1:
-            raise InvalidInput(fmt(_("--count must be at least 1 (got {value})"), value=count))
-        return estimate_model_free(task, gpu, count, frames, samples_per_frame, tflop)
+    r = request
+    if not r.uses_model:
+        return estimate_model_free(r.task, gpu, r.count, r.frames, r.samples_per_frame, r.tflop)
     if arch is None:
-        raise InvalidInput(_("estimate needs a preset model (--model) or --params"))
+        raise InvalidInput("estimate_needs_model", field=("model",), model=Ref(("model",)),
+                           params=Ref(("params",)))  # fmt: skip
     job = make_job(
-        task=task, precision=precision, quant=quant, batch=batch, seq=seq,
-        prompt=prompt or (seq if task == "inference" else 0),
-        generate=generate if task == "inference" else 0,
-        checkpointing="full" if checkpointing else "none", gpus=count,
+        task=r.task, precision=r.precision, quant=r.quant, batch=r.batch, seq=r.seq,
+        prompt=r.prompt or (r.seq if r.task == "inference" else 0),
+        generate=r.generate if r.task == "inference" else 0,
+        checkpointing="full" if r.checkpointing else "none", gpus=r.count,
     )  # fmt: skip
-    work = job_size(arch, job, tokens, None if images is None else images * epochs)
-    return estimate_throughput(arch, job, gpu, count, work=work)
+    work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
+    return estimate_throughput(arch, job, gpu, r.count, work=work)

@@ -44,9 +44,7 @@ def today() -> date:
         try:
             return date.fromisoformat(fixed)
         except ValueError:
-            raise InvalidInput(
-                fmt(_("WHICHGPU_TODAY must be a date like 2026-11-29 (got {value!r})"), value=fixed)
-            ) from None
+            raise InvalidInput("bad_today", value=fixed) from None
     return date.today()
 
 
@@ -68,11 +66,13 @@ def _read(path: Path) -> tuple[str, date]:
         text = path.read_text(encoding="utf-8")
         modified = datetime.fromtimestamp(path.stat().st_mtime).date()
     except OSError as error:
-        raise InvalidInput(
-            fmt(_("cannot read {path}: {reason}"), path=path, reason=error.strerror or error)
-        ) from None
+        problem = InvalidInput("unreadable", reason=str(error.strerror or error))
+        problem.origin = str(path)
+        raise problem from None
     except UnicodeDecodeError:
-        raise InvalidInput(fmt(_("{path} is not UTF-8 text"), path=path)) from None
+        problem = InvalidInput("not_utf8")
+        problem.origin = str(path)
+        raise problem from None
     return text, modified
 
 

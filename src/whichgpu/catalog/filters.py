@@ -8,7 +8,7 @@ from whichgpu.catalog.names import normalize
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput, UnknownName
-from whichgpu.i18n import _, fmt
+from whichgpu.i18n import _
 
 #: A GPU has "fp64" when double precision runs at least at 1/4 of its FP32 rate: the HPC
 #: parts (GA100, GH100, GV100, B200) do (1:2); GA10x and Ada run it at 1:64, Turing at 1:32.
@@ -32,17 +32,11 @@ def filter_gpus(
 ) -> list[GPU]:
     """The catalog's GPUs that meet every given condition, in catalog order."""
     if min_vram_gb is not None and min_vram_gb < 0:
-        raise InvalidInput(
-            fmt(_("--min-vram must be 0 or more GB (got {value})"), value=min_vram_gb)
-        )
+        raise InvalidInput("at_least", field=("min_vram",), low=0, value=min_vram_gb)
     for feature in features:
         if feature not in FEATURES:
             raise InvalidInput(
-                fmt(
-                    _("unknown feature {name!r}; valid features: {valid}"),
-                    name=feature,
-                    valid=", ".join(FEATURES),
-                )
+                "unknown_feature", field=("feature",), name=feature, valid=", ".join(FEATURES)
             )
     gpus = list(catalog.gpus)
     if architecture is not None:

@@ -138,13 +138,7 @@ class Catalog:
         gpu = self._by_id[gpu_id]
         profiles = self.mig_profiles(gpu_id)
         if not profiles:
-            raise InvalidInput(
-                fmt(
-                    _("{gpu} has no MIG profiles; MIG GPUs: {gpus}"),
-                    gpu=gpu.name,
-                    gpus=", ".join(self._mig),
-                )
-            )
+            raise InvalidInput("no_mig", field=("gpu",), gpu=gpu.name, gpus=", ".join(self._mig))
         by_name = {p.profile: p for p in profiles}
         pairs = [(p.profile, p.profile) for p in profiles]
         index = build_index(pairs + [(f"MIG {profile}", profile) for profile, _id in pairs])

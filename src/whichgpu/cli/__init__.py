@@ -13,7 +13,7 @@ from importlib import import_module
 import typer
 
 from whichgpu.cli._app import app, split_language
-from whichgpu.errors import WhichGPUError
+from whichgpu.errors import Path, WhichGPUError, naming_fields
 from whichgpu.i18n import _, fmt, set_language
 
 # the command modules register their commands on import, in the order --help lists them
@@ -21,6 +21,15 @@ for _module in ("catalog", "sizing", "plan"):
     import_module(f"whichgpu.cli.{_module}")
 
 __all__ = ["app", "main"]
+
+
+def _flag_of(path: Path) -> str:
+    """Errors name a field by the flag that sets it."""
+    from whichgpu.cli.options import flag_namer
+    from whichgpu.requests import REQUEST_TYPES
+
+    namer = flag_namer(*REQUEST_TYPES)
+    return namer(path)
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -43,19 +52,20 @@ def main(argv: list[str] | None = None) -> None:
                 )
             )
         set_language(language)
-    try:
-        result = app(args=args, prog_name="whichgpu", standalone_mode=False)
-    except WhichGPUError as error:
-        _fail(error.message())
-    except (typer.Exit, typer.Abort) as error:
-        raise SystemExit(getattr(error, "exit_code", 1)) from None
-    except Exception as error:
-        # Click's usage errors (unknown option, missing argument) carry their exit code.
-        exit_code = getattr(error, "exit_code", None)
-        format_message = getattr(error, "format_message", None)
-        if exit_code is None or format_message is None:
-            raise
-        hint = _("see 'whichgpu --help'")
-        _fail(f"{format_message()} ({hint})", exit_code)
+    with naming_fields(_flag_of):
+        try:
+            result = app(args=args, prog_name="whichgpu", standalone_mode=False)
+        except WhichGPUError as error:
+            _fail(error.message())
+        except (typer.Exit, typer.Abort) as error:
+            raise SystemExit(getattr(error, "exit_code", 1)) from None
+        except Exception as error:
+            # Click's usage errors (unknown option, missing argument) carry their exit code.
+            exit_code = getattr(error, "exit_code", None)
+            format_message = getattr(error, "format_message", None)
+            if exit_code is None or format_message is None:
+                raise
+            hint = _("see 'whichgpu --help'")
+            _fail(f"{format_message()} ({hint})", exit_code)
     if isinstance(result, int) and result:
         raise SystemExit(result)

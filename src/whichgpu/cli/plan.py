@@ -9,12 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from whichgpu.cli._app import (
-    GenericSize,
     HubModel,
     Image,
     JobName,
     JsonFlag,
-    ModelName,
     PriceFiles,
     RunCommand,
     SkypilotFiles,
@@ -23,108 +21,23 @@ from whichgpu.cli._app import (
     model_arch,
     user_catalog,
 )
-from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
-
-
-def _hours(text: str | None, flag: str) -> float | None:
-    """``48``, ``48h``, ``3d``, ``90min``, ``2w`` → hours."""
-    if text is None:
-        return None
-    from whichgpu.units import parse_duration_h
-
-    try:
-        return parse_duration_h(text)
-    except ValueError:
-        raise InvalidInput(
-            fmt(
-                _("--{flag} takes a duration like 48h, 3d or 90min (got {value!r})"),
-                flag=flag,
-                value=text,
-            )
-        ) from None
+from whichgpu.cli.options import with_fields
+from whichgpu.errors import InvalidInput, Ref
+from whichgpu.i18n import _
+from whichgpu.requests import Component, Constraints, MigOptions, Ranking, ServiceRequest
 
 
 @app.command(
     help=_("Which GPU, how many, how long, what cost: ranked options with reasons and warnings.")
 )
+@with_fields(Component, Constraints, Ranking, skip=("name",))
 def recommend(
+    fields: dict[str, Any],
     file: Annotated[
         Path | None,
         typer.Option("--file", "-f", help=_("A workload file (TOML or YAML) with components.")),
     ] = None,
-    task: Annotated[
-        str | None,
-        typer.Option(help=_("train, finetune, lora, qlora, inference, render or fp64.")),
-    ] = None,
-    model: ModelName = None,
-    params: GenericSize = None,
     hub: HubModel = None,
-    precision: Annotated[
-        str | None,
-        typer.Option(
-            help=_("32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed.")
-        ),
-    ] = None,
-    quant: Annotated[str | None, typer.Option(help=_("Weights: int8, int4, fp8, q4_k_m…"))] = None,
-    batch: Annotated[int | None, typer.Option(help=_("Sequences or images per step."))] = None,
-    seq: Annotated[int | None, typer.Option(help=_("Tokens per training sequence."))] = None,
-    prompt: Annotated[int | None, typer.Option(help=_("Inference: prompt tokens."))] = None,
-    generate: Annotated[int | None, typer.Option(help=_("Inference: generated tokens."))] = None,
-    checkpointing: Annotated[
-        bool, typer.Option("--checkpointing", help=_("Full activation checkpointing."))
-    ] = False,
-    tokens: Annotated[
-        str | None, typer.Option(help=_("Job size: tokens to train on or generate (1e9, 2B)."))
-    ] = None,
-    images: Annotated[str | None, typer.Option(help=_("Job size: images per epoch."))] = None,
-    epochs: Annotated[float | None, typer.Option(help=_("Passes over --images."))] = None,
-    frames: Annotated[str | None, typer.Option(help=_("Render: frames to render."))] = None,
-    samples_per_frame: Annotated[
-        int | None, typer.Option(help=_("Render: path-tracing samples per frame."))
-    ] = None,
-    tflop: Annotated[
-        str | None, typer.Option(help=_("FP64: work in TFLOP (1e6 = 1 EFLOP)."))
-    ] = None,
-    hours: Annotated[
-        str | None, typer.Option(help=_("Hours of use (serving, interactive work): 200h, 30d."))
-    ] = None,
-    request_rate: Annotated[
-        float | None, typer.Option(help=_("Serving: requests per second to sustain."))
-    ] = None,
-    services: Annotated[
-        int | None, typer.Option(help=_("Isolated copies of this service (MIG or separate GPUs)."))
-    ] = None,
-    budget: Annotated[float | None, typer.Option(help=_("Total budget in US$."))] = None,
-    budget_per_h: Annotated[float | None, typer.Option(help=_("Budget in US$ per hour."))] = None,
-    deadline: Annotated[str | None, typer.Option(help=_("Deadline: 48h, 3d, 90min."))] = None,
-    max_gpus: Annotated[int | None, typer.Option(help=_("At most this many GPUs."))] = None,
-    mode: Annotated[str | None, typer.Option(help=_("rent or buy."))] = None,
-    market: Annotated[
-        list[str] | None,
-        typer.Option("--market", help=_("Markets to rent in: on-demand, spot, marketplace.")),
-    ] = None,
-    requires: Annotated[
-        list[str] | None,
-        typer.Option("--requires", help=_("Required: rt, display, ecc, fp64, nvlink, mig.")),
-    ] = None,
-    electricity: Annotated[
-        float | None, typer.Option(help=_("Buying: electricity price in US$ per kWh."))
-    ] = None,
-    amortize_months: Annotated[
-        float | None, typer.Option(help=_("Buying: months the cards are written off over (36)."))
-    ] = None,
-    hours_per_month: Annotated[
-        float | None, typer.Option(help=_("Buying: hours of use a month for the break-even."))
-    ] = None,
-    objective: Annotated[str, typer.Option(help=_("cost, time or value."))] = "cost",
-    catalog_name: Annotated[
-        str,
-        typer.Option("--catalog", help=_("full, or article: its three GPUs at its prices.")),
-    ] = "full",
-    baseline: Annotated[
-        str | None, typer.Option(help=_("A GPU you had in mind: is it over-provisioned?"))
-    ] = None,
     top: Annotated[int, typer.Option(help=_("Rows to show."))] = 8,
     all_rows: Annotated[
         bool, typer.Option("--all", help=_("Every count and market, not the best per GPU."))
@@ -143,50 +56,33 @@ def recommend(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    from whichgpu.recommender import build_workload
+    from whichgpu.inputs import parse, specs
     from whichgpu.recommender import recommend as run_recommend
     from whichgpu.userdata import today
+    from whichgpu.workload_files import build_workload
 
-    component = {
-        "kind": task, "model": model, "params": params, "precision": precision, "quant": quant,
-        "batch": batch, "seq": seq, "prompt": prompt, "generate": generate,
-        "checkpointing": checkpointing or None, "tokens": tokens, "images": images,
-        "epochs": epochs, "frames": frames, "samples_per_frame": samples_per_frame,
-        "tflop": tflop, "hours": _hours(hours, "hours"), "request_rate": request_rate,
-        "services": services,
-    }  # fmt: skip
-    constraints = {
-        "budget_usd": budget, "budget_usd_per_h": budget_per_h,
-        "deadline_h": _hours(deadline, "deadline"), "max_gpus": max_gpus, "mode": mode,
-        "markets": [m for item in market for m in item.split(",")] if market else None,
-        "requires": [r for item in requires for r in item.split(",")] if requires else None,
-        "electricity_usd_per_kwh": electricity, "hours_per_month": hours_per_month,
-        "amortize_months": amortize_months,
-    }  # fmt: skip
-    if objective not in ("cost", "time", "value"):
-        raise InvalidInput(
-            fmt(_("unknown objective {value!r}; valid: cost, time, value"), value=objective)
-        )
-    if catalog_name not in ("full", "article"):
-        raise InvalidInput(
-            fmt(_("unknown catalog {value!r}; valid: full, article"), value=catalog_name)
-        )
+    component = {s.name: fields.get(s.name) for s in specs(Component)}
+    constraints = {s.name: fields.get(s.name) for s in specs(Constraints)}
+    ranking: Ranking = parse(
+        Ranking, {s.name: fields.get(s.name) for s in specs(Ranking)}, text=True
+    )
     if top < 1:
-        raise InvalidInput(fmt(_("--top must be at least 1 (got {value})"), value=top))
+        raise InvalidInput("out_of_range_int", field=("top",), low=1, high=10**6, value=top)
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
-        raise InvalidInput(fmt(_("--plot writes .png or .svg files (got {path})"), path=plot))
+        raise InvalidInput("plot_format", field=("plot",), path=str(plot))
+    model = component["model"]
     if hub is not None or (
         model is not None and (model.endswith(".json") or Path(model).is_file())
     ):
         component |= {"arch": model_arch(model if hub is None else None, None, hub), "model": None}
     workload = build_workload(file, component, constraints)
     catalog = user_catalog(prices, skypilot)
-    if catalog_name == "article":
+    if ranking.catalog == "article":
         from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
 
         catalog = catalog.restricted(article_gpu_ids(catalog), ARTICLE_SOURCE)
-    base = catalog.resolve(baseline) if baseline else None
-    result = run_recommend(catalog, workload, objective, base, today())
+    base = catalog.resolve(ranking.baseline) if ranking.baseline else None
+    result = run_recommend(catalog, workload, ranking.objective, base, today())
     if plot is not None:
         from whichgpu.render.plot import plot_recommendation
 
@@ -208,47 +104,29 @@ def recommend(
 @app.command(
     help=_("Pack inference services onto MIG instances: the plan, its commands and configs.")
 )
+@with_fields(ServiceRequest, MigOptions, skip=("name", "profile"))
 def mig(
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help=_("A service's model preset."))
-    ] = None,
-    params: Annotated[str | None, typer.Option(help=_("Or a generic size: 7B."))] = None,
-    memory_gib: Annotated[
-        float | None, typer.Option("--memory", help=_("Or the memory a replica needs, GiB."))
-    ] = None,
-    precision: Annotated[str | None, typer.Option(help=_("16-true, bf16-true…"))] = None,
-    quant: Annotated[str | None, typer.Option(help=_("Weights: int8, int4, fp8…"))] = None,
-    batch: Annotated[int | None, typer.Option(help=_("Concurrent sequences."))] = None,
-    prompt: Annotated[int | None, typer.Option(help=_("Prompt tokens."))] = None,
-    generate: Annotated[int | None, typer.Option(help=_("Generated tokens."))] = None,
-    replicas: Annotated[int, typer.Option(help=_("Isolated copies of the service."))] = 1,
+    fields: dict[str, Any],
     file: Annotated[
         Path | None,
         typer.Option("--file", "-f", help=_("Services: a TOML/YAML file of [[services]].")),
-    ] = None,
-    gpu: Annotated[str | None, typer.Option("--gpu", help=_("Plan on this MIG GPU only."))] = None,
-    profiles: Annotated[
-        str | None,
-        typer.Option(help=_("Check a mix of profiles on one --gpu: 1g.10gb,2g.20gb,3g.40gb.")),
-    ] = None,
-    market: Annotated[
-        list[str] | None, typer.Option("--market", help=_("Markets to price in."))
     ] = None,
     json_out: JsonFlag = False,
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    from whichgpu.mig_planner import check_profiles, make_service, plan_mig
+    from whichgpu.inputs import parse, specs
+    from whichgpu.mig_planner import check_request, make_services, plan_mig
 
+    options: MigOptions = parse(
+        MigOptions, {s.name: fields.pop(s.name) for s in specs(MigOptions)}, text=True
+    )
+    service = {k: v for k, v in fields.items() if v is not None}
     catalog = user_catalog(prices, skypilot)
-    if profiles is not None:
-        if gpu is None:
-            raise InvalidInput(_("--profiles needs the --gpu they are for"))
-        target = catalog.resolve(gpu)
-        names = [p.strip() for p in profiles.split(",") if p.strip()]
-        if not names:
-            raise InvalidInput(_("--profiles needs at least one profile: 1g.10gb,3g.40gb"))
-        chosen, why = check_profiles(catalog, target, names)
+    if options.profiles is not None:
+        if service or file is not None:
+            raise InvalidInput("services_and_profiles", field=("profiles",))
+        target, chosen, why = check_request(catalog, options)
         from whichgpu.render import mig_out
 
         emit(
@@ -259,17 +137,30 @@ def mig(
             ),
         )
         return
-    raws = _service_inputs(file, model, params, memory_gib, precision, quant, batch, prompt,
-                           generate, replicas)  # fmt: skip
-    origin = str(file) if file is not None else ""
-    services = [make_service(raw, i, origin) for i, raw in enumerate(raws)]
-    target = catalog.resolve(gpu) if gpu else None
-    from whichgpu.recommender.spec import DEFAULT_MARKETS, MARKETS, Where, parse_names
+    if file is None:
+        if not {"model", "params", "memory_gib"} & service.keys():
+            raise InvalidInput(
+                "give_service",
+                model=Ref(("model",)),
+                params=Ref(("params",)),
+                memory=Ref(("memory_gib",)),
+                file=Ref(("file",)),
+            )
+        services = make_services([service], path=(), text=True)
+    else:
+        if service:
+            raise InvalidInput(
+                "file_and_service_flags", field=(next(iter(service)),), file=Ref(("file",))
+            )
+        from whichgpu.workload_files import load_table, located
 
-    markets = (
-        parse_names(",".join(market), MARKETS, Where(), ("market",)) if market else DEFAULT_MARKETS
-    )
-    result = plan_mig(catalog, services, target, markets)
+        text, locate = load_table(file)
+        with located(str(file), locate):
+            if "services" not in text:
+                raise InvalidInput("no_service_tables", field=("services",))
+            services = make_services(text["services"])
+    chosen_gpu = catalog.resolve(options.gpu) if options.gpu else None
+    result = plan_mig(catalog, services, chosen_gpu, options.markets)
     from whichgpu.render import mig_out
 
     emit(
@@ -277,28 +168,6 @@ def mig(
         lambda: mig_out.mig_doc(result),
         lambda console: mig_out.print_mig(result, console),
     )
-
-
-def _service_inputs(file: Path | None, model: str | None, params: str | None,
-                    memory_gib: float | None, precision: str | None, quant: str | None,
-                    batch: int | None, prompt: int | None, generate: int | None,
-                    replicas: int) -> list[dict[str, Any]]:  # fmt: skip
-    flags = {"model": model, "params": params, "memory_gib": memory_gib, "precision": precision,
-             "quant": quant, "batch": batch, "prompt": prompt, "generate": generate}  # fmt: skip
-    given = {k: v for k, v in flags.items() if v is not None}
-    if file is None:
-        if not {"model", "params", "memory_gib"} & given.keys():
-            raise InvalidInput(_("give a service: --model, --params or --memory (or --file)"))
-        return [{**given, "replicas": replicas}]
-    if given:
-        raise InvalidInput(_("--file describes the services; drop the service flags"))
-    from whichgpu.recommender.spec import load_table_file
-
-    raw = load_table_file(file)
-    items = raw.get("services")
-    if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
-        raise InvalidInput(fmt(_("{path}: give at least one [[services]] table"), path=file))
-    return items
 
 
 @app.command(
@@ -314,7 +183,7 @@ def export(
     ],
     objective: Annotated[str, typer.Option(help=_("cost, time or value."))] = "cost",
     catalog_name: Annotated[
-        str, typer.Option("--catalog", help=_("full, or article: its GPUs at its prices."))
+        str, typer.Option("--catalog", help=_("full, or article: its three GPUs at its prices."))
     ] = "full",
     job_name: JobName = "whichgpu-job",
     run_command: RunCommand = "python train.py",
@@ -322,9 +191,17 @@ def export(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    recommend(file=file, objective=objective, catalog_name=catalog_name,
-              export_format=export_format, job_name=job_name, run_command=run_command,
-              image=image, prices=prices, skypilot=skypilot)  # fmt: skip
+    recommend(
+        file=file,
+        objective=objective,
+        catalog=catalog_name,
+        export_format=export_format,
+        job_name=job_name,
+        run_command=run_command,
+        image=image,
+        prices=prices,
+        skypilot=skypilot,
+    )
 
 
 @app.command(help=_("Start the web app and HTTP API (http://HOST:PORT/, API under /api/v1/)."))
@@ -333,7 +210,7 @@ def serve(
     port: Annotated[int, typer.Option(help=_("Port to listen on."))] = 8000,
 ) -> None:
     if not 0 < port < 65536:
-        raise InvalidInput(fmt(_("--port must be from 1 to 65535 (got {port})"), port=port))
+        raise InvalidInput("out_of_range_int", field=("port",), low=1, high=65535, value=port)
     from whichgpu.web import serve as run_server  # type: ignore[import-not-found,unused-ignore]
 
     run_server(host, port)

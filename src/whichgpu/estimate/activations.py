@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
-from whichgpu.workload import Job
 
 #: Activation functions written as several elementwise operations save several tensors:
 #: HF's ``gelu_new`` (x, tanh(·), 0.5·x and 1 + tanh(·)); fused kernels save their input only.

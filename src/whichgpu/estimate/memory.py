@@ -39,9 +39,9 @@ from whichgpu.estimate.assumptions import (
     CUDA_CONTEXT_GIB,
     PAGED_BLOCK_TOKENS,
 )
+from whichgpu.job import QUANT_BITS, Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
-from whichgpu.workload import QUANT_BITS, Job
 
 #: The components of a breakdown, in display order. ``overhead`` is never part of the
 #: tensor total that validation compares with PyTorch's accounting.
@@ -312,7 +312,7 @@ def overhead_bytes(tensor_bytes: float) -> float:
 
 def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
     """Per-GPU memory of ``job`` on ``arch`` at its peak phase."""
-    from whichgpu.workload import check_positions
+    from whichgpu.job import check_positions
 
     check_positions(arch, job)
     if job.task in ("lora", "qlora") and job.precision == "32-true" and job.task == "qlora":

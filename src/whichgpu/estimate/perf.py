@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import weights_bytes
+from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
-from whichgpu.workload import Job
 
 #: ResNet-50 forward, multiply-accumulates per 224² image (torchvision weights table, 4.09).
 RESNET50_MACS = 4.09e9

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB, PAGED_BLOCK_TOKENS
 from whichgpu.estimate.memory import activations_bytes, kv_cache_bytes, weights_bytes
+from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
-from whichgpu.workload import Job
 
 #: vLLM's default chunked-prefill budget per scheduler step (``max_num_batched_tokens``).
 PROFILE_TOKENS = 8192

@@ -13,8 +13,8 @@ import statistics
 from dataclasses import dataclass
 
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.job import Job, make_job
 from whichgpu.models import resolve_model
-from whichgpu.workload import Job, make_job
 
 
 @dataclass(frozen=True)

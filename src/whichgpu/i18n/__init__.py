@@ -5,6 +5,9 @@ Every string a user reads goes through :func:`_`; messages with parameters are f
 the same ``{cost:,.2f}`` placeholders the English source uses. Catalogs
 (``locale/<lang>/LC_MESSAGES/whichgpu.mo``, compiled from ``locale/<lang>.po`` when the
 package is built) and Babel's locale data are loaded on first use, never at import time.
+
+The language is a context variable: the CLI sets it once (:func:`set_language`), and each
+web request computes and renders in its own (:func:`speaking`), on any thread, with no lock.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ import gettext
 import os
 import re
 import string
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +28,8 @@ LOCALE_DIR = Path(__file__).parent / "locale"
 #: The languages whichgpu ships, English (the source) first.
 LANGUAGES = ("en", "fr", "ja")
 
-_language: str | None = None
+#: The language asked for in this context (None: the environment's).
+_language: ContextVar[str | None] = ContextVar("whichgpu_language", default=None)
 
 
 def normalize_language(value: str | None) -> str | None:
@@ -47,22 +54,34 @@ def language_from_environment() -> str:
 
 
 def set_language(language: str | None) -> None:
-    """Choose the language of messages and numbers (``None``: from the environment)."""
-    global _language
-    _language = normalize_language(language) if language else None
-    _translation.cache_clear()
+    """Choose the language of messages and numbers in this context (``None``: from the
+    environment)."""
+    _language.set(normalize_language(language) if language else None)
+
+
+@contextmanager
+def speaking(language: str | None) -> Iterator[None]:
+    """Messages and numbers in ``language`` inside the block, in this context only."""
+    token = _language.set(normalize_language(language) if language else None)
+    try:
+        yield
+    finally:
+        _language.reset(token)
 
 
 def current_language() -> str:
-    return _language or language_from_environment()
+    return _language.get() or language_from_environment()
 
 
 @cache
-def _translation() -> gettext.NullTranslations:
-    language = current_language()
+def _catalog(language: str) -> gettext.NullTranslations:
     if language == "en":
         return gettext.NullTranslations()
     return gettext.translation(DOMAIN, LOCALE_DIR, languages=[language], fallback=True)
+
+
+def _translation() -> gettext.NullTranslations:
+    return _catalog(current_language())
 
 
 def _(message: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import Linear, ModelArch, ParamCounts
 
 __all__ = ["Linear", "ModelArch", "ParamCounts", "arch_from_config_text", "resolve_model"]
@@ -18,9 +17,9 @@ def arch_from_config_text(text: str, path: str) -> ModelArch:
     try:
         config = json.loads(text)
     except json.JSONDecodeError as error:
-        raise InvalidInput(
-            fmt(_("{path}: not valid JSON ({reason})"), path=path, reason=error.msg)
-        ) from None
+        problem = InvalidInput("not_json", reason=error.msg)
+        problem.origin = path
+        raise problem from None
     name = path.rsplit("/", 1)[-1]
     return parse_config(config, name, name, path)
 
@@ -28,9 +27,7 @@ def arch_from_config_text(text: str, path: str) -> ModelArch:
 def resolve_model(name: str | None = None, params: str | None = None) -> ModelArch:
     """A preset by name, or a generic transformer of ``params`` parameters (``"7B"``)."""
     if (name is None) == (params is None):
-        raise InvalidInput(
-            _("give a model (--model PRESET or config.json) or a size (--params 7B)")
-        )
+        raise InvalidInput("model_or_size", field=("model",))
     if params is not None:
         from whichgpu.models.generic import generic_arch
 

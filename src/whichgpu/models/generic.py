@@ -29,13 +29,9 @@ def parse_param_count(text: str) -> int:
     try:
         value = parse_count(text)
     except ValueError:
-        raise InvalidInput(
-            fmt(_("--params takes a size like 7B, 350M or 1.5e9 (got {value!r})"), value=text)
-        ) from None
+        raise InvalidInput("not_a_size", field=("params",), value=text) from None
     if not 1e6 <= value <= 1e13:
-        raise InvalidInput(
-            fmt(_("--params must be between 1M and 10T parameters (got {value!r})"), value=text)
-        )
+        raise InvalidInput("params_range", field=("params",), value=text)
     return int(value)
 
 

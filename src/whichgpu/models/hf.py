@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import AttentionKind, Linear, ModelArch, ParamCounts
 
 Config = Mapping[str, Any]
@@ -27,26 +26,14 @@ def _get(config: Config, *keys: str, default: Any = _MISSING) -> Any:
         if value is not None:
             return value
     if default is _MISSING:
-        raise InvalidInput(
-            fmt(
-                _("config.json ({family}): missing {key!r}"),
-                family=config.get("model_type", "?"),
-                key=keys[0],
-            )
-        )
+        raise InvalidInput("config_missing", family=config.get("model_type", "?"), key=keys[0])
     return default
 
 
 def _int(config: Config, *keys: str, default: Any = _MISSING) -> int:
     value = _get(config, *keys, default=default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(
-            fmt(
-                _("config.json: {key!r} must be a whole number >= 0 (got {value!r})"),
-                key=keys[0],
-                value=value,
-            )
-        )
+        raise InvalidInput("config_whole", key=keys[0], value=value)
     return value
 
 
@@ -465,22 +452,16 @@ def parse_config(config: Config, model_id: str = "", name: str = "", source: str
     from dataclasses import replace
 
     if not isinstance(config, Mapping):
-        raise InvalidInput(_("config.json must be a JSON object"))
+        raise InvalidInput("config_not_object")
     family = config.get("model_type")
     if not isinstance(family, str) or not family:
-        raise InvalidInput(_("config.json: missing 'model_type'"))
+        raise InvalidInput("config_no_model_type")
     parser = FAMILIES.get(family)
     if parser is None:
-        raise InvalidInput(
-            fmt(
-                _("config.json: model_type {family!r} is not supported; supported: {valid}"),
-                family=family,
-                valid=", ".join(sorted(FAMILIES)),
-            )
-        )
+        raise InvalidInput("config_model_type", family=family, valid=", ".join(sorted(FAMILIES)))
     arch = parser(config, family)
     if arch.kind in ("decoder", "encoder") and (arch.n_heads == 0 or arch.hidden_size == 0):
-        raise InvalidInput(_("config.json: hidden size and attention heads must be positive"))
+        raise InvalidInput("config_positive")
     return replace(
         arch,
         id=model_id,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
 
 TIMEOUT_S = 10
@@ -21,17 +20,12 @@ def fetch_config_text(repo_id: str, timeout_s: int = TIMEOUT_S) -> str:
     try:
         from huggingface_hub import hf_hub_download
     except ImportError:
-        raise InvalidInput(_("--hub needs huggingface_hub: pip install 'whichgpu[hub]'")) from None
+        raise InvalidInput("hub_missing", field=("hub",)) from None
     try:
         path = hf_hub_download(repo_id=repo_id, filename="config.json")
     except Exception as error:  # network, authentication, missing repo: one line
-        raise InvalidInput(
-            fmt(
-                _("could not fetch {repo}/config.json from the Hub: {reason}"),
-                repo=repo_id,
-                reason=str(error).splitlines()[0] if str(error) else type(error).__name__,
-            )
-        ) from None
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InvalidInput("hub_fetch", field=("hub",), repo=repo_id, reason=reason) from None
     with open(path, encoding="utf-8") as handle:
         return handle.read()
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from whichgpu.catalog.names import build_index, resolve_name
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
+from whichgpu.i18n import _
 from whichgpu.models.arch import ModelArch
 from whichgpu.models.hf import parse_config
 
@@ -36,7 +36,7 @@ def _read(name: str, text: str) -> Preset:
     data = json.loads(text)
     meta = data.pop("_whichgpu", None)
     if not isinstance(meta, dict) or "id" not in meta:
-        raise InvalidInput(fmt(_("preset {name}: missing its _whichgpu metadata"), name=name))
+        raise InvalidInput("preset_metadata", name=name)
     config = {key: value for key, value in data.items() if not key.startswith("_")}
     return Preset(
         id=str(meta["id"]),

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch, ParamCounts
 
 
@@ -30,7 +29,7 @@ def parse_vit(config: Mapping[str, Any]) -> ModelArch:
         patch = int(config.get("patch_size", 16))
         channels = int(config.get("num_channels", 3))
     except (KeyError, TypeError, ValueError) as error:
-        raise InvalidInput(fmt(_("ViT config.json: missing or bad {key}"), key=error)) from None
+        raise InvalidInput("vit_config", key=str(error)) from None
     patches = (image // patch) ** 2
     labels = _labels(config)
     params = ParamCounts(
@@ -63,14 +62,14 @@ def parse_resnet(config: Mapping[str, Any]) -> ModelArch:
     1×1–3×3–1×1 blocks (width/4 inside), a projection shortcut on each stage's first block,
     BatchNorm after every convolution (weight and bias; running statistics are buffers)."""
     if config.get("layer_type", "bottleneck") != "bottleneck":
-        raise InvalidInput(_("ResNet config.json: only bottleneck ResNets are supported"))
+        raise InvalidInput("resnet_bottleneck")
     try:
         depths = [int(d) for d in config["depths"]]
         widths = [int(w) for w in config["hidden_sizes"]]
         stem = int(config.get("embedding_size", 64))
         channels = int(config.get("num_channels", 3))
     except (KeyError, TypeError, ValueError) as error:
-        raise InvalidInput(fmt(_("ResNet config.json: missing or bad {key}"), key=error)) from None
+        raise InvalidInput("resnet_config", key=str(error)) from None
     convs = channels * stem * 7 * 7
     norms = 2 * stem
     width_in = stem

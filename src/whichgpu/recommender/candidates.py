@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import WhichGPUError
 from whichgpu.notes import Note, note
-from whichgpu.recommender.spec import Component, Constraints
 from whichgpu.units import BYTES_PER_GIB
+from whichgpu.workload_files import Component, Constraints
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import MigProfile
     from whichgpu.catalog.store import Catalog
+    from whichgpu.job import Job
     from whichgpu.models.arch import ModelArch
-    from whichgpu.workload import Job
 
 #: Headroom under which a fit is flagged as tight: allocator fragmentation and the CUDA
 #: context vary by a few percent between versions (validation/README.md).
@@ -120,8 +120,8 @@ def has_capability(gpu: GPU, capability: str) -> bool:
 
 def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
+    from whichgpu.job import make_job
     from whichgpu.models import resolve_model
-    from whichgpu.workload import make_job
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"

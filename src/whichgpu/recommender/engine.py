@@ -29,12 +29,12 @@ from whichgpu.recommender.candidates import (
     model_job,
     run_component,
 )
-from whichgpu.recommender.spec import Workload
+from whichgpu.workload_files import Workload
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
+    from whichgpu.job import Job
     from whichgpu.models.arch import ModelArch
-    from whichgpu.workload import Job
 
 #: Price listings older than this many months are flagged (GPU rental prices moved by
 #: 30–50 % within a year in 2023–2025: prices.csv's own dated rows).

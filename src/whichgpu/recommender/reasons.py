@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from whichgpu.notes import Note, note
 from whichgpu.recommender.candidates import has_capability
 from whichgpu.recommender.engine import STALE_PRICE_MONTHS, Option, Recommendation
-from whichgpu.recommender.spec import Workload
+from whichgpu.workload_files import Workload
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog

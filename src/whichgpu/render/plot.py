@@ -156,7 +156,7 @@ def _save(fig: Any, path: Path) -> None:
         from whichgpu.errors import InvalidInput
 
         raise InvalidInput(
-            fmt(_("cannot write {path}: {reason}"), path=path, reason=error.strerror)
+            "unwritable", field=("plot",), path=str(path), reason=str(error.strerror)
         ) from None
 
 

@@ -25,7 +25,8 @@ BODY_ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorResponse, "description": "The request body is over 64 KiB."},
 }
 
-#: The request model of each route with a body: unknown fields are reported with the valid ones.
+#: The pydantic request model of each route that has one (the others are the library's
+#: request types): unknown fields are reported with the valid ones.
 BODY_MODELS: dict[str, type[BaseModel]] = {}
 
 
@@ -140,75 +141,161 @@ async def compare_post(request: Request, body: schemas.CompareRequest) -> Respon
 BODY_MODELS[f"{PREFIX}/compare"] = schemas.CompareRequest
 
 
-@router.post(
-    "/fit",
-    response_model=schemas.FitDoc,
-    responses=BODY_ERRORS,
-    summary="Will it fit? (whichgpu fit --json)",
-)
-async def fit(request: Request, body: schemas.FitRequest) -> Response:
-    fields = body.model_dump(exclude_none=True)
-    return answer(request, ("fit", fields), lambda: service_of(request).fit_doc(fields))
+def body_route(
+    path: str, schema: str, summary: str, response: Any
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A POST route whose JSON body is one of the library's request types: the library
+    validates it (the same rules and error codes as the CLI and the workload files), and the
+    OpenAPI document describes it from the same declaration (:func:`request_schemas`)."""
+    extra = {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}},
+        }
+    }
+    return router.post(
+        path, response_model=response, responses=BODY_ERRORS, summary=summary, openapi_extra=extra
+    )
 
 
-BODY_MODELS[f"{PREFIX}/fit"] = schemas.FitRequest
+async def read_body(request: Request) -> dict[str, Any]:
+    from whichgpu.web.core import body_object, read_json
+
+    return body_object(read_json(await request.body()))
 
 
-@router.post(
+async def body_answer(
+    request: Request, name: str, compute: Callable[[Service, dict[str, Any]], Any]
+) -> Response:
+    """The document ``compute(service, body)`` builds from the request's JSON object."""
+    body, problem = await _body(request)
+    if problem is not None:
+        return error_response(problem)
+    return answer(request, (name, body), lambda: compute(service_of(request), body))
+
+
+@body_route("/fit", "FitRequest", "Will it fit? (whichgpu fit --json)", schemas.FitDoc)
+async def fit(request: Request) -> Response:
+    return await body_answer(request, "fit", Service.fit_doc)
+
+
+@body_route(
     "/estimate",
-    response_model=schemas.EstimateDoc,
-    responses=BODY_ERRORS,
-    summary="How fast, how long? (whichgpu estimate --json)",
+    "EstimateRequest",
+    "How fast, how long? (whichgpu estimate --json)",
+    schemas.EstimateDoc,
 )
-async def estimate(request: Request, body: schemas.EstimateRequest) -> Response:
-    fields = body.model_dump(exclude_none=True)
-    return answer(request, ("estimate", fields), lambda: service_of(request).estimate_doc(fields))
+async def estimate(request: Request) -> Response:
+    return await body_answer(request, "estimate", Service.estimate_doc)
 
 
-BODY_MODELS[f"{PREFIX}/estimate"] = schemas.EstimateRequest
-
-
-@router.post(
+@body_route(
     "/recommend",
-    response_model=schemas.RecommendDoc,
-    responses=BODY_ERRORS,
-    summary="Which GPU, how many, how long, what cost (whichgpu recommend --json)",
+    "RecommendRequest",
+    "Which GPU, how many, how long, what cost (whichgpu recommend --json)",
+    schemas.RecommendDoc,
 )
-async def recommend(request: Request, body: schemas.RecommendRequest) -> Response:
-    raw = body.model_dump(exclude_none=True, include={"name", "constraints", "components"})
-
-    def compute() -> dict[str, Any]:
-        from whichgpu.recommender.spec import Where, make_workload
-        from whichgpu.render.recommend_out import recommend_doc
-        from whichgpu.web.core import model_arch
-
-        for component in raw["components"]:
-            config = component.pop("config", None)
-            if config is not None:  # a config.json object, parsed as data
-                component["arch"] = model_arch(component.pop("model", None),
-                                               component.pop("params", None), config)  # fmt: skip
-        workload = make_workload(raw, Where("body"))
-        service = service_of(request)
-        return recommend_doc(
-            service.recommendation(workload, body.objective, body.catalog, body.baseline)
-        )
-
-    key = ("recommend", raw, body.objective, body.catalog, body.baseline)
-    return answer(request, key, compute)
+async def recommend(request: Request) -> Response:
+    return await body_answer(request, "recommend", Service.recommend_doc)
 
 
-BODY_MODELS[f"{PREFIX}/recommend"] = schemas.RecommendRequest
-
-
-@router.post(
+@body_route(
     "/mig",
-    response_model=schemas.MigDoc | schemas.MigCheckDoc,
-    responses=BODY_ERRORS,
-    summary="Pack services onto MIG instances, or check a profile mix (whichgpu mig --json)",
+    "MigRequest",
+    "Pack services onto MIG instances, or check a profile mix (whichgpu mig --json)",
+    schemas.MigDoc | schemas.MigCheckDoc,
 )
-async def mig(request: Request, body: schemas.MigRequest) -> Response:
-    fields = body.model_dump(exclude_none=True)
-    return answer(request, ("mig", fields), lambda: service_of(request).mig_doc(fields))
+async def mig(request: Request) -> Response:
+    return await body_answer(request, "mig", Service.mig_doc)
 
 
-BODY_MODELS[f"{PREFIX}/mig"] = schemas.MigRequest
+async def _body(request: Request) -> tuple[dict[str, Any], Problem | None]:
+    """The request's JSON object, or the problem with it (in the request's language)."""
+    from whichgpu.errors import WhichGPUError
+    from whichgpu.i18n import speaking
+    from whichgpu.web.core import problem_of
+
+    try:
+        return await read_body(request), None
+    except WhichGPUError as error:
+        with speaking(language_of(request)):
+            return {}, problem_of(error)
+
+
+def request_schemas() -> dict[str, Any]:
+    """The JSON Schemas of the request types, for the OpenAPI document's components."""
+    from whichgpu.inputs import json_schema
+    from whichgpu.requests import (
+        MAX_COMPONENTS,
+        MAX_SERVICES,
+        Component,
+        Constraints,
+        EstimateRequest,
+        FitRequest,
+        MigOptions,
+        Ranking,
+        ServiceRequest,
+    )
+
+    config = {
+        "type": "object",
+        "description": "A Hugging Face config.json object, parsed as data (never executed).",
+    }
+
+    def ref(name: str) -> dict[str, str]:
+        return {"$ref": f"#/components/schemas/{name}"}
+
+    fit = json_schema(FitRequest)
+    fit["properties"]["config"] = config
+    estimate = json_schema(EstimateRequest)
+    estimate["properties"]["config"] = config
+    component = json_schema(Component, "ComponentIn")
+    component["properties"]["config"] = config
+    ranking = json_schema(Ranking)
+    recommend = {
+        "type": "object",
+        "title": "RecommendRequest",
+        "description": "A workload (as a workload file: name, constraints, components) and "
+        "how to rank.",
+        "properties": {
+            "name": {"type": "string", "maxLength": 200},
+            "constraints": ref("ConstraintsIn"),
+            "components": {
+                "type": "array",
+                "items": ref("ComponentIn"),
+                "minItems": 1,
+                "maxItems": MAX_COMPONENTS,
+            },
+            **ranking["properties"],
+        },
+        "required": ["components"],
+        "additionalProperties": False,
+        "examples": [
+            {
+                "name": "LoRA on Llama 2 7B",
+                "constraints": {"budget_usd": 500},
+                "components": [{"kind": "lora", "model": "llama-2-7b", "tokens": "1e8"}],
+                "objective": "cost",
+            }
+        ],
+    }
+    mig = json_schema(MigOptions, "MigRequest")
+    mig["description"] = "Services to pack (a plan), or profiles on one gpu (a check of that mix)."
+    mig["properties"]["services"] = {
+        "type": "array",
+        "items": ref("ServiceIn"),
+        "minItems": 1,
+        "maxItems": MAX_SERVICES,
+    }
+    fit["examples"] = [{"model": "llama-3.1-8b", "task": "lora", "gpu": "a6000"}]
+    estimate["examples"] = [{"model": "llama-3.1-8b", "gpu": "a100", "tokens": 1e6}]
+    mig["examples"] = [{"services": [{"model": "llama-3.1-8b", "replicas": 3}]}]
+    return {
+        "FitRequest": fit,
+        "EstimateRequest": estimate,
+        "ComponentIn": component,
+        "ConstraintsIn": json_schema(Constraints, "ConstraintsIn"),
+        "RecommendRequest": recommend,
+        "ServiceIn": json_schema(ServiceRequest, "ServiceIn"),
+        "MigRequest": mig,
+    }

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from whichgpu.catalog.store import Catalog
-from whichgpu.i18n import _, fmt
+from whichgpu.i18n import _, fmt, speaking
 from whichgpu.web import api
 from whichgpu.web.core import (
     LANGUAGE_COOKIE,
@@ -28,7 +28,6 @@ from whichgpu.web.core import (
     Service,
     json_bytes,
     pick_language,
-    speaking,
     too_large,
 )
 from whichgpu.web.pages import add_pages, error_page
@@ -226,6 +225,21 @@ def create_app(catalog: Catalog | None = None) -> FastAPI:
         return api.error_response(problem)
 
     add_pages(app)
+
+    def openapi() -> dict[str, Any]:
+        """FastAPI's document, with the library's request types as component schemas."""
+        if app.openapi_schema is None:
+            from fastapi.openapi.utils import get_openapi
+
+            document = get_openapi(title=app.title, version=app.version, summary=app.summary,
+                                   description=app.description, routes=app.routes)  # fmt: skip
+            document.setdefault("components", {}).setdefault("schemas", {}).update(
+                api.request_schemas()
+            )
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 

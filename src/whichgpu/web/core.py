@@ -5,9 +5,8 @@ Everything here is framework-free (no FastAPI, no Jinja2): the routes in :mod:`.
 :mod:`.api` call these functions, which call the library exactly as the CLI does, so the API
 returns the same JSON as each command's ``--json``.
 
-The language of messages is a process-global of :mod:`whichgpu.i18n`; :func:`speaking` holds
-one lock while a request computes and renders in its language and restores the previous
-language afterwards, so concurrent requests in different languages never mix.
+The language of messages is a context variable of :mod:`whichgpu.i18n`: each request
+computes and renders in its own (:func:`speaking`), concurrently, with no lock.
 """
 
 from __future__ import annotations
@@ -17,21 +16,19 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-import whichgpu.i18n as i18n
-from whichgpu.errors import AmbiguousName, InvalidInput, UnknownName, WhichGPUError
-from whichgpu.i18n import _, fmt
+from whichgpu.errors import AmbiguousName, InvalidInput, UnknownName, WhichGPUError, dotted
+from whichgpu.i18n import _, fmt, speaking
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
     from whichgpu.models.arch import ModelArch
     from whichgpu.recommender.engine import Recommendation
-    from whichgpu.recommender.spec import Workload
+    from whichgpu.requests import Ranking, Workload
 
 LANGUAGES: dict[str, str] = {"en": "English", "fr": "Français", "ja": "日本語"}
 DEFAULT_LANGUAGE = "en"
@@ -41,8 +38,6 @@ LANGUAGE_COOKIE = "whichgpu_lang"
 MAX_BODY_BYTES = 64 * 1024
 #: An uploaded config.json may be this large (the recommend form's body gets this much more).
 MAX_CONFIG_BYTES = 1024 * 1024
-
-_LANGUAGE_LOCK = threading.RLock()
 
 
 def pick_language(query: str | None, cookie: str | None, accept: str | None) -> str:
@@ -69,20 +64,6 @@ def pick_language(query: str | None, cookie: str | None, accept: str | None) -> 
     return DEFAULT_LANGUAGE
 
 
-@contextmanager
-def speaking(language: str) -> Iterator[None]:
-    """Compute and render in ``language`` while holding the process's language lock."""
-    with _LANGUAGE_LOCK:
-        before = i18n._language
-        if before != language:
-            i18n.set_language(language)
-        try:
-            yield
-        finally:
-            if before != language:
-                i18n.set_language(before)
-
-
 # -- errors --------------------------------------------------------------------------------
 
 
@@ -107,24 +88,38 @@ class Problem:
         }
 
 
-def problem_of(error: WhichGPUError, field: str | None = None) -> Problem:
-    """404 for a name that matches nothing (with the closest matches), 422 otherwise.
-    Call it while :func:`speaking`: the message is rendered now."""
+def problem_of(error: WhichGPUError) -> Problem:
+    """404 for a name that matches nothing (with the closest matches), 422 otherwise, with
+    the error's code and the dotted path of its field. Call it while :func:`speaking`: the
+    message is rendered now."""
+    path = getattr(error, "field", None)
+    field = dotted(path) if path else None
     if isinstance(error, UnknownName):
         return Problem(404, "unknown_name", error.message(), field, tuple(error.suggestions))
     if isinstance(error, AmbiguousName):
         return Problem(422, "ambiguous_name", error.message(), field, tuple(error.matches))
     if isinstance(error, InvalidInput):
-        return Problem(422, "invalid_input", error.message(), field)
+        return Problem(422, error.code, error.message(), field)
     return Problem(422, "invalid_data", error.message(), field)
 
 
-class FieldError(InvalidInput):
-    """Bad input in a named form or body field."""
+def read_json(body: bytes) -> Any:
+    """A request body as JSON data (never executed); bad JSON is an :class:`InvalidInput`."""
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+        reason = getattr(error, "msg", None) or type(error).__name__
+        problem = InvalidInput("not_json", reason=reason)
+        problem.origin = "body"
+        raise problem from None
 
-    def __init__(self, field: str, text: str) -> None:
-        super().__init__(f"{field}: {text}")
-        self.field = field
+
+def body_object(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        problem = InvalidInput("not_a_table")
+        problem.origin = "body"
+        raise problem
+    return data
 
 
 # -- memo ----------------------------------------------------------------------------------
@@ -209,10 +204,7 @@ class Service:
             if name == "full":
                 return self._catalog
             if name != "article":
-                raise FieldError(
-                    "catalog",
-                    fmt(_("unknown catalog {value!r}; valid: full, article"), value=name),
-                )
+                raise ValueError(name)  # checked by the request type (Ranking.catalog)
             if self._article is None:
                 from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
 
@@ -257,145 +249,128 @@ class Service:
         return compare_doc(self.comparison(names, markets), self.catalog(), self.today())
 
     def fit_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``whichgpu fit`` with the body's fields for its options (same defaults)."""
+        """``whichgpu fit``: the body is a :class:`~whichgpu.requests.FitRequest` (and an
+        optional ``config``, a config.json object)."""
         from whichgpu.fitting import fit_request
+        from whichgpu.inputs import parse
         from whichgpu.render.fit_out import fit_doc
+        from whichgpu.requests import FitRequest
 
-        options = {k: v for k, v in body.items() if k not in ("model", "params", "config")}
-        arch = model_arch(body.get("model"), body.get("params"), body.get("config"))
-        return fit_doc(*fit_request(self.catalog(), arch, **options))
+        fields = dict(body)
+        config = fields.pop("config", None)
+        request: FitRequest = parse(FitRequest, fields)
+        arch = model_arch(request.model, request.params, config)
+        return fit_doc(*fit_request(self.catalog(), arch, request))
 
     def estimate_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``whichgpu estimate`` with the body's fields for its options (same defaults)."""
+        """``whichgpu estimate``: the body is an :class:`~whichgpu.requests.EstimateRequest`
+        (and an optional ``config``)."""
+        from whichgpu.inputs import parse
         from whichgpu.render.estimate_out import estimate_doc
+        from whichgpu.requests import EstimateRequest
         from whichgpu.throughput import estimate_job
 
-        options = {k: v for k, v in body.items() if k not in ("model", "params", "config", "gpu")}
-        task = options.get("task", "inference")
-        arch = (
-            None
-            if task in ("render", "fp64")
-            else model_arch(body.get("model"), body.get("params"), body.get("config"))
-        )
-        gpu = self.catalog().resolve(body.get("gpu", "a100"))
-        return estimate_doc(estimate_job(gpu, arch, **options))
+        fields = dict(body)
+        config = fields.pop("config", None)
+        request: EstimateRequest = parse(EstimateRequest, fields)
+        arch = model_arch(request.model, request.params, config) if request.uses_model else None
+        return estimate_doc(estimate_job(self.catalog().resolve(request.gpu), arch, request))
 
-    def recommendation(
-        self,
-        workload: Workload,
-        objective: str = "cost",
-        catalog_name: str = "full",
-        baseline: str | None = None,
-    ) -> Recommendation:
+    def recommendation(self, workload: Workload, ranking: Ranking) -> Recommendation:
         from whichgpu.recommender import recommend
-        from whichgpu.recommender.spec import OBJECTIVES
 
-        if objective not in OBJECTIVES:
-            raise FieldError(
-                "objective",
-                fmt(
-                    _("unknown objective {value!r}; valid: {valid}"),
-                    value=objective,
-                    valid=", ".join(OBJECTIVES),
-                ),
-            )
-        catalog = self.catalog(catalog_name)
-        base = catalog.resolve(baseline) if baseline else None
-        return recommend(catalog, workload, objective, base, self.today())
+        catalog = self.catalog(ranking.catalog)
+        base = catalog.resolve(ranking.baseline) if ranking.baseline else None
+        return recommend(catalog, workload, ranking.objective, base, self.today())
+
+    def recommend_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``whichgpu recommend``: the body is a workload file's tables (``name``,
+        ``constraints``, ``components``, a component may carry a ``config``) and the
+        :class:`~whichgpu.requests.Ranking` fields."""
+        from whichgpu.inputs import parse, specs
+        from whichgpu.render.recommend_out import recommend_doc
+        from whichgpu.requests import Ranking
+        from whichgpu.workload_files import make_workload
+
+        fields = dict(body)
+        ranking: Ranking = parse(
+            Ranking, {s.name: fields.pop(s.name, None) for s in specs(Ranking)}
+        )
+        items = fields.get("components")
+        if isinstance(items, list):
+            fields["components"] = [
+                _with_arch(item, ("components", i)) for i, item in enumerate(items)
+            ]
+        return recommend_doc(self.recommendation(make_workload(fields), ranking))
 
     def mig_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``whichgpu mig``: services packed onto MIG GPUs, or (``profiles``) one mix checked."""
-        from whichgpu.mig_planner import check_profiles, make_service, plan_mig
-        from whichgpu.recommender.spec import DEFAULT_MARKETS, MARKETS, Where, parse_names
+        """``whichgpu mig``: ``services`` packed onto MIG GPUs, or ``profiles`` on ``gpu``
+        checked; the rest are :class:`~whichgpu.requests.MigOptions`."""
+        from whichgpu.inputs import check_keys, parse, specs
+        from whichgpu.mig_planner import check_request, make_services, plan_mig
+        from whichgpu.requests import MigOptions
 
         catalog = self.catalog()
-        gpu, profiles = body.get("gpu"), body.get("profiles")
-        if profiles is not None:
-            if gpu is None:
-                raise FieldError("gpu", _("profiles need the gpu they are for"))
+        names = [s.name for s in specs(MigOptions)]
+        check_keys(body, ["services", *names])
+        options: MigOptions = parse(MigOptions, {k: body.get(k) for k in names})
+        if options.profiles is not None:
             if body.get("services"):
-                raise FieldError("services", _("give services or profiles, not both"))
-            target = catalog.resolve(gpu)
-            names = [p.strip() for p in profiles if p.strip()]
-            if not names:
-                raise FieldError("profiles", _("name at least one MIG profile"))
-            chosen, why = check_profiles(catalog, target, names)
+                raise InvalidInput("services_and_profiles", field=("services",))
+            target, chosen, why = check_request(catalog, options)
             from whichgpu.render.mig_out import mig_check_doc
 
             return mig_check_doc(target.id, chosen, why)
-        raws = body.get("services") or []
-        if not raws:
-            raise FieldError("services", _("give at least one service (or profiles and a gpu)"))
-        services = [make_service(raw, i) for i, raw in enumerate(raws)]
-        chosen_gpu = catalog.resolve(gpu) if gpu else None
-        market = body.get("markets")
-        markets = parse_names(",".join(market), MARKETS, Where(), ("market",)) if market else None
+        services = make_services(body.get("services"))
+        chosen_gpu = catalog.resolve(options.gpu) if options.gpu else None
         from whichgpu.render.mig_out import mig_doc
 
-        return mig_doc(plan_mig(catalog, services, chosen_gpu, markets or DEFAULT_MARKETS))
+        return mig_doc(plan_mig(catalog, services, chosen_gpu, options.markets))
 
 
-class AmbiguousFilter(InvalidInput):
+def _with_arch(item: Any, path: tuple[str | int, ...]) -> Any:
+    """A component whose ``config`` (a config.json object) is parsed into its model."""
+    if not isinstance(item, Mapping) or "config" not in item:
+        return item
+    fields = dict(item)
+    config = fields.pop("config")
+    try:
+        fields["arch"] = model_arch(fields.pop("model", None), fields.pop("params", None), config)
+    except InvalidInput as error:
+        if error.field is None or error.field[0] != path[0]:
+            error.field = (*path, *(error.field or ("config",)))
+        raise
+    return fields
+
+
+class AmbiguousFilter(WhichGPUError):
     """An architecture filter that names no architecture (422 with the closest ones)."""
 
     def __init__(self, error: UnknownName) -> None:
-        super().__init__(f"arch: {error.message()}")
-        self.field = "arch"
+        super().__init__(error)
+        self.error = error
+        self.field = ("arch",)
         self.suggestions = error.suggestions
+
+    def message(self) -> str:
+        return f"arch: {self.error.message()}"
 
 
 def model_arch(model: str | None, params: str | None, config: Any = None) -> ModelArch:
     """A preset, a generic size, or a config.json object (parsed as data: nothing runs)."""
-    from whichgpu.models import arch_from_config_text, resolve_model
+    from whichgpu.models import resolve_model
+    from whichgpu.models.hf import parse_config
 
     if config is not None:
         if model is not None or params is not None:
-            raise FieldError("config", _("give a model, params or a config, only one"))
+            raise InvalidInput("model_and_config", field=("config",))
         if not isinstance(config, dict):
-            raise FieldError("config", _("must be the JSON object of a config.json"))
-        return arch_from_config_text(json.dumps(config), "config.json")
+            raise InvalidInput("config_not_object", field=("config",))
+        return parse_config(config, "config.json", "config.json", "config.json")
     return resolve_model(model, params)
 
 
 # -- forms ---------------------------------------------------------------------------------
-
-
-def hours(text: str, field: str) -> float:
-    """``48``, ``48h``, ``3d``, ``90min``, ``2w`` → hours (the CLI's durations)."""
-    from whichgpu.units import parse_duration_h
-
-    try:
-        return parse_duration_h(text)
-    except ValueError:
-        raise FieldError(
-            field, fmt(_("takes a duration like 48h, 3d or 90min (got {value!r})"), value=text)
-        ) from None
-
-
-def _int(text: str, field: str) -> int:
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise FieldError(
-            field, fmt(_("must be a whole number (got {value!r})"), value=text)
-        ) from None
-
-
-def _float(text: str, field: str) -> float:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise FieldError(field, fmt(_("must be a number (got {value!r})"), value=text)) from None
-    if not math.isfinite(value):
-        raise FieldError(field, fmt(_("must be a finite number (got {value!r})"), value=text))
-    return value
-
-
-#: The recommend form's fields: component fields, then constraints, then how to rank.
-FORM_INTS = ("batch", "seq", "prompt", "generate", "samples_per_frame", "services")
-FORM_COUNTS = ("tokens", "images", "frames", "tflop")
-FORM_FLOATS = ("epochs", "request_rate")
-CONSTRAINT_FLOATS = ("budget_usd", "budget_usd_per_h", "electricity_usd_per_kwh", "hours_per_month")
 
 
 @dataclass(frozen=True)
@@ -403,9 +378,7 @@ class RecommendForm:
     """The recommend form's request, validated into a workload."""
 
     workload: Workload
-    objective: str
-    catalog: str
-    baseline: str | None
+    ranking: Ranking
     config_note: str | None = None
 
 
@@ -415,87 +388,56 @@ def recommend_form(
     config: str | None,
     config_name: str = "",
 ) -> RecommendForm:
-    """A workload from the form's fields (strings) and an uploaded config.json's text."""
-    from whichgpu.recommender.spec import Where, make_component, make_constraints
-    from whichgpu.recommender.spec import Workload as Work
+    """A workload from the form's fields (text, as typed: the rules of the request types)
+    and an uploaded config.json's text. The form names the task ``task`` and the deadline
+    ``deadline``, as the CLI does."""
+    from whichgpu.inputs import parse, specs
+    from whichgpu.requests import Component, Constraints, Ranking
+    from whichgpu.requests import Workload as Work
+    from whichgpu.workload_files import make_component, make_constraints
 
     def given(name: str) -> str | None:
         value = fields.get(name, "").strip()
         return value or None
 
-    component: dict[str, Any] = {"kind": given("task") or "lora"}
+    component: dict[str, Any] = {s.name: given(s.name) for s in specs(Component)}
+    component["kind"] = given("task") or "lora"
+    component["checkpointing"] = "true" if fields.get("checkpointing") else None
+    component["name"] = None
     note = None
     if config is not None:
         from whichgpu.models import arch_from_config_text
 
         _config_object(config)
         arch = arch_from_config_text(config, config_name or "config.json")
-        component["arch"] = arch  # parsed as data; its exact shape drives memory and speed
+        component |= {"arch": arch, "model": None, "params": None}
         note = fmt(
             _("config.json: {name}, {params:.2f} B parameters."),
             name=arch.name,
             params=arch.total_params / 1e9,
         )
-    elif given("params"):
-        component["params"] = given("params")
-    elif given("model"):
-        component["model"] = given("model")
-    for name in ("precision", "quant"):
-        if given(name):
-            component[name] = given(name)
-    for name in FORM_INTS:
-        text = given(name)
-        if text is not None:
-            component[name] = _int(text, name)
-    for name in FORM_COUNTS:
-        if given(name):
-            component[name] = given(name)
-    for name in FORM_FLOATS:
-        text = given(name)
-        if text is not None:
-            component[name] = _float(text, name)
-    text = given("hours")
-    if text is not None:
-        component["hours"] = hours(text, "hours")
-    if fields.get("checkpointing"):
-        component["checkpointing"] = True
-    constraints: dict[str, Any] = {}
-    for name in CONSTRAINT_FLOATS:
-        text = given(name)
-        if text is not None:
-            constraints[name] = _float(text, name)
-    text = given("deadline")
-    if text is not None:
-        constraints["deadline_h"] = hours(text, "deadline")
-    text = given("max_gpus")
-    if text is not None:
-        constraints["max_gpus"] = _int(text, "max_gpus")
-    if given("mode"):
-        constraints["mode"] = given("mode")
+    elif component["params"]:
+        component["model"] = None
+    constraints: dict[str, Any] = {s.name: given(s.name) for s in specs(Constraints)}
+    constraints["deadline_h"] = given("deadline")
     for name in ("markets", "requires"):
         values = [v for v in lists.get(name, []) if v.strip()]
-        if values:
-            constraints[name] = values
-    where = Where(_("form"))
+        constraints[name] = ",".join(values) if values else None
+    ranking: Ranking = parse(Ranking, {s.name: given(s.name) for s in specs(Ranking)}, text=True)
     workload = Work(
-        (make_component(component, where),),
-        make_constraints(constraints, where),
+        (make_component(component, text=True),),
+        make_constraints(constraints, text=True),
         given("name") or "",
     )
-    return RecommendForm(
-        workload,
-        given("objective") or "cost",
-        given("catalog") or "full",
-        given("baseline"),
-        note,
-    )
+    return RecommendForm(workload, ranking, note)
 
 
 def _config_object(text: str) -> Any:
     try:
         return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise FieldError("config", fmt(_("not valid JSON ({reason})"), reason=error.msg)) from None
+    except (json.JSONDecodeError, RecursionError) as error:
+        reason = getattr(error, "msg", None) or type(error).__name__
+        raise InvalidInput("not_json", field=("config",), reason=reason) from None
 
 
 def run(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]:
@@ -503,13 +445,12 @@ def run(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]
     with speaking(language):
         try:
             return compute(), None
+        except AmbiguousFilter as error:
+            return None, Problem(
+                422, "unknown_value", error.message(), "arch", tuple(error.suggestions)
+            )
         except WhichGPUError as error:
-            field = getattr(error, "field", None)
-            if isinstance(error, AmbiguousFilter):
-                return None, Problem(
-                    422, "invalid_input", error.message(), "arch", tuple(error.suggestions)
-                )
-            return None, problem_of(error, field)
+            return None, problem_of(error)
 
 
 #: Paths whose bodies may carry an uploaded config.json.

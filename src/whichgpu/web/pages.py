@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 from starlette.datastructures import UploadFile
 
-from whichgpu.i18n import _, fmt
+from whichgpu.i18n import _, fmt, speaking
 from whichgpu.web.core import (
     LANGUAGES,
     MAX_CONFIG_BYTES,
@@ -21,7 +21,6 @@ from whichgpu.web.core import (
     memo_key,
     recommend_form,
     run,
-    speaking,
     too_large,
 )
 from whichgpu.web.templating import render
@@ -109,9 +108,7 @@ def add_pages(app: FastAPI) -> None:
 
             def compute() -> Any:
                 built = recommend_form(fields, lists, config, config_name)
-                found = service.recommendation(
-                    built.workload, built.objective, built.catalog, built.baseline
-                )
+                found = service.recommendation(built.workload, built.ranking)
                 from whichgpu.render.plot import recommendation_svgs
 
                 return built, found, recommendation_svgs(found)
@@ -169,9 +166,10 @@ def add_pages(app: FastAPI) -> None:
 
         def compute() -> Any:
             from whichgpu.catalog.filters import filter_gpus
-            from whichgpu.web.core import _float
+            from whichgpu.inputs import Input, value_of
 
-            vram = _float(min_vram, "min_vram") if min_vram else None
+            rule = Input("number", "", low=0.0)
+            vram = value_of(rule, min_vram, ("min_vram",), text=True) if min_vram else None
             return filter_gpus(service.catalog(), vram, arch or None, features)
 
         found, problem = run(request.state.language, compute)
@@ -205,9 +203,9 @@ def add_pages(app: FastAPI) -> None:
 def recommend_context(
     service: Service, fields: dict[str, str], lists: dict[str, list[str]], config_name: str
 ) -> dict[str, Any]:
+    from whichgpu.job import PRECISIONS, QUANT_BITS
     from whichgpu.models.presets import presets
-    from whichgpu.recommender.spec import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
-    from whichgpu.workload import PRECISIONS, QUANT_BITS
+    from whichgpu.workload_files import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
 
     values = {"task": "lora", "model": "llama-2-7b", "objective": "cost", "catalog": "full"}
     values.update(fields)

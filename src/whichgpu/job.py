@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
-from whichgpu.errors import InvalidInput
-from whichgpu.i18n import _, fmt
+from whichgpu.errors import InvalidInput, Ref
 from whichgpu.models.arch import ModelArch
 
 Task = Literal["inference", "train", "finetune", "lora", "qlora"]
@@ -52,25 +51,6 @@ QUANT_BITS: dict[str, float] = {
 TASKS: tuple[str, ...] = get_args(Task)
 PRECISIONS: tuple[str, ...] = get_args(Precision) + get_args(Math)
 OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
-
-
-def _choice(value: str, valid: tuple[str, ...], what: str) -> str:
-    key = value.strip().lower()
-    if key not in valid:
-        import difflib
-
-        close = difflib.get_close_matches(key, valid, n=1)
-        hint = fmt(_(" (did you mean {match}?)"), match=close[0]) if close else ""
-        raise InvalidInput(
-            fmt(
-                _("unknown {what} {value!r}; valid: {valid}{hint}"),
-                what=what,
-                value=value,
-                valid=", ".join(valid),
-                hint=hint,
-            )
-        )
-    return key
 
 
 @dataclass(frozen=True)
@@ -123,48 +103,23 @@ class Job:
 
 
 def make_job(**fields: object) -> Job:
-    """A :class:`Job` from user input, validated; bad input is one :class:`InvalidInput`."""
-    values = {k: v for k, v in fields.items() if v is not None}
-    for key, valid, what in (
-        ("task", TASKS, _("task")),
-        ("precision", PRECISIONS, _("precision")),
-        ("optimizer", OPTIMIZERS, _("optimizer")),
-        ("engine", get_args(Engine), _("engine")),
-        ("checkpointing", get_args(Checkpointing), _("checkpointing")),
-        ("attention", get_args(Attention), _("attention")),
-        ("lora_targets", get_args(LoraTargets), _("LoRA targets")),
-        ("kv_dtype", get_args(KvDtype), _("KV-cache dtype")),
-    ):
-        if key in values:
-            values[key] = _choice(str(values[key]), valid, what)
-    if "quant" in values:
-        values["quant"] = _choice(str(values["quant"]), tuple(QUANT_BITS), _("quantization"))
-    limits = {
-        "batch": (1, 1_000_000),
-        "seq": (1, 10_000_000),
-        "prompt": (0, 10_000_000),
-        "generate": (0, 10_000_000),
-        "lora_rank": (1, 65_536),
-        "zero": (0, 3),
-        "tp": (1, 1024),
-        "pp": (1, 1024),
-        "gpus": (1, 100_000),
-    }
-    if "all_logits" in values and not isinstance(values["all_logits"], bool):
-        raise InvalidInput(_("all_logits must be true or false"))
-    for key, (low, high) in limits.items():
-        if key in values:
-            value = values[key]
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise InvalidInput(
-                    fmt(
-                        _("{key} must be a whole number from {low} to {high} (got {value!r})"),
-                        key=key.replace("_", "-"),
-                        low=low,
-                        high=f"{high:,}",
-                        value=value,
-                    )
-                )
+    """A :class:`Job` from user input, validated with the request types' field rules (those
+    of :class:`~whichgpu.requests.FitRequest`); bad input is one :class:`InvalidInput`."""
+    from whichgpu.inputs import check_keys, value_of
+    from whichgpu.requests import job_inputs
+
+    inputs = job_inputs()
+    check_keys(fields, [*inputs, "all_logits"])
+    values: dict[str, object] = {}
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if key == "all_logits":
+            if not isinstance(value, bool):
+                raise InvalidInput("not_bool", field=(key,), value=value)
+            values[key] = value
+        else:
+            values[key] = value_of(inputs[key], value, (key,))
     if values.get("precision") in MATH_STORAGE:
         values["math"] = values["precision"]
         values["precision"] = MATH_STORAGE[str(values["math"])]
@@ -173,14 +128,15 @@ def make_job(**fields: object) -> Job:
         job = replace(job, quant="nf4")
     if job.gpus % (job.tp * job.pp):
         raise InvalidInput(
-            fmt(
-                _("--gpus ({gpus}) must be a multiple of --tp × --pp ({n})"),
-                gpus=job.gpus,
-                n=job.tp * job.pp,
-            )
+            "gpus_multiple",
+            field=("gpus",),
+            gpus=job.gpus,
+            n=job.tp * job.pp,
+            tp=Ref(("tp",)),
+            pp=Ref(("pp",)),
         )
     if job.task == "inference" and job.zero:
-        raise InvalidInput(_("ZeRO shards training state; inference shards weights with --tp"))
+        raise InvalidInput("zero_inference", field=("zero",), tp=Ref(("tp",)))
     return job
 
 
@@ -188,9 +144,11 @@ def check_positions(arch: ModelArch, job: Job) -> None:
     """A model with a learned position table cannot take a longer sequence."""
     if arch.learned_positions and job.tokens > arch.max_positions:
         raise InvalidInput(
-            fmt(
-                _("{model} has {n} learned positions: sequences of {tokens} tokens do not fit "
-                  "(give --seq, or --prompt + --generate, of at most {n})"),
-                model=arch.name, n=arch.max_positions, tokens=job.tokens,
-            )
-        )  # fmt: skip
+            "learned_positions",
+            model=arch.name,
+            n=arch.max_positions,
+            tokens=job.tokens,
+            seq=Ref(("seq",)),
+            prompt=Ref(("prompt",)),
+            generate=Ref(("generate",)),
+        )

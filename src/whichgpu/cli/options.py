@@ -1,0 +1,103 @@
+"""Command options built from the request types (:mod:`whichgpu.requests`): each field's
+flag, help and default come from its declaration, so a field added there is a flag here.
+
+Every generated option is read as the text the user typed (``--batch 4``, ``--tokens 2B``,
+``--deadline 48h``) and parsed by the library, exactly as a form field or a file's value is;
+a flag left out is ``None`` (not given), a boolean flag ``True`` or ``None``, a repeatable
+list flag (``--market spot --market on-demand`` or ``--market spot,on-demand``) the joined
+text.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+import typer
+
+from whichgpu.i18n import _
+from whichgpu.inputs import Spec, specs
+
+
+def option_parameter(spec: Spec) -> inspect.Parameter:
+    """The Typer option of one request field."""
+    i = spec.input
+    names = [spec.flag] + ([i.short] if i.short else [])
+    shown = spec.default
+    if isinstance(shown, tuple):
+        shown = ",".join(shown)
+    help_text = _(i.help)
+    if shown not in (None, "", False):
+        help_text += f"  [default: {shown}]"
+    annotation: Any
+    if i.kind == "bool":
+        option = typer.Option(*names, help=help_text)
+        annotation = Annotated[bool, option]
+        return inspect.Parameter(
+            spec.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation
+        )
+    metavar = {"int": "N", "number": "X", "size": "N", "duration": "TIME"}.get(i.kind)
+    if i.kind in ("names", "list"):
+        option = typer.Option(*names, help=help_text, show_default=False)
+        annotation = Annotated[list[str] | None, option]
+    else:
+        option = typer.Option(*names, help=help_text, show_default=False, metavar=metavar or "TEXT")
+        annotation = Annotated[str | None, option]
+    return inspect.Parameter(
+        spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation
+    )
+
+
+def given_text(spec: Spec, value: Any) -> Any:
+    """A flag's value as the library reads text: None when not given."""
+    if spec.input.kind == "bool":
+        return True if value else None
+    if isinstance(value, list):
+        return ",".join(value) if value else None
+    return value
+
+
+def with_fields(
+    *parts: type, skip: Sequence[str] = ()
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command the options of request types ``parts`` (minus ``skip``): the
+    command's first parameter, ``fields``, receives them as ``{name: text or None}``; its
+    other parameters are its own options."""
+    fields = [s for part in parts for s in specs(part) if s.name not in skip]
+    by_name = {s.name: s for s in fields}  # a later part's field of the same name wins
+
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        own = list(inspect.signature(func, eval_str=True).parameters.values())[1:]
+        taken = {p.name for p in own}
+        generated = [option_parameter(s) for s in by_name.values() if s.name not in taken]
+
+        def command(**kwargs: Any) -> Any:
+            values = {
+                n: given_text(by_name[n], kwargs.pop(n))
+                for n in list(kwargs)
+                if n in by_name and n not in taken
+            }
+            return func(values, **kwargs)
+
+        keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+        command.__signature__ = inspect.Signature(generated + keyword)  # type: ignore[attr-defined]
+        command.__name__ = func.__name__
+        command.__doc__ = func.__doc__
+        command.__module__ = func.__module__
+        return command
+
+    return wrap
+
+
+def flag_namer(*parts: type, extra: dict[str, str] | None = None) -> Callable[..., str]:
+    """Name a field path by its CLI flag (``("deadline_h",)`` → ``--deadline``)."""
+    flags = {s.name: s.flag for part in parts for s in specs(part)}
+    flags |= extra or {}
+
+    def name(path: tuple[str | int, ...]) -> str:
+        keys = [p for p in path if isinstance(p, str)]
+        key = keys[-1] if keys else ".".join(str(p) for p in path)
+        return flags.get(key, "--" + key.replace("_", "-"))
+
+    return name

@@ -1,0 +1,397 @@
+"""What a user asks each command, as typed request types: the one declaration of every field
+(kind, range or choices, default, help, CLI flag) that the CLI's options, the workload files,
+the web form and the HTTP API's schema are all built from (:mod:`whichgpu.inputs`).
+
+* :class:`FitRequest` — ``whichgpu fit`` / ``POST /api/v1/fit``
+* :class:`EstimateRequest` — ``whichgpu estimate`` / ``POST /api/v1/estimate``
+* :class:`Workload` of :class:`Component` and :class:`Constraints`, ranked by a
+  :class:`Ranking` — ``whichgpu recommend`` / workload files / ``POST /api/v1/recommend``
+* :class:`ServiceRequest` and :class:`MigOptions` — ``whichgpu mig`` / ``POST /api/v1/mig``
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, get_args
+
+from whichgpu.i18n import N_
+from whichgpu.inputs import Input, given
+from whichgpu.job import (
+    OPTIMIZERS,
+    PRECISIONS,
+    QUANT_BITS,
+    TASKS,
+    Attention,
+    Checkpointing,
+    Engine,
+    KvDtype,
+    LoraTargets,
+)
+from whichgpu.models.arch import ModelArch
+
+Kind = Literal["train", "finetune", "lora", "qlora", "inference", "render", "fp64"]
+Objective = Literal["cost", "time", "value"]
+Mode = Literal["rent", "buy"]
+Capability = Literal["rt", "display", "ecc", "fp64", "nvlink", "mig"]
+CatalogName = Literal["full", "article"]
+
+KINDS: tuple[str, ...] = get_args(Kind)
+OBJECTIVES: tuple[str, ...] = get_args(Objective)
+MODES: tuple[str, ...] = get_args(Mode)
+CAPABILITIES: tuple[str, ...] = get_args(Capability)
+CATALOGS: tuple[str, ...] = get_args(CatalogName)
+MARKETS: tuple[str, ...] = ("on-demand", "spot", "marketplace", "serverless")
+DEFAULT_MARKETS: tuple[str, ...] = ("on-demand", "marketplace")
+QUANTS: tuple[str, ...] = tuple(QUANT_BITS)
+
+#: Samples a rendered frame takes when the user does not say: Blender's benchmark scenes
+#: render at this order (its score is samples per minute over those scenes).
+DEFAULT_SAMPLES_PER_FRAME = 1024
+
+# -- the inputs several requests share ----------------------------------------------------
+
+MODEL = Input("text", N_("A preset (llama-3.1-8b…) or a config.json path."), short="-m")
+PARAMS = Input("text", N_("A generic transformer of this size: 7B."), max_length=40)
+PRECISION = Input(
+    "choice",
+    N_("32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed."),
+    choices=PRECISIONS,
+)
+QUANT = Input("choice", N_("Weights: int8, int4, nf4, fp8, q4_k_m…"), choices=QUANTS)
+BATCH = Input("int", N_("Sequences or images per step."), low=1, high=1_000_000)
+SEQ = Input("int", N_("Tokens per training sequence."), low=1, high=10_000_000)
+PROMPT = Input("int", N_("Inference: prompt tokens."), low=0, high=10_000_000)
+GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
+CHECKPOINTING = Input("bool", N_("Full activation checkpointing."))
+TOKENS = Input("size", N_("Job size: tokens to train on or generate (1e9, 2B)."), low=1, high=1e18)
+IMAGES = Input("size", N_("Job size: images per epoch."), low=1, high=1e15)
+EPOCHS = Input("number", N_("Passes over --images."), low=1e-3, high=1e6)
+FRAMES = Input("size", N_("Render: frames to render."), low=1, high=1e9)
+SAMPLES = Input("int", N_("Render: path-tracing samples per frame."), low=1, high=1_000_000)
+TFLOP = Input("size", N_("FP64: work in TFLOP (1e6 = 1 EFLOP)."), low=1e-6, high=1e15)
+GPU_NAME = Input("text", N_("The GPU you have in mind."), flag="gpu")
+MARKET_NAMES = Input(
+    "names", N_("Markets to rent in: on-demand, spot, marketplace."), choices=MARKETS, flag="market"
+)
+
+
+# -- fit -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    """Will it fit? A model's job, and the GPU you have in mind."""
+
+    model: str | None = given(None, MODEL)
+    params: str | None = given(None, PARAMS)
+    task: str = given(
+        "inference",
+        Input("choice", N_("inference, train, finetune, lora or qlora."), choices=TASKS),
+    )
+    precision: str = given("bf16-true", PRECISION)
+    engine: str = given(
+        "torch", Input("choice", N_("torch, deepspeed or megatron."), choices=get_args(Engine))
+    )
+    quant: str | None = given(None, QUANT)
+    batch: int = given(1, replace(BATCH, help=N_("Sequences per GPU (micro-batch).")))
+    seq: int = given(2048, replace(SEQ, help=N_("Tokens per sequence.")))
+    prompt: int = given(0, PROMPT)
+    generate: int = given(0, GENERATE)
+    optimizer: str = given(
+        "adamw", Input("choice", N_("adamw, adamw-8bit, sgd or adafactor."), choices=OPTIMIZERS)
+    )
+    checkpointing: bool = given(False, CHECKPOINTING)
+    recompute: str | None = given(
+        None,
+        Input(
+            "choice",
+            N_("Activation recomputation: none, selective or full."),
+            choices=get_args(Checkpointing),
+        ),
+    )
+    attention: str = given(
+        "sdpa", Input("choice", N_("sdpa or eager."), choices=get_args(Attention))
+    )
+    lora_rank: int = given(16, Input("int", N_("LoRA rank."), low=1, high=65_536))
+    lora_targets: str = given(
+        "attention", Input("choice", N_("attention or all-linear."), choices=get_args(LoraTargets))
+    )
+    zero: int = given(0, Input("int", N_("ZeRO stage 0-3 (3 = FSDP full shard)."), low=0, high=3))
+    tp: int = given(1, Input("int", N_("Tensor-parallel degree."), low=1, high=1024))
+    pp: int = given(1, Input("int", N_("Pipeline-parallel degree."), low=1, high=1024))
+    gpus: int = given(1, Input("int", N_("GPUs the job runs on."), low=1, high=100_000))
+    kv_dtype: str = given(
+        "auto", Input("choice", N_("KV cache: auto, fp16, bf16 or fp8."), choices=get_args(KvDtype))
+    )
+    gpu: str | None = given(None, GPU_NAME)
+    gpu_memory_utilization: float | None = given(
+        None,
+        Input(
+            "number",
+            N_("Serving: vLLM's memory fraction; prints concurrent sequences."),
+            low=1e-3,
+            high=1.0,
+        ),
+    )
+
+    def job_fields(self) -> dict[str, Any]:
+        """The fields of the :class:`~whichgpu.job.Job` (checkpointing as a mode)."""
+        skip = {"model", "params", "gpu", "gpu_memory_utilization", "checkpointing", "recompute"}
+        values = {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip
+        }
+        values["checkpointing"] = self.recompute or ("full" if self.checkpointing else "none")
+        return values
+
+
+def job_inputs() -> dict[str, Input]:
+    """The rules of every user-settable :class:`~whichgpu.workload.Job` field (a
+    :class:`FitRequest`'s; ``checkpointing`` is the recomputation mode)."""
+    from whichgpu.inputs import specs
+
+    rules = {s.name: s.input for s in specs(FitRequest)}
+    rules["checkpointing"] = rules.pop("recompute")
+    for name in ("model", "params", "gpu", "gpu_memory_utilization"):
+        del rules[name]
+    return rules
+
+
+# -- estimate ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EstimateRequest:
+    """How fast, how long? A model's job (or render/FP64 work) on a GPU, and its size."""
+
+    model: str | None = given(None, MODEL)
+    params: str | None = given(None, PARAMS)
+    task: str = given(
+        "inference",
+        Input(
+            "choice", N_("inference, train, finetune, lora, qlora, render or fp64."), choices=KINDS
+        ),
+    )
+    gpu: str = given("a100", replace(GPU_NAME, help=N_("The GPU.")))
+    count: int = given(
+        1, Input("int", N_("How many of them (data parallel)."), low=1, high=100_000)
+    )
+    precision: str = given("bf16-true", PRECISION)
+    quant: str | None = given(None, QUANT)
+    batch: int = given(1, replace(BATCH, help=N_("Sequences or images per GPU step.")))
+    seq: int = given(2048, replace(SEQ, help=N_("Tokens per sequence (training, prompt).")))
+    prompt: int = given(0, PROMPT)
+    generate: int = given(256, GENERATE)
+    checkpointing: bool = given(False, CHECKPOINTING)
+    tokens: float | None = given(
+        None, replace(TOKENS, help=N_("Job size: tokens to train on or to generate."))
+    )
+    images: float | None = given(None, replace(IMAGES, help=N_("Job size: images.")))
+    epochs: float = given(1.0, EPOCHS)
+    frames: float | None = given(None, FRAMES)
+    samples_per_frame: int = given(DEFAULT_SAMPLES_PER_FRAME, SAMPLES)
+    tflop: float | None = given(None, replace(TFLOP, help=N_("FP64: work in TFLOP.")))
+
+    @property
+    def uses_model(self) -> bool:
+        return self.task not in ("render", "fp64")
+
+
+# -- recommend -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Component:
+    """One piece of the workload. Job size: ``tokens`` (train on, or generate), ``images`` ×
+    ``epochs``, ``frames`` (render), ``tflop`` (FP64 work) or ``hours`` of use (serving at
+    ``request_rate`` requests/s, or interactive work)."""
+
+    kind: str = given(
+        dataclasses.MISSING,
+        Input(
+            "choice",
+            N_("train, finetune, lora, qlora, inference, render or fp64."),
+            choices=KINDS,
+            flag="task",
+        ),
+    )
+    name: str = given("", Input("text", N_("A name for this component.")))
+    model: str | None = given(None, MODEL)
+    params: str | None = given(None, PARAMS)
+    precision: str = given("bf16-mixed", PRECISION)
+    quant: str | None = given(None, QUANT)
+    batch: int = given(1, BATCH)
+    seq: int = given(2048, SEQ)
+    prompt: int = given(512, PROMPT)
+    generate: int = given(256, GENERATE)
+    checkpointing: bool = given(False, CHECKPOINTING)
+    tokens: float | None = given(None, TOKENS)
+    images: float | None = given(None, IMAGES)
+    epochs: float = given(1.0, EPOCHS)
+    frames: float | None = given(None, FRAMES)
+    samples_per_frame: int = given(DEFAULT_SAMPLES_PER_FRAME, SAMPLES)
+    tflop: float | None = given(None, TFLOP)
+    hours: float | None = given(
+        None,
+        Input(
+            "duration",
+            N_("Hours of use (serving, interactive work): 200h, 30d."),
+            low=1e-3,
+            high=1e6,
+        ),
+    )
+    request_rate: float | None = given(
+        None, Input("number", N_("Serving: requests per second to sustain."), low=1e-6, high=1e6)
+    )
+    services: int = given(
+        1,
+        Input(
+            "int", N_("Isolated copies of this service (MIG or separate GPUs)."), low=1, high=10_000
+        ),
+    )
+    #: A model parsed by the caller (a config.json), in place of ``model``/``params``.
+    arch: ModelArch | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def training(self) -> bool:
+        return self.kind in ("train", "finetune", "lora", "qlora")
+
+    @property
+    def uses_model(self) -> bool:
+        return self.kind not in ("render", "fp64")
+
+    @property
+    def label(self) -> str:
+        return self.name or (f"{self.kind} {self.model or self.params or ''}".strip())
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Limits on the whole workload: money, time, GPUs, markets and capabilities."""
+
+    budget_usd: float | None = given(
+        None, Input("number", N_("Total budget in US$."), low=1e-2, high=1e10, flag="budget")
+    )
+    budget_usd_per_h: float | None = given(
+        None,
+        Input("number", N_("Budget in US$ per hour."), low=1e-3, high=1e6, flag="budget-per-h"),
+    )
+    deadline_h: float | None = given(
+        None,
+        Input("duration", N_("Deadline: 48h, 3d, 90min."), low=1e-3, high=1e7, flag="deadline"),
+    )
+    max_gpus: int = given(8, Input("int", N_("At most this many GPUs."), low=1, high=1024))
+    mode: str = given("rent", Input("choice", N_("rent or buy."), choices=MODES))
+    markets: tuple[str, ...] = given(DEFAULT_MARKETS, MARKET_NAMES)
+    requires: tuple[str, ...] = given(
+        (),
+        Input("names", N_("Required: rt, display, ecc, fp64, nvlink, mig."), choices=CAPABILITIES),
+    )
+    electricity_usd_per_kwh: float | None = given(
+        None,
+        Input(
+            "number",
+            N_("Buying: electricity price in US$ per kWh."),
+            low=0.0,
+            high=10.0,
+            flag="electricity",
+        ),
+    )
+    hours_per_month: float = given(
+        730.0,
+        Input(
+            "number", N_("Buying: hours of use a month for the break-even."), low=1.0, high=744.0
+        ),
+    )
+    amortize_months: float = given(
+        36.0,
+        Input(
+            "number", N_("Buying: months the cards are written off over (36)."), low=1.0, high=240.0
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Workload:
+    components: tuple[Component, ...]
+    constraints: Constraints = field(default_factory=Constraints)
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How ``recommend`` ranks, on which catalog, against which GPU."""
+
+    objective: str = given("cost", Input("choice", N_("cost, time or value."), choices=OBJECTIVES))
+    catalog: str = given(
+        "full",
+        Input("choice", N_("full, or article: its three GPUs at its prices."), choices=CATALOGS),
+    )
+    baseline: str | None = given(
+        None, Input("text", N_("A GPU you had in mind: is it over-provisioned?"))
+    )
+
+
+#: Limits on one request's size (work is bounded before it starts).
+MAX_COMPONENTS = 16
+MAX_SERVICES = 64
+MAX_PROFILES = 8
+
+
+# -- mig -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServiceRequest:
+    """An inference service to place on MIG instances (a ``[[services]]`` table): a model
+    (its memory from the estimator) or the memory a replica needs."""
+
+    name: str | None = given(None, Input("text", N_("The service's name.")))
+    model: str | None = given(None, replace(MODEL, help=N_("A service's model preset.")))
+    params: str | None = given(None, replace(PARAMS, help=N_("Or a generic size: 7B.")))
+    memory_gib: float | None = given(
+        None,
+        Input(
+            "number", N_("Or the memory a replica needs, GiB."), low=1e-3, high=1e6, flag="memory"
+        ),
+    )
+    precision: str | None = given(None, replace(PRECISION, help=N_("16-true, bf16-true…")))
+    quant: str | None = given(None, QUANT)
+    batch: int | None = given(None, replace(BATCH, help=N_("Concurrent sequences.")))
+    prompt: int | None = given(None, replace(PROMPT, help=N_("Prompt tokens.")))
+    generate: int | None = given(None, replace(GENERATE, help=N_("Generated tokens.")))
+    replicas: int = given(1, Input("int", N_("Isolated copies of the service."), low=1, high=1000))
+    profile: str | None = given(
+        None, Input("text", N_("A MIG profile to use: 3g.40gb."), max_length=40)
+    )
+
+
+@dataclass(frozen=True)
+class MigOptions:
+    """Where to plan: one MIG GPU (or all), a profile mix to check, the markets to price."""
+
+    gpu: str | None = given(None, replace(GPU_NAME, help=N_("Plan on this MIG GPU only.")))
+    profiles: tuple[str, ...] | None = given(
+        None,
+        Input(
+            "list",
+            N_("Check a mix of profiles on one --gpu: 1g.10gb,2g.20gb,3g.40gb."),
+            high=MAX_PROFILES,
+            max_length=40,
+        ),
+    )
+    markets: tuple[str, ...] = given(
+        DEFAULT_MARKETS, replace(MARKET_NAMES, help=N_("Markets to price in."))
+    )
+
+
+#: Every request type, for what covers them all (naming fields by their CLI flags).
+REQUEST_TYPES: tuple[type, ...] = (
+    FitRequest,
+    EstimateRequest,
+    ServiceRequest,
+    MigOptions,
+    Component,
+    Constraints,
+    Ranking,
+)

@@ -1,0 +1,263 @@
+"""A :class:`~whichgpu.requests.Workload` from a mapping, from a TOML or YAML workload file,
+or from one component's flags; the cross-field rules of components and constraints. Field
+rules (types, ranges, choices) are the request types' own (:mod:`whichgpu.inputs`); bad input
+is one :class:`~whichgpu.errors.InvalidInput` naming the field, and for a file its line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from whichgpu.errors import InvalidInput, Path, Ref
+from whichgpu.inputs import check_keys, parse
+from whichgpu.requests import (
+    CAPABILITIES,
+    DEFAULT_MARKETS,
+    DEFAULT_SAMPLES_PER_FRAME,
+    KINDS,
+    MARKETS,
+    MAX_COMPONENTS,
+    MODES,
+    OBJECTIVES,
+    Component,
+    Constraints,
+    Workload,
+)
+
+__all__ = [
+    "CAPABILITIES",
+    "DEFAULT_MARKETS",
+    "DEFAULT_SAMPLES_PER_FRAME",
+    "KINDS",
+    "MARKETS",
+    "MODES",
+    "OBJECTIVES",
+    "Component",
+    "Constraints",
+    "Workload",
+    "make_component",
+    "make_constraints",
+    "make_workload",
+    "parse_workload_text",
+]
+
+
+def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) -> Component:
+    """A :class:`Component` from a mapping (a file's table, the CLI's flags with ``text``, a
+    form, a JSON body), validated; ``arch`` may carry a model parsed by the caller."""
+    raw = dict(raw)
+    arch = raw.pop("arch", None)
+    component: Component = parse(Component, raw, path, text, arch=arch)
+    if arch is not None:
+        if component.model is not None or component.params is not None:
+            raise InvalidInput("model_file_and_preset", field=(*path, "model"))
+        component = replace(component, model=arch.id or arch.name)
+    elif component.uses_model and (component.model is None) == (component.params is None):
+        raise InvalidInput("model_or_size", field=(*path, "model"))
+    if component.request_rate is not None and component.kind != "inference":
+        raise InvalidInput("rate_for_inference", field=(*path, "request_rate"))
+    if not component.uses_model and (component.model or component.params) and arch is None:
+        raise InvalidInput("takes_no_model", field=(*path, "model"), kind=component.kind)
+    sizes = [
+        k for k in ("tokens", "images", "frames", "tflop") if getattr(component, k) is not None
+    ]
+    if component.hours is not None and sizes:
+        raise InvalidInput("size_or_hours", field=(*path, "hours"), size=Ref((*path, sizes[0])))
+    if component.kind == "render" and component.frames is None and component.hours is None:
+        raise InvalidInput("render_frames", field=(*path, "frames"))
+    if component.kind == "fp64" and component.tflop is None and component.hours is None:
+        raise InvalidInput("fp64_tflop", field=(*path, "tflop"))
+    return component
+
+
+def make_constraints(raw: Mapping[str, Any], path: Path = (), text: bool = False) -> Constraints:
+    constraints: Constraints = parse(Constraints, raw, path, text)
+    if not constraints.markets and constraints.mode == "rent":
+        raise InvalidInput("no_market", field=(*path, "markets"))
+    return constraints
+
+
+def make_workload(raw: Mapping[str, Any]) -> Workload:
+    """A :class:`Workload` from a parsed file or a JSON body: ``name``, ``constraints`` and
+    ``components`` (one to :data:`~whichgpu.requests.MAX_COMPONENTS`)."""
+    check_keys(raw, ("name", "constraints", "components"))
+    items = raw.get("components")
+    if not isinstance(items, list) or not items:
+        raise InvalidInput("no_components", field=("components",))
+    if len(items) > MAX_COMPONENTS:
+        raise InvalidInput("too_many", field=("components",), n=MAX_COMPONENTS)
+    components = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise InvalidInput("not_a_table", field=("components", i))
+        components.append(make_component(item, ("components", i)))
+    constraints_raw = raw.get("constraints", {})
+    if not isinstance(constraints_raw, Mapping):
+        raise InvalidInput("not_a_table", field=("constraints",))
+    constraints = make_constraints(constraints_raw, ("constraints",))
+    name = raw.get("name", "")
+    if not isinstance(name, str):
+        raise InvalidInput("not_text", field=("name",), value=name)
+    return Workload(tuple(components), constraints, name)
+
+
+# -- files ---------------------------------------------------------------------------------
+
+
+def _toml_locator(text: str) -> Any:
+    """Line of a key path in a TOML file: the path's tables (``[[components]]`` counted) and
+    then the key, found by scanning headers and ``key =`` lines."""
+    lines = text.splitlines()
+
+    def locate(path: tuple[str | int, ...]) -> int | None:
+        section: list[str | int] = []
+        counts: dict[str, int] = {}
+        want_table = tuple(p for p in path[:-1])
+        key = str(path[-1])
+        for number, line in enumerate(lines, 1):
+            stripped = line.strip()
+            if stripped.startswith("[["):
+                name = stripped.strip("[] ")
+                counts[name] = counts.get(name, -1) + 1
+                section = [name, counts[name]]
+                if tuple(section) == tuple(path):
+                    return number
+                continue
+            if stripped.startswith("["):
+                section = [stripped.strip("[] ")]
+                if tuple(section) == tuple(path):
+                    return number
+                continue
+            if tuple(section) == want_table and stripped.split("=")[0].strip() == key:
+                return number
+        return None
+
+    return locate
+
+
+def _yaml_locator(text: str) -> Any:
+    import yaml
+
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+
+    def locate(path: tuple[str | int, ...]) -> int | None:
+        node = root
+        for part in path:
+            if isinstance(node, yaml.MappingNode):
+                found = [(k, v) for k, v in node.value if k.value == part]
+                if not found:
+                    return int(node.start_mark.line) + 1
+                key_node, node = found[0]
+                if part == path[-1]:
+                    return int(key_node.start_mark.line) + 1
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                if part >= len(node.value):
+                    return int(node.start_mark.line) + 1
+                node = node.value[part]
+            else:
+                break
+        return int(node.start_mark.line) + 1 if node is not None else None
+
+    return locate
+
+
+def load_table(path: Any) -> tuple[dict[str, Any], Any]:
+    """A TOML or YAML file of tables, parsed as data (safe loaders only), and the locator of
+    its keys' lines (for :func:`located`)."""
+    from whichgpu.userdata import read_user_file
+
+    raw, locate = _parse(read_user_file(path), str(path))
+    return dict(raw), locate
+
+
+def parse_workload_text(text: str, origin: str) -> Workload:
+    """Parse a TOML (``.toml``) or YAML (``.yaml``/``.yml``) workload as data (safe loaders
+    only) and validate it; an error names the file, the line and the field."""
+    raw, locate = _parse(text, origin)
+    with located(origin, locate):
+        return make_workload(raw)
+
+
+@contextmanager
+def located(origin: str, locate: Any = None) -> Iterator[None]:
+    """Errors raised inside name ``origin`` (a file) and the line of their field."""
+    try:
+        yield
+    except InvalidInput as error:
+        if error.origin is None:
+            path = error.field or ()
+            found: list[int | None] = (
+                [locate(path[:n]) for n in range(len(path), 0, -1)] if locate else []
+            )
+            line = next((n for n in found if n), None)
+            error.origin = f"{origin}:{line}" if line else origin
+        raise
+
+
+def _parse(text: str, origin: str) -> tuple[Mapping[str, Any], Any]:
+    if origin.endswith((".yaml", ".yml")):
+        import yaml
+
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            problem = getattr(error, "problem", None) or str(error)
+            invalid = InvalidInput("not_yaml", reason=problem)
+            invalid.origin = f"{origin}{line}"
+            raise invalid from None
+        locate = _yaml_locator(text)
+    else:
+        import tomllib
+
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            problem = InvalidInput("not_toml", reason=str(error))
+            problem.origin = origin
+            raise problem from None
+        locate = _toml_locator(text)
+    if not isinstance(raw, Mapping):
+        problem = InvalidInput("not_a_workload")
+        problem.origin = origin
+        raise problem
+    return raw, locate
+
+
+def build_workload(
+    file: Any | None, component: Mapping[str, Any], constraints: Mapping[str, Any]
+) -> Workload:
+    """A workload from a file, or from one component's flags (text, as typed); constraint
+    flags given with a file override the file's."""
+    given = {k: v for k, v in component.items() if v is not None}
+    limits = {k: v for k, v in constraints.items() if v is not None}
+    if file is None:
+        if "kind" not in given:
+            raise InvalidInput(
+                "give_workload",
+                task=Ref(("kind",)),
+                model=Ref(("model",)),
+                params=Ref(("params",)),
+                file=Ref(("file",)),
+            )
+        return Workload((make_component(given, text=True),), make_constraints(limits, text=True))
+    if given:
+        raise InvalidInput(
+            "file_and_flags",
+            field=(next(iter(given)),),
+            file=Ref(("file",)),
+            flag=Ref((next(iter(given)),)),
+        )
+    from whichgpu.userdata import read_user_file
+
+    workload = parse_workload_text(read_user_file(file), str(file))
+    if limits:
+        from dataclasses import asdict
+
+        merged = {**asdict(workload.constraints), **limits}
+        workload = replace(workload, constraints=make_constraints(merged, text=True))
+    return workload
