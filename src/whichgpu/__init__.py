@@ -30,7 +30,7 @@ _EXPORTS = {
     "resolve_model": "whichgpu.models",
     "ModelArch": "whichgpu.models.arch",
     "Job": "whichgpu.job",
-    "make_job": "whichgpu.job",
+    "make_job": "whichgpu.requests",
     "Comparison": "whichgpu.comparison",
     "compare": "whichgpu.comparison",
     "FitResult": "whichgpu.fitting",
@@ -38,11 +38,11 @@ _EXPORTS = {
     "estimate_memory": "whichgpu.estimate.memory",
     "ThroughputEstimate": "whichgpu.throughput",
     "estimate_throughput": "whichgpu.throughput",
-    "Workload": "whichgpu.workload_files",
-    "Component": "whichgpu.workload_files",
-    "Constraints": "whichgpu.workload_files",
+    "Workload": "whichgpu.requests",
+    "Component": "whichgpu.requests",
+    "Constraints": "whichgpu.requests",
     "make_workload": "whichgpu.workload_files",
-    "Recommendation": "whichgpu.recommender.engine",
+    "Recommendation": "whichgpu.recommender.options",
     "recommend": "whichgpu.recommender.engine",
     "ServiceSpec": "whichgpu.mig_planner",
     "MigResult": "whichgpu.mig_planner",
@@ -99,13 +99,15 @@ if TYPE_CHECKING:
     )
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.fitting import FitResult, fit
-    from whichgpu.job import Job, make_job
+    from whichgpu.job import Job
     from whichgpu.mig_planner import MigResult, ServiceSpec, make_service, plan_mig
     from whichgpu.models import resolve_model
     from whichgpu.models.arch import ModelArch
-    from whichgpu.recommender.engine import Recommendation, recommend
+    from whichgpu.recommender.engine import recommend
+    from whichgpu.recommender.options import Recommendation
+    from whichgpu.requests import Component, Constraints, Workload, make_job
     from whichgpu.throughput import ThroughputEstimate, estimate_throughput
-    from whichgpu.workload_files import Component, Constraints, Workload, make_workload
+    from whichgpu.workload_files import make_workload
 
 
 def __getattr__(name: str) -> Any:

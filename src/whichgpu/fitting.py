@@ -197,7 +197,7 @@ def fit_request(
     against every GPU (and ``request.gpu``), and with ``gpu_memory_utilization`` the vLLM
     serving capacity."""
     from whichgpu.errors import InvalidInput
-    from whichgpu.job import make_job
+    from whichgpu.requests import make_job
 
     job = make_job(**request.job_fields())
     target = catalog.resolve(request.gpu) if request.gpu else None

@@ -8,7 +8,7 @@ precision to 16-bit weights with fp32 master weights (Rajbhandari et al., 2020, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from whichgpu.errors import InvalidInput, Ref
@@ -100,44 +100,6 @@ class Job:
     def dp(self) -> int:
         """Data-parallel degree: the GPUs left after tensor and pipeline parallelism."""
         return max(1, self.gpus // (self.tp * self.pp))
-
-
-def make_job(**fields: object) -> Job:
-    """A :class:`Job` from user input, validated with the request types' field rules (those
-    of :class:`~whichgpu.requests.FitRequest`); bad input is one :class:`InvalidInput`."""
-    from whichgpu.inputs import check_keys, value_of
-    from whichgpu.requests import job_inputs
-
-    inputs = job_inputs()
-    check_keys(fields, [*inputs, "all_logits"])
-    values: dict[str, object] = {}
-    for key, value in fields.items():
-        if value is None:
-            continue
-        if key == "all_logits":
-            if not isinstance(value, bool):
-                raise InvalidInput("not_bool", field=(key,), value=value)
-            values[key] = value
-        else:
-            values[key] = value_of(inputs[key], value, (key,))
-    if values.get("precision") in MATH_STORAGE:
-        values["math"] = values["precision"]
-        values["precision"] = MATH_STORAGE[str(values["math"])]
-    job = Job(**values)  # type: ignore[arg-type]
-    if job.task == "qlora" and job.quant is None:
-        job = replace(job, quant="nf4")
-    if job.gpus % (job.tp * job.pp):
-        raise InvalidInput(
-            "gpus_multiple",
-            field=("gpus",),
-            gpus=job.gpus,
-            n=job.tp * job.pp,
-            tp=Ref(("tp",)),
-            pp=Ref(("pp",)),
-        )
-    if job.task == "inference" and job.zero:
-        raise InvalidInput("zero_inference", field=("zero",), tp=Ref(("tp",)))
-    return job
 
 
 def check_positions(arch: ModelArch, job: Job) -> None:

@@ -15,9 +15,11 @@ import dataclasses
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
+from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input, given
 from whichgpu.job import (
+    MATH_STORAGE,
     OPTIMIZERS,
     PRECISIONS,
     QUANT_BITS,
@@ -25,6 +27,7 @@ from whichgpu.job import (
     Attention,
     Checkpointing,
     Engine,
+    Job,
     KvDtype,
     LoraTargets,
 )
@@ -155,6 +158,43 @@ def job_inputs() -> dict[str, Input]:
     for name in ("model", "params", "gpu", "gpu_memory_utilization"):
         del rules[name]
     return rules
+
+
+def make_job(**fields: object) -> Job:
+    """A :class:`Job` from user input, validated with the request types' field rules (those
+    of :class:`~whichgpu.requests.FitRequest`); bad input is one :class:`InvalidInput`."""
+    from whichgpu.inputs import check_keys, value_of
+
+    inputs = job_inputs()
+    check_keys(fields, [*inputs, "all_logits"])
+    values: dict[str, object] = {}
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if key == "all_logits":
+            if not isinstance(value, bool):
+                raise InvalidInput("not_bool", field=(key,), value=value)
+            values[key] = value
+        else:
+            values[key] = value_of(inputs[key], value, (key,))
+    if values.get("precision") in MATH_STORAGE:
+        values["math"] = values["precision"]
+        values["precision"] = MATH_STORAGE[str(values["math"])]
+    job = Job(**values)  # type: ignore[arg-type]
+    if job.task == "qlora" and job.quant is None:
+        job = replace(job, quant="nf4")
+    if job.gpus % (job.tp * job.pp):
+        raise InvalidInput(
+            "gpus_multiple",
+            field=("gpus",),
+            gpus=job.gpus,
+            n=job.tp * job.pp,
+            tp=Ref(("tp",)),
+            pp=Ref(("pp",)),
+        )
+    if job.task == "inference" and job.zero:
+        raise InvalidInput("zero_inference", field=("zero",), tp=Ref(("tp",)))
+    return job
 
 
 # -- estimate ------------------------------------------------------------------------------

@@ -281,7 +281,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     """``whichgpu estimate`` (the CLI, the HTTP API and the web share it): a model's job
     (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without a
     model. The request's fields are already checked (:mod:`whichgpu.inputs`)."""
-    from whichgpu.job import make_job
+    from whichgpu.requests import make_job
 
     r = request
     if not r.uses_model:

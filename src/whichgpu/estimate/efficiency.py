@@ -23,8 +23,9 @@ from whichgpu.estimate.perf import (
     tensor_tflops,
     train_flops_per_token,
 )
-from whichgpu.job import MATH_STORAGE, QUANT_BITS, Job, make_job
+from whichgpu.job import MATH_STORAGE, QUANT_BITS, Job
 from whichgpu.models.arch import ModelArch
+from whichgpu.requests import make_job
 
 #: Benchmark model names that are presets under another name, or generic sizes (MosaicML's
 #: MPT configurations as published in llm-foundry's benchmark tables).

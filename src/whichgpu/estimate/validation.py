@@ -13,8 +13,9 @@ import statistics
 from dataclasses import dataclass
 
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
-from whichgpu.job import Job, make_job
+from whichgpu.job import Job
 from whichgpu.models import resolve_model
+from whichgpu.requests import make_job
 
 
 @dataclass(frozen=True)

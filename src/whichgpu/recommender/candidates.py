@@ -120,8 +120,8 @@ def has_capability(gpu: GPU, capability: str) -> bool:
 
 def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
-    from whichgpu.job import make_job
     from whichgpu.models import resolve_model
+    from whichgpu.requests import make_job
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"

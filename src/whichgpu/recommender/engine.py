@@ -8,7 +8,7 @@ Pipeline (DESIGN.md): workload → candidates (GPU × count × MIG slice) → me
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -29,82 +29,16 @@ from whichgpu.recommender.candidates import (
     model_job,
     run_component,
 )
-from whichgpu.workload_files import Workload
+from whichgpu.recommender.options import STALE_PRICE_MONTHS, Option, Recommendation
+from whichgpu.recommender.reasons import explain
+from whichgpu.requests import Workload
+
+__all__ = ["STALE_PRICE_MONTHS", "Option", "Recommendation", "recommend"]
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
     from whichgpu.job import Job
     from whichgpu.models.arch import ModelArch
-
-#: Price listings older than this many months are flagged (GPU rental prices moved by
-#: 30–50 % within a year in 2023–2025: prices.csv's own dated rows).
-STALE_PRICE_MONTHS = 12
-
-
-@dataclass(frozen=True)
-class Option:
-    """One candidate, priced: hardware, what it does with each component, and its cost."""
-
-    hardware: Hardware
-    market: str | None
-    runs: tuple[ComponentRun, ...]
-    usd_per_h: float | None = None
-    usd_per_h_high: float | None = None
-    price_provider: str | None = None
-    price_source: str | None = None
-    price_as_of: str | None = None
-    purchase_usd: float | None = None
-    #: Buying: the electricity part of ``usd_per_h`` (the rest is the cards, amortised)
-    power_usd_per_h: float | None = None
-    break_even_months: float | None = None
-    time_s: float | None = None
-    cost_usd: float | None = None
-    cost_usd_high: float | None = None
-    feasible: bool = False
-    blockers: tuple[Note, ...] = ()
-    score: float | None = None
-    pareto: bool = False
-
-    @property
-    def gpu(self) -> GPU:
-        return self.hardware.gpu
-
-    @property
-    def gpus(self) -> int:
-        return self.hardware.gpus
-
-    @property
-    def fits(self) -> bool:
-        return all(r.fits for r in self.runs)
-
-    @property
-    def throughput(self) -> float | None:
-        return self.runs[0].throughput if self.runs else None
-
-    @property
-    def value(self) -> float | None:
-        """Throughput per dollar-hour of the first component (work per dollar)."""
-        if self.throughput is None or not self.usd_per_h:
-            return None
-        return self.throughput / self.usd_per_h
-
-    @property
-    def key(self) -> tuple[str, int, str]:
-        return (self.gpu.id, self.hardware.count, self.hardware.mig_profile or "")
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    workload: Workload
-    objective: str
-    options: tuple[Option, ...]
-    pick: Option | None
-    reasons: tuple[Note, ...]
-    warnings: tuple[Note, ...]
-    assumptions: tuple[Note, ...]
-    infeasible: tuple[Note, ...] = ()
-    baseline: Option | None = None
-    unpriced: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
@@ -350,7 +284,6 @@ def recommend(
     today: date | None = None,
 ) -> Recommendation:
     """The ranked options, the pick (None when nothing is feasible) and why."""
-    from whichgpu.recommender.reasons import explain
 
     options = evaluate(catalog, workload)
     ranked = rank(options, objective)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from whichgpu.notes import Note, note
 from whichgpu.recommender.candidates import has_capability
-from whichgpu.recommender.engine import STALE_PRICE_MONTHS, Option, Recommendation
-from whichgpu.workload_files import Workload
+from whichgpu.recommender.options import STALE_PRICE_MONTHS, Option, Recommendation
+from whichgpu.requests import Workload
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog

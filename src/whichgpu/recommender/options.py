@@ -1,0 +1,82 @@
+"""The recommender's results: each priced candidate (:class:`Option`) and the ranked answer
+(:class:`Recommendation`), shared by the engine that builds them and the reasons that
+explain them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from whichgpu.catalog.records import GPU
+from whichgpu.notes import Note
+from whichgpu.recommender.candidates import ComponentRun, Hardware
+from whichgpu.requests import Workload
+
+#: Price listings older than this many months are flagged (GPU rental prices moved by
+#: 30–50 % within a year in 2023–2025: prices.csv's own dated rows).
+STALE_PRICE_MONTHS = 12
+
+
+@dataclass(frozen=True)
+class Option:
+    """One candidate, priced: hardware, what it does with each component, and its cost."""
+
+    hardware: Hardware
+    market: str | None
+    runs: tuple[ComponentRun, ...]
+    usd_per_h: float | None = None
+    usd_per_h_high: float | None = None
+    price_provider: str | None = None
+    price_source: str | None = None
+    price_as_of: str | None = None
+    purchase_usd: float | None = None
+    #: Buying: the electricity part of ``usd_per_h`` (the rest is the cards, amortised)
+    power_usd_per_h: float | None = None
+    break_even_months: float | None = None
+    time_s: float | None = None
+    cost_usd: float | None = None
+    cost_usd_high: float | None = None
+    feasible: bool = False
+    blockers: tuple[Note, ...] = ()
+    score: float | None = None
+    pareto: bool = False
+
+    @property
+    def gpu(self) -> GPU:
+        return self.hardware.gpu
+
+    @property
+    def gpus(self) -> int:
+        return self.hardware.gpus
+
+    @property
+    def fits(self) -> bool:
+        return all(r.fits for r in self.runs)
+
+    @property
+    def throughput(self) -> float | None:
+        return self.runs[0].throughput if self.runs else None
+
+    @property
+    def value(self) -> float | None:
+        """Throughput per dollar-hour of the first component (work per dollar)."""
+        if self.throughput is None or not self.usd_per_h:
+            return None
+        return self.throughput / self.usd_per_h
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.gpu.id, self.hardware.count, self.hardware.mig_profile or "")
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    workload: Workload
+    objective: str
+    options: tuple[Option, ...]
+    pick: Option | None
+    reasons: tuple[Note, ...]
+    warnings: tuple[Note, ...]
+    assumptions: tuple[Note, ...]
+    infeasible: tuple[Note, ...] = ()
+    baseline: Option | None = None
+    unpriced: tuple[str, ...] = field(default_factory=tuple)
