@@ -14,11 +14,10 @@ from whichgpu.estimate.efficiency import (
     power_density,
     sustained_clock,
 )
+from whichgpu.estimate.parallel import allreduce_seconds, tensor_parallel_seconds
 from whichgpu.estimate.perf import (
-    allreduce_seconds,
     decode_bytes_per_step,
     image_flops,
-    tensor_parallel_seconds,
     tensor_tflops,
     train_flops_per_token,
 )
@@ -145,7 +144,7 @@ def test_a_power_limited_card_loses_clock_and_eta_stays_physical(catalog: Catalo
 def test_nvlink_domains_bridged_pairs_and_baseboards(catalog: Catalog) -> None:
     """An NVLink bridge joins two PCIe cards; an SXM baseboard's NVSwitch joins eight. A ring
     over more GPUs than the domain crosses PCIe."""
-    from whichgpu.estimate.perf import link_gb_per_s, nvlink_domain
+    from whichgpu.estimate.parallel import link_gb_per_s, nvlink_domain
 
     a6000, a100 = catalog.gpu("rtx-a6000"), catalog.gpu("a100-80gb-sxm")
     assert nvlink_domain(a6000) == 2 and nvlink_domain(a100) == 8

@@ -114,14 +114,16 @@ def test_a_field_added_to_a_request_type_reaches_every_door(
     @app.command()
     @with_fields(ComponentPlus, Constraints)
     def recommend(fields: dict[str, Any]) -> None:
-        parse(ComponentPlus, {k: fields[k] for k in (s.name for s in specs(ComponentPlus))},
-              text=True)  # fmt: skip
+        parse(
+            ComponentPlus, {k: fields[k] for k in (s.name for s in specs(ComponentPlus))}, text=True
+        )
 
     runner = CliRunner()
     help_text = runner.invoke(app, ["--help"], env={"COLUMNS": "200"}).output
     assert "--gradient-accumulation" in help_text and "Micro-batches per optimizer" in help_text
-    bad = runner.invoke(app, ["--task", "lora", "--model", "llama-2-7b",
-                              "--gradient-accumulation", "0"])  # fmt: skip
+    bad = runner.invoke(
+        app, ["--task", "lora", "--model", "llama-2-7b", "--gradient-accumulation", "0"]
+    )
     assert isinstance(bad.exception, InvalidInput) and bad.exception.code == "out_of_range_int"
     # the API's schema
     import whichgpu.requests as requests
@@ -156,8 +158,12 @@ def test_cli_options_are_the_request_types_field_for_field() -> None:
     skipped = {"recommend": {"name"}, "mig": {"name", "profile"}}
     for command, parts in commands.items():
         options = {o for p in group.commands[command].params for o in p.opts}  # type: ignore[attr-defined]
-        flags = {s.flag for part in parts for s in specs(part)
-                 if s.name not in skipped.get(command, set())}  # fmt: skip
+        flags = {
+            s.flag
+            for part in parts
+            for s in specs(part)
+            if s.name not in skipped.get(command, set())
+        }
         assert flags <= options, (command, flags - options)
 
 
@@ -166,9 +172,13 @@ def test_the_openapi_document_describes_the_request_types() -> None:
 
     document = TestClient(create_app()).get("/openapi.json").json()
     schemas = document["components"]["schemas"]
-    for name, cls in (("FitRequest", FitRequest), ("EstimateRequest", EstimateRequest),
-                      ("ComponentIn", Component), ("ConstraintsIn", Constraints),
-                      ("ServiceIn", ServiceRequest)):  # fmt: skip
+    for name, cls in (
+        ("FitRequest", FitRequest),
+        ("EstimateRequest", EstimateRequest),
+        ("ComponentIn", Component),
+        ("ConstraintsIn", Constraints),
+        ("ServiceIn", ServiceRequest),
+    ):
         assert set(json_schema(cls)["properties"]) <= set(schemas[name]["properties"]), name
     body = document["paths"]["/api/v1/recommend"]["post"]["requestBody"]
     assert body["content"]["application/json"]["schema"] == {
@@ -188,21 +198,48 @@ GOOD: list[tuple[dict[str, Any], dict[str, Any]]] = [
     ({"kind": "finetune", "model": "gpt2", "tokens": 1e7, "checkpointing": True}, {}),
     ({"kind": "inference", "model": "llama-3.1-8b", "hours": 200}, {"max_gpus": 4}),
     ({"kind": "inference", "model": "llama-3.1-8b", "hours": "30d", "request_rate": 2}, {}),
-    ({"kind": "inference", "model": "llama-3.1-8b", "quant": "int4", "hours": 100,
-      "services": 7}, {}),  # fmt: skip
-    ({"kind": "inference", "model": "mixtral-8x7b", "prompt": 1000, "generate": 200,
-      "tokens": 1e6}, {"markets": ["spot"]}),  # fmt: skip
-    ({"kind": "train", "model": "resnet-50", "images": 1281167, "epochs": 90, "batch": 256},
-     {"deadline_h": 24}),  # fmt: skip
+    (
+        {
+            "kind": "inference",
+            "model": "llama-3.1-8b",
+            "quant": "int4",
+            "hours": 100,
+            "services": 7,
+        },
+        {},
+    ),
+    (
+        {
+            "kind": "inference",
+            "model": "mixtral-8x7b",
+            "prompt": 1000,
+            "generate": 200,
+            "tokens": 1e6,
+        },
+        {"markets": ["spot"]},
+    ),
+    (
+        {"kind": "train", "model": "resnet-50", "images": 1281167, "epochs": 90, "batch": 256},
+        {"deadline_h": 24},
+    ),
     ({"kind": "render", "frames": 2000}, {"requires": ["rt"]}),
     ({"kind": "render", "frames": 100, "samples_per_frame": 4096}, {"mode": "buy"}),
     ({"kind": "fp64", "tflop": 1e6}, {"requires": ["fp64", "ecc"]}),
     ({"kind": "fp64", "hours": 10}, {"budget_usd_per_h": 5}),
     ({**LORA, "tokens": 1e8, "precision": "bf16-true"}, {"markets": ["on-demand", "spot"]}),
-    ({**LORA, "tokens": 1e8}, {"mode": "buy", "electricity_usd_per_kwh": 0.25,
-                               "amortize_months": 24, "hours_per_month": 300}),  # fmt: skip
-    ({"kind": "train", "model": "llama-2-13b", "tokens": "2B", "precision": "fp8-mixed"},
-     {"deadline_h": "3d"}),  # fmt: skip
+    (
+        {**LORA, "tokens": 1e8},
+        {
+            "mode": "buy",
+            "electricity_usd_per_kwh": 0.25,
+            "amortize_months": 24,
+            "hours_per_month": 300,
+        },
+    ),
+    (
+        {"kind": "train", "model": "llama-2-13b", "tokens": "2B", "precision": "fp8-mixed"},
+        {"deadline_h": "3d"},
+    ),
     ({"kind": "inference", "model": "bert-base-uncased", "tokens": 1e9, "seq": 512}, {}),
     ({"kind": "lora", "model": "qwen2.5-7b", "tokens": 1e8, "batch": 8, "seq": 1024}, {}),
     ({"kind": "train", "model": "vit-b-16", "images": 1e6, "epochs": 1.5}, {"max_gpus": 16}),
@@ -216,8 +253,12 @@ BAD: list[tuple[dict[str, Any], dict[str, Any], str, str]] = [
     ({"kind": "dance", "model": "llama-2-7b"}, {}, "unknown_value", "kind"),
     ({**LORA, "precision": "fp4"}, {}, "unknown_value", "precision"),
     ({**LORA, "quant": "int3"}, {}, "unknown_value", "quant"),
-    ({"kind": "inference", "model": "llama-2-7b", "hours": "soon"}, {}, "not_a_duration",
-     "hours"),  # fmt: skip
+    (
+        {"kind": "inference", "model": "llama-2-7b", "hours": "soon"},
+        {},
+        "not_a_duration",
+        "hours",
+    ),
     ({**LORA, "model": "llama-2-7b", "params": "7B"}, {}, "model_or_size", "model"),
     ({"kind": "lora"}, {}, "model_or_size", "model"),
     ({"kind": "render"}, {}, "render_frames", "frames"),
@@ -226,8 +267,12 @@ BAD: list[tuple[dict[str, Any], dict[str, Any], str, str]] = [
     ({**LORA, "tokens": 1e8, "hours": 5}, {}, "size_or_hours", "hours"),
     ({"kind": "render", "frames": 10, "model": "gpt2"}, {}, "takes_no_model", "model"),
     ({**LORA, "epochs": 0}, {}, "out_of_range", "epochs"),
-    ({"kind": "render", "frames": 10, "samples_per_frame": 0}, {}, "out_of_range_int",
-     "samples_per_frame"),  # fmt: skip
+    (
+        {"kind": "render", "frames": 10, "samples_per_frame": 0},
+        {},
+        "out_of_range_int",
+        "samples_per_frame",
+    ),
     ({**LORA}, {"budget_usd": -1}, "out_of_range", "budget_usd"),
     ({**LORA}, {"markets": ["moon"]}, "unknown_value", "markets"),
     ({**LORA}, {"mode": "lease"}, "unknown_value", "mode"),
@@ -251,8 +296,13 @@ def _toml(component: dict[str, Any], constraints: dict[str, Any]) -> str:
     def line(key: str, value: Any) -> str:
         return f"{key} = {json.dumps(value) if not isinstance(value, bool) else str(value).lower()}"
 
-    lines = ["[constraints]", *(line(k, v) for k, v in constraints.items()), "",
-             "[[components]]", *(line(k, v) for k, v in component.items())]  # fmt: skip
+    lines = [
+        "[constraints]",
+        *(line(k, v) for k, v in constraints.items()),
+        "",
+        "[[components]]",
+        *(line(k, v) for k, v in component.items()),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -268,10 +318,16 @@ def _through_every_door(component: dict[str, Any], constraints: dict[str, Any]) 
 
     text_component = {k: _as_text(v) for k, v in component.items()}
     text_constraints = {k: _as_text(v) for k, v in constraints.items()}
-    form = {("task" if k == "kind" else k): ("on" if v is True else v)
-            for k, v in text_component.items() if v}  # fmt: skip
-    form |= {("deadline" if k == "deadline_h" else k): v for k, v in text_constraints.items()
-             if k not in ("markets", "requires")}  # fmt: skip
+    form = {
+        ("task" if k == "kind" else k): ("on" if v is True else v)
+        for k, v in text_component.items()
+        if v
+    }
+    form |= {
+        ("deadline" if k == "deadline_h" else k): v
+        for k, v in text_constraints.items()
+        if k not in ("markets", "requires")
+    }
     lists = {k: [v] for k, v in text_constraints.items() if k in ("markets", "requires")}
     if "markets" not in lists:  # the form's market boxes, as it shows them checked
         lists["markets"] = ["on-demand", "marketplace"]

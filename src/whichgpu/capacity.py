@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import estimate_memory
-from whichgpu.fitting import usable_bytes
+from whichgpu.estimate.parallel import usable_bytes
 from whichgpu.job import Job
 from whichgpu.models.generic import generic_arch
 

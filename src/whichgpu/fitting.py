@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.estimate.parallel import min_gpus, usable_bytes
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
@@ -17,14 +18,6 @@ from whichgpu.units import BYTES_PER_GIB
 if TYPE_CHECKING:
     from whichgpu.estimate.serving import ServingCapacity
     from whichgpu.requests import FitRequest
-
-#: The largest GPU count ``fit`` searches (a cluster of 128 nodes of 8).
-MAX_GPUS = 1024
-
-
-def usable_bytes(gpu: GPU) -> float:
-    """A GPU's memory in bytes: its "GB" are binary (an A100 80GB has 81,920 MiB)."""
-    return gpu.vram_gb * BYTES_PER_GIB
 
 
 @dataclass(frozen=True)
@@ -54,48 +47,6 @@ class FitResult:
     gpus: tuple[GpuFit, ...]
     target: GPU | None
     changes: tuple[Change, ...]
-
-
-def scaled_job(job: Job, count: int) -> tuple[Job, str]:
-    """``job`` spread over ``count`` GPUs the way users do: training shards its state with
-    ZeRO-3 / FSDP over data parallelism (keeping the user's tp and pp); inference splits the
-    model with tensor parallelism up to 8 GPUs (one node), then pipeline stages."""
-    if count == 1:
-        return replace(job, gpus=1, tp=1, pp=1, zero=job.zero if job.training else 0), "1 GPU"
-    if job.training:
-        # Sharded mixed precision runs in DeepSpeed (or FSDP's MixedPrecision policy): 16-bit
-        # weights and fp32 masters, both sharded; torch autocast's cached 16-bit weight
-        # copies would hold every gathered layer and undo the sharding.
-        engine = (
-            "deepspeed" if job.engine == "torch" and job.precision.endswith("mixed") else job.engine
-        )
-        sharded = replace(job, gpus=count, zero=3, engine=engine)
-        if count % (job.tp * job.pp):
-            sharded = replace(sharded, tp=1, pp=1)
-        return sharded, f"ZeRO-3 over {count}"
-    tp = min(count, 8)
-    pp = max(1, count // tp)
-    strategy = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
-    return replace(job, gpus=tp * pp, tp=tp, pp=pp), strategy
-
-
-def _counts() -> list[int]:
-    out, n = [], 1
-    while n <= MAX_GPUS:
-        out.append(n)
-        n = n + 1 if n < 8 else n * 2
-    return out
-
-
-def min_gpus(arch: ModelArch, job: Job, gpu: GPU) -> tuple[int | None, str]:
-    """The smallest count of ``gpu`` that holds the job (1–8, then powers of two)."""
-    for count in _counts():
-        if not job.training and count > 8 and count % 8:
-            continue
-        scaled, strategy = scaled_job(job, count)
-        if estimate_memory(arch, scaled).total_bytes <= usable_bytes(gpu):
-            return count, strategy
-    return None, f"more than {MAX_GPUS}"
 
 
 def fit_gpu(arch: ModelArch, job: Job, gpu: GPU, estimate: MemoryEstimate) -> GpuFit:

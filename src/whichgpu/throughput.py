@@ -15,7 +15,8 @@ from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency import ideal_rate, load_efficiency, observe
 from whichgpu.estimate.memory import gradients_bytes, weights_bytes
-from whichgpu.estimate.perf import allreduce_seconds, tensor_tflops, train_flops_per_token
+from whichgpu.estimate.parallel import allreduce_seconds
+from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 

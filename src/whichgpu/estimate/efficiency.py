@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from whichgpu.catalog.records import GPU, Benchmark
+from whichgpu.estimate.parallel import tensor_parallel_seconds
 from whichgpu.estimate.perf import (
     decode_bytes_per_step,
     forward_flops_per_token,
     image_flops,
-    tensor_parallel_seconds,
     tensor_tflops,
     train_flops_per_token,
 )

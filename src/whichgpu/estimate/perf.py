@@ -18,8 +18,6 @@ The efficiencies η are fitted on published measurements (``scripts/fit_efficien
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import weights_bytes
 from whichgpu.job import Job
@@ -27,9 +25,6 @@ from whichgpu.models.arch import ModelArch
 
 #: ResNet-50 forward, multiply-accumulates per 224² image (torchvision weights table, 4.09).
 RESNET50_MACS = 4.09e9
-
-#: PCIe x16 bandwidth per direction in GB/s by generation (PCI-SIG: 3.0 ≈ 16, 4.0 ≈ 32, 5.0 ≈ 64).
-PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 
 
 def tensor_tflops(gpu: GPU, precision: str) -> float:
@@ -96,57 +91,3 @@ def decode_bytes_per_step(
     kv_elem = 1.0 if job.kv_dtype == "fp8" else 2.0
     kv = float(arch.n_layers) * arch.kv_dim * context * job.batch * kv_elem
     return weights + kv
-
-
-#: GPUs one NVLink fabric joins all-to-all: an SXM baseboard's 8 (NVSwitch on HGX A100,
-#: H100, H200, B200; DGX-1's hybrid cube mesh for V100 SXM2), but only pairs of PCIe cards
-#: (an NVLink bridge joins two: RTX A6000, A40, A100/H100 PCIe, RTX 3090).
-SXM_NVLINK_DOMAIN = 8
-BRIDGE_NVLINK_DOMAIN = 2
-
-
-def nvlink_domain(gpu: GPU) -> int:
-    if not gpu.nvlink_gb_per_s:
-        return 1
-    return BRIDGE_NVLINK_DOMAIN if gpu.form_factor.startswith("PCIe") else SXM_NVLINK_DOMAIN
-
-
-def link_gb_per_s(gpu: GPU, gpus: int = 2) -> float:
-    """One direction of the slowest link a ring over ``gpus`` GPUs crosses: NVLink (half its
-    bidirectional figure) while the ring stays inside one NVLink domain, PCIe x16 of the
-    card's generation once it leaves it (bridged pairs, or more than 8 SXM GPUs, where the
-    node's PCIe/network path is taken as PCIe-class)."""
-    if gpu.nvlink_gb_per_s and gpus <= nvlink_domain(gpu):
-        return gpu.nvlink_gb_per_s / 2
-    return PCIE_X16_GB_PER_S.get(gpu.pcie_gen or 4, 31.5)
-
-
-def tensor_parallel_seconds(arch: ModelArch, tokens: float, gpus: int, gpu: GPU) -> float:
-    """Tensor-parallel communication of a forward pass over ``tokens`` tokens: Megatron-LM
-    (Shoeybi et al., 2019, §3, Fig. 3) splits each transformer layer's attention and MLP
-    across the GPUs and all-reduces their 16-bit outputs twice per layer (``g`` after
-    self-attention and after the MLP): ``2·L`` ring all-reduces of ``tokens·hidden·2``
-    bytes, which the GPUs wait on (they are on the critical path between layers)."""
-    if gpus <= 1 or not arch.n_layers or not arch.hidden_size:
-        return 0.0
-    payload = 2.0 * arch.n_layers * tokens * arch.hidden_size * 2
-    return allreduce_seconds(payload, gpus, gpu)
-
-
-def allreduce_seconds(gradient_bytes: float, gpus: int, gpu: GPU) -> float:
-    """Ring all-reduce: each GPU sends and receives ``2·(n−1)/n`` of the bytes."""
-    if gpus <= 1:
-        return 0.0
-    return 2 * (gpus - 1) / gpus * gradient_bytes / (link_gb_per_s(gpu, gpus) * 1e9)
-
-
-@dataclass(frozen=True)
-class Roofline:
-    """Ideal time of one unit of work (a step, a token, an image) on one GPU, by bound."""
-
-    compute_s: float
-    memory_s: float
-
-    @property
-    def bound(self) -> str:
-        return "compute" if self.compute_s >= self.memory_s else "memory bandwidth"

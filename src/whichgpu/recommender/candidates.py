@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import WhichGPUError
+from whichgpu.estimate.parallel import gpu_counts
 from whichgpu.notes import Note, note
 from whichgpu.units import BYTES_PER_GIB
 from whichgpu.workload_files import Component, Constraints
@@ -173,7 +174,7 @@ def run_component(
 ) -> ComponentRun:
     """Fit, throughput and time of ``component`` on ``hw`` (per service)."""
     from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.fitting import scaled_job, usable_bytes
+    from whichgpu.estimate.parallel import scaled_job, usable_bytes
     from whichgpu.throughput import estimate_rate, estimate_throughput
 
     gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
@@ -245,37 +246,13 @@ def run_component(
     return replace(run, time_s=time_s, meets_rate=meets, notes=tuple(notes))
 
 
-def candidate_counts(limit: int) -> list[int]:
-    """The GPU counts a candidate may use, up to ``limit``: 1, 2, 4, 8… (the ways tensor
-    parallelism and data-parallel nodes divide)."""
-    out, count = [], 1
-    while count <= limit:
-        out.append(count)
-        count *= 2
-    return out
-
-
-def smallest_count(arch: ModelArch, job: Job, gpu: GPU, limit: int = 1024) -> int | None:
-    """The fewest of ``gpu`` (among :func:`candidate_counts`) that hold the job."""
-    from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.fitting import scaled_job, usable_bytes
-
-    for count in candidate_counts(limit):
-        if estimate_memory(arch, scaled_job(job, count)[0]).total_bytes <= usable_bytes(gpu):
-            return count
-    return None
-
-
 def hardware_for(
     catalog: Catalog, gpu: GPU, components: tuple[Component, ...], constraints: Constraints
 ) -> list[Hardware]:
     """Whole-card counts 1, 2, 4, 8… up to ``max_gpus`` (per service × services), and for
     workloads that only serve models, one MIG slice per service of every profile."""
     services = max(c.services for c in components)
-    out = [
-        Hardware(gpu, count, services)
-        for count in candidate_counts(constraints.max_gpus // services)
-    ]
+    out = [Hardware(gpu, count, services) for count in gpu_counts(constraints.max_gpus // services)]
     if gpu.has_mig and all(c.kind == "inference" for c in components):
         profiles = getattr(catalog, "mig_profiles", None)
         for profile in profiles(gpu.id) if profiles else ():

@@ -259,8 +259,9 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
     """For each model component that fits nowhere: the fewest GPUs that would hold it, or,
     when no count does (activations are not sharded), the changes that make it fit on the
     largest GPU at ``max_gpus``."""
-    from whichgpu.fitting import scaled_job, usable_bytes, what_would_fit
-    from whichgpu.recommender.candidates import model_job, smallest_count
+    from whichgpu.estimate.parallel import min_gpus, scaled_job, usable_bytes
+    from whichgpu.fitting import what_would_fit
+    from whichgpu.recommender.candidates import model_job
 
     c = workload.constraints
     out: list[Note] = []
@@ -270,7 +271,7 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
         arch, job = model_job(comp)
         best: tuple[int, str] | None = None
         for gpu in sorted(catalog.gpus, key=lambda g: (-g.vram_gb, g.id)):
-            count = smallest_count(arch, job, gpu)
+            count = min_gpus(arch, job, gpu)[0]
             if count is not None and (best is None or count < best[0]):
                 best = (count, gpu.name)
         if best is not None:
