@@ -389,3 +389,26 @@ def test_bad_bodies_are_422_with_the_code_and_path(
     error = response.json()["error"]
     assert error["code"] == code
     assert error["field"] == f"components.0.{field}"
+
+
+@pytest.mark.parametrize(
+    ("args", "extra"),
+    [
+        (("serve",), "web"),
+        (("recommend", "--task", "lora", "--model", "llama-2-7b", "--plot", "x.png"), "plot"),
+    ],
+)
+def test_a_missing_extra_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], extra: str
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    hidden = {"fastapi", "uvicorn", "jinja2", "multipart", "matplotlib"}
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in hidden else real(name, *a)
+    )
+    result = run_cli(*args)
+    assert result.code == 2 and result.stdout == ""
+    assert f"pip install 'whichgpu[{extra}]'" in result.stderr
+    assert result.stderr.count("\n") == 1

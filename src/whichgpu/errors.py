@@ -165,6 +165,8 @@ MESSAGES: dict[str, str] = {
         "multi-node operator (Kubeflow PyTorchJob)"
     ),
     "nothing_to_export": N_("nothing to export: no option meets the workload's constraints"),
+    # optional parts
+    "missing_extra": N_("{feature} needs {modules}: pip install 'whichgpu[{extra}]'"),
     # the CLI's own options
     "plot_format": N_("writes .png or .svg files (got {path})"),
 }
@@ -282,4 +284,16 @@ class CatalogError(WhichGPUError):
             return fmt(_("{path}: {problem}"), path=self.path, problem=self.problem)
         return fmt(
             _("{path}, row {row}: {problem}"), path=self.path, row=self.row, problem=self.problem
+        )
+
+
+def need_extra(extra: str, feature: str, *modules: str) -> None:
+    """Raise one clear line when an optional part's packages are not installed (``serve``
+    needs ``whichgpu[web]``, ``--plot`` needs ``whichgpu[plot]``), before any work."""
+    from importlib.util import find_spec
+
+    missing = [m for m in modules if find_spec(m) is None]
+    if missing:
+        raise InvalidInput(
+            "missing_extra", feature=feature, modules=", ".join(missing), extra=extra
         )

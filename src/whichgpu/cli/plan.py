@@ -70,6 +70,10 @@ def recommend(
         raise InvalidInput("out_of_range_int", field=("top",), low=1, high=10**6, value=top)
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
         raise InvalidInput("plot_format", field=("plot",), path=str(plot))
+    if plot is not None:
+        from whichgpu.errors import need_extra
+
+        need_extra("plot", "--plot", "matplotlib")
     model = component["model"]
     if hub is not None or (
         model is not None and (model.endswith(".json") or Path(model).is_file())
@@ -211,6 +215,9 @@ def serve(
 ) -> None:
     if not 0 < port < 65536:
         raise InvalidInput("out_of_range_int", field=("port",), low=1, high=65535, value=port)
+    from whichgpu.errors import need_extra
+
+    need_extra("web", "whichgpu serve", "fastapi", "uvicorn", "jinja2", "multipart", "matplotlib")
     from whichgpu.web import serve as run_server  # type: ignore[import-not-found,unused-ignore]
 
     run_server(host, port)
