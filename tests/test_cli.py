@@ -46,7 +46,7 @@ def test_compare_json_golden() -> None:
 
 STABLE_KEYS = {
     "id", "name", "architecture", "compute_capability", "cuda_cores", "tensor_cores",
-    "rt_cores", "vram_gb", "memory_type", "memory_bandwidth_gb_per_s", "fp32_tflops",
+    "rt_cores", "memory_gib", "memory_type", "memory_bandwidth_gb_per_s", "fp32_tflops",
     "fp16_tensor_dense_tflops", "bf16_tensor_dense_tflops", "fp64_tflops", "tdp_w",
     "nvlink_gb_per_s", "mig_max_instances", "ecc", "display_outputs", "price_usd_per_h",
     "sources",

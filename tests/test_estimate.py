@@ -71,7 +71,7 @@ def test_the_a100_trains_resnet50_faster_than_the_a6000_but_not_2x(catalog: Cata
 
 
 def dominates(a, b) -> bool:  # type: ignore[no-untyped-def]
-    keys = ("fp16_tensor_dense_tflops", "memory_bandwidth_gb_per_s", "fp32_tflops", "vram_gb")
+    keys = ("fp16_tensor_dense_tflops", "memory_bandwidth_gb_per_s", "fp32_tflops", "memory_gib")
     return a.architecture == b.architecture and all(getattr(a, k) >= getattr(b, k) for k in keys)
 
 

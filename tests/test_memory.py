@@ -203,11 +203,11 @@ def test_more_vram_never_turns_a_fit_into_a_non_fit(
 ) -> None:
     assume(positions_fit(model, job["seq"]))
     result = fit(catalog, resolve_model(model), make_job(**job))
-    by_vram = sorted(result.gpus, key=lambda row: row.gpu.vram_gb)
+    by_vram = sorted(result.gpus, key=lambda row: row.gpu.memory_gib)
     for smaller, larger in itertools.pairwise(by_vram):
         if smaller.fits:
             assert larger.fits
-        if smaller.min_count is not None and larger.gpu.vram_gb > smaller.gpu.vram_gb:
+        if smaller.min_count is not None and larger.gpu.memory_gib > smaller.gpu.memory_gib:
             assert larger.min_count is not None and larger.min_count <= smaller.min_count
 
 

@@ -186,4 +186,4 @@ def test_recommend_and_mig_agree_on_a_slice_s_memory(catalog: Catalog) -> None:
 
     profile = catalog.mig_profile("a100-80gb-sxm", "1g.10gb")
     sliced = slice_gpu(catalog.gpu("a100-80gb-sxm"), profile)
-    assert sliced.vram_gb == pytest.approx(profile_gib(profile))
+    assert sliced.memory_gib == pytest.approx(profile_gib(profile))

@@ -123,7 +123,7 @@ def test_a100_placements(catalog: Catalog, profile: str, starts: tuple[int, ...]
 def test_every_profile_fits_its_gpu(catalog: Catalog) -> None:
     for profile in catalog.all_mig_profiles:
         gpu = catalog.gpu(profile.gpu)
-        assert profile.memory_gb <= gpu.vram_gb
+        assert profile.memory_gb <= gpu.memory_gib
         assert profile.max_instances <= gpu.mig_max_instances
         assert all(stop <= 8 for _start, stop in profile.placement_ranges)
         assert catalog.source(profile.source) is not None
@@ -131,7 +131,7 @@ def test_every_profile_fits_its_gpu(catalog: Catalog) -> None:
         assert profile.media_extensions == profile.profile.endswith("+me")
     for gpu_id in MIG_GPUS:
         full = catalog.mig_profiles(gpu_id)[-1]
-        assert full.profile.startswith("7g.") and full.memory_gb == catalog.gpu(gpu_id).vram_gb
+        assert full.profile.startswith("7g.") and full.memory_gb == catalog.gpu(gpu_id).memory_gib
 
 
 # lookups --------------------------------------------------------------------------------
@@ -196,7 +196,7 @@ def test_bad_rows_name_file_row_and_field(change: dict[str, str], row: int, expe
         ({"placements_source": "made-up"}, "placements_source 'made-up' is not a known source"),
         ({"gpu": "rtx-a6000"}, "rtx-a6000 has mig_max_instances 0 in gpus.csv"),
         # row 8 is the A100 40GB's 7g.40gb: 80 GB is more than the card has
-        ({"gpu": "a100-40gb", "profile": "7g.80gb", "memory_gb": "80"}, "above a100-40gb's vram"),
+        ({"gpu": "a100-40gb", "profile": "7g.80gb", "memory_gb": "80"}, "above a100-40gb's memory_gib"),
     ],
 )
 def test_references_are_checked_against_gpus_and_sources(

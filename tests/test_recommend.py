@@ -94,7 +94,7 @@ def _twin(catalog: Catalog, better: bool) -> Catalog:
         bf16_tensor_dense_tflops=(a6000.bf16_tensor_dense_tflops or 0) * scale,
         vendor_fp16_tensor_tflops=a6000.vendor_fp16_tensor_tflops * scale,
         memory_bandwidth_gb_per_s=a6000.memory_bandwidth_gb_per_s * scale,
-        vram_gb=a6000.vram_gb * scale,
+        memory_gib=a6000.memory_gib * scale,
     )
     prices = tuple(msgspec.structs.replace(p, gpu="twin") for p in catalog.prices_for(a6000.id))
     return replace(catalog, gpus=(*catalog.gpus, twin), prices=catalog.prices + prices)

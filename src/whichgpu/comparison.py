@@ -85,7 +85,7 @@ def derive(gpu: GPU, baseline: GPU, rent: PriceRange | None) -> Derived:
         fp64_ratio=gpu.fp64_tflops / baseline.fp64_tflops,
         fp16_tensor_ratio=gpu.fp16_tensor_dense_tflops / baseline.fp16_tensor_dense_tflops,
         fp16_tflops_per_usd_per_h=per_dollar(gpu.fp16_tensor_dense_tflops, rent),
-        gb_per_usd_per_h=per_dollar(gpu.vram_gb, rent),
+        gb_per_usd_per_h=per_dollar(gpu.memory_gib, rent),
         hours_per_100_usd=per_dollar(100.0, rent),
     )
 

@@ -14,7 +14,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "tensor_core_gen": (N_("Tensor core generation"), ""),
     "rt_cores": (N_("RT cores"), ""),
     "rt_core_gen": (N_("RT core generation"), ""),
-    "vram_gb": (N_("VRAM"), "GB"),
+    "memory_gib": (N_("VRAM"), "GB"),
     "memory_type": (N_("Memory type"), ""),
     "memory_bandwidth_gb_per_s": (N_("Memory bandwidth"), "GB/s"),
     "fp32_tflops": (N_("FP32"), "TFLOPS"),

@@ -126,13 +126,13 @@ def fit(
     count. When it does not fit ``target`` (or the largest GPU), the changes that would."""
     estimate = estimate_memory(arch, job)
     rows = tuple(fit_gpu(arch, job, gpu, estimate) for gpu in (gpus or catalog.gpus))
-    reference = target or max(catalog.gpus, key=lambda g: g.vram_gb)
+    reference = target or max(catalog.gpus, key=lambda g: g.memory_gib)
     changes: list[Change] = []
     if estimate.total_bytes > usable_bytes(reference):
         changes = what_would_fit(arch, job, usable_bytes(reference))
         bigger = sorted(
             (g for g in catalog.gpus if usable_bytes(g) >= estimate.total_bytes),
-            key=lambda g: g.vram_gb,
+            key=lambda g: g.memory_gib,
         )
         if bigger and target is not None:
             changes.append(

@@ -190,7 +190,7 @@ def plan_mig(
     for card in catalog.gpus:
         if card.has_mig:
             continue
-        capacity = card.vram_gb * 1e9 / BYTES_PER_GIB
+        capacity = card.memory_gib
         if all(need <= capacity for need, _n in replicas):
             count = sum(n for _need, n in replicas)
             price = _price(catalog, card.id, markets)

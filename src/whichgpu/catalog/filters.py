@@ -26,13 +26,13 @@ FEATURES: dict[str, Callable[[GPU], bool]] = {
 
 def filter_gpus(
     catalog: Catalog,
-    min_vram_gb: float | None = None,
+    min_memory_gib: float | None = None,
     architecture: str | None = None,
     features: Sequence[str] = (),
 ) -> list[GPU]:
     """The catalog's GPUs that meet every given condition, in catalog order."""
-    if min_vram_gb is not None and min_vram_gb < 0:
-        raise InvalidInput("at_least", field=("min_vram",), low=0, value=min_vram_gb)
+    if min_memory_gib is not None and min_memory_gib < 0:
+        raise InvalidInput("at_least", field=("min_vram",), low=0, value=min_memory_gib)
     for feature in features:
         if feature not in FEATURES:
             raise InvalidInput(
@@ -49,6 +49,6 @@ def filter_gpus(
             close = difflib.get_close_matches(architecture, list(known.values()), n=3, cutoff=0)
             raise UnknownName(_("architecture"), architecture, tuple(matches or close))
         gpus = [g for g in gpus if g.architecture == matches[0]]
-    if min_vram_gb is not None:
-        gpus = [g for g in gpus if g.vram_gb >= min_vram_gb]
+    if min_memory_gib is not None:
+        gpus = [g for g in gpus if g.memory_gib >= min_memory_gib]
     return [g for g in gpus if all(FEATURES[f](g) for f in features)]

@@ -67,7 +67,7 @@ class GPU(Record, frozen=True, kw_only=True):
     tensor_core_gen: Annotated[int, Meta(ge=1, le=9)] | None = None
     rt_cores: Annotated[int, Meta(ge=0, le=1_000)]
     rt_core_gen: Annotated[int, Meta(ge=1, le=9)] | None = None
-    vram_gb: Annotated[float, Meta(gt=0, le=2_000)]
+    memory_gib: Annotated[float, Meta(gt=0, le=2_000)]
     memory_type: Text
     memory_bandwidth_gb_per_s: Annotated[float, Meta(gt=0, le=50_000)]
     ecc: bool | None = None

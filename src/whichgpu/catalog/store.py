@@ -301,13 +301,13 @@ def check_mig_profiles(tables: dict[str, list[loader.Row[Record]]]) -> None:
         seen[key] = row
         if not gpu.has_mig:
             fail(fmt(_("{gpu} has mig_max_instances 0 in gpus.csv"), gpu=record.gpu))
-        if record.memory_gb > gpu.vram_gb:
+        if record.memory_gb > gpu.memory_gib:
             fail(
                 fmt(
-                    _("memory_gb {memory:g} is above {gpu}'s vram_gb {vram:g}"),
+                    _("memory_gb {memory:g} is above {gpu}'s memory_gib {vram:g}"),
                     memory=record.memory_gb,
                     gpu=record.gpu,
-                    vram=gpu.vram_gb,
+                    vram=gpu.memory_gib,
                 )
             )
         if record.max_instances > gpu.mig_max_instances:

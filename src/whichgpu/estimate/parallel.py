@@ -30,7 +30,7 @@ PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 
 def usable_bytes(gpu: GPU) -> float:
     """A GPU's memory in bytes: its "GB" are binary (an A100 80GB has 81,920 MiB)."""
-    return gpu.vram_gb * BYTES_PER_GIB
+    return gpu.memory_gib * BYTES_PER_GIB
 
 
 def scaled_job(job: Job, count: int) -> tuple[Job, str]:

@@ -35,7 +35,7 @@ class ServingCapacity:
 
 
 def serving_capacity(arch: ModelArch, job: Job, gpu: GPU, utilization: float) -> ServingCapacity:
-    total = gpu.vram_gb * BYTES_PER_GIB * job.tp
+    total = gpu.memory_gib * BYTES_PER_GIB * job.tp
     profile = replace(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
                       all_logits=False)  # fmt: skip
     used = (

@@ -84,7 +84,7 @@ def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
 
     return msgspec.structs.replace(
         gpu,
-        vram_gb=profile_gib(profile),  # usable_bytes reads vram_gb as GiB; a slice's GB are 10^9
+        memory_gib=profile_gib(profile),  # a slice's name counts 10^9-byte GB: in GiB here
         memory_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s * m,
         fp32_tflops=gpu.fp32_tflops * c,
         fp64_tflops=gpu.fp64_tflops * c,

@@ -138,7 +138,7 @@ def unused_premium(option: Option, cheaper: Option, workload: Workload) -> list[
     gpu, other = option.gpu, cheaper.gpu
     used_fp64 = any(c.kind == "fp64" for c in workload.components)
     features = []
-    if gpu.vram_gb > other.vram_gb:
+    if gpu.memory_gib > other.memory_gib:
         features.append("vram")
     if gpu.memory_type.upper().startswith("HBM") and not other.memory_type.upper().startswith(
         "HBM"
@@ -270,7 +270,7 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
             continue
         arch, job = model_job(comp)
         best: tuple[int, str] | None = None
-        for gpu in sorted(catalog.gpus, key=lambda g: (-g.vram_gb, g.id)):
+        for gpu in sorted(catalog.gpus, key=lambda g: (-g.memory_gib, g.id)):
             count = min_gpus(arch, job, gpu)[0]
             if count is not None and (best is None or count < best[0]):
                 best = (count, gpu.name)
@@ -285,7 +285,7 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
                 )
             )
             continue
-        largest = max(catalog.gpus, key=lambda g: (g.vram_gb, g.id))
+        largest = max(catalog.gpus, key=lambda g: (g.memory_gib, g.id))
         scaled, _strategy = scaled_job(job, c.max_gpus)
         changes = what_would_fit(arch, scaled, usable_bytes(largest))
         if not changes:

@@ -168,7 +168,7 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
             count = _("no count: activations alone exceed it")
         gpus.add_row(
             row.gpu.short_name,
-            f"{format_number(row.gpu.vram_gb)} GB",
+            f"{format_number(row.gpu.memory_gib)} GB",
             Text(fits, style="green" if row.fits else "red"),
             format_decimal(row.headroom_gib, 1),
             count,

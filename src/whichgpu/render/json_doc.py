@@ -20,7 +20,7 @@ def gpu_doc(gpu: GPU, catalog: Catalog) -> dict[str, Any]:
     """Every spec of ``gpu`` plus ``sources`` (each with the fields it backs) and notes."""
     doc: dict[str, Any] = {"id": gpu.id}
     doc.update({name: getattr(gpu, name) for name in GPU_SPEC_FIELDS})
-    doc["vram_gb"] = gpu.vram_gb
+    doc["memory_gib"] = gpu.memory_gib
     sources: dict[str, dict[str, Any]] = {}
     notes: dict[str, str] = {}
     for name in GPU_SPEC_FIELDS:

@@ -179,7 +179,7 @@ def print_mig(result: MigResult, console: Console) -> None:
     if pick is None:
         console.print(Text(_("No MIG GPU places every service."), style="bold red"))
         # the reasons on the GPU with the most memory (its largest profile is the largest)
-        roomiest = sorted(result.options, key=lambda o: (-o.gpu.vram_gb, o.gpu.id))[:1]
+        roomiest = sorted(result.options, key=lambda o: (-o.gpu.memory_gib, o.gpu.id))[:1]
         for option in roomiest:
             for service, why in option.plan.unplaced:
                 console.print(f"  • {service}: {why.render()}")

@@ -57,8 +57,8 @@ SPEC_ROWS: list[tuple[str, tuple[str, ...], Callable[[GPU], str]]] = [
     (N_("RT cores"), ("rt_cores", "rt_core_gen"), lambda g: _gen(g.rt_cores, g.rt_core_gen)),
     (
         N_("VRAM"),
-        ("vram_gb", "memory_type"),
-        lambda g: f"{format_field('vram_gb', g.vram_gb)} {g.memory_type}",
+        ("memory_gib", "memory_type"),
+        lambda g: f"{format_field('memory_gib', g.memory_gib)} {g.memory_type}",
     ),
     (
         N_("Memory bandwidth"),
@@ -292,7 +292,7 @@ def print_gpu_list(gpus: list[GPU], catalog: Catalog, console: Console) -> None:
         table.add_row(
             gpu.id,
             gpu.short_name,
-            f"{format_field('vram_gb', gpu.vram_gb)} {gpu.memory_type}",
+            f"{format_field('memory_gib', gpu.memory_gib)} {gpu.memory_type}",
             format_field("memory_bandwidth_gb_per_s", gpu.memory_bandwidth_gb_per_s),
             format_field("fp16_tensor_dense_tflops", gpu.fp16_tensor_dense_tflops),
             format_field("fp64_tflops", gpu.fp64_tflops),

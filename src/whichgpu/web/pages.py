@@ -356,7 +356,7 @@ def catalog_context(service: Service, found: list[Any]) -> dict[str, Any]:
                 "id": gpu.id,
                 "name": gpu.short_name,
                 "architecture": gpu.architecture,
-                "vram": f"{format_field('vram_gb', gpu.vram_gb)} {gpu.memory_type}",
+                "vram": f"{format_field('memory_gib', gpu.memory_gib)} {gpu.memory_type}",
                 "bandwidth": format_field(
                     "memory_bandwidth_gb_per_s", gpu.memory_bandwidth_gb_per_s
                 ),

@@ -96,7 +96,7 @@ class NoteDoc(Open):
 class GpuSpecDoc(Open):
     id: str
     name: str
-    vram_gb: float
+    memory_gib: float
     sources: list[dict[str, Any]]
     field_notes: dict[str, str]
 
