@@ -196,7 +196,10 @@ def test_bad_rows_name_file_row_and_field(change: dict[str, str], row: int, expe
         ({"placements_source": "made-up"}, "placements_source 'made-up' is not a known source"),
         ({"gpu": "rtx-a6000"}, "rtx-a6000 has mig_max_instances 0 in gpus.csv"),
         # row 8 is the A100 40GB's 7g.40gb: 80 GB is more than the card has
-        ({"gpu": "a100-40gb", "profile": "7g.80gb", "memory_gb": "80"}, "above a100-40gb's memory_gib"),
+        (
+            {"gpu": "a100-40gb", "profile": "7g.80gb", "memory_gb": "80"},
+            "above a100-40gb's memory_gib",
+        ),
     ],
 )
 def test_references_are_checked_against_gpus_and_sources(

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.conftest import golden, run_cli
 from whichgpu.catalog import Catalog
 from whichgpu.catalog.records import Price
-from whichgpu.estimate.cost import break_even_months, buy_cost_usd, rent_cost_usd
+from whichgpu.estimate.cost import break_even_months, rent_cost_usd
 from whichgpu.recommender import recommend
 from whichgpu.recommender.engine import evaluate
 from whichgpu.workload_files import (
@@ -42,7 +42,6 @@ def _workload(**constraints: object) -> Workload:
 def test_rent_and_buy_arithmetic() -> None:
     assert rent_cost_usd(0.96, 4, 10) == pytest.approx(38.4)
     # A6000 bought used at the article's $4,500, 300 W for 100 h at $0.15/kWh: +$4.50
-    assert buy_cost_usd(4500, 1, 100, 300, 0.15) == pytest.approx(4504.5)
     # renting at $0.33/h against $0.045/h of power, 730 h a month: 4500 / 208.05 months
     assert break_even_months(4500, 0.33, 0.045, 730) == pytest.approx(4500 / (0.285 * 730))
     assert break_even_months(4500, 0.04, 0.045, 730) is None

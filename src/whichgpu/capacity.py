@@ -3,8 +3,6 @@ answered by the memory estimator, over generic transformers of growing size."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.parallel import usable_bytes
@@ -26,12 +24,3 @@ def largest_model(gpu: GPU, job: Job, low: float = 1e7, high: float = 1e12) -> f
         middle = (low * high) ** 0.5
         low, high = (middle, high) if fits(gpu, job, middle) else (low, middle)
     return low
-
-
-@dataclass(frozen=True)
-class CapacityCheck:
-    gpu: GPU
-    job: Job
-    largest_params: float
-    stated_params: float
-    stated_fits: bool

@@ -314,6 +314,12 @@ def render(note: Note, english: bool = False) -> str:
     return fmt(_(template), **params)
 
 
+def count_label(count: int, name: str, count_one: bool = False) -> str:
+    """The one way whichgpu writes a number of GPUs: ``2 × RTX A6000``; one card is its name
+    alone unless ``count_one`` (a table column that always shows the count)."""
+    return f"{count} × {name}" if count > 1 or count_one else name
+
+
 def note(code: str, **params: Param) -> Note:
     if code not in MESSAGES:
         raise KeyError(f"no message for note code {code!r}")

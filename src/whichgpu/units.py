@@ -7,11 +7,6 @@ BYTES_PER_GIB = 2.0**30
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12, the convention of cloud price lists
 
 
-def gb_to_gib(gb: float) -> float:
-    """Decimal gigabytes (a datasheet's GB) to binary gibibytes (what allocators report)."""
-    return gb * BYTES_PER_GB / BYTES_PER_GIB
-
-
 _SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 

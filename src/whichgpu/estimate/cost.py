@@ -7,7 +7,7 @@ between them. Pure arithmetic over the catalog's prices; units are in the names.
   straight-line depreciation; 36 months by default, the usual life of computer equipment)
   plus electricity at the card's TDP (an upper bound: NVIDIA's TDP/TBP is the board's
   sustained power limit), per hour; a job costs its hours of that. The whole outlay
-  (``purchase + energy``) is :func:`buy_cost_usd`.
+  (``purchase + energy``), amortised over its life by :func:`ownership_usd_per_h`.
 * Break-even: months after which owning is cheaper than renting the same GPUs,
   ``purchase / ((rent_usd_per_h − power_usd_per_h) × hours_per_month)`` (no resale value, no
   host, cooling or staff: stated in every answer that uses it).
@@ -29,13 +29,6 @@ def rent_cost_usd(price_usd_per_h: float, gpus: int, hours: float) -> float:
 def power_usd_per_h(tdp_w: float, gpus: int, electricity_usd_per_kwh: float) -> float:
     """Electricity per hour for ``gpus`` cards drawing their TDP."""
     return tdp_w / 1000.0 * gpus * electricity_usd_per_kwh
-
-
-def buy_cost_usd(
-    purchase_usd: float, gpus: int, hours: float, tdp_w: float, electricity_usd_per_kwh: float
-) -> float:
-    """The cards and the electricity the job burns."""
-    return purchase_usd * gpus + power_usd_per_h(tdp_w, gpus, electricity_usd_per_kwh) * hours
 
 
 #: Months a bought GPU is written off over (straight-line), by default.

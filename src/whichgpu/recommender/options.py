@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from whichgpu.catalog.records import GPU
-from whichgpu.notes import Note
+from whichgpu.notes import Note, count_label
 from whichgpu.recommender.candidates import ComponentRun, Hardware
 from whichgpu.requests import Workload
 
@@ -80,3 +80,14 @@ class Recommendation:
     infeasible: tuple[Note, ...] = ()
     baseline: Option | None = None
     unpriced: tuple[str, ...] = field(default_factory=tuple)
+
+
+def hardware_label(option: Option, count_one: bool = False) -> str:
+    """The one way whichgpu names a hardware choice, in reasons, tables, charts and exports:
+    ``2 × RTX A6000``; MIG slices as ``7 × 1g.10gb / A100 80GB`` (the slices, then the
+    cards they are cut from)."""
+    hw = option.hardware
+    cards = count_label(option.gpus, option.gpu.short_name, count_one)
+    if hw.mig is not None:
+        return f"{count_label(hw.services, hw.mig.profile, True)} / {cards}"
+    return cards

@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING
 
 from whichgpu.notes import Note, note
 from whichgpu.recommender.candidates import has_capability
-from whichgpu.recommender.options import STALE_PRICE_MONTHS, Option, Recommendation
+from whichgpu.recommender.options import (
+    STALE_PRICE_MONTHS,
+    Option,
+    Recommendation,
+    hardware_label,
+)
 from whichgpu.requests import Workload
 
 if TYPE_CHECKING:
@@ -17,10 +22,7 @@ if TYPE_CHECKING:
 
 
 def hw_text(option: Option) -> str:
-    hw = option.hardware
-    if hw.mig is not None:
-        return f"{hw.services} × {hw.mig.profile} on {option.gpus} × {option.gpu.short_name}"
-    return f"{option.gpus} × {option.gpu.short_name}" if option.gpus > 1 else option.gpu.short_name
+    return hardware_label(option)
 
 
 def _money(value: float | None) -> float:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.fields import format_duration
 from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
-from whichgpu.notes import localize
+from whichgpu.notes import count_label, localize
 from whichgpu.render.json_doc import SCHEMA_VERSION
 from whichgpu.throughput import ThroughputEstimate
 
@@ -39,9 +39,7 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
     from rich.text import Text
 
     rate = result.throughput
-    gpus = (
-        f"{result.count} × {result.gpu.short_name}" if result.count > 1 else result.gpu.short_name
-    )
+    gpus = count_label(result.count, result.gpu.short_name)
     what = arch.name if arch is not None else _(result.workload)
     console.print(Text(f"{what} · {result.workload} · {gpus}", style="bold"))
     console.print(

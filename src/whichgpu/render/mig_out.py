@@ -11,7 +11,7 @@ from whichgpu.estimate.mig_packing import GpuPlan, MigPlan, profile_gib
 from whichgpu.fields import format_cost
 from whichgpu.i18n import _, fmt, format_decimal
 from whichgpu.mig_planner import MigResult
-from whichgpu.notes import Note, render
+from whichgpu.notes import Note, count_label, render
 from whichgpu.render.json_doc import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ def print_mig(result: MigResult, console: Console) -> None:
         console.print(Text(_("The same services on whole cards (one per replica)"), style="bold"))
         for card in result.cards[:5]:
             cost = "—" if card.usd_per_h is None else f"{format_cost(card.usd_per_h)}/h"
-            console.print(f"  {card.cards} × {card.gpu.short_name}: {cost}")
+            console.print(f"  {count_label(card.cards, card.gpu.short_name, True)}: {cost}")
         console.print(
             Text(
                 _(

@@ -21,10 +21,9 @@ if TYPE_CHECKING:
 
 
 def _label(option: Option) -> str:
-    hw = option.hardware
-    if hw.mig is not None:
-        return f"{hw.services}×{hw.mig.profile} {option.gpu.short_name}"
-    return f"{option.gpus}× {option.gpu.short_name}"
+    from whichgpu.recommender.options import hardware_label
+
+    return hardware_label(option, count_one=True)
 
 
 def _cost(option: Option) -> float:

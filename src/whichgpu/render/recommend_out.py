@@ -134,10 +134,9 @@ def status_text(option: Option, result: Recommendation, pareto: str) -> str:
 
 
 def hardware_cell(option: Option) -> str:
-    hw = option.hardware
-    if hw.mig is not None:
-        return f"{hw.services}× {hw.mig.profile} / {option.gpus}× {option.gpu.short_name}"
-    return f"{option.gpus}× {option.gpu.short_name}"
+    from whichgpu.recommender.options import hardware_label
+
+    return hardware_label(option, count_one=True)
 
 
 def print_recommend(
