@@ -78,6 +78,9 @@ def test_functions_work_any_number_of_times(catalog: Catalog) -> None:
         lambda c: whichgpu.make_job(task="lora", batch=0),
         lambda c: whichgpu.resolve_model("llama-9"),
         lambda c: whichgpu.make_workload({"components": [{"kind": "train", "tokenz": 1}]}),
+        lambda c: whichgpu.recommend(
+            c, whichgpu.make_workload({"components": [{"kind": "fp64", "tflop": 1}]}), "costt"
+        ),
     ],
 )
 def test_str_of_every_error_is_its_one_line_message(catalog: Catalog, call) -> None:

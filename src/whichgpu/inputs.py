@@ -89,11 +89,21 @@ def flag_names(*classes: type) -> dict[str, str]:
 # -- parsing -------------------------------------------------------------------------------
 
 
-def closest(key: str, valid: Sequence[str]) -> str | None:
-    """The valid name nearest to ``key`` (difflib's ratio ≥ 0.6), for "did you mean"."""
+#: How alike a name must be to be suggested (difflib's ratio): the one cutoff of every
+#: "did you mean" and "closest matches" in whichgpu.
+SUGGEST_CUTOFF = 0.5
+
+
+def suggestions(key: str, valid: Sequence[str], n: int = 3) -> tuple[str, ...]:
+    """Up to ``n`` valid names nearest to ``key``, nearest first (case ignored)."""
     import difflib
 
-    found = difflib.get_close_matches(key.lower(), list(valid), n=1)
+    return tuple(difflib.get_close_matches(key.lower(), list(valid), n=n, cutoff=SUGGEST_CUTOFF))
+
+
+def closest(key: str, valid: Sequence[str]) -> str | None:
+    """The valid name nearest to ``key``, for "did you mean"."""
+    found = suggestions(key, valid, 1)
     return found[0] if found else None
 
 

@@ -44,10 +44,11 @@ def filter_gpus(
         key = normalize(architecture)
         matches = [name for norm, name in known.items() if norm.startswith(key)] if key else []
         if len(matches) != 1:
-            import difflib
+            from whichgpu.inputs import suggestions
 
-            close = difflib.get_close_matches(architecture, list(known.values()), n=3, cutoff=0)
-            raise UnknownName(_("architecture"), architecture, tuple(matches or close))
+            names = sorted(known.values())
+            close = suggestions(architecture, names) or tuple(names)  # else every valid one
+            raise UnknownName(_("architecture"), architecture, tuple(matches) or close)
         gpus = [g for g in gpus if g.architecture == matches[0]]
     if min_memory_gib is not None:
         gpus = [g for g in gpus if g.memory_gib >= min_memory_gib]

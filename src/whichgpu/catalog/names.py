@@ -8,7 +8,6 @@ purpose. Unknown names get the closest matches (difflib), so a typo costs one mo
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 
@@ -54,12 +53,11 @@ def suggest(
     name: str, index: Mapping[str, tuple[str, ...]], ids: Iterable[str], n: int = 3
 ) -> tuple[str, ...]:
     """Up to ``n`` ids whose names are closest to ``name``."""
-    close = difflib.get_close_matches(normalize(name), list(index), n=n * 2, cutoff=0.5)
+    from whichgpu.inputs import suggestions
+
     found: list[str] = []
-    for key in close:
+    for key in suggestions(normalize(name), list(index), n * 2):
         for gpu_id in index[key]:
             if gpu_id not in found:
                 found.append(gpu_id)
-    if not found:
-        found = difflib.get_close_matches(name.lower(), list(ids), n=n, cutoff=0.3)
-    return tuple(found[:n])
+    return tuple(found[:n]) or suggestions(name, list(ids), n)

@@ -205,23 +205,23 @@ def _objective_key(option: Option, objective: str) -> tuple[float, ...]:
     per_h = round(option.usd_per_h, 4) if option.usd_per_h is not None else inf
     time_s = round(option.time_s) if option.time_s is not None else inf
     speed = -(option.throughput or 0.0)
-    if objective == "cost":
-        primary: tuple[float, ...] = (cost, per_h) if option.cost_usd is not None else (inf, per_h)
-    elif objective == "time":
-        primary = (time_s, speed)
-    else:
-        primary = (-(option.value or 0.0),)
-    return (*primary, cost, per_h, time_s, round(speed, 6), float(option.gpus))
+    primary: dict[str, tuple[float, ...]] = {
+        "cost": (cost, per_h) if option.cost_usd is not None else (inf, per_h),
+        "time": (time_s, speed),
+        "value": (-(option.value or 0.0),),
+    }
+    return (*primary[objective], cost, per_h, time_s, round(speed, 6), float(option.gpus))
 
 
 def score_of(option: Option, objective: str) -> float | None:
     """The objective's figure: $ per job (or $/h), seconds (or −throughput), throughput
     per $/h."""
-    if objective == "cost":
-        return option.cost_usd if option.cost_usd is not None else option.usd_per_h
-    if objective == "time":
-        return option.time_s if option.time_s is not None else option.throughput
-    return option.value
+    scores = {
+        "cost": option.cost_usd if option.cost_usd is not None else option.usd_per_h,
+        "time": option.time_s if option.time_s is not None else option.throughput,
+        "value": option.value,
+    }
+    return scores[objective]
 
 
 def rank(options: Sequence[Option], objective: str) -> list[Option]:
@@ -283,8 +283,12 @@ def recommend(
     baseline: GPU | None = None,
     today: date | None = None,
 ) -> Recommendation:
-    """The ranked options, the pick (None when nothing is feasible) and why."""
+    """The ranked options, the pick (None when nothing is feasible) and why; ``objective``
+    is one of :data:`~whichgpu.requests.OBJECTIVES`."""
+    from whichgpu.inputs import choice
+    from whichgpu.requests import OBJECTIVES
 
+    objective = choice(objective, OBJECTIVES, ("objective",))
     options = evaluate(catalog, workload)
     ranked = rank(options, objective)
     front = pareto_front(ranked)
