@@ -161,7 +161,7 @@ def estimate_rate(
         raise InvalidInput("no_throughput_model", workload=workload, gpu=gpu.name)
     eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
     rate = count / model.seconds_per_unit(obs)
-    low_err, high_err = spread.get(workload, spread.get("*", (-0.3, 0.3)))
+    low_err, high_err = spread.get(workload, spread["*"])
     return ThroughputEstimate(
         gpu=gpu,
         count=count,
@@ -247,7 +247,7 @@ def estimate_throughput(
         if comm > step:
             bound = "interconnect"
         rate = tokens_per_step / max(step, comm)
-    low_err, high_err = spread.get(workload, spread.get("*", (-0.3, 0.3)))
+    low_err, high_err = spread.get(workload, spread["*"])
     throughput = Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err))
     mfu = None
     if workload == "llm-train":

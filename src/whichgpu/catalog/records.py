@@ -418,3 +418,32 @@ class Claim(Record, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         if (self.check == "evidence") != (self.verdict is not None):
             raise ValueError("a verdict is recorded exactly for claims checked by evidence")
+
+
+class EfficiencyRow(Record, frozen=True, kw_only=True):
+    """One fitted term of the throughput model (``efficiency.csv``, written by
+    scripts/fit_efficiency.py): an efficiency η per (harness, workload), a factor, a
+    per-step overhead, a shared term, or the leave-one-out error spread of a workload."""
+
+    kind: Literal["spread_low", "spread_high", "eta", "factor", "overhead", "term"]
+    key: str = ""
+    workload: str = ""
+    value: float
+    unit: str = ""
+    fitted_on: Annotated[int, Meta(ge=0)] | None = None
+
+
+class PresetMeta(Record, frozen=True, kw_only=True):
+    """A shipped model preset's ``_whichgpu`` object: which model it is and where its
+    config.json and published parameter count come from."""
+
+    id: Id
+    hf_id: str = ""
+    display_name: Text | None = None
+    source: Text
+    retrieved: DateText | None = None
+    config_exact: str = ""
+    published_params: Annotated[int, Meta(gt=0)] | None = None
+    published_active_params: Annotated[int, Meta(gt=0)] | None = None
+    published_params_source: str = ""
+    notes: str = ""

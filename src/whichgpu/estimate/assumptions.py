@@ -36,6 +36,29 @@ PAGED_BLOCK_TOKENS = 16
 #: 2,048 values (Dettmers et al., 2022, "8-bit Optimizers via Block-wise Quantization").
 ADAM_8BIT_BYTES_PER_PARAM = 2 * (1 + 4 / 2048)
 
+#: ResNet-50's parameter count (torchvision ``ResNet50_Weights.IMAGENET1K_V2``: num_params
+#: 25,557,032; the catalog's preset reproduces it): other ResNets' FLOPs scale from it.
+RESNET50_PARAMS = 25_557_032
+
+#: CNN inference keeps no activations for a backward pass; freed layer by layer, the live
+#: set is a fraction of what training saves. A prior, not a measurement: the memory
+#: validation covers transformer inference, not CNN inference (docs/memory-accuracy.md).
+CNN_INFERENCE_LIVE_FRACTION = 0.25
+
+#: "FP64-capable" (``--requires fp64``): FP64 at a quarter of the FP32 rate or better. Data
+#: centre chips run 1:2 (A100, H100), workstation and consumer chips 1:32 or 1:64
+#: (RTX A6000 0.6 of 38.7 TFLOPS: gpus.csv), so any ratio between separates them.
+FP64_CAPABLE_RATIO = 0.25
+
+#: Price listings older than this many months are flagged (GPU rental prices moved by
+#: 30–50 % within a year in 2023–2025: prices.csv's own dated rows).
+STALE_PRICE_MONTHS = 12
+
+#: The pick's price range is worth a warning when its high end is this much above its low:
+#: a 25 % spread in price moves the cost more than the throughput estimate's median
+#: leave-one-out error (10.6 %, docs/perf-accuracy.md) does.
+PRICE_RANGE_WARN_RATIO = 1.25
+
 DEFAULTS: tuple[Assumption, ...] = (
     Assumption("cuda_context", CUDA_CONTEXT_GIB, "GiB", "CUDA context and library workspaces"),
     Assumption(

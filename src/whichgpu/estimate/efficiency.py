@@ -445,11 +445,11 @@ class EfficiencyModel:
 def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
     """The fitted model and, per workload, its leave-one-out error spread (10th, 90th pct),
     from ``catalog/data/efficiency.csv`` (written by scripts/fit_efficiency.py)."""
-    import csv
-    import io
-    from importlib import resources
+    from whichgpu.catalog.loader import read_package_table
+    from whichgpu.catalog.records import EfficiencyRow
+    from whichgpu.errors import CatalogError
 
-    text = (resources.files("whichgpu.catalog") / "data" / "efficiency.csv").read_text("utf-8")
+    rows = [row for _line, row in read_package_table("efficiency.csv", EfficiencyRow)]
     group: dict[tuple[str, str], float] = {}
     factor: dict[str, float] = {}
     overhead: dict[str, float] = {}
@@ -457,22 +457,23 @@ def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
     terms: dict[str, float] = {}
     spread_low: dict[str, float] = {}
     spread_high: dict[str, float] = {}
-    for row in csv.DictReader(io.StringIO(text)):
-        value = float(row["value"])
-        kind = row["kind"]
+    for row in rows:
+        value, kind = row.value, row.kind
         if kind == "eta":
-            group[(row["key"], row["workload"])] = value
-            fitted[f"{row['key']}|{row['workload']}"] = int(row["fitted_on"] or 0)
+            group[(row.key, row.workload)] = value
+            fitted[f"{row.key}|{row.workload}"] = row.fitted_on or 0
         elif kind == "factor":
-            factor[row["key"]] = value
-            fitted[row["key"]] = int(row["fitted_on"] or 0)
+            factor[row.key] = value
+            fitted[row.key] = row.fitted_on or 0
         elif kind == "overhead":
-            overhead[row["key"]] = value
+            overhead[row.key] = value
         elif kind == "term":
-            terms[row["key"]] = value
+            terms[row.key] = value
         elif kind == "spread_low":
-            spread_low[row["workload"]] = value
-        elif kind == "spread_high":
-            spread_high[row["workload"]] = value
+            spread_low[row.workload] = value
+        else:
+            spread_high[row.workload] = value
     spread = {w: (spread_low[w], spread_high.get(w, 0.0)) for w in spread_low}
+    if "*" not in spread:  # the range of a workload the fit has no spread for
+        raise CatalogError("catalog/data/efficiency.csv", None, "no spread for workload '*'")
     return EfficiencyModel(group, factor, overhead, fitted, terms), spread

@@ -36,6 +36,7 @@ from whichgpu.estimate.activations import (
 from whichgpu.estimate.assumptions import (
     ADAM_8BIT_BYTES_PER_PARAM,
     ALLOCATOR_RESERVE_FRACTION,
+    CNN_INFERENCE_LIVE_FRACTION,
     CUDA_CONTEXT_GIB,
     PAGED_BLOCK_TOKENS,
 )
@@ -250,7 +251,8 @@ def activations_bytes(arch: ModelArch, job: Job) -> float:
     divided by the tensor-parallel degree. Inference: the largest transient working set."""
     if arch.kind == "cnn":
         per_image = resnet_image_bytes(arch, job)
-        return per_image * job.batch if job.training else per_image * job.batch / 4
+        live = 1.0 if job.training else CNN_INFERENCE_LIVE_FRACTION
+        return per_image * job.batch * live
     seq = arch.tokens_per_image if arch.kind == "vit" else job.tokens
     if job.training:
         return model_activation_bytes(arch, job, job.batch, seq, arch.n_layers) / job.tp

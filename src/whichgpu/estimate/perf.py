@@ -19,6 +19,7 @@ The efficiencies η are fitted on published measurements (``scripts/fit_efficien
 from __future__ import annotations
 
 from whichgpu.catalog.records import GPU
+from whichgpu.estimate.assumptions import RESNET50_PARAMS
 from whichgpu.estimate.memory import weights_bytes
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
@@ -71,7 +72,7 @@ def image_flops(arch: ModelArch, training: bool) -> float:
     """FLOPs per image: ResNet-50's 4.09 GMACs scaled by parameters for other ResNets; ViT
     by the transformer formula over its patch tokens."""
     if arch.kind == "cnn":
-        forward = 2 * RESNET50_MACS * arch.total_params / 25_557_032
+        forward = 2 * RESNET50_MACS * arch.total_params / RESNET50_PARAMS
     else:
         forward = forward_flops_per_token(arch, arch.tokens_per_image) * arch.tokens_per_image
     return forward * (3 if training else 1)

@@ -33,21 +33,25 @@ class Preset:
 
 
 def _read(name: str, text: str) -> Preset:
+    from whichgpu.catalog.loader import validate
+    from whichgpu.catalog.records import PresetMeta
+
     data = json.loads(text)
-    meta = data.pop("_whichgpu", None)
-    if not isinstance(meta, dict) or "id" not in meta:
+    raw = data.pop("_whichgpu", None)
+    if not isinstance(raw, dict):
         raise InvalidInput("preset_metadata", name=name)
+    meta = validate(PresetMeta, raw, f"models/presets/{name}", None)
     config = {key: value for key, value in data.items() if not key.startswith("_")}
     return Preset(
-        id=str(meta["id"]),
-        hf_id=str(meta.get("hf_id", "")),
-        display_name=str(meta.get("display_name", meta["id"])),
-        source=str(meta.get("source", "")),
-        retrieved=str(meta.get("retrieved", "")),
-        config_exact=str(meta.get("config_exact", "")),
-        published_params=meta.get("published_params"),
-        published_active_params=meta.get("published_active_params"),
-        published_params_source=str(meta.get("published_params_source", "")),
+        id=meta.id,
+        hf_id=meta.hf_id,
+        display_name=meta.display_name or meta.id,
+        source=meta.source,
+        retrieved=meta.retrieved or "",
+        config_exact=meta.config_exact,
+        published_params=meta.published_params,
+        published_active_params=meta.published_active_params,
+        published_params_source=meta.published_params_source,
         config=config,
     )
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import WhichGPUError
+from whichgpu.estimate.assumptions import FP64_CAPABLE_RATIO
 from whichgpu.estimate.parallel import gpu_counts
 from whichgpu.notes import Note, note
 from whichgpu.units import BYTES_PER_GIB
@@ -111,7 +112,7 @@ def has_capability(gpu: GPU, capability: str) -> bool:
     if capability == "ecc":
         return bool(gpu.ecc)
     if capability == "fp64":
-        return gpu.fp64_tflops >= gpu.fp32_tflops / 4
+        return gpu.fp64_tflops >= gpu.fp32_tflops * FP64_CAPABLE_RATIO
     if capability == "nvlink":
         return gpu.has_nvlink
     if capability == "mig":

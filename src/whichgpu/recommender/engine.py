@@ -13,6 +13,7 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU
+from whichgpu.estimate.assumptions import STALE_PRICE_MONTHS
 from whichgpu.estimate.cost import (
     DEFAULT_ELECTRICITY_USD_PER_KWH,
     break_even_months,
@@ -29,7 +30,7 @@ from whichgpu.recommender.candidates import (
     model_job,
     run_component,
 )
-from whichgpu.recommender.options import STALE_PRICE_MONTHS, Option, Recommendation
+from whichgpu.recommender.options import Option, Recommendation
 from whichgpu.recommender.reasons import explain
 from whichgpu.requests import Workload
 

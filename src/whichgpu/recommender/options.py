@@ -11,10 +11,6 @@ from whichgpu.notes import Note, count_label
 from whichgpu.recommender.candidates import ComponentRun, Hardware
 from whichgpu.requests import Workload
 
-#: Price listings older than this many months are flagged (GPU rental prices moved by
-#: 30–50 % within a year in 2023–2025: prices.csv's own dated rows).
-STALE_PRICE_MONTHS = 12
-
 
 @dataclass(frozen=True)
 class Option:

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
+from whichgpu.estimate.assumptions import PRICE_RANGE_WARN_RATIO, STALE_PRICE_MONTHS
 from whichgpu.notes import Note, note
 from whichgpu.recommender.candidates import has_capability
 from whichgpu.recommender.options import (
-    STALE_PRICE_MONTHS,
     Option,
     Recommendation,
     hardware_label,
@@ -214,7 +214,7 @@ def _warnings(
     if (
         pick.cost_usd_high is not None
         and pick.cost_usd
-        and pick.cost_usd_high > pick.cost_usd * 1.25
+        and pick.cost_usd_high > pick.cost_usd * PRICE_RANGE_WARN_RATIO
     ):
         out.append(
             note("warn_price_range", cost=_money(pick.cost_usd), high=_money(pick.cost_usd_high))
