@@ -7,7 +7,7 @@ validate them leave-one-out and leave-one-GPU-out, and write the results.
                                               # numbers compared within numcheck.RTOL
 
 Model (whichgpu.estimate.efficiency): seconds per unit of work =
-ideal / (η[harness, workload] · f[architecture or memory type]) + overhead[harness] / units
+ideal / (η[harness, regime] · f[architecture or memory type]) + overhead[harness] / units
 per step. η and f are kept in (0, 1] × (0, 2]; f is pulled towards 1 (ridge) so that a GPU
 family with few measurements borrows from the rest; the overhead is ≥ 0. The fit minimises
 squared log errors (scipy.optimize.least_squares) to tight tolerances (``TOL``), so that the
@@ -96,7 +96,7 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
     # the stream runs at the bandwidth efficiency of the GPU's memory class (fitted on the
     # memory-bound rows); a class no memory-bound row has keeps efficiency 1
     mi = np.array([f_index.get(o.memory, -1) for o in rows])
-    is_train = np.array([o.bench.workload == "cnn-train" for o in rows])
+    is_train = np.array([o.bench.regime == "cnn-train" for o in rows])
     collectives = np.array([o.collectives for o in rows])
     has_power = np.array([o.power_w_per_tflops is not None for o in rows])
     log_power = np.log(np.array([o.power_w_per_tflops or 1.0 for o in rows]))
@@ -259,15 +259,15 @@ def report(model: EfficiencyModel, loo: Errors, logo: Errors) -> str:
             f"## {title}: {len(errs)} measurements, median |error| {statistics.median(errs):.1%}, "
             f"90th percentile {quantile(errs, 0.9):.1%}",
             "",
-            "| workload | harness | n | median | 90th pct |",
+            "| regime | harness | n | median | 90th pct |",
             "|---|---|---|---|---|",
         ]
         by: dict[tuple[str, str], list[float]] = defaultdict(list)
         for o, e in results:
-            by[(o.bench.workload, o.bench.harness)].append(abs(e))
-        for (workload, harness), values in sorted(by.items()):
+            by[(o.bench.regime, o.bench.harness)].append(abs(e))
+        for (regime, harness), values in sorted(by.items()):
             lines.append(
-                f"| {workload} | {harness} | {len(values)} | {statistics.median(values):.1%} | "
+                f"| {regime} | {harness} | {len(values)} | {statistics.median(values):.1%} | "
                 f"{quantile(values, 0.9):.1%} |"
             )
         per_gpu: dict[str, list[float]] = defaultdict(list)
@@ -286,9 +286,9 @@ def report(model: EfficiencyModel, loo: Errors, logo: Errors) -> str:
         "| factor | value | measurements |",
         "|---|---|---|",
     ]
-    for (harness, workload), value in sorted(model.group.items()):
-        n = model.fitted_on.get(f"{harness}|{workload}", 0)
-        lines.append(f"| η {harness} / {workload} | {value:.3f} | {n} |")
+    for (harness, regime), value in sorted(model.group.items()):
+        n = model.fitted_on.get(f"{harness}|{regime}", 0)
+        lines.append(f"| η {harness} / {regime} | {value:.3f} | {n} |")
     for name, value in sorted(model.factor.items()):
         lines.append(f"| f {name} | {value:.3f} | {model.fitted_on.get(name, 0)} |")
     for harness, value in sorted(model.overhead_s.items()):
@@ -298,38 +298,38 @@ def report(model: EfficiencyModel, loo: Errors, logo: Errors) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: Fewer leave-one-out errors than this say little about a workload's spread: such a workload
-#: takes the spread of the leave-one-GPU-out errors over every workload instead.
+#: Fewer leave-one-out errors than this say little about a regime's spread: such a regime
+#: takes the spread of the leave-one-GPU-out errors over every regime instead.
 MIN_SPREAD_ROWS = 5
 
 
 def spreads(loo: Errors, logo: Errors) -> dict[str, tuple[float, float]]:
-    """Per workload, the 10th and 90th percentiles of leave-one-out errors (the range a user
-    sees), widened to contain 0; a thinly measured workload gets the all-workload spread of
+    """Per regime, the 10th and 90th percentiles of leave-one-out errors (the range a user
+    sees), widened to contain 0; a thinly measured regime gets the all-regime spread of
     the leave-one-GPU-out errors (the case of an unmeasured GPU)."""
     by: dict[str, list[float]] = defaultdict(list)
     for o, e in loo:
-        by[o.bench.workload].append(e)
+        by[o.bench.regime].append(e)
     by_gpu = [e for _o, e in logo]
     wide = (min(0.0, quantile(by_gpu, 0.1)), max(0.0, quantile(by_gpu, 0.9)))
     out = {}
-    for workload, errors in by.items():
+    for regime, errors in by.items():
         if len(errors) < MIN_SPREAD_ROWS:
-            out[workload] = wide
+            out[regime] = wide
         else:
-            out[workload] = (min(0.0, quantile(errors, 0.1)), max(0.0, quantile(errors, 0.9)))
+            out[regime] = (min(0.0, quantile(errors, 0.1)), max(0.0, quantile(errors, 0.9)))
     out["*"] = wide
     return out
 
 
 def csv_text(model: EfficiencyModel, spread: dict[str, tuple[float, float]]) -> str:
-    lines = ["kind,key,workload,value,unit,fitted_on"]
-    for workload, (low, high) in sorted(spread.items()):
-        lines.append(f"spread_low,,{workload},{low:.6f},error,")
-        lines.append(f"spread_high,,{workload},{high:.6f},error,")
-    for (harness, workload), value in sorted(model.group.items()):
-        n = model.fitted_on.get(f"{harness}|{workload}", 0)
-        lines.append(f"eta,{harness},{workload},{value:.6f},fraction,{n}")
+    lines = ["kind,key,regime,value,unit,fitted_on"]
+    for regime, (low, high) in sorted(spread.items()):
+        lines.append(f"spread_low,,{regime},{low:.6f},error,")
+        lines.append(f"spread_high,,{regime},{high:.6f},error,")
+    for (harness, regime), value in sorted(model.group.items()):
+        n = model.fitted_on.get(f"{harness}|{regime}", 0)
+        lines.append(f"eta,{harness},{regime},{value:.6f},fraction,{n}")
     for name, value in sorted(model.factor.items()):
         lines.append(f"factor,{name},,{value:.6f},multiplier,{model.fitted_on.get(name, 0)}")
     for harness, value in sorted(model.overhead_s.items()):

@@ -36,7 +36,7 @@ def verdicts(catalog: Catalog) -> dict[str, str]:
         ("C33", "corrected"),  # 11,500 images/s is an 8-GPU total (the ~2× ratio holds)
         ("C34", "corrected"),  # the A6000 trains at ~50–58 % of the A100, not 65 %
         ("C35", "corrected"),  # inference: the A6000 is nearer 55 % than 37 %
-        ("C38", "corrected"),  # 80–90 % of the A100 holds for no modelled workload
+        ("C38", "corrected"),  # 80–90 % of the A100 holds for no modelled regime
         ("C39", "corrected"),  # an L40S is not 2–4× an A100 (1.2× training; slower decoding)
         ("C40", "confirmed"),  # 7–13B on an A6000: with LoRA (full fine-tuning tops out ~2.4B)
         ("C41", "corrected"),  # ~20B holds for 16-bit inference, not mixed-precision training

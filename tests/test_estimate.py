@@ -206,5 +206,5 @@ def test_encoder_inference_is_a_forward_pass_not_decoding(catalog: Catalog) -> N
     arch = resolve_model("bert-base-uncased")
     job = make_job(task="inference", batch=8, prompt=384)
     result = estimate_throughput(arch, job, catalog.gpu("a100-80gb-sxm"))
-    assert result.workload == "llm-prefill" and result.bound == "compute"
+    assert result.regime == "llm-prefill" and result.bound == "compute"
     assert result.throughput.value > 50_000  # tokens/s: thousands of sequences a second

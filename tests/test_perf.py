@@ -97,7 +97,7 @@ def test_a_ratio_has_no_roofline(catalog: Catalog) -> None:
 
 def _render(gpu: str) -> Benchmark:
     return Benchmark(
-        id="user-render", gpu=gpu, workload="render", model="blender-4.2", metric="score",
+        id="user-render", gpu=gpu, regime="render", model="blender-4.2", metric="score",
         value=1.0, unit="samples/min", harness="blender-opendata", source="whichgpu",
         as_of="undated",
     )  # fmt: skip

@@ -1,7 +1,7 @@
 """``estimate``: throughput and time of a job on a GPU (or several), with a range from the
 calibration residuals and the bound (compute, memory bandwidth, interconnect).
 
-The user's job is expressed as a measurement would be (workload, model, precision, batch,
+The user's job is expressed as a measurement would be (regime, model, precision, batch,
 sequence) and goes through the same roofline and fitted efficiencies as the calibration set
 (:mod:`whichgpu.estimate.efficiency`), so what is validated is what users get.
 """
@@ -23,7 +23,7 @@ from whichgpu.models.arch import ModelArch
 if TYPE_CHECKING:
     from whichgpu.requests import EstimateRequest
 
-#: The harness a user's job is assumed to run like, per workload: the best-covered,
+#: The harness a user's job is assumed to run like, per regime: the best-covered,
 #: well-tuned software of each kind in the calibration set.
 DEFAULT_HARNESS = {
     "llm-train": "mosaicml-llmfoundry",
@@ -56,7 +56,7 @@ class Rate:
 class ThroughputEstimate:
     gpu: GPU
     count: int
-    workload: str
+    regime: str
     harness: str
     throughput: Rate
     bound: str
@@ -68,8 +68,8 @@ class ThroughputEstimate:
     provenance: str
 
 
-def workload_of(arch: ModelArch, job: Job, count: int = 1) -> str:
-    """The calibrated workload a job runs like (vision models: images per second, calibrated
+def regime_of(arch: ModelArch, job: Job, count: int = 1) -> str:
+    """The calibrated regime a job runs like (vision models: images per second, calibrated
     on ResNet-50 and counted in their own FLOPs). Inference on several GPUs is tensor-parallel
     serving (TensorRT-LLM's harness): llama.cpp's single-stream decode splits layers, so its
     GPUs work in turn and are no faster than one."""
@@ -99,14 +99,14 @@ def job_size(arch: ModelArch, job: Job, tokens: float | None = None,
     return tokens if tokens is not None else images
 
 
-def _bench(arch: ModelArch, job: Job, gpu: GPU, count: int, workload: str, harness: str,
+def _bench(arch: ModelArch, job: Job, gpu: GPU, count: int, regime: str, harness: str,
            unit: str, seq: int | None, generate: int | None) -> Benchmark:  # fmt: skip
     precision = job.quant or job.math_precision
     return Benchmark(
         id="user-job",
         gpu=gpu.id,
         gpus=count,
-        workload=workload,  # type: ignore[arg-type]
+        regime=regime,  # type: ignore[arg-type]
         model=arch.id,
         precision=precision,
         batch=job.batch,
@@ -122,16 +122,16 @@ def _bench(arch: ModelArch, job: Job, gpu: GPU, count: int, workload: str, harne
 
 
 def estimate_rate(
-    workload: str, gpu: GPU, count: int = 1, harness: str | None = None
+    regime: str, gpu: GPU, count: int = 1, harness: str | None = None
 ) -> ThroughputEstimate:
-    """Throughput of a model-free workload on ``count`` × ``gpu``: ``render`` in samples/min
+    """Throughput of a model-free regime on ``count`` × ``gpu``: ``render`` in samples/min
     (frames parallelise over GPUs), ``fp64`` in TFLOPS (dense FP64 matmul; multi-GPU work
     is assumed to split without communication, as HPL's panels nearly do)."""
     model, spread = load_efficiency()
-    harness = harness or DEFAULT_HARNESS[workload]
-    if workload == "render":
+    harness = harness or DEFAULT_HARNESS[regime]
+    if regime == "render":
         unit, name, precision, seq, metric = "samples/min", RENDER_MODEL, None, None, "score"
-    elif workload == "fp64":
+    elif regime == "fp64":
         unit, name, precision, seq, metric = (
             "tflops",
             "matmul-fp64",
@@ -140,12 +140,12 @@ def estimate_rate(
             "throughput",
         )
     else:
-        raise ValueError(f"no model-free workload {workload!r}")  # a caller's bug
+        raise ValueError(f"no model-free regime {regime!r}")  # a caller's bug
     bench = Benchmark(
         id="user-job",
         gpu=gpu.id,
         gpus=1,
-        workload=workload,  # type: ignore[arg-type]
+        regime=regime,  # type: ignore[arg-type]
         model=name,
         precision=precision,
         seq=seq,
@@ -158,14 +158,14 @@ def estimate_rate(
     )
     obs = observe(bench, gpu)
     if obs is None:
-        raise InvalidInput("no_throughput_model", workload=workload, gpu=gpu.name)
+        raise InvalidInput("no_throughput_model", regime=regime, gpu=gpu.name)
     eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
     rate = count / model.seconds_per_unit(obs)
-    low_err, high_err = spread.get(workload, spread["*"])
+    low_err, high_err = spread.get(regime, spread["*"])
     return ThroughputEstimate(
         gpu=gpu,
         count=count,
-        workload=workload,
+        regime=regime,
         harness=harness,
         throughput=Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err)),
         bound=obs.bound,
@@ -211,27 +211,27 @@ def estimate_throughput(
 
     check_positions(arch, job)
     model, spread = load_efficiency()
-    workload = workload_of(arch, job, count)
-    harness = harness or DEFAULT_HARNESS[workload]
+    regime = regime_of(arch, job, count)
+    harness = harness or DEFAULT_HARNESS[regime]
     seq: int | None
-    if workload in ("cnn-train", "cnn-infer"):
+    if regime in ("cnn-train", "cnn-infer"):
         unit, seq, generate = "images/s", None, None
-    elif workload == "transformer-train":
+    elif regime == "transformer-train":
         unit, seq, generate = "sequences/s", job.seq, None
-    elif workload == "llm-train":
+    elif regime == "llm-train":
         unit, seq, generate = "tokens/s", job.seq, None
     else:
         unit, seq, generate = "tokens/s", job.prompt or job.seq, max(job.generate, 1)
-    bench = _bench(arch, job, gpu, count, workload, harness, unit, seq, generate)
+    bench = _bench(arch, job, gpu, count, regime, harness, unit, seq, generate)
     obs = observe(bench, gpu, arch)
     ideal = ideal_rate(bench, gpu, arch)
     if obs is None or ideal is None:
-        raise InvalidInput("no_throughput_model", workload=workload, gpu=arch.id)
+        raise InvalidInput("no_throughput_model", regime=regime, gpu=arch.id)
     eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
     seconds = model.seconds_per_unit(obs)
     rate = 1 / seconds
     bound = ideal.bound
-    if workload in ("llm-train", "transformer-train", "cnn-train") and count > 1:
+    if regime in ("llm-train", "transformer-train", "cnn-train") and count > 1:
         # data parallel: the step's gradients are all-reduced between steps
         tokens_per_step = float(job.batch) * (seq or 1) * count
         step = tokens_per_step / rate
@@ -247,14 +247,14 @@ def estimate_throughput(
         if comm > step:
             bound = "interconnect"
         rate = tokens_per_step / max(step, comm)
-    low_err, high_err = spread.get(workload, spread["*"])
+    low_err, high_err = spread.get(regime, spread["*"])
     throughput = Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err))
     mfu = None
-    if workload == "llm-train":
+    if regime == "llm-train":
         peak = tensor_tflops(gpu, job.math_precision) * 1e12 * count
         mfu = rate * train_flops_per_token(arch, job, seq or 2048) / peak
     ttft = per_sequence = None
-    if workload in ("llm-decode", "llm-serve"):
+    if regime in ("llm-decode", "llm-serve"):
         prefill = _bench(arch, job, gpu, count, "llm-prefill", DEFAULT_HARNESS["llm-prefill"],
                          "ms", seq, 1)  # fmt: skip
         prefill_obs = observe(prefill, gpu, arch)
@@ -265,7 +265,7 @@ def estimate_throughput(
     return ThroughputEstimate(
         gpu=gpu,
         count=count,
-        workload=workload,
+        regime=regime,
         harness=harness,
         throughput=throughput,
         bound=bound,

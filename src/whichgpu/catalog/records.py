@@ -327,7 +327,7 @@ class CapacityClaim(Record, frozen=True, kw_only=True):
     note: Text | None = None
 
 
-Workload = Literal[
+Regime = Literal[
     "llm-train",
     "llm-prefill",
     "llm-decode",
@@ -350,7 +350,7 @@ class Benchmark(Record, frozen=True, kw_only=True):
     id: Id
     gpu: Id
     gpus: Annotated[int, Meta(ge=1, le=1024)] = 1
-    workload: Workload
+    regime: Regime
     model: Text
     #: Empty where precision does not apply (render scores, memory copies).
     precision: Text | None = None
@@ -422,12 +422,12 @@ class Claim(Record, frozen=True, kw_only=True):
 
 class EfficiencyRow(Record, frozen=True, kw_only=True):
     """One fitted term of the throughput model (``efficiency.csv``, written by
-    scripts/fit_efficiency.py): an efficiency η per (harness, workload), a factor, a
-    per-step overhead, a shared term, or the leave-one-out error spread of a workload."""
+    scripts/fit_efficiency.py): an efficiency η per (harness, regime), a factor, a
+    per-step overhead, a shared term, or the leave-one-out error spread of a regime."""
 
     kind: Literal["spread_low", "spread_high", "eta", "factor", "overhead", "term"]
     key: str = ""
-    workload: str = ""
+    regime: str = ""
     value: float
     unit: str = ""
     fitted_on: Annotated[int, Meta(ge=0)] | None = None

@@ -3,8 +3,8 @@ catalog's published measurements (``benchmarks.csv``).
 
 Each measurement is turned into its ideal rate on its GPU (:func:`ideal_rate`, η = 1); the
 ratio measured / ideal is the observed η. The model shares factors by what physically shares
-them: ``log η = a[harness, workload] + b[architecture]`` (a harness — software stack and its
-kernels — sets how close a workload gets to peak; an architecture how well that software
+them: ``log η = a[harness, regime] + b[architecture]`` (a harness — software stack and its
+kernels — sets how close a regime gets to peak; an architecture how well that software
 uses its units). ``scripts/fit_efficiency.py`` fits it and validates it leave-one-out.
 """
 
@@ -131,7 +131,7 @@ class Ideal:
 
 def ideal_rate(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Ideal | None:
     """The roofline rate for a measurement, or None where no roofline applies (a ratio)."""
-    if bench.workload == "render" and bench.metric in SCORE_METRICS:
+    if bench.regime == "render" and bench.metric in SCORE_METRICS:
         return render_ideal(bench, gpu)
     if bench.metric not in RATE_METRICS:
         return None
@@ -144,7 +144,7 @@ def ideal_rate(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Ide
         per_gpu = gpu.fp16_fp16acc_tensor_dense_tflops
     peak = per_gpu * 1e12 * parallel
     bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * parallel
-    w = bench.workload
+    w = bench.regime
     if w in ("gemm", "fp64"):
         return Ideal(peak / 1e12, "compute") if bench.unit == "tflops" else None
     if w == "bandwidth":
@@ -250,16 +250,16 @@ def memory_class(gpu: GPU) -> str:
 def units_per_step(bench: Benchmark) -> float:
     """Units of work one step of the software produces (what a per-step overhead divides):
     a batch of images or of decoded tokens, a prompt's tokens, a training batch's tokens."""
-    if bench.batch is None and bench.workload not in ("llm-decode", "llm-prefill"):
+    if bench.batch is None and bench.regime not in ("llm-decode", "llm-prefill"):
         return float("inf")  # a throughput figure at a large, unstated batch
     batch = float(bench.batch or 1)
     if bench.unit == "ms":
         return batch  # a latency: one request a step
-    if bench.workload in ("llm-prefill",):
+    if bench.regime in ("llm-prefill",):
         return batch * (bench.seq or 512)
-    if bench.workload in ("llm-train", "transformer-train"):
+    if bench.regime in ("llm-train", "transformer-train"):
         return batch * (bench.seq or 2048) if bench.unit == "tokens/s" else batch
-    if bench.workload in ("gemm", "fp64", "bandwidth", "render"):
+    if bench.regime in ("gemm", "fp64", "bandwidth", "render"):
         return float("inf")  # kernels timed alone, or a render's long frames: no step overhead
     return batch
 
@@ -324,7 +324,7 @@ def observe(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Observ
         return None
     measured_rate = 1e3 / bench.value if bench.unit == "ms" else bench.value
     compute = ideal.bound == "compute"
-    if bench.workload == "render":
+    if bench.regime == "render":
         factor = f"rt:{gpu.rt_core_gen if gpu.rt_cores and gpu.rt_core_gen else 'none'}"
         unit = "render"
     else:
@@ -336,7 +336,7 @@ def observe(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Observ
         measured_s=1 / measured_rate,
         units_per_step=units_per_step(bench),
         bound=ideal.bound,
-        group=(bench.harness, bench.workload),
+        group=(bench.harness, bench.regime),
         factor=factor,
         unit=unit,
         power_w_per_tflops=power_density(gpu) if compute else None,
@@ -346,21 +346,21 @@ def observe(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Observ
     )
 
 
-def stream_term(workload: str) -> str:
-    return "cnn:passes_train" if workload == "cnn-train" else "cnn:passes_infer"
+def stream_term(regime: str) -> str:
+    return "cnn:passes_train" if regime == "cnn-train" else "cnn:passes_infer"
 
 
 def stream_seconds(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> float:
     """One pass over an image's activations (:func:`activations.resnet_image_bytes`, at the
     job's compute dtype) at the GPUs' memory bandwidth; 0 for work that is not a CNN's."""
-    if bench.workload not in ("cnn-train", "cnn-infer"):
+    if bench.regime not in ("cnn-train", "cnn-infer"):
         return 0.0
     arch = arch or bench_arch(bench.model)
     if arch is None or arch.kind != "cnn":
         return 0.0
     from whichgpu.estimate.activations import resnet_image_bytes
 
-    job = _job(bench, "train" if bench.workload == "cnn-train" else "inference")
+    job = _job(bench, "train" if bench.regime == "cnn-train" else "inference")
     if (bench.precision or "") in ("32-true", "tf32"):
         job = make_job(task=job.task, precision="32-true", batch=job.batch)
     bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * bench.gpus
@@ -378,7 +378,7 @@ def collectives_per_unit(bench: Benchmark, arch: ModelArch | None = None) -> flo
     if arch is None or not arch.n_layers:
         return 0.0
     per_pass = 2.0 * arch.n_layers
-    w = bench.workload
+    w = bench.regime
     if w == "llm-prefill" and bench.unit == "ms":
         return per_pass / (bench.batch or 1)
     if w == "llm-prefill":
@@ -434,7 +434,7 @@ class EfficiencyModel:
         eta, _ = self.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
         latency = self.terms.get("tp:latency_s", 0.0) * obs.collectives
-        passes = self.terms.get(stream_term(obs.bench.workload), 0.0)
+        passes = self.terms.get(stream_term(obs.bench.regime), 0.0)
         stream = (
             passes * obs.stream_s / min(1.0, self.factor.get(obs.memory, 1.0)) if passes else 0.0
         )
@@ -443,7 +443,7 @@ class EfficiencyModel:
 
 @cache
 def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
-    """The fitted model and, per workload, its leave-one-out error spread (10th, 90th pct),
+    """The fitted model and, per regime, its leave-one-out error spread (10th, 90th pct),
     from ``catalog/data/efficiency.csv`` (written by scripts/fit_efficiency.py)."""
     from whichgpu.catalog.loader import read_package_table
     from whichgpu.catalog.records import EfficiencyRow
@@ -460,8 +460,8 @@ def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
     for row in rows:
         value, kind = row.value, row.kind
         if kind == "eta":
-            group[(row.key, row.workload)] = value
-            fitted[f"{row.key}|{row.workload}"] = row.fitted_on or 0
+            group[(row.key, row.regime)] = value
+            fitted[f"{row.key}|{row.regime}"] = row.fitted_on or 0
         elif kind == "factor":
             factor[row.key] = value
             fitted[row.key] = row.fitted_on or 0
@@ -470,10 +470,10 @@ def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
         elif kind == "term":
             terms[row.key] = value
         elif kind == "spread_low":
-            spread_low[row.workload] = value
+            spread_low[row.regime] = value
         else:
-            spread_high[row.workload] = value
+            spread_high[row.regime] = value
     spread = {w: (spread_low[w], spread_high.get(w, 0.0)) for w in spread_low}
-    if "*" not in spread:  # the range of a workload the fit has no spread for
-        raise CatalogError("catalog/data/efficiency.csv", None, "no spread for workload '*'")
+    if "*" not in spread:  # the range of a regime the fit has no spread for
+        raise CatalogError("catalog/data/efficiency.csv", None, "no spread for regime '*'")
     return EfficiencyModel(group, factor, overhead, fitted, terms), spread

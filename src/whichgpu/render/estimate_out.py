@@ -22,7 +22,7 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
         "kind": "estimate",
         "gpu": result.gpu.id,
         "count": result.count,
-        "workload": result.workload,
+        "regime": result.regime,
         "harness": result.harness,
         "throughput": {"value": rate.value, "unit": rate.unit, "low": rate.low, "high": rate.high},
         "time_s": result.time_s,
@@ -40,8 +40,8 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
 
     rate = result.throughput
     gpus = count_label(result.count, result.gpu.short_name)
-    what = arch.name if arch is not None else _(result.workload)
-    console.print(Text(f"{what} · {result.workload} · {gpus}", style="bold"))
+    what = arch.name if arch is not None else _(result.regime)
+    console.print(Text(f"{what} · {result.regime} · {gpus}", style="bold"))
     console.print(
         fmt(
             _("Throughput: {value:,.1f} {unit} (likely {low:,.1f}–{high:,.1f}), {bound}-bound"),

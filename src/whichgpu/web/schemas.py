@@ -188,7 +188,7 @@ class EstimateDoc(Open):
     kind: Literal["estimate"]
     gpu: str
     count: int
-    workload: str
+    regime: str
     harness: str
     throughput: RateDoc
     time_s: float | None
