@@ -208,3 +208,26 @@ def test_encoder_inference_is_a_forward_pass_not_decoding(catalog: Catalog) -> N
     result = estimate_throughput(arch, job, catalog.gpu("a100-80gb-sxm"))
     assert result.regime == "llm-prefill" and result.bound == "compute"
     assert result.throughput.value > 50_000  # tokens/s: thousands of sequences a second
+
+
+def test_the_job_sets_the_training_work_on_every_gpu(catalog: Catalog) -> None:
+    """LoRA skips the frozen weights' gradients (faster than a full fine-tune) and full
+    recomputation runs the forward again (slower than none), whatever the GPU: the user's
+    job reaches the throughput, not only the memory."""
+    arch = resolve_model("llama-3.1-8b")
+    for gpu in catalog.gpus:
+        if not gpu.bf16_tensor_dense_tflops:
+            continue
+        rate = {
+            (task, ckpt): estimate_throughput(
+                arch, make_job(task=task, batch=2, seq=2048, checkpointing=ckpt), gpu
+            ).throughput.value
+            for task in ("finetune", "lora")
+            for ckpt in ("none", "selective", "full")
+        }
+        for ckpt in ("none", "selective", "full"):
+            assert rate[("lora", ckpt)] > rate[("finetune", ckpt)], gpu.id
+        for task in ("finetune", "lora"):
+            assert rate[(task, "none")] > rate[(task, "selective")] > rate[(task, "full")], gpu.id
+        # 6N against 4N: LoRA's rate is about 1.5× a full fine-tune's
+        assert rate[("lora", "none")] / rate[("finetune", "none")] == pytest.approx(1.5, rel=0.1)

@@ -223,8 +223,10 @@ def estimate_throughput(
     else:
         unit, seq, generate = "tokens/s", job.prompt or job.seq, max(job.generate, 1)
     bench = _bench(arch, job, gpu, count, regime, harness, unit, seq, generate)
-    obs = observe(bench, gpu, arch)
-    ideal = ideal_rate(bench, gpu, arch)
+    # the user's job sets the work (LoRA skips the frozen weights' gradients, recomputation
+    # adds a forward); the benchmark record only picks the calibrated efficiency
+    obs = observe(bench, gpu, arch, job if job.training else None)
+    ideal = ideal_rate(bench, gpu, arch, job if job.training else None)
     if obs is None or ideal is None:
         raise InvalidInput("no_throughput_model", regime=regime, gpu=arch.id)
     eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)

@@ -129,8 +129,13 @@ class Ideal:
     bound: str
 
 
-def ideal_rate(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Ideal | None:
-    """The roofline rate for a measurement, or None where no roofline applies (a ratio)."""
+def ideal_rate(
+    bench: Benchmark, gpu: GPU, arch: ModelArch | None = None, job: Job | None = None
+) -> Ideal | None:
+    """The roofline rate for a measurement, or None where no roofline applies (a ratio).
+    ``job``: the user's own job, when a user's job is described as a measurement: its task
+    (LoRA's cheaper backward), recomputation and precision set the work, not the
+    benchmark's defaults."""
     if bench.regime == "render" and bench.metric in SCORE_METRICS:
         return render_ideal(bench, gpu)
     if bench.metric not in RATE_METRICS:
@@ -159,7 +164,7 @@ def ideal_rate(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Ide
         return None
     if w in ("llm-train", "transformer-train"):
         seq = bench.seq or (384 if arch.kind == "encoder" else 2048)
-        job = _job(bench, "train")
+        job = job or _job(bench, "train")
         per_token = train_flops_per_token(arch, job, seq)
         tokens_per_s = peak / per_token
         if bench.unit == "tokens/s":
@@ -315,11 +320,13 @@ def sustained_clock(power_w_per_tflops: float | None, terms: Mapping[str, float]
     return float(min(1.0, power_w_per_tflops / p0) ** gamma)
 
 
-def observe(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> Observation | None:
+def observe(
+    bench: Benchmark, gpu: GPU, arch: ModelArch | None = None, job: Job | None = None
+) -> Observation | None:
     """A measurement (or a user's job described as one) against its roofline; ``arch`` is
     the model when it is not a preset the benchmark's name resolves to (a config.json, a
     generic size)."""
-    ideal = ideal_rate(bench, gpu, arch)
+    ideal = ideal_rate(bench, gpu, arch, job)
     if ideal is None or ideal.rate <= 0:
         return None
     measured_rate = 1e3 / bench.value if bench.unit == "ms" else bench.value

@@ -55,12 +55,19 @@ def matmul_params(arch: ModelArch) -> float:
 
 
 def train_flops_per_token(arch: ModelArch, job: Job, seq: int) -> float:
-    """PaLM App. B: ``6·N + 12·L·h·s``; + a forward with full recomputation; LoRA: ``4·N``."""
+    """PaLM (Chowdhery et al., 2022) App. B: ``6·N + 12·L·h·s`` a token (forward ``2·N``,
+    backward ``4·N``: gradients of the inputs and of the weights). LoRA (Hu et al., 2021)
+    freezes the base weights: their gradients are skipped, ``4·N``. Full recomputation
+    (Chen et al., 2016) runs the forward again, ``+2·N`` and a third of the attention;
+    selective recomputation (Korthikanti et al., 2022, §5) recomputes only the attention
+    core (scores, softmax, values), a third of the attention term."""
     n = matmul_params(arch)
     attention = 12.0 * arch.n_layers * arch.n_heads * arch.head_dim * seq
     flops = 4 * n + attention * 2 / 3 if job.task in ("lora", "qlora") else 6 * n + attention
     if job.checkpointing == "full":
         flops += 2 * n + attention / 3
+    elif job.checkpointing == "selective":
+        flops += attention / 3
     return flops
 
 
