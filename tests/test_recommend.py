@@ -170,8 +170,11 @@ def test_model_too_big_for_max_gpus_is_explained(catalog: Catalog) -> None:
 
 
 def test_no_gpu_count_fits_suggests_changes(catalog: Catalog) -> None:
-    """405B without recomputation: its activations alone exceed any GPU at any count."""
-    big = make_component({"kind": "train", "model": "llama-3.1-405b", "tokens": 1e9})
+    """405B without recomputation (the user says so): its activations alone exceed any GPU
+    at any count."""
+    big = make_component(
+        {"kind": "train", "model": "llama-3.1-405b", "tokens": 1e9, "checkpointing": False}
+    )
     result = recommend(catalog, Workload((big,), Constraints(max_gpus=64)))
     assert result.pick is None
     codes = [n.code for n in result.infeasible]
@@ -213,9 +216,10 @@ def test_buy_mode_prices_the_cards_and_the_break_even(catalog: Catalog) -> None:
     assert pick.cost_usd == pytest.approx(per_hour * hours)
     assert pick.break_even_months == pytest.approx(4500 / ((0.33 - 0.06) * 730))
     # a shorter write-off makes each hour dearer
-    short = recommend(article, _workload(mode="buy", electricity_usd_per_kwh=0.2,
-                                         amortize_months=12)).pick  # fmt: skip
-    assert short is not None and short.usd_per_h == pytest.approx(4500 / (12 * 730) + 0.06)
+    shorter = recommend(article, _workload(mode="buy", electricity_usd_per_kwh=0.2,
+                                           amortize_months=12))  # fmt: skip
+    short = next(o for o in shorter.options if o.key == pick.key)
+    assert short.usd_per_h == pytest.approx(4500 / (12 * 730) + 0.06)
     assert "reason_buy" in {n.code for n in result.reasons}
 
 
@@ -540,3 +544,25 @@ def test_hub_models_are_fetched_as_config_only(monkeypatch: pytest.MonkeyPatch) 
     assert by_hub.code == 0, by_hub.stderr
     a, b = json.loads(by_hub.stdout)["pick"], json.loads(by_name.stdout)["pick"]
     assert a["gpu"] == b["gpu"] and a["cost_usd"] == pytest.approx(b["cost_usd"])
+
+
+@pytest.mark.parametrize(("deadline_h", "gpu"), [(24, "a100-80gb-sxm"), (48, "rtx-a6000")])
+def test_resnet50_without_a_batch_trains_at_the_recipes_batch(
+    catalog: Catalog, deadline_h: float, gpu: str
+) -> None:
+    """Left without a batch, ResNet-50 trains 256 images per GPU (NVIDIA's recipe), not one:
+    the A100 meets a 24 h deadline, the A6000 a 48 h one for less; the choice is said."""
+    article = catalog.restricted(["rtx-a6000", "a100-80gb-sxm", "rtx-a2000-12gb"], "seed-article")
+    job = make_component({"kind": "train", "model": "resnet-50", "precision": "bf16-mixed",
+                          "images": 1281167, "epochs": 90})  # fmt: skip
+    result = recommend(article, Workload((job,), Constraints(max_gpus=1, deadline_h=deadline_h)))
+    assert result.pick is not None and result.pick.gpu.id == gpu
+    assert result.pick.runs[0].batch == 256
+    assert "chosen_batch" in {n.code for n in result.reasons}
+
+
+def test_a_given_batch_is_kept(catalog: Catalog) -> None:
+    job = make_component({"kind": "train", "model": "resnet-50", "images": 1e6, "batch": 32})
+    result = recommend(catalog, Workload((job,)))
+    assert result.pick is not None and result.pick.runs[0].batch == 32
+    assert "chosen_batch" not in {n.code for n in result.reasons}

@@ -128,6 +128,14 @@ MESSAGES: dict[str, str] = {
     "block_budget": N_("${cost:,.2f} is over the ${budget:,.2f} budget"),
     "block_deadline": N_("{hours:,.1f} h is past the {deadline:,.1f} h deadline"),
     # recommend: warnings
+    "chosen_batch": N_(
+        "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "
+        "to {cap} ({recipe}); give batch to set it."
+    ),
+    "chosen_checkpointing": N_(
+        "{component} on the {gpu}: activation checkpointing on: it costs a second forward pass "
+        "but lets a larger micro-batch fit, which runs faster here (or nothing fits without it)."
+    ),
     "warn_tight_memory": N_(
         "{component} uses {needed:,.1f} of {capacity:,.1f} GiB on the {gpu}: little room for "
         "fragmentation or a longer input."
@@ -256,6 +264,8 @@ WORDS: dict[str, str] = {
         N_("recomputation"), N_("optimizer step"), N_("prefill"), N_("decode"),
         N_("prior: mean of other harnesses"), N_("prior: η = 0.5"), N_("1 GPU"),
         N_("buy-new"), N_("buy-used"), N_("purchase"), N_("cost"), N_("time"), N_("value"),
+        N_("NVIDIA DeepLearningExamples' ResNet-50 recipe"), N_("the DeiT recipe"),
+        N_("the Hugging Face Trainer's default"),
     )
 } | {
     # capability codes (--requires) as readers name them

@@ -260,11 +260,31 @@ class Component:
     params: str | None = given(None, PARAMS)
     precision: str = given("bf16-mixed", PRECISION)
     quant: str | None = given(None, QUANT)
-    batch: int = given(1, BATCH)
+    #: None: chosen per candidate (training: the largest micro-batch that fits, up to a
+    #: recipe's; inference: one sequence); see whichgpu.recommender.autoconfig
+    batch: int | None = given(
+        None,
+        replace(
+            BATCH,
+            help=N_(
+                "Sequences or images per GPU step (default: training takes the largest that "
+                "fits, up to a recipe's; inference 1)."
+            ),
+        ),
+    )
     seq: int = given(2048, SEQ)
     prompt: int = given(512, PROMPT)
     generate: int = given(256, GENERATE)
-    checkpointing: bool = given(False, CHECKPOINTING)
+    #: None: off, unless a training job fits no other way (then full checkpointing)
+    checkpointing: bool | None = given(
+        None,
+        replace(
+            CHECKPOINTING,
+            help=N_(
+                "Full activation checkpointing (default: only where the job fits no other way)."
+            ),
+        ),
+    )
     tokens: float | None = given(None, TOKENS)
     images: float | None = given(None, IMAGES)
     epochs: float = given(1.0, EPOCHS)

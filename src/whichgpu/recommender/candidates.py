@@ -67,6 +67,10 @@ class ComponentRun:
     provenance: str = ""
     meets_rate: bool = True
     notes: tuple[Note, ...] = ()
+    #: What was chosen for settings the user left open (micro-batch, checkpointing)
+    chosen: tuple[Note, ...] = ()
+    batch: int | None = None
+    checkpointing: str | None = None
 
 
 def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
@@ -131,7 +135,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         task=component.kind,
         precision=component.precision,
         quant=component.quant,
-        batch=component.batch,
+        batch=component.batch or 1,
         seq=component.seq,
         prompt=component.prompt if inference else 0,
         generate=component.generate if inference else 0,
@@ -161,8 +165,9 @@ def per_second(rate: float, unit: str) -> float:
     return rate / 60.0 if unit.endswith("/min") else rate
 
 
-def _timed(component: Component, rate: float, unit: str,
-           prepared: tuple[ModelArch, Job] | None) -> float | None:  # fmt: skip
+def _timed(
+    component: Component, rate: float, unit: str, prepared: tuple[ModelArch, Job] | None
+) -> float | None:
     """Seconds the component takes: its hours of use, or its work over the rate."""
     if component.hours is not None:
         return component.hours * 3600.0
@@ -175,7 +180,7 @@ def run_component(
 ) -> ComponentRun:
     """Fit, throughput and time of ``component`` on ``hw`` (per service)."""
     from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.estimate.parallel import scaled_job, usable_bytes
+    from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.throughput import estimate_rate, estimate_throughput
 
     gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
@@ -191,7 +196,9 @@ def run_component(
             return ComponentRun(component, fits, needed, capacity_gib, strategy, provenance="none")
     else:
         arch, job = prepared
-        scaled, strategy = scaled_job(job, hw.count)
+        from whichgpu.recommender.autoconfig import configure
+
+        scaled, strategy, chosen = configure(component, arch, job, gpu, hw.count)
         needed_bytes = estimate_memory(arch, scaled).total_bytes
         needed = needed_bytes / BYTES_PER_GIB
         fits = needed_bytes <= usable_bytes(gpu)
@@ -226,6 +233,10 @@ def run_component(
         est.bound,
         est.provenance,
     )
+    if prepared is not None:
+        run = replace(
+            run, chosen=tuple(chosen), batch=scaled.batch, checkpointing=scaled.checkpointing
+        )
     if "prior" in est.provenance or "not fitted" in est.provenance:
         notes.append(
             note(

@@ -390,6 +390,7 @@ def explain(
             unpriced,
         )
     reasons = [_objective_reason(pick, ranked, objective)]
+    reasons += [chosen for run in pick.runs for chosen in run.chosen]
     if pick.hardware.mig is not None:
         reasons.append(
             note(

@@ -67,6 +67,8 @@ def option_doc(option: Option) -> dict[str, Any]:
                 "needed_gib": _round(run.needed_gib),
                 "capacity_gib": _round(run.capacity_gib),
                 "strategy": run.strategy,
+                "batch": run.batch,
+                "checkpointing": run.checkpointing,
                 "throughput": _round(run.throughput),
                 "unit": run.unit,
                 "time_s": _round(run.time_s),

@@ -1,0 +1,99 @@
+"""Settings a user leaves open, chosen per candidate GPU and count as a skilled engineer
+would, and said: a training run left without ``batch`` is not run one sample at a time.
+
+* **Micro-batch**: the largest power of two that fits the GPU's memory, up to what the usual
+  recipe uses per GPU (:data:`BATCH_CAPS`). This is what Accelerate's
+  ``find_executable_batch_size`` (and the HF Trainer's ``auto_find_batch_size``) do: start
+  from the recipe's batch and halve it until the step fits.
+* **Activation checkpointing**: off, or full recomputation when that runs faster (its
+  cost, a second forward, is in the throughput: :mod:`whichgpu.estimate.perf`; what it buys
+  is a larger micro-batch, which amortises the step's communication) or when nothing fits
+  without it.
+
+Inference left without ``batch`` serves one sequence at a time, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from whichgpu.catalog.records import GPU
+from whichgpu.estimate.memory import estimate_memory
+from whichgpu.estimate.parallel import scaled_job, usable_bytes
+from whichgpu.i18n import N_
+from whichgpu.job import Checkpointing, Job
+from whichgpu.models.arch import ModelArch
+from whichgpu.notes import Note, note
+from whichgpu.requests import Component
+
+#: Per-GPU micro-batch of the usual recipe, by model kind, and where it comes from.
+BATCH_CAPS: dict[str, tuple[int, str]] = {
+    # NVIDIA DeepLearningExamples, ResNet-50 v1.5 for PyTorch: 256 images per GPU with AMP
+    "cnn": (256, N_("NVIDIA DeepLearningExamples' ResNet-50 recipe")),
+    # DeiT (Touvron et al., 2021, §4): batch 1,024 over 8 GPUs, 128 per GPU
+    "vit": (128, N_("the DeiT recipe")),
+    # transformers.TrainingArguments: per_device_train_batch_size = 8 by default
+    "decoder": (8, N_("the Hugging Face Trainer's default")),
+    "encoder": (8, N_("the Hugging Face Trainer's default")),
+}
+
+
+def _fits(arch: ModelArch, job: Job, gpu: GPU, count: int) -> tuple[Job, str] | None:
+    scaled, strategy = scaled_job(job, count)
+    if estimate_memory(arch, scaled).total_bytes <= usable_bytes(gpu):
+        return scaled, strategy
+    return None
+
+
+def configure(
+    component: Component, arch: ModelArch, job: Job, gpu: GPU, count: int
+) -> tuple[Job, str, list[Note]]:
+    """``job`` on ``count`` × ``gpu`` with the open settings chosen: the job spread over the
+    GPUs, its layout, and notes saying what was chosen. Values the user gave are kept."""
+    open_batch = component.batch is None and job.training
+    open_checkpointing = component.checkpointing is None and job.training
+    if not (open_batch or open_checkpointing):
+        scaled, strategy = scaled_job(job, count)
+        return scaled, strategy, []
+    cap, recipe = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
+    batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
+    modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
+    found: list[tuple[float, Job, str, Checkpointing]] = []
+    for mode in modes:
+        for batch in batches:
+            fit = _fits(arch, replace(job, batch=batch, checkpointing=mode), gpu, count)
+            if fit is not None:
+                found.append((_rate(arch, fit[0], gpu, count), *fit, mode))
+                break  # the largest batch that fits in this mode
+    if not found:  # nothing fits: the smallest step, as the memory check will report it
+        smallest = replace(job, batch=batches[-1], checkpointing=modes[-1])
+        scaled, strategy = scaled_job(smallest, count)
+        return scaled, strategy, []
+    # the faster configuration (recomputation costs a forward; a larger batch amortises
+    # the step's communication); on a tie, the one without recomputation
+    _rate_found, scaled, strategy, mode = max(found, key=lambda f: (round(f[0], 6), f[3] == "none"))
+    notes = []
+    if open_batch:
+        notes.append(
+            note(
+                "chosen_batch",
+                component=component.label,
+                gpu=gpu.short_name,
+                batch=scaled.batch,
+                cap=cap,
+                recipe=recipe,
+            )
+        )
+    if open_checkpointing and mode != "none":
+        notes.append(note("chosen_checkpointing", component=component.label, gpu=gpu.short_name))
+    return scaled, strategy, notes
+
+
+def _rate(arch: ModelArch, job: Job, gpu: GPU, count: int) -> float:
+    from whichgpu.errors import WhichGPUError
+    from whichgpu.throughput import estimate_throughput
+
+    try:
+        return estimate_throughput(arch, job, gpu, count).throughput.value
+    except WhichGPUError:
+        return 0.0
