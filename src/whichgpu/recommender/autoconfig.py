@@ -45,6 +45,22 @@ def _fits(arch: ModelArch, job: Job, gpu: GPU, count: int) -> tuple[Job, str] | 
     return None
 
 
+def _largest(
+    arch: ModelArch, job: Job, batches: list[int], gpu: GPU, count: int
+) -> tuple[Job, str] | None:
+    """The largest of ``batches`` (descending) that fits, by bisection: memory grows with
+    the batch, so if one fits every smaller one does."""
+    best, low, high = None, 0, len(batches) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        fit = _fits(arch, replace(job, batch=batches[middle]), gpu, count)
+        if fit is None:
+            low = middle + 1
+        else:
+            best, high = fit, middle - 1
+    return best
+
+
 def configure(
     component: Component, arch: ModelArch, job: Job, gpu: GPU, count: int
 ) -> tuple[Job, str, list[Note]]:
@@ -60,11 +76,9 @@ def configure(
     modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
     found: list[tuple[float, Job, str, Checkpointing]] = []
     for mode in modes:
-        for batch in batches:
-            fit = _fits(arch, replace(job, batch=batch, checkpointing=mode), gpu, count)
-            if fit is not None:
-                found.append((_rate(arch, fit[0], gpu, count), *fit, mode))
-                break  # the largest batch that fits in this mode
+        fit = _largest(arch, replace(job, checkpointing=mode), batches, gpu, count)
+        if fit is not None:
+            found.append((_rate(arch, fit[0], gpu, count), *fit, mode))
     if not found:  # nothing fits: the smallest step, as the memory check will report it
         smallest = replace(job, batch=batches[-1], checkpointing=modes[-1])
         scaled, strategy = scaled_job(smallest, count)
