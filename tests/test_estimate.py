@@ -86,8 +86,11 @@ def dominates(a, b) -> bool:  # type: ignore[no-untyped-def]
 def test_a_gpu_at_least_as_good_on_every_figure_is_never_slower(
     catalog: Catalog, model: str, job: dict
 ) -> None:
+    from whichgpu.estimate.perf import missing_math_unit
+
     arch, j = resolve_model(model), make_job(**job)
-    for a, b in combinations(catalog.gpus, 2):
+    gpus = [g for g in catalog.gpus if missing_math_unit(g, j.math_precision) is None]
+    for a, b in combinations(gpus, 2):
         for better, worse in ((a, b), (b, a)):
             if dominates(better, worse):
                 fast = estimate_throughput(arch, j, better).throughput.value
@@ -168,10 +171,13 @@ def test_tf32_and_fp8_mixed_precisions(catalog: Catalog) -> None:
         estimate_throughput(arch, fp8, h100).throughput.value
         > estimate_throughput(arch, bf16, h100).throughput.value
     )
-    # an A100 has no FP8 units: fp8-mixed runs its GEMMs in 16 bits
-    assert estimate_throughput(arch, fp8, a100).throughput.value == pytest.approx(
-        estimate_throughput(arch, bf16, a100).throughput.value, rel=0.01
-    )
+    # an A100 has no FP8 units, a V100 no BF16 ones: refused with what runs there
+    from whichgpu.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="no FP8 tensor cores for fp8-mixed; bf16-mixed runs"):
+        estimate_throughput(arch, fp8, a100)
+    with pytest.raises(InvalidInput, match="no BF16 tensor cores for bf16-mixed; 16-mixed runs"):
+        estimate_throughput(arch, bf16, catalog.gpu("v100-sxm2-32gb"))
 
 
 def test_render_and_fp64_estimates() -> None:

@@ -135,6 +135,9 @@ MESSAGES: dict[str, str] = {
     "utilization_inference": N_("is for inference (the task is {task})"),
     "images_model": N_("{model} works on images: give {images}, not {tokens}"),
     "tokens_model": N_("{model} works on tokens: give {tokens}, not {images}"),
+    "precision_unsupported": N_(
+        "the {gpu} has no {unit} tensor cores for {precision}; {instead} runs there"
+    ),
     "no_throughput_model": N_("no throughput model for {workload} on {gpu}"),
     "estimate_needs_model": N_("estimate needs a preset model ({model}) or {params}"),
     # recommend

@@ -132,6 +132,10 @@ MESSAGES: dict[str, str] = {
         "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "
         "to {cap} ({recipe}); give batch to set it."
     ),
+    "block_precision": N_("{component}: the {gpu} has no {unit} tensor cores."),
+    "chosen_precision": N_(
+        "{component} on the {gpu}: {precision}, since this GPU has no BF16 tensor cores."
+    ),
     "chosen_checkpointing": N_(
         "{component} on the {gpu}: activation checkpointing on: it costs a second forward pass "
         "but lets a larger micro-batch fit, which runs faster here (or nothing fits without it)."

@@ -52,6 +52,11 @@ QUANTS: tuple[str, ...] = tuple(QUANT_BITS)
 #: render at this order (its score is samples per minute over those scenes).
 DEFAULT_SAMPLES_PER_FRAME = 1024
 
+#: The precision of a component that gives none: bf16 autocast (what the HF Trainer's
+#: ``bf16=True`` and Lightning's ``bf16-mixed`` run); fp16 autocast on GPUs without BF16
+#: (whichgpu.recommender.autoconfig).
+DEFAULT_PRECISION = "bf16-mixed"
+
 # -- the inputs several requests share ----------------------------------------------------
 
 MODEL = Input("text", N_("A preset (llama-3.1-8b…) or a config.json path."), short="-m")
@@ -258,7 +263,17 @@ class Component:
     name: str = given("", Input("text", N_("A name for this component.")))
     model: str | None = given(None, MODEL)
     params: str | None = given(None, PARAMS)
-    precision: str = given("bf16-mixed", PRECISION)
+    #: None: bf16-mixed, or fp16 (16-mixed) on a GPU without BF16 tensor cores
+    precision: str | None = given(
+        None,
+        replace(
+            PRECISION,
+            help=N_(
+                "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
+                "bf16-mixed, 16-mixed on GPUs without BF16)."
+            ),
+        ),
+    )
     quant: str | None = given(None, QUANT)
     #: None: chosen per candidate (training: the largest micro-batch that fits, up to a
     #: recipe's; inference: one sequence); see whichgpu.recommender.autoconfig

@@ -82,25 +82,45 @@ def regime_of(arch: ModelArch, job: Job, count: int = 1) -> str:
     return "llm-serve" if job.batch > 1 or count > 1 else "llm-decode"
 
 
-def job_size(arch: ModelArch, job: Job, tokens: float | None = None,
-             images: float | None = None) -> float | None:  # fmt: skip
+def job_size(
+    arch: ModelArch, job: Job, tokens: float | None = None, images: float | None = None
+) -> float | None:
     """The job size in the throughput's unit: tokens (LLMs), sequences (encoders trained on
     ``job.seq``-token sequences: tokens ÷ seq), images (CNNs, ViTs). A size in the other unit
     is refused: tokens for an image model, images for a language model."""
     images_model = arch.kind in ("cnn", "vit")
     if tokens is not None and images_model:
-        raise InvalidInput("images_model", field=("tokens",), model=arch.name,
-                           images=Ref(("images",)), tokens=Ref(("tokens",)))  # fmt: skip
+        raise InvalidInput(
+            "images_model",
+            field=("tokens",),
+            model=arch.name,
+            images=Ref(("images",)),
+            tokens=Ref(("tokens",)),
+        )
     if images is not None and not images_model:
-        raise InvalidInput("tokens_model", field=("images",), model=arch.name,
-                           images=Ref(("images",)), tokens=Ref(("tokens",)))  # fmt: skip
+        raise InvalidInput(
+            "tokens_model",
+            field=("images",),
+            model=arch.name,
+            images=Ref(("images",)),
+            tokens=Ref(("tokens",)),
+        )
     if tokens is not None and arch.kind == "encoder" and job.training:
         return tokens / job.seq
     return tokens if tokens is not None else images
 
 
-def _bench(arch: ModelArch, job: Job, gpu: GPU, count: int, regime: str, harness: str,
-           unit: str, seq: int | None, generate: int | None) -> Benchmark:  # fmt: skip
+def _bench(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int,
+    regime: str,
+    harness: str,
+    unit: str,
+    seq: int | None,
+    generate: int | None,
+) -> Benchmark:
     precision = job.quant or job.math_precision
     return Benchmark(
         id="user-job",
@@ -179,9 +199,13 @@ def estimate_rate(
 
 
 def estimate_model_free(
-    kind: str, gpu: GPU, count: int = 1, frames: float | None = None,
-    samples_per_frame: int = 1024, tflop: float | None = None,
-) -> ThroughputEstimate:  # fmt: skip
+    kind: str,
+    gpu: GPU,
+    count: int = 1,
+    frames: float | None = None,
+    samples_per_frame: int = 1024,
+    tflop: float | None = None,
+) -> ThroughputEstimate:
     """``estimate --task render|fp64``: frames per hour (a frame of ``samples_per_frame``
     path-tracing samples) or FP64 TFLOPS, and the time for ``frames`` or ``tflop``."""
     from dataclasses import replace
@@ -190,8 +214,9 @@ def estimate_model_free(
     if kind == "render":
         per_hour = 60.0 / samples_per_frame  # samples/min → frames/h
         rate = est.throughput
-        throughput = Rate(rate.value * per_hour, "frames/h", rate.low * per_hour,
-                          rate.high * per_hour)  # fmt: skip
+        throughput = Rate(
+            rate.value * per_hour, "frames/h", rate.low * per_hour, rate.high * per_hour
+        )
         time_s = None if frames is None else frames / throughput.value * 3600
         return replace(est, throughput=throughput, time_s=time_s)
     time_s = None if tflop is None else tflop / est.throughput.value
@@ -199,17 +224,34 @@ def estimate_model_free(
 
 
 def estimate_throughput(
-    arch: ModelArch, job: Job, gpu: GPU, count: int = 1, harness: str | None = None,
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int = 1,
+    harness: str | None = None,
     work: float | None = None,
-) -> ThroughputEstimate:  # fmt: skip
+) -> ThroughputEstimate:
     """Throughput of ``job`` on ``count`` × ``gpu``; ``work`` is the job size in the
     throughput's unit (tokens, images, generated tokens) for a time estimate."""
     if not arch.id:
-        raise InvalidInput("estimate_needs_model", field=("model",), model=Ref(("model",)),
-                           params=Ref(("params",)))  # fmt: skip
+        raise InvalidInput(
+            "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
+        )
     from whichgpu.job import check_positions
 
     check_positions(arch, job)
+    from whichgpu.estimate.perf import missing_math_unit, supported_instead
+
+    missing = missing_math_unit(gpu, job.math_precision)
+    if missing is not None:
+        raise InvalidInput(
+            "precision_unsupported",
+            field=("precision",),
+            gpu=gpu.name,
+            unit=missing,
+            precision=job.math_precision,
+            instead=supported_instead(gpu, job.math_precision),
+        )
     model, spread = load_efficiency()
     regime = regime_of(arch, job, count)
     harness = harness or DEFAULT_HARNESS[regime]
@@ -257,8 +299,9 @@ def estimate_throughput(
         mfu = rate * train_flops_per_token(arch, job, seq or 2048) / peak
     ttft = per_sequence = None
     if regime in ("llm-decode", "llm-serve"):
-        prefill = _bench(arch, job, gpu, count, "llm-prefill", DEFAULT_HARNESS["llm-prefill"],
-                         "ms", seq, 1)  # fmt: skip
+        prefill = _bench(
+            arch, job, gpu, count, "llm-prefill", DEFAULT_HARNESS["llm-prefill"], "ms", seq, 1
+        )
         prefill_obs = observe(prefill, gpu, arch)
         if prefill_obs is not None:
             ttft = model.seconds_per_unit(prefill_obs)
@@ -290,13 +333,19 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     if not r.uses_model:
         return estimate_model_free(r.task, gpu, r.count, r.frames, r.samples_per_frame, r.tflop)
     if arch is None:
-        raise InvalidInput("estimate_needs_model", field=("model",), model=Ref(("model",)),
-                           params=Ref(("params",)))  # fmt: skip
+        raise InvalidInput(
+            "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
+        )
     job = make_job(
-        task=r.task, precision=r.precision, quant=r.quant, batch=r.batch, seq=r.seq,
+        task=r.task,
+        precision=r.precision,
+        quant=r.quant,
+        batch=r.batch,
+        seq=r.seq,
         prompt=r.prompt or (r.seq if r.task == "inference" else 0),
         generate=r.generate if r.task == "inference" else 0,
-        checkpointing="full" if r.checkpointing else "none", gpus=r.count,
-    )  # fmt: skip
+        checkpointing="full" if r.checkpointing else "none",
+        gpus=r.count,
+    )
     work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
     return estimate_throughput(arch, job, gpu, r.count, work=work)

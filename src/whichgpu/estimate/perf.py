@@ -28,6 +28,28 @@ from whichgpu.models.arch import ModelArch
 RESNET50_MACS = 4.09e9
 
 
+def missing_math_unit(gpu: GPU, precision: str) -> str | None:
+    """The tensor-core format ``precision`` needs and ``gpu`` lacks, or None: BF16 needs
+    Ampere or later (a V100 has none: PyTorch's ``torch.cuda.is_bf16_supported()`` is False
+    there), TF32 likewise, FP8 (Transformer Engine) Ada, Hopper or later."""
+    if precision.startswith("bf16") and not gpu.bf16_tensor_dense_tflops:
+        return "BF16"
+    if precision == "tf32" and not gpu.tf32_tensor_dense_tflops:
+        return "TF32"
+    if precision in ("fp8", "fp8-mixed") and not gpu.fp8_tensor_dense_tflops:
+        return "FP8"
+    return None
+
+
+def supported_instead(gpu: GPU, precision: str) -> str:
+    """The nearest precision ``gpu`` runs, for a message."""
+    if precision in ("fp8", "fp8-mixed"):
+        return "bf16-mixed" if gpu.bf16_tensor_dense_tflops else "16-mixed"
+    if precision == "tf32":
+        return "32-true"
+    return "16-true" if precision == "bf16-true" else "16-mixed"
+
+
 def tensor_tflops(gpu: GPU, precision: str) -> float:
     """The dense peak a precision runs at: tensor cores for 16-bit, TF32, FP8 and INT8 math;
     FP32 cores for ``32-true`` (PyTorch keeps FP32 matmuls off TF32 by default); weight-only

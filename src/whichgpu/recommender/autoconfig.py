@@ -21,7 +21,7 @@ from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.parallel import scaled_job, usable_bytes
 from whichgpu.i18n import N_
-from whichgpu.job import Checkpointing, Job
+from whichgpu.job import Checkpointing, Job, Precision
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
 from whichgpu.requests import Component
@@ -66,11 +66,26 @@ def configure(
 ) -> tuple[Job, str, list[Note]]:
     """``job`` on ``count`` × ``gpu`` with the open settings chosen: the job spread over the
     GPUs, its layout, and notes saying what was chosen. Values the user gave are kept."""
+    chosen: list[Note] = []
+    if component.precision is None and job.precision.startswith("bf16"):
+        from whichgpu.estimate.perf import missing_math_unit
+
+        if missing_math_unit(gpu, job.precision) is not None:
+            fp16: Precision = "16-mixed" if job.precision == "bf16-mixed" else "16-true"
+            job = replace(job, precision=fp16)
+            chosen.append(
+                note(
+                    "chosen_precision",
+                    component=component.label,
+                    gpu=gpu.short_name,
+                    precision=fp16,
+                )
+            )
     open_batch = component.batch is None and job.training
     open_checkpointing = component.checkpointing is None and job.training
     if not (open_batch or open_checkpointing):
         scaled, strategy = scaled_job(job, count)
-        return scaled, strategy, []
+        return scaled, strategy, chosen
     cap, recipe = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
     modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
@@ -82,11 +97,11 @@ def configure(
     if not found:  # nothing fits: the smallest step, as the memory check will report it
         smallest = replace(job, batch=batches[-1], checkpointing=modes[-1])
         scaled, strategy = scaled_job(smallest, count)
-        return scaled, strategy, []
+        return scaled, strategy, chosen
     # the faster configuration (recomputation costs a forward; a larger batch amortises
     # the step's communication); on a tie, the one without recomputation
     _rate_found, scaled, strategy, mode = max(found, key=lambda f: (round(f[0], 6), f[3] == "none"))
-    notes = []
+    notes = chosen
     if open_batch:
         notes.append(
             note(

@@ -69,6 +69,8 @@ class ComponentRun:
     notes: tuple[Note, ...] = ()
     #: What was chosen for settings the user left open (micro-batch, checkpointing)
     chosen: tuple[Note, ...] = ()
+    #: The tensor-core format the job's precision needs and the GPU lacks
+    missing_unit: str | None = None
     batch: int | None = None
     checkpointing: str | None = None
 
@@ -127,13 +129,13 @@ def has_capability(gpu: GPU, capability: str) -> bool:
 def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
     from whichgpu.models import resolve_model
-    from whichgpu.requests import make_job
+    from whichgpu.requests import DEFAULT_PRECISION, make_job
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
     job = make_job(
         task=component.kind,
-        precision=component.precision,
+        precision=component.precision or DEFAULT_PRECISION,
         quant=component.quant,
         batch=component.batch or 1,
         seq=component.seq,
@@ -217,7 +219,18 @@ def run_component(
         try:
             est = estimate_throughput(arch, scaled, gpu, hw.count)
         except WhichGPUError:
-            return ComponentRun(component, fits, needed, capacity_gib, strategy, provenance="none")
+            from whichgpu.estimate.perf import missing_math_unit
+
+            missing = missing_math_unit(gpu, scaled.math_precision)
+            return ComponentRun(
+                component,
+                fits,
+                needed,
+                capacity_gib,
+                strategy,
+                provenance="none",
+                missing_unit=missing,
+            )
     rate = est.throughput
     run = ComponentRun(
         component,

@@ -154,6 +154,15 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                     capacity=round(run.capacity_gib, 1),
                 )
             )
+        elif run.throughput is None and run.missing_unit is not None:
+            out.append(
+                note(
+                    "block_precision",
+                    component=run.component.label,
+                    gpu=gpu.short_name,
+                    unit=run.missing_unit,
+                )
+            )
         elif run.throughput is None:
             out.append(note("block_no_model", component=run.component.label, gpu=gpu.name))
         elif not run.meets_rate:
