@@ -128,3 +128,33 @@ def test_a_broken_config_json_is_one_line(tmp_path: Path) -> None:
     result = run_cli("fit", "--model", str(path))
     assert result.code == 2
     assert result.stderr == "whichgpu: error: config.json (llama): missing 'num_hidden_layers'\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--tp", "3", "--gpus", "3"),
+            "--tp: 3 GPUs of tensor parallelism do not split Llama 2 13B's 40 attention heads",
+        ),
+        (
+            ("--pp", "3", "--gpus", "3", "--task", "train"),
+            "--pp: 3 pipeline stages do not split Llama 2 13B's 40 layers",
+        ),
+    ],
+)
+def test_a_layout_that_does_not_divide_the_model_is_refused(
+    args: tuple[str, ...], message: str
+) -> None:
+    result = run_cli("fit", "-m", "llama-2-13b", *args)
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr == f"whichgpu: error: {message}\n"
+
+
+def test_tensor_parallel_degrees_divide_the_heads() -> None:
+    from whichgpu.estimate.parallel import tensor_parallel_degree
+    from whichgpu.models import resolve_model
+
+    # 40 heads: 8 divides them; a model with 12 heads (GPT-2) takes at most 4
+    assert tensor_parallel_degree(resolve_model("llama-2-13b"), 8) == 8
+    assert tensor_parallel_degree(resolve_model("gpt2"), 8) == 4

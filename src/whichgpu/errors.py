@@ -131,6 +131,10 @@ MESSAGES: dict[str, str] = {
     ),
     # jobs
     "gpus_multiple": N_("must be a multiple of {tp} × {pp} ({n}); got {gpus}"),
+    "tp_heads": N_(
+        "{tp} GPUs of tensor parallelism do not split {model}'s {heads} attention heads"
+    ),
+    "pp_layers": N_("{pp} pipeline stages do not split {model}'s {layers} layers"),
     "zero_inference": N_("ZeRO shards training state; inference shards weights with {tp}"),
     "utilization_inference": N_("is for inference (the task is {task})"),
     "images_model": N_("{model} works on images: give {images}, not {tokens}"),

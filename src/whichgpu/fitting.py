@@ -151,6 +151,9 @@ def fit_request(
     from whichgpu.requests import make_job
 
     job = make_job(**request.job_fields())
+    from whichgpu.estimate.parallel import check_layout
+
+    check_layout(arch, job)
     target = catalog.resolve(request.gpu) if request.gpu else None
     serving = None
     if request.gpu_memory_utilization is not None:

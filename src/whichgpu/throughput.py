@@ -240,6 +240,9 @@ def estimate_throughput(
     from whichgpu.job import check_positions
 
     check_positions(arch, job)
+    from whichgpu.estimate.parallel import check_layout
+
+    check_layout(arch, job)
     from whichgpu.estimate.perf import missing_math_unit, supported_instead
 
     missing = missing_math_unit(gpu, job.math_precision)

@@ -33,10 +33,42 @@ def usable_bytes(gpu: GPU) -> float:
     return gpu.memory_gib * BYTES_PER_GIB
 
 
-def scaled_job(job: Job, count: int) -> tuple[Job, str]:
+def tensor_parallel_degree(arch: ModelArch | None, limit: int) -> int:
+    """The largest power of two up to ``limit`` that splits the model's attention heads
+    (Megatron-LM and vLLM require ``num_attention_heads % tp == 0``) and its KV heads
+    (divides them, or is a multiple of them: vLLM replicates KV heads past their count)."""
+    tp = 1
+    while tp * 2 <= limit:
+        t = tp * 2
+        if arch is not None and arch.n_heads and arch.n_heads % t:
+            break
+        kv = arch.n_kv_heads if arch is not None else 0
+        if kv and kv % t and t % kv:
+            break
+        tp = t
+    return tp
+
+
+def check_layout(arch: ModelArch, job: Job) -> None:
+    """A tensor-parallel degree must split the attention heads, a pipeline degree the layers
+    (Megatron-LM's ``num_layers % pipeline_model_parallel_size``)."""
+    from whichgpu.errors import InvalidInput
+
+    if job.tp > 1 and arch.n_heads and arch.n_heads % job.tp:
+        raise InvalidInput(
+            "tp_heads", field=("tp",), tp=job.tp, model=arch.name, heads=arch.n_heads
+        )
+    if job.pp > 1 and arch.n_layers and arch.n_layers % job.pp:
+        raise InvalidInput(
+            "pp_layers", field=("pp",), pp=job.pp, model=arch.name, layers=arch.n_layers
+        )
+
+
+def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job, str]:
     """``job`` spread over ``count`` GPUs the way users do: training shards its state with
     ZeRO-3 / FSDP over data parallelism (keeping the user's tp and pp); inference splits the
-    model with tensor parallelism up to 8 GPUs (one node), then pipeline stages."""
+    model with tensor parallelism up to 8 GPUs (one node) in a degree that divides its heads
+    (:func:`tensor_parallel_degree`), then pipeline stages."""
     if count == 1:
         return replace(job, gpus=1, tp=1, pp=1, zero=job.zero if job.training else 0), "1 GPU"
     if job.training:
@@ -50,7 +82,7 @@ def scaled_job(job: Job, count: int) -> tuple[Job, str]:
         if count % (job.tp * job.pp):
             sharded = replace(sharded, tp=1, pp=1)
         return sharded, f"ZeRO-3 over {count}"
-    tp = min(count, 8)
+    tp = tensor_parallel_degree(arch, min(count, 8))
     pp = max(1, count // tp)
     strategy = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
     return replace(job, gpus=tp * pp, tp=tp, pp=pp), strategy
@@ -71,7 +103,7 @@ def min_gpus(arch: ModelArch, job: Job, gpu: GPU, limit: int = MAX_GPUS) -> tupl
     """The fewest of ``gpu`` (among :func:`gpu_counts`) that hold the job, spread by
     :func:`scaled_job`, and how it is spread."""
     for count in gpu_counts(limit):
-        scaled, strategy = scaled_job(job, count)
+        scaled, strategy = scaled_job(job, count, arch)
         if estimate_memory(arch, scaled).total_bytes <= usable_bytes(gpu):
             return count, strategy
     return None, f"more than {limit}"

@@ -39,7 +39,7 @@ BATCH_CAPS: dict[str, tuple[int, str]] = {
 
 
 def _fits(arch: ModelArch, job: Job, gpu: GPU, count: int) -> tuple[Job, str] | None:
-    scaled, strategy = scaled_job(job, count)
+    scaled, strategy = scaled_job(job, count, arch)
     if estimate_memory(arch, scaled).total_bytes <= usable_bytes(gpu):
         return scaled, strategy
     return None
@@ -84,7 +84,7 @@ def configure(
     open_batch = component.batch is None and job.training
     open_checkpointing = component.checkpointing is None and job.training
     if not (open_batch or open_checkpointing):
-        scaled, strategy = scaled_job(job, count)
+        scaled, strategy = scaled_job(job, count, arch)
         return scaled, strategy, chosen
     cap, recipe = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
@@ -96,7 +96,7 @@ def configure(
             found.append((_rate(arch, fit[0], gpu, count), *fit, mode))
     if not found:  # nothing fits: the smallest step, as the memory check will report it
         smallest = replace(job, batch=batches[-1], checkpointing=modes[-1])
-        scaled, strategy = scaled_job(smallest, count)
+        scaled, strategy = scaled_job(smallest, count, arch)
         return scaled, strategy, chosen
     # the faster configuration (recomputation costs a forward; a larger batch amortises
     # the step's communication); on a tie, the one without recomputation

@@ -20,7 +20,7 @@ from whichgpu.workload_files import Component, Constraints
 if TYPE_CHECKING:
     from whichgpu.catalog.records import MigProfile
     from whichgpu.catalog.store import Catalog
-    from whichgpu.job import Job
+    from whichgpu.job import Checkpointing, Job
     from whichgpu.models.arch import ModelArch
 
 #: Headroom under which a fit is flagged as tight: allocator fragmentation and the CUDA
@@ -72,7 +72,7 @@ class ComponentRun:
     #: The tensor-core format the job's precision needs and the GPU lacks
     missing_unit: str | None = None
     batch: int | None = None
-    checkpointing: str | None = None
+    checkpointing: Checkpointing | None = None
 
 
 def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:

@@ -288,7 +288,7 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
             )
             continue
         largest = max(catalog.gpus, key=lambda g: (g.memory_gib, g.id))
-        scaled, _strategy = scaled_job(job, c.max_gpus)
+        scaled, _strategy = scaled_job(job, c.max_gpus, arch)
         changes = what_would_fit(arch, scaled, usable_bytes(largest))
         if not changes:
             out.append(note("infeasible_no_change", component=comp.label, gpu=largest.name))
