@@ -412,3 +412,25 @@ def test_a_missing_extra_is_one_line(
     assert result.code == 2 and result.stdout == ""
     assert f"pip install 'whichgpu[{extra}]'" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_checkpointing_given_either_way_on_the_command_line_is_kept() -> None:
+    for flag, mode in (("--checkpointing", "full"), ("--no-checkpointing", "none")):
+        args = [
+            "recommend",
+            "--task",
+            "train",
+            "--model",
+            "gpt2",
+            "--tokens",
+            "1e7",
+            "--seq",
+            "1024",
+            "--batch",
+            "8",
+        ]
+        result = run_cli(*args, flag, "--json")
+        assert result.code == 0, result.stderr
+        runs = [c for o in json.loads(result.stdout)["options"] for c in o["components"]]
+        assert {c["checkpointing"] for c in runs if c["checkpointing"]} == {mode}
+        assert {c["batch"] for c in runs if c["batch"]} == {8}

@@ -296,7 +296,8 @@ class Component:
         replace(
             CHECKPOINTING,
             help=N_(
-                "Full activation checkpointing (default: only where the job fits no other way)."
+                "Full activation checkpointing (default: where it lets a faster micro-batch "
+                "fit, or nothing fits without it)."
             ),
         ),
     )

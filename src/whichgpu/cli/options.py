@@ -31,11 +31,12 @@ def option_parameter(spec: Spec) -> inspect.Parameter:
     if shown not in (None, "", False):
         help_text += f"  [default: {shown}]"
     annotation: Any
-    if i.kind == "bool":
-        option = typer.Option(*names, help=help_text)
-        annotation = Annotated[bool, option]
+    if i.kind == "bool":  # --flag / --no-flag; neither: not given (the library chooses)
+        flag = spec.flag
+        option = typer.Option(f"{flag}/--no-{flag[2:]}", help=help_text, show_default=False)
+        annotation = Annotated[bool | None, option]
         return inspect.Parameter(
-            spec.name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation
+            spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation
         )
     metavar = {"int": "N", "number": "X", "size": "N", "duration": "TIME"}.get(i.kind)
     if i.kind in ("names", "list"):
@@ -52,7 +53,7 @@ def option_parameter(spec: Spec) -> inspect.Parameter:
 def given_text(spec: Spec, value: Any) -> Any:
     """A flag's value as the library reads text: None when not given."""
     if spec.input.kind == "bool":
-        return True if value else None
+        return value  # True, False or None (not given)
     if isinstance(value, list):
         return ",".join(value) if value else None
     return value
