@@ -18,13 +18,8 @@ from whichgpu.catalog.records import Price
 from whichgpu.estimate.cost import break_even_months, rent_cost_usd
 from whichgpu.recommender import recommend
 from whichgpu.recommender.engine import _objective_key, evaluate
-from whichgpu.workload_files import (
-    Constraints,
-    Workload,
-    make_component,
-    make_workload,
-    parse_workload_text,
-)
+from whichgpu.requests import Constraints, Workload
+from whichgpu.workload_files import make_component, make_workload, parse_workload_text
 
 LORA_ARGS = ("recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8")
 TOO_BIG_ARGS = ("recommend", "--task", "train", "--model", "llama-3.1-70b", "--tokens", "1e9",

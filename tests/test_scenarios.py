@@ -14,7 +14,8 @@ from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
 from whichgpu.catalog import Catalog
 from whichgpu.recommender import Recommendation, recommend
 from whichgpu.recommender.engine import Option
-from whichgpu.workload_files import Constraints, parse_workload_text
+from whichgpu.requests import Constraints
+from whichgpu.workload_files import parse_workload_text
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 from whichgpu.errors import InvalidInput, Path
@@ -68,8 +69,9 @@ class Spec:
         return "--" + (self.input.flag or self.name.replace("_", "-"))
 
 
+@cache
 def specs(cls: type) -> tuple[Spec, ...]:
-    """The public fields of request type ``cls``, in declaration order."""
+    """The public fields of request type ``cls``, in declaration order (read once a type)."""
     out = []
     for f in dataclasses.fields(cls):
         spec = f.metadata.get("input")
@@ -79,6 +81,15 @@ def specs(cls: type) -> tuple[Spec, ...]:
         default = None if f.default is dataclasses.MISSING else f.default
         out.append(Spec(f.name, default, spec, required))
     return tuple(out)
+
+
+def take(cls: type, values: MutableMapping[str, Any], remove: bool = False) -> dict[str, Any]:
+    """The fields of request type ``cls`` among ``values`` (None where not given), taken out
+    of ``values`` with ``remove``."""
+    names = [s.name for s in specs(cls)]
+    if remove:
+        return {n: values.pop(n, None) for n in names}
+    return {n: values.get(n) for n in names}
 
 
 def flag_names(*classes: type) -> dict[str, str]:
@@ -253,16 +264,6 @@ def parse(
             continue
         values[spec.name] = value_of(spec.input, value, (*path, spec.name), text)
     return cls(**values, **extra)
-
-
-def given_fields(instance: Any, cls: type | None = None) -> dict[str, Any]:
-    """The public fields of ``instance`` that differ from their defaults."""
-    out = {}
-    for spec in specs(cls or type(instance)):
-        value = getattr(instance, spec.name)
-        if value != spec.default:
-            out[spec.name] = value
-    return out
 
 
 # -- JSON Schema ---------------------------------------------------------------------------

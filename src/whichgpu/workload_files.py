@@ -13,36 +13,7 @@ from typing import Any
 
 from whichgpu.errors import InvalidInput, Path, Ref
 from whichgpu.inputs import check_keys, parse
-from whichgpu.requests import (
-    CAPABILITIES,
-    DEFAULT_MARKETS,
-    DEFAULT_SAMPLES_PER_FRAME,
-    KINDS,
-    MARKETS,
-    MAX_COMPONENTS,
-    MODES,
-    OBJECTIVES,
-    Component,
-    Constraints,
-    Workload,
-)
-
-__all__ = [
-    "CAPABILITIES",
-    "DEFAULT_MARKETS",
-    "DEFAULT_SAMPLES_PER_FRAME",
-    "KINDS",
-    "MARKETS",
-    "MODES",
-    "OBJECTIVES",
-    "Component",
-    "Constraints",
-    "Workload",
-    "make_component",
-    "make_constraints",
-    "make_workload",
-    "parse_workload_text",
-]
+from whichgpu.requests import MAX_COMPONENTS, Component, Constraints, Workload
 
 
 def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) -> Component:

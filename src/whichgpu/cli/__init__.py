@@ -8,6 +8,8 @@ lists them).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from functools import cache
 from importlib import import_module
 
 import typer
@@ -23,13 +25,17 @@ for _module in ("catalog", "sizing", "plan"):
 __all__ = ["app", "main"]
 
 
-def _flag_of(path: Path) -> str:
-    """Errors name a field by the flag that sets it."""
+@cache
+def _namer() -> Callable[[Path], str]:
     from whichgpu.cli.options import flag_namer
     from whichgpu.requests import REQUEST_TYPES
 
-    namer = flag_namer(*REQUEST_TYPES)
-    return namer(path)
+    return flag_namer(*REQUEST_TYPES)
+
+
+def _flag_of(path: Path) -> str:
+    """Errors name a field by the flag that sets it."""
+    return _namer()(path)
 
 
 def _fail(message: str, code: int = 2) -> None:

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from whichgpu.i18n import _
-from whichgpu.inputs import Spec, specs
+from whichgpu.inputs import Spec, flag_names, specs
 
 
 def option_parameter(spec: Spec) -> inspect.Parameter:
@@ -91,10 +91,9 @@ def with_fields(
     return wrap
 
 
-def flag_namer(*parts: type, extra: dict[str, str] | None = None) -> Callable[..., str]:
+def flag_namer(*parts: type) -> Callable[..., str]:
     """Name a field path by its CLI flag (``("deadline_h",)`` → ``--deadline``)."""
-    flags = {s.name: s.flag for part in parts for s in specs(part)}
-    flags |= extra or {}
+    flags = flag_names(*parts)
 
     def name(path: tuple[str | int, ...]) -> str:
         keys = [p for p in path if isinstance(p, str)]

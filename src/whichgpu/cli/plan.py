@@ -56,16 +56,13 @@ def recommend(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    from whichgpu.inputs import parse, specs
+    from whichgpu.inputs import parse, take
     from whichgpu.recommender import recommend as run_recommend
     from whichgpu.userdata import today
     from whichgpu.workload_files import build_workload
 
-    component = {s.name: fields.get(s.name) for s in specs(Component)}
-    constraints = {s.name: fields.get(s.name) for s in specs(Constraints)}
-    ranking: Ranking = parse(
-        Ranking, {s.name: fields.get(s.name) for s in specs(Ranking)}, text=True
-    )
+    component, constraints = take(Component, fields), take(Constraints, fields)
+    ranking: Ranking = parse(Ranking, take(Ranking, fields), text=True)
     if top < 1:
         raise InvalidInput("out_of_range_int", field=("top",), low=1, high=10**6, value=top)
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
@@ -119,12 +116,10 @@ def mig(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    from whichgpu.inputs import parse, specs
+    from whichgpu.inputs import parse, take
     from whichgpu.mig_planner import check_request, make_services, plan_mig
 
-    options: MigOptions = parse(
-        MigOptions, {s.name: fields.pop(s.name) for s in specs(MigOptions)}, text=True
-    )
+    options: MigOptions = parse(MigOptions, take(MigOptions, fields, remove=True), text=True)
     service = {k: v for k, v in fields.items() if v is not None}
     catalog = user_catalog(prices, skypilot)
     if options.profiles is not None:

@@ -14,8 +14,8 @@ from whichgpu.errors import WhichGPUError
 from whichgpu.estimate.assumptions import FP64_CAPABLE_RATIO
 from whichgpu.estimate.parallel import gpu_counts
 from whichgpu.notes import Note, note
+from whichgpu.requests import Component, Constraints
 from whichgpu.units import BYTES_PER_GIB
-from whichgpu.workload_files import Component, Constraints
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import MigProfile

@@ -158,12 +158,6 @@ def body_route(
     )
 
 
-async def read_body(request: Request) -> dict[str, Any]:
-    from whichgpu.web.core import body_object, read_json
-
-    return body_object(read_json(await request.body()))
-
-
 async def body_answer(
     request: Request, name: str, compute: Callable[[Service, dict[str, Any]], Any]
 ) -> Response:
@@ -213,10 +207,10 @@ async def _body(request: Request) -> tuple[dict[str, Any], Problem | None]:
     """The request's JSON object, or the problem with it (in the request's language)."""
     from whichgpu.errors import WhichGPUError
     from whichgpu.i18n import speaking
-    from whichgpu.web.core import problem_of
+    from whichgpu.web.core import body_object, problem_of, read_json
 
     try:
-        return await read_body(request), None
+        return body_object(read_json(await request.body())), None
     except WhichGPUError as error:
         with speaking(language_of(request)):
             return {}, problem_of(error)

@@ -287,15 +287,13 @@ class Service:
         """``whichgpu recommend``: the body is a workload file's tables (``name``,
         ``constraints``, ``components``, a component may carry a ``config``) and the
         :class:`~whichgpu.requests.Ranking` fields."""
-        from whichgpu.inputs import parse, specs
+        from whichgpu.inputs import parse, take
         from whichgpu.render.recommend_out import recommend_doc
         from whichgpu.requests import Ranking
         from whichgpu.workload_files import make_workload
 
         fields = dict(body)
-        ranking: Ranking = parse(
-            Ranking, {s.name: fields.pop(s.name, None) for s in specs(Ranking)}
-        )
+        ranking: Ranking = parse(Ranking, take(Ranking, fields, remove=True))
         items = fields.get("components")
         if isinstance(items, list):
             fields["components"] = [
@@ -306,14 +304,13 @@ class Service:
     def mig_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu mig``: ``services`` packed onto MIG GPUs, or ``profiles`` on ``gpu``
         checked; the rest are :class:`~whichgpu.requests.MigOptions`."""
-        from whichgpu.inputs import check_keys, parse, specs
+        from whichgpu.inputs import check_keys, parse, take
         from whichgpu.mig_planner import check_request, make_services, plan_mig
         from whichgpu.requests import MigOptions
 
         catalog = self.catalog()
-        names = [s.name for s in specs(MigOptions)]
-        check_keys(body, ["services", *names])
-        options: MigOptions = parse(MigOptions, {k: body.get(k) for k in names})
+        check_keys(body, ["services", *take(MigOptions, {})])
+        options: MigOptions = parse(MigOptions, take(MigOptions, dict(body)))
         if options.profiles is not None:
             if body.get("services"):
                 raise InvalidInput("services_and_profiles", field=("services",))
@@ -391,17 +388,14 @@ def recommend_form(
     """A workload from the form's fields (text, as typed: the rules of the request types)
     and an uploaded config.json's text. The form names the task ``task`` and the deadline
     ``deadline``, as the CLI does."""
-    from whichgpu.inputs import parse, specs
+    from whichgpu.inputs import parse, take
     from whichgpu.requests import Component, Constraints, Ranking
     from whichgpu.requests import Workload as Work
     from whichgpu.workload_files import make_component, make_constraints
 
-    def given(name: str) -> str | None:
-        value = fields.get(name, "").strip()
-        return value or None
-
-    component: dict[str, Any] = {s.name: given(s.name) for s in specs(Component)}
-    component["kind"] = given("task") or "lora"
+    typed = {name: value.strip() for name, value in fields.items() if value.strip()}
+    component = take(Component, typed)
+    component["kind"] = typed.get("task", "lora")
     component["checkpointing"] = "true" if fields.get("checkpointing") else None
     component["name"] = None
     note = None
@@ -418,16 +412,16 @@ def recommend_form(
         )
     elif component["params"]:
         component["model"] = None
-    constraints: dict[str, Any] = {s.name: given(s.name) for s in specs(Constraints)}
-    constraints["deadline_h"] = given("deadline")
+    constraints = take(Constraints, typed)
+    constraints["deadline_h"] = typed.get("deadline")
     for name in ("markets", "requires"):
         values = [v for v in lists.get(name, []) if v.strip()]
         constraints[name] = ",".join(values) if values else None
-    ranking: Ranking = parse(Ranking, {s.name: given(s.name) for s in specs(Ranking)}, text=True)
+    ranking: Ranking = parse(Ranking, take(Ranking, typed), text=True)
     workload = Work(
         (make_component(component, text=True),),
         make_constraints(constraints, text=True),
-        given("name") or "",
+        typed.get("name", ""),
     )
     return RecommendForm(workload, ranking, note)
 

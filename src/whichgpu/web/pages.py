@@ -205,7 +205,7 @@ def recommend_context(
 ) -> dict[str, Any]:
     from whichgpu.job import PRECISIONS, QUANT_BITS
     from whichgpu.models.presets import presets
-    from whichgpu.workload_files import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
+    from whichgpu.requests import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
 
     values = {"task": "lora", "model": "llama-2-7b", "objective": "cost", "catalog": "full"}
     values.update(fields)

@@ -1,6 +1,7 @@
-"""Pydantic models of the HTTP API: requests (validated before the library sees them) and
-responses (the ``--json`` documents of docs/json.md, described for the OpenAPI document;
-large nested parts are open objects)."""
+"""Pydantic models of the HTTP API: the compare request, and the responses (the ``--json``
+documents of docs/json.md, described for the OpenAPI document; large nested parts are open
+objects). The other request bodies are the library's request types, validated by the
+library and described by :func:`whichgpu.web.api.request_schemas`."""
 
 from __future__ import annotations
 
@@ -8,39 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Task = Literal["inference", "train", "finetune", "lora", "qlora"]
-Kind = Literal["train", "finetune", "lora", "qlora", "inference", "render", "fp64"]
-Precision = Literal[
-    "32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true", "tf32", "fp8-mixed"
-]
-Quant = Literal[
-    "fp8", "int8", "int4", "nf4", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "q3_k_m", "q2_k"
-]
 Market = Literal["on-demand", "spot", "marketplace", "serverless"]
-Capability = Literal["rt", "display", "ecc", "fp64", "nvlink", "mig"]
 Feature = Literal["mig", "nvlink", "rt", "fp64", "display", "ecc"]
-Count = float | str  # 1e9, "2B", "350M"
-
-NAME = Field(default=None, max_length=200)
-MODEL = Field(
-    default=None,
-    max_length=200,
-    description="A model preset (llama-3.1-8b, resnet-50…), forgiving names accepted.",
-    examples=["llama-3.1-8b"],
-)
-PARAMS = Field(
-    default=None,
-    max_length=40,
-    description="A generic transformer of this size: 7B, 350M, 1.5e9.",
-    examples=["7B"],
-)
-CONFIG = Field(
-    default=None,
-    description="A Hugging Face config.json object, parsed as data (never executed).",
-)
-GPU_NAME = Field(
-    default=None, max_length=200, description="A GPU name: a100, rtx-a6000, h100-pcie…"
-)
 
 
 class Closed(BaseModel):
