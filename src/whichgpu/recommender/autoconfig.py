@@ -16,6 +16,7 @@ Inference left without ``batch`` serves one sequence at a time, as before.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import estimate_memory
@@ -38,9 +39,16 @@ BATCH_CAPS: dict[str, tuple[int, str]] = {
 }
 
 
+@lru_cache(maxsize=4096)
+def needed_bytes(arch: ModelArch, job: Job) -> float:
+    """The job's peak memory per GPU. It does not depend on the GPU, so the candidates of
+    one count share it: computed once per (model, job), not once per GPU model."""
+    return estimate_memory(arch, job).total_bytes
+
+
 def _fits(arch: ModelArch, job: Job, gpu: GPU, count: int) -> tuple[Job, str] | None:
     scaled, strategy = scaled_job(job, count, arch)
-    if estimate_memory(arch, scaled).total_bytes <= usable_bytes(gpu):
+    if needed_bytes(arch, scaled) <= usable_bytes(gpu):
         return scaled, strategy
     return None
 
@@ -89,18 +97,24 @@ def configure(
     cap, recipe = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
     modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
-    found: list[tuple[float, Job, str, Checkpointing]] = []
+    found: list[tuple[Job, str, Checkpointing]] = []
     for mode in modes:
         fit = _largest(arch, replace(job, checkpointing=mode), batches, gpu, count)
         if fit is not None:
-            found.append((_rate(arch, fit[0], gpu, count), *fit, mode))
+            found.append((*fit, mode))
+            if fit[0].batch == batches[0]:
+                break  # the largest batch without recomputation: recomputing only adds work
     if not found:  # nothing fits: the smallest step, as the memory check will report it
         smallest = replace(job, batch=batches[-1], checkpointing=modes[-1])
         scaled, strategy = scaled_job(smallest, count, arch)
         return scaled, strategy, chosen
-    # the faster configuration (recomputation costs a forward; a larger batch amortises
-    # the step's communication); on a tie, the one without recomputation
-    _rate_found, scaled, strategy, mode = max(found, key=lambda f: (round(f[0], 6), f[3] == "none"))
+    scaled, strategy, mode = found[0]
+    if len(found) > 1 and found[1][0].batch > scaled.batch:
+        # recomputation buys a larger micro-batch, which amortises the step's communication:
+        # the faster of the two (on a tie, the one without recomputation)
+        scaled, strategy, mode = max(
+            found, key=lambda f: (round(_rate(arch, f[0], gpu, count), 6), f[2] == "none")
+        )
     notes = chosen
     if open_batch:
         notes.append(

@@ -181,7 +181,6 @@ def run_component(
     component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None
 ) -> ComponentRun:
     """Fit, throughput and time of ``component`` on ``hw`` (per service)."""
-    from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.throughput import estimate_rate, estimate_throughput
 
@@ -198,12 +197,12 @@ def run_component(
             return ComponentRun(component, fits, needed, capacity_gib, strategy, provenance="none")
     else:
         arch, job = prepared
-        from whichgpu.recommender.autoconfig import configure
+        from whichgpu.recommender.autoconfig import configure, needed_bytes
 
         scaled, strategy, chosen = configure(component, arch, job, gpu, hw.count)
-        needed_bytes = estimate_memory(arch, scaled).total_bytes
-        needed = needed_bytes / BYTES_PER_GIB
-        fits = needed_bytes <= usable_bytes(gpu)
+        peak_bytes = needed_bytes(arch, scaled)
+        needed = peak_bytes / BYTES_PER_GIB
+        fits = peak_bytes <= usable_bytes(gpu)
         if not fits:
             return ComponentRun(component, fits, needed, capacity_gib, strategy)
         if needed > capacity_gib * (1 - TIGHT_HEADROOM):
