@@ -9,6 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from whichgpu.catalog import Catalog
+from whichgpu.errors import InvalidInput
 from whichgpu.estimate.activations import decoder_layer_bytes
 from whichgpu.estimate.memory import (
     estimate_memory,
@@ -105,8 +106,33 @@ def test_paged_kv_cache_rounds_up_to_blocks_of_16() -> None:
 
 def test_lora_adapters_count() -> None:
     # Hu et al.: r·(d_in + d_out) per matrix; q, k, v, o of Llama-2-7B at r = 8
-    job = make_job(task="lora", lora_rank=8)
+    job = make_job(task="lora", lora_rank=8, lora_targets="attention")
     assert lora_parameters(LLAMA_7B, job) == 32 * 4 * 8 * (4096 + 4096)
+    # PEFT's default (LoraConfig(r=8), target_modules for llama: q_proj, v_proj)
+    assert lora_parameters(LLAMA_7B, make_job(task="lora")) == 32 * 2 * 8 * (4096 + 4096)
+    names = make_job(task="lora", lora_targets="q_proj,v_proj")
+    assert lora_parameters(LLAMA_7B, names) == lora_parameters(LLAMA_7B, make_job(task="lora"))
+    # all-linear: every linear but the head (PEFT excludes the output embedding)
+    mlp = 3 * 8 * (4096 + 11008)
+    all_linear = make_job(task="lora", lora_targets="all-linear")
+    assert lora_parameters(LLAMA_7B, all_linear) == 32 * (4 * 8 * 8192 + mlp)
+
+
+def test_lora_targets_match_as_peft_does() -> None:
+    from whichgpu.models.lora_targets import adapted
+
+    gpt2 = resolve_model("gpt2")
+    # "c_proj" ends both attn.c_proj and mlp.c_proj; "attn.c_proj" only the first
+    assert [lin.name for lin in adapted(gpt2, "c_proj")] == ["attn.c_proj", "mlp.c_proj"]
+    assert [lin.name for lin in adapted(gpt2, "attn.c_proj")] == ["attn.c_proj"]
+    assert [lin.name for lin in adapted(gpt2, "peft-default")] == ["attn.c_attn"]
+
+
+def test_unknown_lora_target_is_one_line_with_the_closest_name() -> None:
+    with pytest.raises(InvalidInput) as err:
+        estimate_memory(LLAMA_7B, make_job(task="lora", lora_targets="q_proj,v_prj"))
+    message = str(err.value)
+    assert "v_prj" in message and "did you mean v_proj" in message and "\n" not in message
 
 
 def test_qlora_weights_are_nf4() -> None:

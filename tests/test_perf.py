@@ -152,4 +152,5 @@ def test_nvlink_domains_bridged_pairs_and_baseboards(catalog: Catalog) -> None:
     assert link_gb_per_s(a6000, 2) == 112.5 / 2
     assert link_gb_per_s(a6000, 4) == 31.5  # PCIe 4.0 x16, one direction
     assert link_gb_per_s(a100, 8) == 300.0
-    assert link_gb_per_s(a100, 16) == 31.5
+    # two nodes: each GPU's own HDR 200 Gb/s InfiniBand NIC (DGX A100)
+    assert link_gb_per_s(a100, 16) == 25.0

@@ -467,7 +467,7 @@ def test_languages_are_per_context_with_no_lock() -> None:
     def speak(language: str) -> None:
         with speaking(language):
             barrier.wait()  # all three inside their language at the same time
-            seen[language] = [_("LoRA rank."), fmt("{n:,.1f}", n=1234.5)]
+            seen[language] = [_("Tensor-parallel degree."), fmt("{n:,.1f}", n=1234.5)]
             barrier.wait()
 
     threads = [threading.Thread(target=speak, args=(lang,)) for lang in ("en", "fr", "ja")]
@@ -475,9 +475,12 @@ def test_languages_are_per_context_with_no_lock() -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    assert seen["en"] == ["LoRA rank.", "1,234.5"]
-    assert seen["fr"][0] == "Rang LoRA." and seen["fr"][1].replace("\u202f", " ") == "1 234,5"
-    assert seen["ja"] == ["LoRA のランク。", "1,234.5"]
+    assert seen["en"] == ["Tensor-parallel degree.", "1,234.5"]
+    assert (
+        seen["fr"][0] == "Degré de parallélisme tensoriel."
+        and seen["fr"][1].replace("\u202f", " ") == "1 234,5"
+    )
+    assert seen["ja"] == ["テンソル並列度。", "1,234.5"]
 
 
 # -- pages -----------------------------------------------------------------------------------

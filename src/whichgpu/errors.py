@@ -135,6 +135,11 @@ MESSAGES: dict[str, str] = {
         "{tp} GPUs of tensor parallelism do not split {model}'s {heads} attention heads"
     ),
     "pp_layers": N_("{pp} pipeline stages do not split {model}'s {layers} layers"),
+    "global_batch_split": N_(
+        "a global batch of {global_batch} is not a whole number of steps of {per_step} "
+        "(micro-batch {batch} × {dp} data-parallel GPUs)"
+    ),
+    "lora_targets_unknown": N_("{model} has no linear module {names}; valid: {valid}{hint}"),
     "zero_inference": N_("ZeRO shards training state; inference shards weights with {tp}"),
     "utilization_inference": N_("is for inference (the task is {task})"),
     "images_model": N_("{model} works on images: give {images}, not {tokens}"),

@@ -23,10 +23,21 @@ Precision = Literal["32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true"]
 Math = Literal["tf32", "fp8-mixed"]
 MATH_STORAGE: dict[str, str] = {"tf32": "32-true", "fp8-mixed": "bf16-mixed"}
 Engine = Literal["torch", "deepspeed", "megatron"]
-Optimizer = Literal["adamw", "adamw-8bit", "sgd", "adafactor"]
+#: ``adamw``: torch.optim.AdamW (foreach, its default on GPUs); ``adamw-fused``: with
+#: ``fused=True`` (one kernel, no step temporaries; the HF Trainer's ``adamw_torch_fused``);
+#: ``paged-adamw-8bit``: bitsandbytes' PagedAdamW8bit, its states in CUDA unified memory
+Optimizer = Literal["adamw", "adamw-fused", "adamw-8bit", "paged-adamw-8bit", "sgd", "adafactor"]
+#: What lives in host memory: ``optimizer`` (ZeRO-Offload: fp32 master weights, optimizer
+#: states and gradients; FSDP's CPUOffload) or ``all`` (the parameters as well: ZeRO-Infinity,
+#: FSDP ``offload_params``)
+Offload = Literal["none", "optimizer", "all"]
+#: The network between nodes: ``infiniband`` (one NIC per GPU at its generation's rate, as
+#: DGX/HGX clusters are built) or ``ethernet`` (one 100 GbE port per node, no RDMA)
+Network = Literal["infiniband", "ethernet"]
 Checkpointing = Literal["none", "selective", "full"]
 Attention = Literal["sdpa", "eager"]
-LoraTargets = Literal["attention", "all-linear"]
+#: LoRA targets: a named set or PEFT module names, comma-separated (models.lora_targets)
+LoraTargets = str
 KvDtype = Literal["auto", "fp16", "bf16", "fp8"]
 
 #: Weight formats for frozen or served weights, with their bits per weight (a float).
@@ -51,6 +62,8 @@ QUANT_BITS: dict[str, float] = {
 TASKS: tuple[str, ...] = get_args(Task)
 PRECISIONS: tuple[str, ...] = get_args(Precision) + get_args(Math)
 OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
+OFFLOADS: tuple[str, ...] = get_args(Offload)
+NETWORKS: tuple[str, ...] = get_args(Network)
 
 
 @dataclass(frozen=True)
@@ -70,13 +83,27 @@ class Job:
     optimizer: Optimizer = "adamw"
     checkpointing: Checkpointing = "none"
     attention: Attention = "sdpa"
-    lora_rank: int = 16
-    lora_targets: LoraTargets = "attention"
+    #: PEFT's LoraConfig defaults: r = 8, target_modules per architecture
+    lora_rank: int = 8
+    lora_targets: LoraTargets = "peft-default"
     zero: int = 0
     tp: int = 1
     pp: int = 1
     gpus: int = 1
     kv_dtype: KvDtype = "auto"
+    #: Micro-batches accumulated per optimizer step (global batch = batch · accumulation · dp)
+    grad_accum: int = 1
+    #: The optimizer steps each parameter as soon as its gradient exists (torchtune's
+    #: ``optimizer_in_bwd``): no gradient buffer for the whole model
+    optimizer_in_backward: bool = False
+    offload: Offload = "none"
+    #: Saved activations moved to host memory during the forward (torchtune's
+    #: ``enable_activation_offloading``), fetched back for the backward
+    activation_offload: bool = False
+    #: Cross-entropy over chunks of the sequence (torchtune's CEWithChunkedOutputLoss, 8
+    #: chunks): the logits are upcast to fp32 one chunk at a time
+    chunked_loss: bool = False
+    network: Network = "infiniband"
     #: Inference engines that keep only the last position's logits (vLLM, generate()).
     all_logits: bool = True
 
@@ -113,4 +140,25 @@ def check_positions(arch: ModelArch, job: Job) -> None:
             seq=Ref(("seq",)),
             prompt=Ref(("prompt",)),
             generate=Ref(("generate",)),
+        )
+
+
+def check_lora_targets(arch: ModelArch, job: Job) -> None:
+    """LoRA targets must name linear modules the model has (PEFT raises for a name that
+    matches nothing: "Target modules ... not found in the base model")."""
+    if job.task not in ("lora", "qlora"):
+        return
+    from whichgpu.inputs import closest
+    from whichgpu.models.lora_targets import NAMED_SETS, module_names, unknown_targets
+
+    unknown = unknown_targets(arch, job.lora_targets)
+    if unknown:
+        valid = [*NAMED_SETS, *module_names(arch)]
+        raise InvalidInput(
+            "lora_targets_unknown",
+            field=("lora_targets",),
+            model=arch.name or arch.family,
+            names=", ".join(unknown),
+            valid=", ".join(valid),
+            hint=closest(unknown[0], valid) or "",
         )

@@ -132,6 +132,10 @@ MESSAGES: dict[str, str] = {
         "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "
         "to {cap} ({recipe}); give batch to set it."
     ),
+    "chosen_layout": N_(
+        "{component} on the {gpu}: {layout}, {accumulation} micro-batches accumulated a step "
+        "(global batch {global_batch}); give global_batch to set it."
+    ),
     "block_precision": N_("{component}: the {gpu} has no {unit} tensor cores."),
     "chosen_precision": N_(
         "{component} on the {gpu}: {precision}, since this GPU has no BF16 tensor cores."

@@ -20,6 +20,8 @@ from whichgpu.i18n import N_
 from whichgpu.inputs import Input, given
 from whichgpu.job import (
     MATH_STORAGE,
+    NETWORKS,
+    OFFLOADS,
     OPTIMIZERS,
     PRECISIONS,
     QUANT_BITS,
@@ -29,9 +31,9 @@ from whichgpu.job import (
     Engine,
     Job,
     KvDtype,
-    LoraTargets,
 )
 from whichgpu.models.arch import ModelArch
+from whichgpu.recipes import FRAMEWORKS, RECIPES
 
 Kind = Literal["train", "finetune", "lora", "qlora", "inference", "render", "fp64"]
 Objective = Literal["cost", "time", "value"]
@@ -79,16 +81,99 @@ FRAMES = Input("size", N_("Render: frames to render."), low=1, high=1e9)
 SAMPLES = Input("int", N_("Render: path-tracing samples per frame."), low=1, high=1_000_000)
 TFLOP = Input("size", N_("FP64: work in TFLOP (1e6 = 1 EFLOP)."), low=1e-6, high=1e15)
 GPU_NAME = Input("text", N_("The GPU you have in mind."), flag="gpu")
+FRAMEWORK = Input(
+    "choice",
+    N_(
+        "Run it as this framework's recipe does (its documented defaults): hf, trl, torchtune, "
+        "axolotl, llama-factory, deepspeed, fsdp, torchtitan or megatron."
+    ),
+    choices=FRAMEWORKS,
+)
+OPTIMIZER = Input(
+    "choice",
+    N_("adamw, adamw-fused, adamw-8bit, paged-adamw-8bit, sgd or adafactor."),
+    choices=OPTIMIZERS,
+)
+LORA_RANK = Input(
+    "int", N_("LoRA rank (default: the framework's; PEFT's is 8)."), low=1, high=65_536
+)
+LORA_TARGETS = Input(
+    "text",
+    N_(
+        "LoRA targets: module names (q_proj,v_proj), all-linear, attention or peft-default "
+        "(PEFT's per-architecture default)."
+    ),
+    max_length=400,
+)
+GLOBAL_BATCH = Input(
+    "int",
+    N_(
+        "Sequences or images per optimizer step, over all GPUs (gradient accumulation makes up "
+        "the rest)."
+    ),
+    low=1,
+    high=100_000_000,
+)
+OFFLOAD = Input(
+    "choice",
+    N_("Keep in host memory: none, optimizer (ZeRO-Offload) or all (parameters too)."),
+    choices=OFFLOADS,
+)
+OPTIMIZER_IN_BACKWARD = Input(
+    "bool", N_("Step the optimizer in the backward pass (no gradient buffer; torchtune).")
+)
+ACTIVATION_OFFLOAD = Input("bool", N_("Offload saved activations to host memory."))
+CHUNKED_LOSS = Input("bool", N_("Cross-entropy over chunks of the output (torchtune)."))
+NETWORK = Input(
+    "choice",
+    N_("Between nodes: infiniband (a NIC per GPU) or ethernet (100 GbE a node)."),
+    choices=NETWORKS,
+)
+TP = Input("int", N_("Tensor-parallel degree."), low=1, high=1024)
+PP = Input("int", N_("Pipeline-parallel degree."), low=1, high=1024)
 MARKET_NAMES = Input(
     "names", N_("Markets to rent in: on-demand, spot, marketplace."), choices=MARKETS, flag="market"
 )
+
+
+# -- how a training job is run: shared by fit, estimate and recommend ---------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingSettings:
+    """How a training job runs: a framework's recipe, and the settings that override it
+    (None: the recipe's, else PyTorch's own default)."""
+
+    framework: str | None = given(None, FRAMEWORK)
+    optimizer: str | None = given(
+        None,
+        replace(
+            OPTIMIZER,
+            help=N_(
+                "adamw, adamw-fused, adamw-8bit, paged-adamw-8bit, sgd or adafactor (default: "
+                "the framework's, else adamw)."
+            ),
+        ),
+    )
+    lora_rank: int | None = given(None, LORA_RANK)
+    lora_targets: str | None = given(None, LORA_TARGETS)
+    global_batch: int | None = given(None, GLOBAL_BATCH)
+    optimizer_in_backward: bool | None = given(None, OPTIMIZER_IN_BACKWARD)
+    offload: str | None = given(None, OFFLOAD)
+    activation_offload: bool | None = given(None, ACTIVATION_OFFLOAD)
+    chunked_loss: bool | None = given(None, CHUNKED_LOSS)
+    network: str | None = given(None, NETWORK)
+
+    def settings(self) -> dict[str, Any]:
+        """These fields, for :func:`make_job` (None: left to the recipe)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(TrainingSettings)}
 
 
 # -- fit -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class FitRequest:
+class FitRequest(TrainingSettings):
     """Will it fit? A model's job, and the GPU you have in mind."""
 
     model: str | None = given(None, MODEL)
@@ -97,18 +182,20 @@ class FitRequest:
         "inference",
         Input("choice", N_("inference, train, finetune, lora or qlora."), choices=TASKS),
     )
-    precision: str = given("bf16-true", PRECISION)
-    engine: str = given(
-        "torch", Input("choice", N_("torch, deepspeed or megatron."), choices=get_args(Engine))
+    precision: str | None = given(
+        None, replace(PRECISION, help=N_(
+            "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: the "
+            "framework's, else bf16-true)."
+        ))
+    )  # fmt: skip
+    engine: str | None = given(
+        None, Input("choice", N_("torch, deepspeed or megatron."), choices=get_args(Engine))
     )
     quant: str | None = given(None, QUANT)
     batch: int = given(1, replace(BATCH, help=N_("Sequences per GPU (micro-batch).")))
     seq: int = given(2048, replace(SEQ, help=N_("Tokens per sequence.")))
     prompt: int = given(0, PROMPT)
     generate: int = given(0, GENERATE)
-    optimizer: str = given(
-        "adamw", Input("choice", N_("adamw, adamw-8bit, sgd or adafactor."), choices=OPTIMIZERS)
-    )
     checkpointing: bool = given(False, CHECKPOINTING)
     recompute: str | None = given(
         None,
@@ -121,13 +208,9 @@ class FitRequest:
     attention: str = given(
         "sdpa", Input("choice", N_("sdpa or eager."), choices=get_args(Attention))
     )
-    lora_rank: int = given(16, Input("int", N_("LoRA rank."), low=1, high=65_536))
-    lora_targets: str = given(
-        "attention", Input("choice", N_("attention or all-linear."), choices=get_args(LoraTargets))
-    )
     zero: int = given(0, Input("int", N_("ZeRO stage 0-3 (3 = FSDP full shard)."), low=0, high=3))
-    tp: int = given(1, Input("int", N_("Tensor-parallel degree."), low=1, high=1024))
-    pp: int = given(1, Input("int", N_("Pipeline-parallel degree."), low=1, high=1024))
+    tp: int = given(1, TP)
+    pp: int = given(1, PP)
     gpus: int = given(1, Input("int", N_("GPUs the job runs on."), low=1, high=100_000))
     kv_dtype: str = given(
         "auto", Input("choice", N_("KV cache: auto, fp16, bf16 or fp8."), choices=get_args(KvDtype))
@@ -149,7 +232,7 @@ class FitRequest:
         values = {
             f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip
         }
-        values["checkpointing"] = self.recompute or ("full" if self.checkpointing else "none")
+        values["checkpointing"] = self.recompute or ("full" if self.checkpointing else None)
         return values
 
 
@@ -162,6 +245,7 @@ def job_inputs() -> dict[str, Input]:
     rules["checkpointing"] = rules.pop("recompute")
     for name in ("model", "params", "gpu", "gpu_memory_utilization"):
         del rules[name]
+    rules.update(global_batch=GLOBAL_BATCH, network=NETWORK, grad_accum=replace(GLOBAL_BATCH))
     return rules
 
 
@@ -172,9 +256,17 @@ def make_job(**fields: object) -> Job:
 
     inputs = job_inputs()
     check_keys(fields, [*inputs, "all_logits"])
+    framework = fields.get("framework")
+    if framework is not None:
+        framework = value_of(inputs["framework"], framework, ("framework",))
+        task = fields.get("task") or "inference"
+        if task != "inference":
+            recipe = RECIPES[str(framework)].defaults(str(task))
+            fields = {**fields, **{k: v for k, v in recipe.items() if fields.get(k) is None}}
     values: dict[str, object] = {}
+    global_batch = fields.get("global_batch")
     for key, value in fields.items():
-        if value is None:
+        if value is None or key in ("framework", "global_batch"):
             continue
         if key == "all_logits":
             if not isinstance(value, bool):
@@ -188,6 +280,8 @@ def make_job(**fields: object) -> Job:
     job = Job(**values)  # type: ignore[arg-type]
     if job.task == "qlora" and job.quant is None:
         job = replace(job, quant="nf4")
+    if global_batch is not None and job.training:
+        job = with_global_batch(job, int(value_of(GLOBAL_BATCH, global_batch, ("global_batch",))))
     if job.gpus % (job.tp * job.pp):
         raise InvalidInput(
             "gpus_multiple",
@@ -202,11 +296,27 @@ def make_job(**fields: object) -> Job:
     return job
 
 
+def with_global_batch(job: Job, global_batch: int) -> Job:
+    """``job`` accumulating gradients to ``global_batch`` sequences (or images) a step: the
+    micro-batch times the data-parallel degree must divide it."""
+    per_step = job.batch * job.dp
+    if global_batch % per_step:
+        raise InvalidInput(
+            "global_batch_split",
+            field=("global_batch",),
+            global_batch=global_batch,
+            batch=job.batch,
+            dp=job.dp,
+            per_step=per_step,
+        )
+    return replace(job, grad_accum=global_batch // per_step)
+
+
 # -- estimate ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class EstimateRequest:
+class EstimateRequest(TrainingSettings):
     """How fast, how long? A model's job (or render/FP64 work) on a GPU, and its size."""
 
     model: str | None = given(None, MODEL)
@@ -223,11 +333,24 @@ class EstimateRequest:
     )
     precision: str = given("bf16-true", PRECISION)
     quant: str | None = given(None, QUANT)
-    batch: int = given(1, replace(BATCH, help=N_("Sequences or images per GPU step.")))
+    batch: int | None = given(
+        None,
+        replace(
+            BATCH,
+            help=N_("Sequences or images per GPU step (default: the framework's, else 1)."),
+        ),
+    )
     seq: int = given(2048, replace(SEQ, help=N_("Tokens per sequence (training, prompt).")))
     prompt: int = given(0, PROMPT)
     generate: int = given(256, GENERATE)
-    checkpointing: bool = given(False, CHECKPOINTING)
+    checkpointing: bool | None = given(
+        None, replace(CHECKPOINTING, help=N_("Full activation checkpointing (default: the "
+                                             "framework's, else off)."))
+    )  # fmt: skip
+    tp: int | None = given(None, replace(TP, help=N_("Tensor-parallel degree (default: chosen).")))
+    pp: int | None = given(
+        None, replace(PP, help=N_("Pipeline-parallel degree (default: chosen)."))
+    )
     tokens: float | None = given(
         None, replace(TOKENS, help=N_("Job size: tokens to train on or to generate."))
     )
@@ -246,7 +369,7 @@ class EstimateRequest:
 
 
 @dataclass(frozen=True)
-class Component:
+class Component(TrainingSettings):
     """One piece of the workload. Job size: ``tokens`` (train on, or generate), ``images`` ×
     ``epochs``, ``frames`` (render), ``tflop`` (FP64 work) or ``hours`` of use (serving at
     ``request_rate`` requests/s, or interactive work)."""

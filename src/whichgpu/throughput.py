@@ -8,19 +8,18 @@ sequence) and goes through the same roofline and fitted efficiencies as the cali
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency import ideal_rate, load_efficiency, observe
-from whichgpu.estimate.memory import gradients_bytes, weights_bytes
-from whichgpu.estimate.parallel import allreduce_seconds
 from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 
 if TYPE_CHECKING:
+    from whichgpu.estimate.training import Step
     from whichgpu.requests import EstimateRequest
 
 #: The harness a user's job is assumed to run like, per regime: the best-covered,
@@ -66,6 +65,10 @@ class ThroughputEstimate:
     tokens_per_s_per_sequence: float | None
     efficiency: float
     provenance: str
+    #: Training: one optimizer step, term by term (compute, bubble, communication, offload)
+    step: Step | None = None
+    #: Training: the job as estimated (its layout, micro-batch and accumulation)
+    job: Job | None = None
 
 
 def regime_of(arch: ModelArch, job: Job, count: int = 1) -> str:
@@ -267,7 +270,10 @@ def estimate_throughput(
         unit, seq, generate = "tokens/s", job.seq, None
     else:
         unit, seq, generate = "tokens/s", job.prompt or job.seq, max(job.generate, 1)
-    bench = _bench(arch, job, gpu, count, regime, harness, unit, seq, generate)
+    training = regime in ("llm-train", "transformer-train", "cnn-train")
+    # training: one GPU's compute, then what spreading the step over the GPUs costs
+    # (whichgpu.estimate.training); inference: the calibrated multi-GPU serving rate
+    bench = _bench(arch, job, gpu, 1 if training else count, regime, harness, unit, seq, generate)
     # the user's job sets the work (LoRA skips the frozen weights' gradients, recomputation
     # adds a forward); the benchmark record only picks the calibrated efficiency
     obs = observe(bench, gpu, arch, job if job.training else None)
@@ -278,22 +284,23 @@ def estimate_throughput(
     seconds = model.seconds_per_unit(obs)
     rate = 1 / seconds
     bound = ideal.bound
-    if regime in ("llm-train", "transformer-train", "cnn-train") and count > 1:
-        # data parallel: the step's gradients are all-reduced between steps
-        tokens_per_step = float(job.batch) * (seq or 1) * count
-        step = tokens_per_step / rate
-        if job.zero == 3:
-            # ZeRO-3 gathers every weight for the forward and again for the backward, and
-            # reduce-scatters the gradients: (n−1)/n · (2·W + G) bytes a GPU (Rajbhandari et
-            # al., 2020, §7.2.2: 1.5× data parallelism when W = G); LoRA gathers its frozen
-            # base weights too
-            moved = (2 * weights_bytes(arch, job) + gradients_bytes(arch, job)) / 2
-        else:
-            moved = gradients_bytes(arch, job)
-        comm = allreduce_seconds(moved, count, gpu)
-        if comm > step:
+    step = None
+    spread_job = job
+    if training:
+        from whichgpu.estimate.training import step_time
+
+        per_micro = float(job.batch) * (seq or 1) if unit == "tokens/s" else float(job.batch)
+        spread_job = job if job.gpus == count else replace(job, gpus=count)
+        memory = None
+        if job.optimizer == "paged-adamw-8bit" or job.activation_offload:
+            from whichgpu.estimate.memory import estimate_memory
+
+            memory = estimate_memory(arch, spread_job)
+        step = step_time(arch, spread_job, gpu, per_micro * seconds, memory)
+        units = per_micro * spread_job.dp * max(spread_job.grad_accum, 1)
+        rate = units / step.seconds
+        if step.bound == "interconnect":
             bound = "interconnect"
-        rate = tokens_per_step / max(step, comm)
     low_err, high_err = spread.get(regime, spread["*"])
     throughput = Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err))
     mfu = None
@@ -323,6 +330,8 @@ def estimate_throughput(
         tokens_per_s_per_sequence=per_sequence,
         efficiency=eta,
         provenance=provenance,
+        step=step,
+        job=spread_job if training else None,
     )
 
 
@@ -339,7 +348,9 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
         raise InvalidInput(
             "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
         )
+    training = r.task != "inference"
     job = make_job(
+        **(r.settings() if training else {}),
         task=r.task,
         precision=r.precision,
         quant=r.quant,
@@ -347,8 +358,29 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
         seq=r.seq,
         prompt=r.prompt or (r.seq if r.task == "inference" else 0),
         generate=r.generate if r.task == "inference" else 0,
-        checkpointing="full" if r.checkpointing else "none",
+        checkpointing=None if r.checkpointing is None else ("full" if r.checkpointing else "none"),
+        tp=r.tp,
+        pp=r.pp,
         gpus=r.count,
     )
     work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
+    if training and r.count > 1 and r.tp is None and r.pp is None:
+        job = fastest_layout(arch, job, gpu, r.count, r.framework)
     return estimate_throughput(arch, job, gpu, r.count, work=work)
+
+
+def fastest_layout(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None) -> Job:
+    """The fastest of the framework's layouts (:func:`~whichgpu.estimate.parallel.
+    training_layouts`) that holds ``job`` on ``count`` × ``gpu``; the first if none does
+    (the memory check then says so)."""
+    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.parallel import training_layouts, usable_bytes
+    from whichgpu.recipes import RECIPES
+
+    recipe = RECIPES.get(framework or "")
+    layouts = training_layouts(arch, job, gpu, count, recipe.parallel if recipe else "3d")
+    capacity = usable_bytes(gpu)
+    fitting = [j for j, _ in layouts if estimate_memory(arch, j).total_bytes <= capacity]
+    if not fitting:
+        return layouts[0][0]
+    return max(fitting, key=lambda j: estimate_throughput(arch, j, gpu, count).throughput.value)

@@ -51,36 +51,52 @@ def numerics(job: Job) -> Numerics:
 
 @dataclass(frozen=True)
 class Trained:
-    """Which weights receive gradients: all of them, or LoRA adapters on some linears."""
+    """Which weights receive gradients: all of them, or LoRA adapters on some linears
+    (``adapted``: how many adapted matrices read each (role, tensor) of a layer)."""
 
     full: bool
-    lora_roles: frozenset[str] = frozenset()
+    adapted: tuple[tuple[tuple[str, str], int], ...] = ()
 
-    def saves_linear_input(self, role: str) -> bool:
-        return self.full or role in self.lora_roles
+    def readers(self, key: tuple[str, str]) -> int:
+        return next((n for k, n in self.adapted if k == key), 0)
 
 
-def trained(job: Job) -> Trained:
-    if job.task in ("lora", "qlora"):
-        roles = {"attn"} if job.lora_targets == "attention" else {"attn", "mlp", "expert"}
-        return Trained(False, frozenset(roles))
-    return Trained(True)
+def trained(arch: ModelArch, job: Job) -> Trained:
+    if job.task not in ("lora", "qlora"):
+        return Trained(True)
+    from whichgpu.models.lora_targets import adapted
+
+    linears = adapted(arch, job.lora_targets)
+    out_proj = [lin for lin in arch.linears if lin.role == "attn"][-1:]
+    counts: dict[tuple[str, str], int] = {}
+    for lin in linears:
+        # the attention output projection reads the merged heads; an MLA's other inner
+        # matrices read its latents, which are small (kv_lora_rank wide) and not counted
+        if lin.role == "attn" and lin.reads == "inner" and lin not in out_proj:
+            continue
+        counts[(lin.role, lin.reads)] = counts.get((lin.role, lin.reads), 0) + 1
+    return Trained(False, tuple(counts.items()))
 
 
 def _linear_inputs(
-    n: Numerics, t: Trained, role: str, consumers: int, elements: float, lora_bytes: int = 4
+    n: Numerics,
+    t: Trained,
+    key: tuple[str, str],
+    consumers: int,
+    elements: float,
+    lora_bytes: int = 4,
 ) -> float:
-    """Bytes saved for the inputs of ``consumers`` linears reading one tensor of ``elements``.
+    """Bytes saved for the inputs of ``consumers`` linears reading one tensor of ``elements``
+    (``key``: the readers' role and tensor, see :class:`~whichgpu.models.arch.Linear`).
 
     A trained linear saves its input: the tensor itself (once, shared by all readers) in plain
     precision; its own 16-bit cast under autocast. A LoRA adapter (peft) casts the input to the
-    adapter's fp32 dtype and saves that copy; a frozen linear saves nothing.
+    adapter's fp32 dtype and saves that copy, once per adapted reader; a frozen linear saves
+    nothing.
     """
     if t.full:
         return elements * n.compute * (consumers if n.autocast else 1)
-    if role in t.lora_roles:
-        return elements * lora_bytes * consumers
-    return 0.0
+    return elements * lora_bytes * t.readers(key)
 
 
 def _norm(n: Numerics, t: Trained, kind: str, elements: float) -> float:
@@ -96,7 +112,7 @@ def _norm(n: Numerics, t: Trained, kind: str, elements: float) -> float:
 
 def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> float:
     """Bytes saved by one transformer layer for a micro-batch of ``batch × seq`` tokens."""
-    n, t = numerics(job), trained(job)
+    n, t = numerics(job), trained(arch, job)
     tokens = float(batch) * seq
     h, heads, kv, d = arch.hidden_size, arch.n_heads, arch.n_kv_heads, arch.head_dim
     c = n.compute
@@ -107,10 +123,8 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
 
     # --- attention block: norm, projections, attention core, output projection --------
     total += _norm(n, t, arch.norm, tokens * h)
-    fused_qkv = any(
-        lin.role == "attn" and lin.d_out > h and lin.d_in == h for lin in arch.linears
-    ) and arch.family not in ("deepseek_v2", "deepseek_v3")
-    total += _linear_inputs(n, t, "attn", 1 if fused_qkv else 3, tokens * h)
+    readers = sum(1 for lin in arch.linears if lin.role == "attn" and lin.reads == "x")
+    total += _linear_inputs(n, t, ("attn", "x"), readers, tokens * h)
     if job.attention == "eager":
         # q·kᵀ saves q and the keys (repeated to every head); softmax saves its fp32 output,
         # its cast to the compute dtype is saved by the product with the (repeated) values.
@@ -124,7 +138,7 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
     else:
         # SDPA (flash / memory-efficient kernels) saves q, k, v, its output and the log-sum-exp.
         total += tokens * (2 * q_width + 2 * kv_width) * c + float(batch) * heads * seq * 4
-    total += _linear_inputs(n, t, "attn", 1, tokens * q_width)  # merged heads → o_proj
+    total += _linear_inputs(n, t, ("attn", "inner"), 1, tokens * q_width)  # merged heads → o_proj
     if arch.hidden_dropout:
         total += tokens * h  # residual dropout mask (saved whenever the input needs a gradient)
 
@@ -136,17 +150,20 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
         width = arch.experts_per_token * arch.moe_intermediate_size
         role = "expert"
         total += tokens * arch.n_experts * 4  # router logits (fp32 softmax)
-        total += _linear_inputs(n, t, role, arch.experts_per_token, tokens * h)
+        if t.full:
+            total += _linear_inputs(n, t, (role, "x"), arch.experts_per_token, tokens * h)
+        else:  # LoRA on the experts' gate and up: a copy per adapted matrix of routed experts
+            total += tokens * h * 4 * arch.experts_per_token * t.readers((role, "x")) / 2
     if arch.ffn_kind == "glu":
-        total += _linear_inputs(n, t, role, 2, tokens * h) if not arch.is_moe else 0.0
+        total += _linear_inputs(n, t, (role, "x"), 2, tokens * h) if not arch.is_moe else 0.0
         # act(gate) saves gate; act·up saves both factors; down saves the product
         total += tokens * width * c * 3
-        total += _linear_inputs(n, t, role, 1, tokens * width)
+        total += _linear_inputs(n, t, (role, "inner"), 1, tokens * width)
     else:
-        total += _linear_inputs(n, t, role, 1, tokens * h)
+        total += _linear_inputs(n, t, (role, "x"), 1, tokens * h)
         saved = ACTIVATION_SAVED_TENSORS.get(arch.activation, 1)
         total += tokens * width * c * saved
-        total += _linear_inputs(n, t, role, 1, tokens * width)
+        total += _linear_inputs(n, t, (role, "inner"), 1, tokens * width)
     if arch.hidden_dropout:
         total += tokens * h
     return total

@@ -75,3 +75,13 @@ DEFAULTS: tuple[Assumption, ...] = (
         "part is that less the CUDA context",
     ),
 )
+
+#: torchtune's CEWithChunkedOutputLoss splits the output into 8 chunks (its
+#: ``num_output_chunks`` default, torchtune/modules/loss/ce_chunked_output_loss.py).
+LOSS_CHUNKS = 8
+
+#: Layers whose weights (parameter offload) or saved activations (activation offloading)
+#: are on the GPU at once: the one computing and the one being fetched or stored (DeepSpeed
+#: ZeRO-Infinity and FSDP prefetch one module ahead; torchtune's activation offloading
+#: overlaps one layer's copy with the next one's compute).
+OFFLOAD_RESIDENT_LAYERS = 2

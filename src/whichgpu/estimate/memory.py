@@ -19,6 +19,13 @@ phase where the job peaks. The layouts:
   QLoRA keeps the frozen weights in NF4 with double quantisation (Dettmers et al., 2023).
 * Logits: ``batch · seq · vocab`` in the compute dtype, upcast to fp32 for the loss, whose
   log-softmax output is saved; in the backward pass its gradient adds two fp32 copies.
+  torchtune's chunked cross-entropy upcasts one of 8 chunks at a time.
+* Memory off the GPU's allocator: a paged optimizer's states (bitsandbytes ``Paged*``: CUDA
+  unified memory, on the GPU while it has room and paged to host memory when it has not) and
+  what is offloaded to host memory (ZeRO-Offload, Ren et al., 2021, §4: fp32 master weights,
+  optimizer states and fp32 gradients on the CPU; ZeRO-Infinity / FSDP ``offload_params``:
+  the parameters too, gathered a layer at a time; activation offloading) are reported apart:
+  ``paged_bytes`` and ``host_bytes``.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from whichgpu.estimate.assumptions import (
     ALLOCATOR_RESERVE_FRACTION,
     CNN_INFERENCE_LIVE_FRACTION,
     CUDA_CONTEXT_GIB,
+    LOSS_CHUNKS,
+    OFFLOAD_RESIDENT_LAYERS,
     PAGED_BLOCK_TOKENS,
 )
 from whichgpu.job import QUANT_BITS, Job
@@ -69,6 +78,10 @@ class MemoryEstimate:
     trainable_parameters: int
     job: Job
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: A paged optimizer's states (unified memory; not counted by PyTorch's allocator)
+    paged_bytes: float = 0.0
+    #: What the job keeps in host memory (offloaded states, parameters, activations)
+    host_bytes: float = 0.0
 
     @property
     def tensor_bytes(self) -> float:
@@ -88,12 +101,13 @@ class MemoryEstimate:
 
 
 def lora_parameters(arch: ModelArch, job: Job) -> int:
-    """Adapter parameters: ``r·(d_in + d_out)`` per adapted matrix (Hu et al., 2021, §4.1)."""
-    roles = {"attn"} if job.lora_targets == "attention" else {"attn", "mlp", "expert"}
+    """Adapter parameters: ``r·(d_in + d_out)`` per adapted matrix (Hu et al., 2021, §4.1),
+    on the matrices PEFT's ``target_modules`` select (:mod:`whichgpu.models.lora_targets`)."""
+    from whichgpu.models.lora_targets import adapted
+
     return sum(
         job.lora_rank * (lin.d_in + lin.d_out) * lin.count
-        for lin in arch.linears
-        if lin.role in roles
+        for lin in adapted(arch, job.lora_targets)
     )
 
 
@@ -157,9 +171,9 @@ def optimizer_state_bytes_per_param(job: Job) -> float:
     """Adam's momentum and variance in the dtype of the weights it updates (fp32 masters for
     DeepSpeed/Megatron mixed precision): 8 bytes, or 4 for pure 16-bit weights."""
     state = 4.0 if master_weights_bytes_needed(job) else gradient_bytes_per_param(job)
-    if job.optimizer == "adamw":
+    if job.optimizer in ("adamw", "adamw-fused"):
         return 2 * state
-    if job.optimizer == "adamw-8bit":
+    if job.optimizer in ("adamw-8bit", "paged-adamw-8bit"):
         return ADAM_8BIT_BYTES_PER_PARAM
     if job.optimizer == "sgd":
         return state  # momentum buffer
@@ -222,6 +236,13 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     elements = float(job.batch) * positions * arch.vocab_size / job.tp
     if not job.training:
         return elements * c
+    if job.chunked_loss:
+        # the compute-dtype chunks and each chunk's saved fp32 log-softmax output stay; the
+        # fp32 upcast and, in the backward, the gradients exist one chunk at a time
+        k = LOSS_CHUNKS
+        if phase == "forward":
+            return elements * (c + 4 + 4 / k if c != 4 else 4 + 4 / k)
+        return elements * (4 + 8 / k) if phase == "backward" else 0.0
     if phase == "forward":
         return elements * (c + 8 if c != 4 else 8)
     if phase == "backward":
@@ -314,13 +335,16 @@ def overhead_bytes(tensor_bytes: float) -> float:
 
 def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
     """Per-GPU memory of ``job`` on ``arch`` at its peak phase."""
-    from whichgpu.job import check_positions
+    from whichgpu.job import check_lora_targets, check_positions
 
     check_positions(arch, job)
+    check_lora_targets(arch, job)
     if job.task in ("lora", "qlora") and job.precision == "32-true" and job.task == "qlora":
         job = replace(job, precision="bf16-true")
     phases = _training_phases(arch, job) if job.training else _inference_phases(arch, job)
     phases = {name: shard(parts, job) for name, parts in phases.items()}
+    host = sum(phases.pop("host", {}).values())
+    paged = sum(phases.pop("paged", {}).values())
     phase, parts = max(phases.items(), key=lambda item: sum(item[1].values()))
     parts = {key: parts.get(key, 0.0) for key in COMPONENTS}
     parts["overhead"] = overhead_bytes(sum(parts.values()))
@@ -330,10 +354,14 @@ def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
         parameters=arch.total_params,
         trainable_parameters=trainable_parameters(arch, job),
         job=job,
+        paged_bytes=paged,
+        host_bytes=host,
     )
 
 
 def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
+    """The phases of a training step, plus what lives off the GPU's allocator (``paged``,
+    ``host``: see the module's docstring)."""
     state = {
         "weights": weights_bytes(arch, job),
         "master_weights": master_weights_bytes(arch, job),
@@ -341,6 +369,25 @@ def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
     }
     acts = activations_bytes(arch, job) + autocast_weight_copies_bytes(arch, job)
     grads = gradients_bytes(arch, job)
+    off: dict[str, dict[str, float]] = {"host": {}, "paged": {}}
+    if job.optimizer == "paged-adamw-8bit":
+        off["paged"]["optimizer"] = state.pop("optimizer")
+    if job.offload != "none":
+        # ZeRO-Offload: fp32 master weights, optimizer states and fp32 gradients on the CPU;
+        # the GPU keeps the 16-bit weights (and reduces gradients in buckets)
+        off["host"]["optimizer"] = state.pop("optimizer", 0.0) + state.pop("master_weights")
+        off["host"]["gradients"] = trainable_parameters(arch, job) * 4.0
+        grads = 0.0
+    if job.offload == "all":
+        # parameters on the CPU too, gathered a layer at a time (and the next one prefetched)
+        off["host"]["weights"] = state["weights"]
+        layers = max(arch.n_layers, 1)
+        state["weights"] = state["weights"] * min(1.0, OFFLOAD_RESIDENT_LAYERS / layers)
+    if job.activation_offload and arch.n_layers > OFFLOAD_RESIDENT_LAYERS:
+        # saved activations stream to the host as layers finish; the ones in flight stay
+        resident = OFFLOAD_RESIDENT_LAYERS / arch.n_layers
+        off["host"]["activations"] = acts * (1 - resident)
+        acts *= resident
     head_grad = (
         arch.vocab_size * arch.hidden_size * gradient_bytes_per_param(job)
         if job.task not in ("lora", "qlora") and arch.vocab_size
@@ -354,12 +401,15 @@ def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
             "logits": logits_bytes(arch, job, "backward"),
             "gradients": head_grad,
         },
-        "optimizer step": {
+    }
+    if not job.optimizer_in_backward and job.offload == "none":
+        # (stepped in the backward, or on the CPU, no gradient buffer of the whole model)
+        phases["optimizer step"] = {
             **state,
             "gradients": grads,
             "optimizer_step_temp": optimizer_step_temp_bytes(arch, job),
-        },
-    }
+        }
+    phases.update(off)
     seq = arch.tokens_per_image if arch.kind == "vit" else job.tokens
     again = recompute_bytes(arch, job, job.batch, seq) / job.tp
     if again:

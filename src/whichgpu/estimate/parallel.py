@@ -88,6 +88,46 @@ def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job
     return replace(job, gpus=tp * pp, tp=tp, pp=pp), strategy
 
 
+def training_layouts(
+    arch: ModelArch, job: Job, gpu: GPU, count: int, parallel: str = "3d"
+) -> list[tuple[Job, str]]:
+    """The ways frameworks spread a training job over ``count`` GPUs, for the search to
+    choose from (:mod:`whichgpu.recommender.autoconfig` keeps the fastest that fits):
+
+    * data-parallel replicas (PyTorch DDP), every GPU holding the whole model state;
+    * ZeRO-3 / FSDP over all of them (:func:`scaled_job`);
+    * with ``parallel="3d"`` (Megatron-LM, NeMo, torchtitan): tensor parallelism of 2, 4 or
+      8 inside a node (a degree that splits the heads, :func:`tensor_parallel_degree`) ×
+      pipeline stages over the layers × data parallelism, the optimizer distributed over the
+      data-parallel ranks (ZeRO-1, Megatron's distributed optimizer) and 16-bit weights with
+      fp32 masters (Narayanan et al., 2021, §3: TP inside a node, PP across them). Every
+      pipeline degree that splits the layers is listed, smallest first.
+
+    ``parallel`` is the framework's (:mod:`whichgpu.recipes`): ``ddp`` frameworks use DDP or,
+    when the model state does not fit, FSDP (Accelerate); ``fsdp``/``zero`` shard."""
+    if count == 1:
+        return [scaled_job(job, 1, arch)]
+    out: list[tuple[Job, str]] = []
+    if parallel in ("ddp", "3d"):
+        out.append((replace(job, gpus=count, tp=1, pp=1, zero=0), f"data parallel {count}"))
+    out.append(scaled_job(job, count, arch))
+    if parallel != "3d" or not (arch.n_heads and arch.n_layers) or arch.kind == "cnn":
+        return out
+    engine = "megatron" if job.engine == "torch" and job.precision.endswith("mixed") else job.engine
+    tp = 2
+    while tp <= min(count, GPUS_PER_NODE) and tensor_parallel_degree(arch, tp) == tp:
+        pp = 1
+        while tp * pp <= count:
+            if count % (tp * pp) == 0 and arch.n_layers % pp == 0:
+                layout = replace(job, gpus=count, tp=tp, pp=pp, zero=1, engine=engine)
+                name = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
+                dp = count // (tp * pp)
+                out.append((layout, name + (f" × data parallel {dp}" if dp > 1 else "")))
+            pp *= 2
+        tp *= 2
+    return out
+
+
 def gpu_counts(limit: int = MAX_GPUS) -> list[int]:
     """The GPU counts whichgpu considers, up to ``limit``: 1, 2, 4, 8… Tensor parallelism
     splits attention heads and hidden sizes that are powers of two (or multiples of 8), and
@@ -122,14 +162,55 @@ def nvlink_domain(gpu: GPU) -> int:
     return BRIDGE_NVLINK_DOMAIN if gpu.form_factor.startswith("PCIe") else SXM_NVLINK_DOMAIN
 
 
-def link_gb_per_s(gpu: GPU, gpus: int = 2) -> float:
-    """One direction of the slowest link a ring over ``gpus`` GPUs crosses: NVLink (half its
-    bidirectional figure) while the ring stays inside one NVLink domain, PCIe x16 of the
-    card's generation once it leaves it (bridged pairs, or more than 8 SXM GPUs, where the
-    node's PCIe/network path is taken as PCIe-class)."""
-    if gpu.nvlink_gb_per_s and gpus <= nvlink_domain(gpu):
-        return gpu.nvlink_gb_per_s / 2
+#: GPUs in one node: an HGX/DGX baseboard's 8, and the 8 PCIe cards of a 4U GPU server.
+GPUS_PER_NODE = 8
+
+#: InfiniBand NIC rate per GPU in Gb/s, by the host's PCIe generation: DGX-1 (PCIe 3) had
+#: EDR 100 Gb/s ports, DGX A100 (PCIe 4) one ConnectX-6 HDR 200 Gb/s per GPU, DGX H100 and
+#: DGX B200 (PCIe 5) one ConnectX-7 NDR 400 Gb/s per GPU (NVIDIA DGX user guides), in the
+#: rail-optimised fabrics those clusters are built with.
+INFINIBAND_GBIT_PER_GPU = {3: 100.0, 4: 200.0, 5: 400.0, 6: 800.0}
+
+#: A node on plain Ethernet: one 100 GbE port for all its GPUs, TCP without RDMA.
+ETHERNET_GBIT_PER_NODE = 100.0
+
+#: GeForce cards have peer-to-peer over PCIe disabled (the RTX 4090's driver reports no P2P;
+#: NCCL then stages through host memory): each transfer crosses PCIe twice.
+NO_P2P_SHARE = 0.5
+
+
+def host_link_gb_per_s(gpu: GPU) -> float:
+    """One direction of the card's PCIe x16 link (to host memory)."""
     return PCIE_X16_GB_PER_S.get(gpu.pcie_gen or 4, 31.5)
+
+
+def network_gb_per_s(gpu: GPU, network: str) -> float:
+    """GB/s per GPU between nodes: its own NIC on InfiniBand, a share of the node's port
+    on Ethernet (a hierarchical ring sends every GPU's part through it)."""
+    if network == "ethernet":
+        return ETHERNET_GBIT_PER_NODE / 8 / GPUS_PER_NODE
+    return INFINIBAND_GBIT_PER_GPU.get(gpu.pcie_gen or 5, 400.0) / 8
+
+
+def collective_gb_per_s(gpu: GPU, ranks: int, network: str = "infiniband") -> float:
+    """One direction of the slowest link a ring over ``ranks`` GPUs crosses: NVLink (half its
+    bidirectional figure) while it stays inside one NVLink domain, PCIe x16 of the card's
+    generation inside a node (halved without peer-to-peer), and the network once it spans
+    nodes."""
+    if gpu.nvlink_gb_per_s and ranks <= nvlink_domain(gpu):
+        return gpu.nvlink_gb_per_s / 2
+    pcie = host_link_gb_per_s(gpu)
+    if not gpu.nvlink_gb_per_s and "consumer" in gpu.form_factor:
+        pcie *= NO_P2P_SHARE
+    if ranks <= GPUS_PER_NODE:
+        return pcie
+    return min(pcie, network_gb_per_s(gpu, network))
+
+
+def link_gb_per_s(gpu: GPU, gpus: int = 2) -> float:
+    """:func:`collective_gb_per_s` on an InfiniBand cluster (inference's tensor parallelism
+    stays inside a node)."""
+    return collective_gb_per_s(gpu, gpus)
 
 
 def tensor_parallel_seconds(arch: ModelArch, tokens: float, gpus: int, gpu: GPU) -> float:

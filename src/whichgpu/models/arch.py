@@ -43,14 +43,21 @@ class ParamCounts:
 class Linear:
     """A weight matrix of the model: ``count`` copies of ``d_in × d_out`` in the model.
 
-    ``role`` groups them as LoRA targets do: ``attn`` (query/key/value/output projections,
-    fused or not as the implementation has them), ``mlp``, ``expert`` (routed experts), ``head``.
+    ``role`` groups them: ``attn`` (query/key/value/output projections, fused or not as the
+    implementation has them), ``mlp``, ``expert`` (routed experts), ``head``. ``name`` is the
+    module's attribute name in the Hugging Face implementation (``q_proj``, ``c_attn``,
+    ``query_key_value``…), what PEFT's ``target_modules`` match; ``reads`` says which tensor it
+    reads: ``x`` the block's (normalised) input, shared with the block's other ``x`` readers,
+    or ``inner`` a tensor of its own (attention's merged heads, the MLP's hidden product, an
+    MLA latent).
     """
 
     role: str
     d_in: int
     d_out: int
     count: int
+    name: str = ""
+    reads: str = "x"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -74,14 +74,18 @@ def _llama_like(config: Config, family: str) -> ModelArch:
         per_layer_norms = kv_lora + (q_lora if q_lora else 0)  # kv_a / q_a layernorms
         q = (h * q_lora + q_lora * n_heads * q_head) if q_lora else h * n_heads * q_head
         if q_lora:
-            linears += [Linear("attn", h, q_lora, n_layers),
-                        Linear("attn", q_lora, n_heads * q_head, n_layers)]  # fmt: skip
+            linears += [
+                Linear("attn", h, q_lora, n_layers, "self_attn.q_a_proj"),
+                Linear("attn", q_lora, n_heads * q_head, n_layers, "self_attn.q_b_proj", "inner"),
+            ]
         else:
-            linears.append(Linear("attn", h, n_heads * q_head, n_layers))
+            linears.append(Linear("attn", h, n_heads * q_head, n_layers, "self_attn.q_proj"))
         linears += [
-            Linear("attn", h, kv_lora + rope_dim, n_layers),
-            Linear("attn", kv_lora, n_heads * (nope + v_dim), n_layers),
-            Linear("attn", n_heads * v_dim, h, n_layers),
+            Linear("attn", h, kv_lora + rope_dim, n_layers, "self_attn.kv_a_proj_with_mqa"),
+            Linear(
+                "attn", kv_lora, n_heads * (nope + v_dim), n_layers, "self_attn.kv_b_proj", "inner"
+            ),
+            Linear("attn", n_heads * v_dim, h, n_layers, "self_attn.o_proj", "inner"),
         ]
         attention = n_layers * (
             q + h * (kv_lora + rope_dim) + kv_lora * n_heads * (nope + v_dim) + n_heads * v_dim * h
@@ -91,10 +95,14 @@ def _llama_like(config: Config, family: str) -> ModelArch:
         per_layer_norms = 0
         q_out, kv_out = n_heads * head_dim, n_kv * head_dim
         if family == "phi3":  # fused qkv_proj
-            linears.append(Linear("attn", h, q_out + 2 * kv_out, n_layers))
+            linears.append(Linear("attn", h, q_out + 2 * kv_out, n_layers, "self_attn.qkv_proj"))
         else:
-            linears += [Linear("attn", h, q_out, n_layers), Linear("attn", h, kv_out, 2 * n_layers)]
-        linears.append(Linear("attn", q_out, h, n_layers))
+            linears += [
+                Linear("attn", h, q_out, n_layers, "self_attn.q_proj"),
+                Linear("attn", h, kv_out, n_layers, "self_attn.k_proj"),
+                Linear("attn", h, kv_out, n_layers, "self_attn.v_proj"),
+            ]
+        linears.append(Linear("attn", q_out, h, n_layers, "self_attn.o_proj", "inner"))
         attention = n_layers * (
             h * q_out + 2 * h * kv_out + q_out * h
             + ((q_out + 2 * kv_out) if qkv_bias else 0)
@@ -146,24 +154,36 @@ def _llama_like(config: Config, family: str) -> ModelArch:
     else:
         mlp = n_layers * glu(inter)
 
-    def glu_linears(role: str, width: int, count: int) -> list[Linear]:
+    def glu_linears(role: str, width: int, count: int, parent: str) -> list[Linear]:
         if not count or not width:
             return []
         if family == "phi3":  # fused gate_up_proj
-            return [Linear(role, h, 2 * width, count), Linear(role, width, h, count)]
-        return [Linear(role, h, width, 2 * count), Linear(role, width, h, count)]
+            return [
+                Linear(role, h, 2 * width, count, "mlp.gate_up_proj"),
+                Linear(role, width, h, count, "mlp.down_proj", "inner"),
+            ]
+        # Mixtral's experts name their matrices w1 (gate), w3 (up) and w2 (down)
+        gate, up, down = (
+            ("w1", "w3", "w2") if role == "expert" and family == "mixtral"
+            else ("gate_proj", "up_proj", "down_proj")
+        )  # fmt: skip
+        return [
+            Linear(role, h, width, count, f"{parent}.{gate}"),
+            Linear(role, h, width, count, f"{parent}.{up}"),
+            Linear(role, width, h, count, f"{parent}.{down}", "inner"),
+        ]
 
     dense_layers = n_layers - n_moe
-    linears += glu_linears("mlp", inter, dense_layers)
+    linears += glu_linears("mlp", inter, dense_layers, "mlp")
     if n_moe:
-        linears += glu_linears("expert", moe_width, n_moe * n_experts)
+        linears += glu_linears("expert", moe_width, n_moe * n_experts, "experts")
         if family == "qwen2_moe" and shared:
             shared_width = _int(config, "shared_expert_intermediate_size")
-            linears += glu_linears("mlp", shared_width, n_moe)
+            linears += glu_linears("mlp", shared_width, n_moe, "shared_expert")
         elif shared:
-            linears += glu_linears("mlp", moe_width * shared, n_moe)
+            linears += glu_linears("mlp", moe_width * shared, n_moe, "shared_experts")
     if not tied:
-        linears.append(Linear("head", h, vocab, 1))
+        linears.append(Linear("head", h, vocab, 1, "lm_head"))
     embedding = vocab * h
     params = ParamCounts(
         embedding=embedding,
@@ -232,7 +252,8 @@ def _gpt2(config: Config, family: str) -> ModelArch:
         head=0,
     )
     return _dense(family, params, n_layers, h, n_heads, n_heads, inter, vocab, True, positions,
-                  "layernorm", ((h, 3 * h, 1), (h, h, 1)))  # fmt: skip
+                  "layernorm", (("attn.c_attn", h, 3 * h), ("attn.c_proj", h, h)),
+                  ("mlp.c_fc", "mlp.c_proj"))  # fmt: skip
 
 
 def _gptj(config: Config, family: str) -> ModelArch:
@@ -248,7 +269,9 @@ def _gptj(config: Config, family: str) -> ModelArch:
         head=0 if tied else vocab * h + vocab,
     )
     return _dense(family, params, n_layers, h, n_heads, n_heads, inter, vocab, tied,
-                  _int(config, "n_positions", default=2048), "layernorm")  # fmt: skip
+                  _int(config, "n_positions", default=2048), "layernorm",
+                  (("attn.q_proj", h, h), ("attn.k_proj", h, h), ("attn.v_proj", h, h),
+                   ("attn.out_proj", h, h)), ("mlp.fc_in", "mlp.fc_out"))  # fmt: skip
 
 
 def _gpt_neox(config: Config, family: str) -> ModelArch:
@@ -268,7 +291,8 @@ def _gpt_neox(config: Config, family: str) -> ModelArch:
     )
     return _dense(family, params, n_layers, h, n_heads, n_heads, inter, vocab, tied,
                   _int(config, "max_position_embeddings", default=2048), "layernorm",
-                  ((h, 3 * h, 1), (h, h, 1)))  # fmt: skip
+                  (("attention.query_key_value", h, 3 * h), ("attention.dense", h, h)),
+                  ("mlp.dense_h_to_4h", "mlp.dense_4h_to_h"), "embed_out")  # fmt: skip
 
 
 def _falcon(config: Config, family: str) -> ModelArch:
@@ -299,7 +323,9 @@ def _falcon(config: Config, family: str) -> ModelArch:
     )
     return _dense(family, params, n_layers, h, n_heads, n_kv, inter, vocab, tied,
                   _int(config, "max_position_embeddings", default=2048), "layernorm",
-                  ((h, (n_heads + 2 * n_kv) * head_dim, 1), (h, h, 1)))  # fmt: skip
+                  (("self_attention.query_key_value", h, (n_heads + 2 * n_kv) * head_dim),
+                   ("self_attention.dense", h, h)),
+                  ("mlp.dense_h_to_4h", "mlp.dense_4h_to_h"))  # fmt: skip
 
 
 def _mpt(config: Config, family: str) -> ModelArch:
@@ -326,7 +352,8 @@ def _mpt(config: Config, family: str) -> ModelArch:
     return _dense(family, params, n_layers, h, n_heads, n_kv, inter, vocab, True,
                   _int(config, "max_seq_len", default=2048),
                   "layernorm-nobias" if no_bias else "layernorm",
-                  ((h, h + 2 * n_kv * head_dim, 1), (h, h, 1)))  # fmt: skip
+                  (("attn.Wqkv", h, h + 2 * n_kv * head_dim), ("attn.out_proj", h, h)),
+                  ("ffn.up_proj", "ffn.down_proj"))  # fmt: skip
 
 
 def _bert(config: Config, family: str) -> ModelArch:
@@ -347,7 +374,10 @@ def _bert(config: Config, family: str) -> ModelArch:
         other=h * h + h,  # pooler
     )
     arch = _dense(family, params, n_layers, h, n_heads, n_heads, inter, vocab, True, positions,
-                  "layernorm")  # fmt: skip
+                  "layernorm",
+                  (("self.query", h, h), ("self.key", h, h), ("self.value", h, h),
+                   ("attention.output.dense", h, h)),
+                  ("intermediate.dense", "output.dense"))  # fmt: skip
     return _replace_kind(arch, "encoder")
 
 
@@ -363,15 +393,23 @@ def _dense(
     tied: bool,
     positions: int,
     norm: str,
-    attn: tuple[tuple[int, int, int], ...] = (),
+    attn: tuple[tuple[str, int, int], ...],
+    mlp: tuple[str, str],
+    head: str = "lm_head",
 ) -> ModelArch:
-    """A dense model whose MLP is ``h → inter → h``; ``attn`` lists its attention matrices
-    as ``(d_in, d_out, per layer)`` (default: separate q, k, v, o of ``h × h``)."""
-    attn_linears = attn or ((h, h, 4),)
-    linears = [Linear("attn", d_in, d_out, n * n_layers) for d_in, d_out, n in attn_linears]
-    linears += [Linear("mlp", h, inter, n_layers), Linear("mlp", inter, h, n_layers)]
+    """A dense model whose MLP is ``h → inter → h``: ``attn`` lists its attention matrices
+    as ``(module name, d_in, d_out)``, the last one the output projection; ``mlp`` names its
+    two matrices, ``head`` the untied output embedding (Hugging Face's attribute names)."""
+    linears = [
+        Linear("attn", d_in, d_out, n_layers, name, "inner" if i == len(attn) - 1 else "x")
+        for i, (name, d_in, d_out) in enumerate(attn)
+    ]
+    linears += [
+        Linear("mlp", h, inter, n_layers, mlp[0]),
+        Linear("mlp", inter, h, n_layers, mlp[1], "inner"),
+    ]
     if not tied:
-        linears.append(Linear("head", h, vocab, 1))
+        linears.append(Linear("head", h, vocab, 1, head))
     return ModelArch(
         family=family,
         kind="decoder",

@@ -10,7 +10,14 @@ would, and said: a training run left without ``batch`` is not run one sample at 
   is a larger micro-batch, which amortises the step's communication) or when nothing fits
   without it.
 
-Inference left without ``batch`` serves one sequence at a time, as before.
+* **Layout** (several GPUs): data-parallel replicas, ZeRO-3 / FSDP, or tensor × pipeline
+  × data parallelism, as the framework allows (:func:`whichgpu.estimate.parallel.
+  training_layouts`): the fastest that fits.
+* **Gradient accumulation**: to the user's global batch, to 4M tokens a step when
+  pretraining a language model, else the recipe's (the HF Trainer's is none).
+
+A framework's recipe (:mod:`whichgpu.recipes`) sets the micro-batch cap and, where it sets
+it, the recomputation. Inference left without ``batch`` serves one sequence at a time.
 """
 
 from __future__ import annotations
@@ -20,12 +27,18 @@ from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import estimate_memory
-from whichgpu.estimate.parallel import scaled_job, usable_bytes
+from whichgpu.estimate.parallel import scaled_job, training_layouts, usable_bytes
 from whichgpu.i18n import N_
 from whichgpu.job import Checkpointing, Job, Precision
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
+from whichgpu.recipes import RECIPES
 from whichgpu.requests import Component
+
+#: Tokens per optimizer step for pretraining a language model when the user gives no global
+#: batch: Llama 2's 4M (Touvron et al., 2023, Table 1: "a global batch-size of 4M tokens"),
+#: NeMo's Llama 3 recipes' 512 × 8,192 (nemo/collections/llm/recipes/llama3_8b.py).
+TOKENS_PER_STEP = 4 * 2**20
 
 #: Per-GPU micro-batch of the usual recipe, by model kind, and where it comes from.
 BATCH_CAPS: dict[str, tuple[int, str]] = {
@@ -46,27 +59,36 @@ def needed_bytes(arch: ModelArch, job: Job) -> float:
     return estimate_memory(arch, job).total_bytes
 
 
-def _fits(arch: ModelArch, job: Job, gpu: GPU, count: int) -> tuple[Job, str] | None:
-    scaled, strategy = scaled_job(job, count, arch)
-    if needed_bytes(arch, scaled) <= usable_bytes(gpu):
-        return scaled, strategy
-    return None
+def _fits(arch: ModelArch, job: Job, gpu: GPU) -> bool:
+    return needed_bytes(arch, job) <= usable_bytes(gpu)
 
 
-def _largest(
-    arch: ModelArch, job: Job, batches: list[int], gpu: GPU, count: int
-) -> tuple[Job, str] | None:
+def _largest(arch: ModelArch, job: Job, batches: list[int], gpu: GPU) -> Job | None:
     """The largest of ``batches`` (descending) that fits, by bisection: memory grows with
     the batch, so if one fits every smaller one does."""
     best, low, high = None, 0, len(batches) - 1
     while low <= high:
         middle = (low + high) // 2
-        fit = _fits(arch, replace(job, batch=batches[middle]), gpu, count)
-        if fit is None:
-            low = middle + 1
+        trial = replace(job, batch=batches[middle])
+        if _fits(arch, trial, gpu):
+            best, high = trial, middle - 1
         else:
-            best, high = fit, middle - 1
+            low = middle + 1
     return best
+
+
+def accumulation(component: Component, arch: ModelArch, job: Job) -> int | None:
+    """Micro-batches a step accumulates: to the user's global batch (None when the
+    micro-batch and the data-parallel degree cannot make it), to :data:`TOKENS_PER_STEP`
+    for pretraining a language model, else the recipe's (1 without one: the HF Trainer's)."""
+    per_step = job.batch * job.dp
+    if component.global_batch is not None:
+        if component.global_batch % per_step:
+            return None
+        return component.global_batch // per_step
+    if job.task == "train" and arch.kind in ("decoder", "encoder"):
+        return max(1, round(TOKENS_PER_STEP / (per_step * job.seq)))
+    return job.grad_accum
 
 
 def configure(
@@ -89,32 +111,50 @@ def configure(
                     precision=fp16,
                 )
             )
-    open_batch = component.batch is None and job.training
-    open_checkpointing = component.checkpointing is None and job.training
-    if not (open_batch or open_checkpointing):
+    if not job.training:
         scaled, strategy = scaled_job(job, count, arch)
         return scaled, strategy, chosen
-    cap, recipe = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
+    recipe = RECIPES.get(component.framework or "")
+    cap, source = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
+    if recipe is not None and "batch" in recipe.defaults(job.task):
+        cap, source = int(recipe.defaults(job.task)["batch"]), recipe.name
+    open_batch = component.batch is None
+    open_checkpointing = component.checkpointing is None and (
+        recipe is None or "checkpointing" not in recipe.defaults(job.task)
+    )
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
     modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
-    found: list[tuple[Job, str, Checkpointing]] = []
-    for mode in modes:
-        fit = _largest(arch, replace(job, checkpointing=mode), batches, gpu, count)
-        if fit is not None:
-            found.append((*fit, mode))
-            if fit[0].batch == batches[0]:
-                break  # the largest batch without recomputation: recomputing only adds work
-    if not found:  # nothing fits: the smallest step, as the memory check will report it
-        smallest = replace(job, batch=batches[-1], checkpointing=modes[-1])
-        scaled, strategy = scaled_job(smallest, count, arch)
-        return scaled, strategy, chosen
-    scaled, strategy, mode = found[0]
-    if len(found) > 1 and found[1][0].batch > scaled.batch:
-        # recomputation buys a larger micro-batch, which amortises the step's communication:
-        # the faster of the two (on a tie, the one without recomputation)
-        scaled, strategy, mode = max(
-            found, key=lambda f: (round(_rate(arch, f[0], gpu, count), 6), f[2] == "none")
-        )
+    parallel = recipe.parallel if recipe is not None else "3d"
+    best: tuple[float, Job, str, Checkpointing] | None = None
+    smallest: tuple[Job, str] | None = None
+    for layout, strategy in training_layouts(arch, job, gpu, count, parallel):
+        usable = batches
+        if component.global_batch is not None:
+            usable = [b for b in batches if component.global_batch % (b * layout.dp) == 0]
+        if not usable:
+            continue
+        found: list[tuple[Job, Checkpointing]] = []
+        for mode in modes:
+            fit = _largest(arch, replace(layout, checkpointing=mode), usable, gpu)
+            if fit is not None:
+                found.append((fit, mode))
+                if fit.batch == usable[0]:
+                    break  # the largest batch without recomputation: recomputing only adds work
+        if smallest is None:
+            smallest = (replace(layout, batch=usable[-1], checkpointing=modes[-1]), strategy)
+        for fit, mode in found:
+            accum = accumulation(component, arch, fit)
+            if accum is None:
+                continue
+            fit = replace(fit, grad_accum=accum)
+            # the fastest layout and recomputation (on a tie, the simpler: listed first)
+            rate = round(_rate(arch, fit, gpu, count), 6) if len(found) > 1 or count > 1 else 1.0
+            if best is None or rate > best[0]:
+                best = (rate, fit, strategy, mode)
+    if best is None:  # nothing fits: the smallest step, as the memory check will report it
+        fallback = smallest or scaled_job(replace(job, batch=batches[-1]), count, arch)
+        return fallback[0], fallback[1], chosen
+    _rate_value, scaled, strategy, mode = best
     notes = chosen
     if open_batch:
         notes.append(
@@ -124,11 +164,22 @@ def configure(
                 gpu=gpu.short_name,
                 batch=scaled.batch,
                 cap=cap,
-                recipe=recipe,
+                recipe=source,
             )
         )
     if open_checkpointing and mode != "none":
         notes.append(note("chosen_checkpointing", component=component.label, gpu=gpu.short_name))
+    if scaled.grad_accum > 1 or count > 1:
+        notes.append(
+            note(
+                "chosen_layout",
+                component=component.label,
+                gpu=gpu.short_name,
+                layout=strategy,
+                accumulation=scaled.grad_accum,
+                global_batch=scaled.batch * scaled.dp * scaled.grad_accum,
+            )
+        )
     return scaled, strategy, notes
 
 

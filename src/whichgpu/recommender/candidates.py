@@ -133,15 +133,21 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
+    settings = component.settings() if component.training else {}
+    settings.pop("global_batch", None)  # applied per candidate, once the GPU count is known
     job = make_job(
+        **settings,
         task=component.kind,
-        precision=component.precision or DEFAULT_PRECISION,
+        precision=component.precision
+        or (None if component.framework and component.training else DEFAULT_PRECISION),
         quant=component.quant,
         batch=component.batch or 1,
         seq=component.seq,
         prompt=component.prompt if inference else 0,
         generate=component.generate if inference else 0,
-        checkpointing="full" if component.checkpointing else "none",
+        checkpointing=None
+        if component.checkpointing is None
+        else ("full" if component.checkpointing else "none"),
         all_logits=not inference,
     )
     return arch, job

@@ -32,7 +32,41 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
         "tokens_per_s_per_sequence": result.tokens_per_s_per_sequence,
         "efficiency": result.efficiency,
         "efficiency_provenance": result.provenance,
+        "configuration": None if result.job is None else configuration(result),
+        "step": None
+        if result.step is None
+        else {k: getattr(result.step, k) for k in result.step.__dataclass_fields__},
     }
+
+
+#: The training settings an estimate reports, as it ran them.
+CONFIGURATION_FIELDS = (
+    "precision",
+    "engine",
+    "batch",
+    "grad_accum",
+    "checkpointing",
+    "optimizer",
+    "optimizer_in_backward",
+    "offload",
+    "activation_offload",
+    "chunked_loss",
+    "lora_rank",
+    "lora_targets",
+    "tp",
+    "pp",
+    "zero",
+    "network",
+)
+
+
+def configuration(result: ThroughputEstimate) -> dict[str, Any]:
+    job = result.job
+    assert job is not None
+    out = {k: getattr(job, k) for k in CONFIGURATION_FIELDS}
+    out["dp"] = job.dp
+    out["global_batch"] = job.batch * job.dp * job.grad_accum
+    return out
 
 
 def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: Console) -> None:
@@ -58,6 +92,37 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
         console.print(fmt(_("Time to first token: {ms:,.0f} ms"), ms=result.ttft_s * 1e3))
     if result.mfu is not None:
         console.print(fmt(_("MFU: {mfu:.0%}"), mfu=result.mfu))
+    if result.job is not None and result.step is not None:
+        job, step = result.job, result.step
+        console.print(
+            fmt(
+                _(
+                    "Layout: TP {tp} × PP {pp} × DP {dp} (ZeRO {zero}); micro-batch {batch} × "
+                    "{accum} accumulated = global batch {global_batch}; recomputation {ckpt}"
+                ),
+                tp=job.tp,
+                pp=job.pp,
+                dp=job.dp,
+                zero=job.zero,
+                batch=job.batch,
+                accum=job.grad_accum,
+                global_batch=job.batch * job.dp * job.grad_accum,
+                ckpt=_(job.checkpointing),
+            )
+        )
+        comm = step.tensor_parallel_s + step.pipeline_p2p_s + step.data_parallel_s
+        console.print(
+            fmt(
+                _(
+                    "Step: {seconds:,.2f} s (pipeline bubble {bubble:.0%}, communication "
+                    "{comm:.0%}, host transfers {host:.0%})"
+                ),
+                seconds=step.seconds,
+                bubble=step.bubble_s / step.seconds,
+                comm=comm / step.seconds,
+                host=step.offload_s / step.seconds,
+            )
+        )
     if result.time_s is not None:
         low = result.time_s * rate.value / rate.high
         high = result.time_s * rate.value / rate.low

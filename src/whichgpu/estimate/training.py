@@ -1,0 +1,138 @@
+"""Time of one optimizer step of a training job spread over ``tp × pp × dp`` GPUs.
+
+The compute of a micro-batch is the calibrated single-GPU rate (:mod:`whichgpu.throughput`);
+this module adds what spreading it costs, term by term:
+
+* **Tensor parallelism** (Shoeybi et al., 2019, §3; Korthikanti et al., 2022, §4.2.2): each
+  layer all-reduces its ``b·s·h`` 16-bit activations twice in the forward pass and twice in
+  the backward (sequence parallelism turns each into a reduce-scatter and an all-gather of the
+  same volume), and twice more when the layer is recomputed. They sit between the layer's
+  GEMMs: not overlapped.
+* **Pipeline parallelism** (Narayanan et al., 2021, §2.2.1, eq. 1): the 1F1B schedule over
+  ``m`` micro-batches takes ``(m + p − 1)`` stage times: a bubble of ``(p − 1)/m``. Stages
+  pass ``b·s·h`` 16-bit activations forward and as many gradients back.
+* **Data parallelism**: gradients are all-reduced once a step, after the last micro-batch
+  (gradient accumulation runs the others without synchronising: DDP's ``no_sync``, Megatron's
+  ``overlap_grad_reduce``), in buckets that overlap that micro-batch's backward pass (Li et
+  al., 2020, "PyTorch Distributed", §3.2.3). With a distributed optimizer it is a
+  reduce-scatter of the gradients and an all-gather of the weights: the same bytes.
+* **ZeRO-3 / FSDP** (Rajbhandari et al., 2020, §7.2.2): every micro-batch gathers the weights
+  for its forward and again for its backward and reduce-scatters its gradients, prefetched
+  under the compute: a micro-batch takes the longer of the two.
+* **Offloading** (Ren et al., 2021, ZeRO-Offload §4): 16-bit gradients go to the host and the
+  updated 16-bit weights come back over PCIe once a step; a paged optimizer's states that do
+  not fit pages in and out once a step; offloaded activations are copied out and back under
+  the compute.
+
+Links are :mod:`whichgpu.estimate.parallel`'s: NVLink inside its domain, PCIe (through host
+memory on cards without peer-to-peer), and the network between nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from whichgpu.catalog.records import GPU
+from whichgpu.estimate.memory import MemoryEstimate, gradients_bytes, weights_bytes
+from whichgpu.estimate.parallel import collective_gb_per_s, host_link_gb_per_s
+from whichgpu.job import Job
+from whichgpu.models.arch import ModelArch
+
+
+@dataclass(frozen=True)
+class Step:
+    """One optimizer step: its seconds and the share of each term in them."""
+
+    seconds: float
+    compute_s: float
+    bubble_s: float
+    tensor_parallel_s: float
+    pipeline_p2p_s: float
+    data_parallel_s: float
+    offload_s: float
+
+    @property
+    def bound(self) -> str:
+        comm = self.tensor_parallel_s + self.data_parallel_s + self.pipeline_p2p_s
+        return "interconnect" if comm + self.offload_s > self.compute_s else "compute"
+
+
+def activation_bytes(arch: ModelArch, job: Job) -> float:
+    """One micro-batch's hidden states in 16 bits: what a tensor-parallel all-reduce or a
+    pipeline stage boundary moves (``b·s·h·2``)."""
+    return float(job.batch) * job.seq * arch.hidden_size * 2
+
+
+def ring_seconds(nbytes: float, ranks: int, gb_per_s: float) -> float:
+    """A ring all-reduce (or reduce-scatter + all-gather) of ``nbytes`` over ``ranks``: each
+    sends and receives ``2·(n−1)/n`` of them (Patarasuk & Yuan, 2009)."""
+    if ranks <= 1 or gb_per_s <= 0:
+        return 0.0
+    return 2 * (ranks - 1) / ranks * nbytes / (gb_per_s * 1e9)
+
+
+def step_time(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    microbatch_s: float,
+    memory: MemoryEstimate | None = None,
+) -> Step:
+    """One optimizer step of ``job`` (its ``gpus`` split ``tp × pp × dp``, ``grad_accum``
+    micro-batches of ``batch`` sequences per data-parallel rank). ``microbatch_s``: one
+    GPU's compute time for a micro-batch through the whole model (the calibrated rate)."""
+    tp, pp, dp, m = job.tp, job.pp, job.dp, max(job.grad_accum, 1)
+    stage_s = microbatch_s / (tp * pp)
+    layers = max(arch.n_layers, 1) / pp
+    hidden = activation_bytes(arch, job)
+    # tensor parallelism: 4 collectives a layer (6 with recomputation), inside the TP group
+    passes = 6 if job.checkpointing == "full" else 4
+    tp_s = passes * layers * ring_seconds(hidden, tp, collective_gb_per_s(gpu, tp, job.network))
+    # pipeline: activations forward and gradients back across each stage boundary
+    p2p_s = 0.0
+    if pp > 1:
+        span = tp * 2  # a boundary joins two stages of tp GPUs
+        p2p_s = 2 * hidden / tp / (collective_gb_per_s(gpu, span, job.network) * 1e9)
+    stage_total = stage_s + tp_s + p2p_s
+    compute_s = m * stage_s
+    bubble_s = (pp - 1) * stage_total
+    pipeline_s = (m + pp - 1) * stage_total
+    # data parallelism across the replicas (ranks tp·pp apart: a ring over all the GPUs)
+    dp_link = collective_gb_per_s(gpu, job.gpus if dp > 1 else 1, job.network)
+    if job.zero >= 3 and dp > 1:
+        # every micro-batch gathers the weights twice and reduce-scatters its gradients,
+        # prefetched under its compute: what the compute does not hide is exposed
+        weights = weights_bytes(arch, job) / (tp * pp)
+        grads = gradients_bytes(arch, job) / (tp * pp)
+        comm = ring_seconds((2 * weights + grads) / 2, dp, dp_link)
+        dp_s = m * max(0.0, comm - stage_total)
+    else:
+        grads = gradients_bytes(arch, job) / (tp * pp)
+        comm = ring_seconds(grads, dp, dp_link)
+        dp_s = max(0.0, comm - stage_s * 2 / 3)  # the last micro-batch's backward hides some
+    pipeline_s += dp_s
+    offload_s = _offload_seconds(arch, job, gpu, memory, compute_s)
+    seconds = pipeline_s + offload_s
+    return Step(seconds, compute_s, bubble_s, m * tp_s, m * p2p_s, dp_s, offload_s)
+
+
+def _offload_seconds(
+    arch: ModelArch, job: Job, gpu: GPU, memory: MemoryEstimate | None, compute_s: float
+) -> float:
+    """Host traffic a step waits on, over the card's PCIe link."""
+    link = host_link_gb_per_s(gpu) * 1e9
+    trainable = gradients_bytes(arch, job) / max(job.tp * job.pp, 1)
+    seconds = 0.0
+    if job.offload != "none":
+        # 16-bit gradients down and 16-bit weights up, once a step
+        seconds += trainable / 2 / link * 2
+    if job.offload == "all":
+        # the weights streamed in for every micro-batch's forward and backward
+        weights = weights_bytes(arch, job) / max(job.tp * job.pp, 1)
+        seconds += max(0.0, 2 * weights * max(job.grad_accum, 1) / link - compute_s)
+    if memory is not None and memory.paged_bytes:
+        spill = max(0.0, memory.total_bytes + memory.paged_bytes - gpu.memory_gib * 2**30)
+        seconds += 2 * min(spill, memory.paged_bytes) / link  # paged out and back in
+    if memory is not None and job.activation_offload:
+        seconds += max(0.0, 2 * memory.host_bytes / link - compute_s)
+    return seconds

@@ -1,0 +1,239 @@
+"""Framework recipes: what each training framework does when its user leaves a setting at
+its default, so that a job typed as ``--framework torchtune`` is estimated as torchtune runs
+it. Each profile cites the framework's own config or docs; values the user gives win.
+
+A :class:`Recipe` sets, per task, the :class:`~whichgpu.job.Job` fields a user did not: the
+storage precision, optimizer, LoRA rank and targets, activation checkpointing, the optimizer
+step in the backward, offloading, chunked cross-entropy, the micro-batch and gradient
+accumulation, and how it spreads over GPUs (``parallel``: ``ddp`` replicas, ``zero`` /
+``fsdp`` sharding, ``3d`` tensor × pipeline × data parallelism with a distributed optimizer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Parallel = Literal["ddp", "fsdp", "zero", "3d"]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    id: str
+    name: str
+    #: Job fields for every task, then per task (``train``, ``finetune``, ``lora``, ``qlora``)
+    common: dict[str, Any]
+    by_task: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: How the framework spreads a job over several GPUs when it does not fit one
+    parallel: Parallel = "fsdp"
+    source: str = ""
+    as_of: str = ""
+
+    def defaults(self, task: str) -> dict[str, Any]:
+        """The Job fields this recipe sets for ``task`` (before the user's own values)."""
+        return {**self.common, **self.by_task.get(task, {})}
+
+
+RECIPES: dict[str, Recipe] = {
+    # transformers 5.24 TrainingArguments (transformers/training_args.py):
+    # per_device_train_batch_size 8, gradient_accumulation_steps 1, optim adamw_torch_fused
+    # (torch >= 2.8), activation (gradient) checkpointing off; bf16=True is torch autocast over
+    # fp32 weights. PEFT LoraConfig (src/peft/tuners/lora/config.py @5d602fd): r 8,
+    # target_modules None → the per-architecture table. QLoRA as the PEFT/bitsandbytes guide
+    # runs it: NF4 base, paged_adamw_8bit.
+    "hf": Recipe(
+        "hf",
+        "Hugging Face Trainer + PEFT",
+        common={
+            "precision": "bf16-mixed",
+            "optimizer": "adamw-fused",
+            "batch": 8,
+            "grad_accum": 1,
+            "lora_rank": 8,
+            "lora_targets": "peft-default",
+        },
+        by_task={
+            "lora": {"precision": "bf16-true"},
+            "qlora": {"precision": "bf16-true", "optimizer": "paged-adamw-8bit"},
+        },
+        parallel="ddp",
+        source="huggingface/transformers 5.24.0 training_args.py; huggingface/peft @5d602fd "
+        "tuners/lora/config.py, utils/constants.py",
+        as_of="2026-11",
+    ),
+    # TRL SFTConfig (trl/trainer/sft_config.py @f2cd577, 1.10.0.dev0): as the Trainer, but
+    # gradient_checkpointing True (since TRL PR #3510), bf16 True, max_length 1024.
+    "trl": Recipe(
+        "trl",
+        "TRL SFTTrainer + PEFT",
+        common={
+            "precision": "bf16-mixed",
+            "optimizer": "adamw-fused",
+            "batch": 8,
+            "grad_accum": 1,
+            "checkpointing": "full",
+            "seq": 1024,
+            "lora_rank": 8,
+            "lora_targets": "peft-default",
+        },
+        by_task={
+            "lora": {"precision": "bf16-true"},
+            "qlora": {"precision": "bf16-true", "optimizer": "paged-adamw-8bit"},
+        },
+        parallel="ddp",
+        source="huggingface/trl @f2cd577 trl/trainer/sft_config.py, base_config.py",
+        as_of="2026-11",
+    ),
+    # torchtune recipes/configs/llama3_1 (@bd2a0fc, after v0.6.1), dtype bf16 throughout.
+    # 8B_full_single_device: batch_size 2, gradient_accumulation_steps 1,
+    # bitsandbytes.optim.PagedAdamW8bit, optimizer_in_bwd True, activation checkpointing True.
+    # 8B_lora_single_device / 8B_qlora_single_device: lora_attn_modules [q_proj, v_proj,
+    # output_proj], apply_lora_to_mlp True, lora_rank 8, AdamW fused, batch_size 2,
+    # gradient_accumulation_steps 8, activation checkpointing True. Loss
+    # CEWithChunkedOutputLoss (v0.6.1; LinearCrossEntropyLoss since, also chunked). 8B_full
+    # (FSDP): AdamW fused, no optimizer-in-backward.
+    "torchtune": Recipe(
+        "torchtune",
+        "torchtune",
+        common={
+            "precision": "bf16-true",
+            "optimizer": "adamw-fused",
+            "batch": 2,
+            "grad_accum": 1,
+            "checkpointing": "full",
+            "chunked_loss": True,
+            "lora_rank": 8,
+            "lora_targets": "q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj",
+        },
+        by_task={
+            "finetune": {"optimizer": "paged-adamw-8bit", "optimizer_in_backward": True},
+            "train": {"optimizer": "paged-adamw-8bit", "optimizer_in_backward": True},
+            "lora": {"grad_accum": 8},
+            "qlora": {"grad_accum": 8},
+        },
+        parallel="fsdp",
+        source="pytorch/torchtune @bd2a0fc recipes/configs/llama3_1/8B_full_single_device.yaml, "
+        "8B_lora_single_device.yaml, 8B_qlora_single_device.yaml, 8B_full.yaml",
+        as_of="2026-11",
+    ),
+    # axolotl examples/llama-3 (@067b021): lora-8b.yml micro_batch_size 2,
+    # gradient_accumulation_steps 4, adamw_bnb_8bit, lora_r 32, lora_target_linear true,
+    # gradient_checkpointing true, sequence_len 4096; qlora.yml the same with
+    # paged_adamw_32bit; fft-8b.yaml micro_batch_size 1, gradient_accumulation_steps 8,
+    # paged_adamw_8bit, sequence_len 8192. bf16 auto.
+    "axolotl": Recipe(
+        "axolotl",
+        "Axolotl",
+        common={
+            "precision": "bf16-true",
+            "optimizer": "adamw-8bit",
+            "batch": 2,
+            "grad_accum": 4,
+            "checkpointing": "full",
+            "seq": 4096,
+            "lora_rank": 32,
+            "lora_targets": "all-linear",
+        },
+        by_task={
+            "qlora": {"optimizer": "adamw"},
+            "finetune": {"optimizer": "paged-adamw-8bit", "batch": 1, "grad_accum": 8},
+            "train": {"optimizer": "paged-adamw-8bit", "batch": 1, "grad_accum": 8},
+        },
+        parallel="fsdp",
+        source="axolotl-ai-cloud/axolotl @067b021 examples/llama-3/lora-8b.yml, qlora.yml, "
+        "fft-8b.yaml",
+        as_of="2026-11",
+    ),
+    # LLaMA-Factory examples/train_lora/llama3_lora_sft.yaml (@0005269): lora_rank 8,
+    # lora_target all, per_device_train_batch_size 1, gradient_accumulation_steps 8, bf16,
+    # cutoff_len 2048; gradient checkpointing on unless disable_gradient_checkpointing
+    # (src/llamafactory/hparams/model_args.py); train_full/llama3_full_sft.yaml: DeepSpeed
+    # ZeRO-3 (examples/deepspeed/ds_z3_config.json), batch 1, gradient_accumulation_steps 2.
+    "llama-factory": Recipe(
+        "llama-factory",
+        "LLaMA-Factory",
+        common={
+            "precision": "bf16-mixed",
+            "optimizer": "adamw-fused",
+            "batch": 1,
+            "grad_accum": 8,
+            "checkpointing": "full",
+            "lora_rank": 8,
+            "lora_targets": "all-linear",
+        },
+        by_task={
+            "lora": {"precision": "bf16-true"},
+            "qlora": {"precision": "bf16-true"},
+            "finetune": {"engine": "deepspeed", "grad_accum": 2},
+            "train": {"engine": "deepspeed", "grad_accum": 2},
+        },
+        parallel="zero",
+        source="hiyouga/LLaMA-Factory @0005269 examples/train_lora/llama3_lora_sft.yaml, "
+        "examples/train_full/llama3_full_sft.yaml, src/llamafactory/hparams/model_args.py",
+        as_of="2026-11",
+    ),
+    # DeepSpeed (deepspeed/runtime/zero/config.py @edaa722, 0.19.6): 16-bit weights with fp32
+    # master weights and Adam states (Rajbhandari et al., 2020, §3.1); whichgpu shards them
+    # with stage 3 when the job needs it; offload_optimizer / offload_param device cpu on request.
+    "deepspeed": Recipe(
+        "deepspeed",
+        "DeepSpeed ZeRO",
+        common={"precision": "bf16-mixed", "engine": "deepspeed", "optimizer": "adamw-fused"},
+        parallel="zero",
+        source="deepspeedai/DeepSpeed @edaa722 deepspeed/runtime/zero/config.py, offload_config.py",
+        as_of="2026-11",
+    ),
+    # PyTorch FSDP2 fully_shard with MixedPrecisionPolicy(param_dtype=bf16,
+    # reduce_dtype=fp32), as torchtitan sets it: fp32 sharded parameters and Adam states, bf16
+    # compute copies gathered a layer at a time.
+    "fsdp": Recipe(
+        "fsdp",
+        "PyTorch FSDP",
+        common={"precision": "bf16-mixed", "engine": "deepspeed", "optimizer": "adamw-fused"},
+        parallel="fsdp",
+        source="pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_api.py "
+        "(MixedPrecisionPolicy, CPUOffloadPolicy)",
+        as_of="2026-11",
+    ),
+    # torchtitan torchtitan/models/llama3/train_configs/llama3_8b.toml (@4a950ea):
+    # local_batch_size 1, seq_len 8192, activation_checkpoint selective; FSDP2 with bf16
+    # params and fp32 reduce; tensor parallel 8 for 70B and 405B.
+    "torchtitan": Recipe(
+        "torchtitan",
+        "torchtitan",
+        common={
+            "precision": "bf16-mixed",
+            "engine": "deepspeed",
+            "optimizer": "adamw-fused",
+            "batch": 1,
+            "seq": 8192,
+            "checkpointing": "selective",
+        },
+        parallel="3d",
+        source="pytorch/torchtitan @4a950ea torchtitan/models/llama3/train_configs/"
+        "llama3_8b.toml, llama3_70b.toml, llama3_405b.toml",
+        as_of="2026-11",
+    ),
+    # Megatron-LM / NeMo 2.0 pretrain recipes (NVIDIA/NeMo @8cfedd7
+    # nemo/collections/llm/recipes/llama3_8b.py …): bf16 mixed with the distributed
+    # optimizer (fp32 master weights and Adam states sharded over data parallelism),
+    # micro_batch_size 1, tensor parallelism inside a node and pipeline stages across nodes.
+    # Megatron's own default is no recomputation (recompute_granularity None).
+    "megatron": Recipe(
+        "megatron",
+        "Megatron-LM / NeMo",
+        common={
+            "precision": "bf16-mixed",
+            "engine": "megatron",
+            "optimizer": "adamw-fused",
+            "batch": 1,
+        },
+        parallel="3d",
+        source="NVIDIA/Megatron-LM @d98e8a6 megatron/training/arguments.py; NVIDIA/NeMo "
+        "@8cfedd7 nemo/collections/llm/recipes (llama3_8b, llama3_70b, gpt3_175b)",
+        as_of="2026-11",
+    ),
+}
+
+FRAMEWORKS: tuple[str, ...] = tuple(RECIPES)
+DEFAULT_FRAMEWORK = "hf"
