@@ -34,6 +34,20 @@ class Recipe:
         return {**self.common, **self.by_task.get(task, {})}
 
 
+#: The HF Trainer's defaults with PEFT's LoRA (see the ``hf`` recipe), which TRL shares.
+TRAINER: dict[str, Any] = {
+    "precision": "bf16-mixed",
+    "optimizer": "adamw-fused",
+    "batch": 8,
+    "grad_accum": 1,
+    "lora_rank": 8,
+    "lora_targets": "peft-default",
+}
+PEFT_BY_TASK: dict[str, dict[str, Any]] = {
+    "lora": {"precision": "bf16-true"},
+    "qlora": {"precision": "bf16-true", "optimizer": "paged-adamw-8bit"},
+}
+
 RECIPES: dict[str, Recipe] = {
     # transformers 5.24 TrainingArguments (transformers/training_args.py):
     # per_device_train_batch_size 8, gradient_accumulation_steps 1, optim adamw_torch_fused
@@ -44,18 +58,8 @@ RECIPES: dict[str, Recipe] = {
     "hf": Recipe(
         "hf",
         "Hugging Face Trainer + PEFT",
-        common={
-            "precision": "bf16-mixed",
-            "optimizer": "adamw-fused",
-            "batch": 8,
-            "grad_accum": 1,
-            "lora_rank": 8,
-            "lora_targets": "peft-default",
-        },
-        by_task={
-            "lora": {"precision": "bf16-true"},
-            "qlora": {"precision": "bf16-true", "optimizer": "paged-adamw-8bit"},
-        },
+        common=TRAINER,
+        by_task=PEFT_BY_TASK,
         parallel="ddp",
         source="huggingface/transformers 5.24.0 training_args.py; huggingface/peft @5d602fd "
         "tuners/lora/config.py, utils/constants.py",
@@ -66,20 +70,8 @@ RECIPES: dict[str, Recipe] = {
     "trl": Recipe(
         "trl",
         "TRL SFTTrainer + PEFT",
-        common={
-            "precision": "bf16-mixed",
-            "optimizer": "adamw-fused",
-            "batch": 8,
-            "grad_accum": 1,
-            "checkpointing": "full",
-            "seq": 1024,
-            "lora_rank": 8,
-            "lora_targets": "peft-default",
-        },
-        by_task={
-            "lora": {"precision": "bf16-true"},
-            "qlora": {"precision": "bf16-true", "optimizer": "paged-adamw-8bit"},
-        },
+        common={**TRAINER, "checkpointing": "full", "seq": 1024},
+        by_task=PEFT_BY_TASK,
         parallel="ddp",
         source="huggingface/trl @f2cd577 trl/trainer/sft_config.py, base_config.py",
         as_of="2026-11",
@@ -236,4 +228,9 @@ RECIPES: dict[str, Recipe] = {
 }
 
 FRAMEWORKS: tuple[str, ...] = tuple(RECIPES)
-DEFAULT_FRAMEWORK = "hf"
+
+
+def parallel_of(framework: str | None) -> Parallel:
+    """How ``framework`` spreads a job over GPUs; without one, any layout (``3d``)."""
+    recipe = RECIPES.get(framework or "")
+    return recipe.parallel if recipe is not None else "3d"

@@ -114,6 +114,9 @@ GLOBAL_BATCH = Input(
     low=1,
     high=100_000_000,
 )
+GRAD_ACCUM = Input(
+    "int", N_("Micro-batches accumulated per optimizer step."), low=1, high=100_000_000
+)
 OFFLOAD = Input(
     "choice",
     N_("Keep in host memory: none, optimizer (ZeRO-Offload) or all (parameters too)."),
@@ -245,7 +248,7 @@ def job_inputs() -> dict[str, Input]:
     rules["checkpointing"] = rules.pop("recompute")
     for name in ("model", "params", "gpu", "gpu_memory_utilization"):
         del rules[name]
-    rules.update(global_batch=GLOBAL_BATCH, network=NETWORK, grad_accum=replace(GLOBAL_BATCH))
+    rules["grad_accum"] = GRAD_ACCUM  # set by the library (recipes, the published runs)
     return rules
 
 

@@ -293,9 +293,9 @@ def estimate_throughput(
         spread_job = job if job.gpus == count else replace(job, gpus=count)
         memory = None
         if job.optimizer == "paged-adamw-8bit" or job.activation_offload:
-            from whichgpu.estimate.memory import estimate_memory
+            from whichgpu.estimate.memory import memory_of
 
-            memory = estimate_memory(arch, spread_job)
+            memory = memory_of(arch, spread_job)
         step = step_time(arch, spread_job, gpu, per_micro * seconds, memory)
         units = per_micro * spread_job.dp * max(spread_job.grad_accum, 1)
         rate = units / step.seconds
@@ -373,14 +373,13 @@ def fastest_layout(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: s
     """The fastest of the framework's layouts (:func:`~whichgpu.estimate.parallel.
     training_layouts`) that holds ``job`` on ``count`` × ``gpu``; the first if none does
     (the memory check then says so)."""
-    from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.estimate.memory import memory_of
     from whichgpu.estimate.parallel import training_layouts, usable_bytes
-    from whichgpu.recipes import RECIPES
+    from whichgpu.recipes import parallel_of
 
-    recipe = RECIPES.get(framework or "")
-    layouts = training_layouts(arch, job, gpu, count, recipe.parallel if recipe else "3d")
+    layouts = training_layouts(arch, job, gpu, count, parallel_of(framework))
     capacity = usable_bytes(gpu)
-    fitting = [j for j, _ in layouts if estimate_memory(arch, j).total_bytes <= capacity]
+    fitting = [j for j, _ in layouts if memory_of(arch, j).total_bytes <= capacity]
     if not fitting:
         return layouts[0][0]
     return max(fitting, key=lambda j: estimate_throughput(arch, j, gpu, count).throughput.value)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from whichgpu.estimate.activations import (
     ACTIVATION_SAVED_TENSORS,
@@ -357,6 +358,14 @@ def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
         paged_bytes=paged,
         host_bytes=host,
     )
+
+
+@lru_cache(maxsize=4096)
+def memory_of(arch: ModelArch, job: Job) -> MemoryEstimate:
+    """:func:`estimate_memory`, computed once per (model, job): a job's memory does not
+    depend on the GPU, and the recommender and the throughput model ask for the same jobs
+    on every candidate (callers must not change the estimate's ``components``)."""
+    return estimate_memory(arch, job)
 
 
 def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:

@@ -225,8 +225,15 @@ def tensor_parallel_seconds(arch: ModelArch, tokens: float, gpus: int, gpu: GPU)
     return allreduce_seconds(payload, gpus, gpu)
 
 
-def allreduce_seconds(gradient_bytes: float, gpus: int, gpu: GPU) -> float:
-    """Ring all-reduce: each GPU sends and receives ``2·(n−1)/n`` of the bytes."""
-    if gpus <= 1:
+def ring_seconds(nbytes: float, ranks: int, gb_per_s: float) -> float:
+    """A ring all-reduce (or reduce-scatter + all-gather) of ``nbytes`` over ``ranks`` at
+    ``gb_per_s`` a link: each sends and receives ``2·(n−1)/n`` of them (Patarasuk & Yuan,
+    2009)."""
+    if ranks <= 1 or gb_per_s <= 0:
         return 0.0
-    return 2 * (gpus - 1) / gpus * gradient_bytes / (link_gb_per_s(gpu, gpus) * 1e9)
+    return 2 * (ranks - 1) / ranks * nbytes / (gb_per_s * 1e9)
+
+
+def allreduce_seconds(gradient_bytes: float, gpus: int, gpu: GPU) -> float:
+    """:func:`ring_seconds` over the slowest link inside a node's cluster."""
+    return ring_seconds(gradient_bytes, gpus, link_gb_per_s(gpu, gpus))

@@ -34,7 +34,12 @@ from dataclasses import dataclass
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import MemoryEstimate, gradients_bytes, weights_bytes
-from whichgpu.estimate.parallel import collective_gb_per_s, host_link_gb_per_s
+from whichgpu.estimate.parallel import (
+    collective_gb_per_s,
+    host_link_gb_per_s,
+    ring_seconds,
+    usable_bytes,
+)
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 
@@ -61,14 +66,6 @@ def activation_bytes(arch: ModelArch, job: Job) -> float:
     """One micro-batch's hidden states in 16 bits: what a tensor-parallel all-reduce or a
     pipeline stage boundary moves (``b·s·h·2``)."""
     return float(job.batch) * job.seq * arch.hidden_size * 2
-
-
-def ring_seconds(nbytes: float, ranks: int, gb_per_s: float) -> float:
-    """A ring all-reduce (or reduce-scatter + all-gather) of ``nbytes`` over ``ranks``: each
-    sends and receives ``2·(n−1)/n`` of them (Patarasuk & Yuan, 2009)."""
-    if ranks <= 1 or gb_per_s <= 0:
-        return 0.0
-    return 2 * (ranks - 1) / ranks * nbytes / (gb_per_s * 1e9)
 
 
 def step_time(
@@ -131,7 +128,7 @@ def _offload_seconds(
         weights = weights_bytes(arch, job) / max(job.tp * job.pp, 1)
         seconds += max(0.0, 2 * weights * max(job.grad_accum, 1) / link - compute_s)
     if memory is not None and memory.paged_bytes:
-        spill = max(0.0, memory.total_bytes + memory.paged_bytes - gpu.memory_gib * 2**30)
+        spill = max(0.0, memory.total_bytes + memory.paged_bytes - usable_bytes(gpu))
         seconds += 2 * min(spill, memory.paged_bytes) / link  # paged out and back in
     if memory is not None and job.activation_offload:
         seconds += max(0.0, 2 * memory.host_bytes / link - compute_s)

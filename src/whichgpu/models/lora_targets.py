@@ -13,12 +13,14 @@ only the first. Named sets:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from whichgpu.models.arch import Linear, ModelArch
 
 #: PEFT's ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`` (huggingface/peft
 #: src/peft/utils/constants.py at 5d602fd, 0.20.1.dev0), by Hugging Face ``model_type``, for
 #: the families whichgpu parses. phi3, qwen2_moe and deepseek_v2/v3 have no entry (PEFT asks
-#: for ``target_modules``): whichgpu then takes the attention projections, and says so.
+#: for ``target_modules``): whichgpu then takes the attention projections.
 PEFT_DEFAULT_TARGETS: dict[str, tuple[str, ...]] = {
     "llama": ("q_proj", "v_proj"),
     "mistral": ("q_proj", "v_proj"),
@@ -51,6 +53,7 @@ def target_names(arch: ModelArch, spec: str) -> tuple[str, ...] | None:
     return tuple(name.strip() for name in spec.split(",") if name.strip())
 
 
+@lru_cache(maxsize=1024)
 def adapted(arch: ModelArch, spec: str) -> tuple[Linear, ...]:
     """The linears of ``arch`` a LoRA run with targets ``spec`` adapts. A family PEFT has no
     default for (it asks for ``target_modules``) takes the attention projections."""

@@ -23,16 +23,15 @@ it, the recomputation. Inference left without ``batch`` serves one sequence at a
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
-from whichgpu.estimate.memory import estimate_memory
+from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.parallel import scaled_job, training_layouts, usable_bytes
 from whichgpu.i18n import N_
 from whichgpu.job import Checkpointing, Job, Precision
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
-from whichgpu.recipes import RECIPES
+from whichgpu.recipes import RECIPES, parallel_of
 from whichgpu.requests import Component
 
 #: Tokens per optimizer step for pretraining a language model when the user gives no global
@@ -52,11 +51,10 @@ BATCH_CAPS: dict[str, tuple[int, str]] = {
 }
 
 
-@lru_cache(maxsize=4096)
 def needed_bytes(arch: ModelArch, job: Job) -> float:
-    """The job's peak memory per GPU. It does not depend on the GPU, so the candidates of
-    one count share it: computed once per (model, job), not once per GPU model."""
-    return estimate_memory(arch, job).total_bytes
+    """The job's peak memory per GPU (:func:`~whichgpu.estimate.memory.memory_of`: once per
+    (model, job), shared by the candidates of one count)."""
+    return memory_of(arch, job).total_bytes
 
 
 def _fits(arch: ModelArch, job: Job, gpu: GPU) -> bool:
@@ -115,16 +113,15 @@ def configure(
         scaled, strategy = scaled_job(job, count, arch)
         return scaled, strategy, chosen
     recipe = RECIPES.get(component.framework or "")
+    defaults = recipe.defaults(job.task) if recipe is not None else {}
     cap, source = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
-    if recipe is not None and "batch" in recipe.defaults(job.task):
-        cap, source = int(recipe.defaults(job.task)["batch"]), recipe.name
+    if recipe is not None and "batch" in defaults:
+        cap, source = int(defaults["batch"]), recipe.name
     open_batch = component.batch is None
-    open_checkpointing = component.checkpointing is None and (
-        recipe is None or "checkpointing" not in recipe.defaults(job.task)
-    )
+    open_checkpointing = component.checkpointing is None and "checkpointing" not in defaults
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
     modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
-    parallel = recipe.parallel if recipe is not None else "3d"
+    parallel = parallel_of(component.framework)
     best: tuple[float, Job, str, Checkpointing] | None = None
     smallest: tuple[Job, str] | None = None
     for layout, strategy in training_layouts(arch, job, gpu, count, parallel):
