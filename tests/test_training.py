@@ -123,3 +123,15 @@ def test_published_runs_are_estimated_within_the_documented_spread() -> None:
     assert all(abs(r.memory_error or 0) < 0.10 for r in memory if r.id in close)
     pretrain = [r for r in runs if r.kind == "pretrain" and r.rate_error is not None]
     assert len(pretrain) >= 6 and all(abs(r.rate_error or 0) < 0.5 for r in pretrain)
+
+
+def test_zero_offload_moves_16_bit_gradients_down_and_weights_up_once_a_step(
+    catalog: Catalog,
+) -> None:
+    """ZeRO-Offload (Ren et al., 2021, §4): 2 bytes a parameter each way over PCIe a step."""
+    gpu = catalog.gpu("a100-80gb-sxm")  # PCIe 4.0 x16: 31.5 GB/s a direction
+    fields = dict(task="finetune", batch=1, engine="deepspeed", precision="bf16-mixed")
+    job = make_job(**fields, offload="optimizer")
+    step = estimate_throughput(LLAMA_8B, job, gpu).step
+    assert step is not None
+    assert step.offload_s == pytest.approx(4 * LLAMA_8B.total_params / 31.5e9)

@@ -33,7 +33,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from whichgpu.catalog.records import GPU
-from whichgpu.estimate.memory import MemoryEstimate, gradients_bytes, weights_bytes
+from whichgpu.estimate.memory import (
+    MemoryEstimate,
+    gradients_bytes,
+    trainable_parameters,
+    weights_bytes,
+)
 from whichgpu.estimate.parallel import (
     collective_gb_per_s,
     host_link_gb_per_s,
@@ -118,11 +123,12 @@ def _offload_seconds(
 ) -> float:
     """Host traffic a step waits on, over the card's PCIe link."""
     link = host_link_gb_per_s(gpu) * 1e9
-    trainable = gradients_bytes(arch, job) / max(job.tp * job.pp, 1)
     seconds = 0.0
     if job.offload != "none":
-        # 16-bit gradients down and 16-bit weights up, once a step
-        seconds += trainable / 2 / link * 2
+        # 16-bit gradients down and the updated 16-bit weights up, once a step, for the
+        # parameters this GPU's optimizer partition holds (ZeRO-Offload, Ren et al., 2021, §4)
+        shards = job.tp * job.pp * (job.dp if job.zero >= 1 else 1)
+        seconds += (2 + 2) * trainable_parameters(arch, job) / shards / link
     if job.offload == "all":
         # the weights streamed in for every micro-batch's forward and backward
         weights = weights_bytes(arch, job) / max(job.tp * job.pp, 1)
