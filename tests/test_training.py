@@ -94,14 +94,13 @@ def test_pipeline_bubble_shrinks_with_more_micro_batches(catalog: Catalog) -> No
     assert b.throughput.value > a.throughput.value * 1.5
 
 
-def test_layouts_offer_tensor_and_pipeline_parallelism_inside_the_heads(catalog: Catalog) -> None:
-    gpu = catalog.gpu("h100-sxm")
+def test_layouts_offer_tensor_and_pipeline_parallelism_inside_the_heads() -> None:
     job = make_job(task="train", batch=1)
-    names = [name for _job, name in training_layouts(LLAMA_8B, job, gpu, 16)]
+    names = [name for _job, name in training_layouts(LLAMA_8B, job, 16)]
     assert names[:2] == ["data parallel 16", "ZeRO-3 over 16"]
     assert "tensor parallel 8 × data parallel 2" in names
     assert all("tensor parallel 16" not in n for n in names)  # TP stays inside a node
-    assert training_layouts(LLAMA_8B, job, gpu, 16, "ddp")[-1][1] == "ZeRO-3 over 16"
+    assert training_layouts(LLAMA_8B, job, 16, "ddp")[-1][1] == "ZeRO-3 over 16"
 
 
 def test_infiniband_beats_ethernet_across_nodes(catalog: Catalog) -> None:

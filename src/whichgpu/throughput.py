@@ -377,7 +377,7 @@ def fastest_layout(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: s
     from whichgpu.estimate.parallel import training_layouts, usable_bytes
     from whichgpu.recipes import parallel_of
 
-    layouts = training_layouts(arch, job, gpu, count, parallel_of(framework))
+    layouts = training_layouts(arch, job, count, parallel_of(framework))
     capacity = usable_bytes(gpu)
     fitting = [j for j, _ in layouts if memory_of(arch, j).total_bytes <= capacity]
     if not fitting:

@@ -89,7 +89,7 @@ def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job
 
 
 def training_layouts(
-    arch: ModelArch, job: Job, gpu: GPU, count: int, parallel: str = "3d"
+    arch: ModelArch, job: Job, count: int, parallel: str = "3d"
 ) -> list[tuple[Job, str]]:
     """The ways frameworks spread a training job over ``count`` GPUs, for the search to
     choose from (:mod:`whichgpu.recommender.autoconfig` keeps the fastest that fits):

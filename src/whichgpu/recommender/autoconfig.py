@@ -23,6 +23,7 @@ it, the recomputation. Inference left without ``batch`` serves one sequence at a
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import memory_of
@@ -57,36 +58,67 @@ def needed_bytes(arch: ModelArch, job: Job) -> float:
     return memory_of(arch, job).total_bytes
 
 
-def _fits(arch: ModelArch, job: Job, gpu: GPU) -> bool:
-    return needed_bytes(arch, job) <= usable_bytes(gpu)
-
-
-def _largest(arch: ModelArch, job: Job, batches: list[int], gpu: GPU) -> Job | None:
-    """The largest of ``batches`` (descending) that fits, by bisection: memory grows with
-    the batch, so if one fits every smaller one does."""
-    best, low, high = None, 0, len(batches) - 1
+def _largest(arch: ModelArch, variants: tuple[Job, ...], gpu: GPU) -> Job | None:
+    """The first of ``variants`` (micro-batches, descending) that fits, by bisection: memory
+    grows with the batch, so if one fits every smaller one does."""
+    capacity = usable_bytes(gpu)
+    best, low, high = None, 0, len(variants) - 1
     while low <= high:
         middle = (low + high) // 2
-        trial = replace(job, batch=batches[middle])
-        if _fits(arch, trial, gpu):
-            best, high = trial, middle - 1
+        if needed_bytes(arch, variants[middle]) <= capacity:
+            best, high = variants[middle], middle - 1
         else:
             low = middle + 1
     return best
 
 
-def accumulation(component: Component, arch: ModelArch, job: Job) -> int | None:
+def accumulation(global_batch: int | None, arch: ModelArch, job: Job) -> int | None:
     """Micro-batches a step accumulates: to the user's global batch (None when the
     micro-batch and the data-parallel degree cannot make it), to :data:`TOKENS_PER_STEP`
     for pretraining a language model, else the recipe's (1 without one: the HF Trainer's)."""
     per_step = job.batch * job.dp
-    if component.global_batch is not None:
-        if component.global_batch % per_step:
+    if global_batch is not None:
+        if global_batch % per_step:
             return None
-        return component.global_batch // per_step
+        return global_batch // per_step
     if job.task == "train" and arch.kind in ("decoder", "encoder"):
         return max(1, round(TOKENS_PER_STEP / (per_step * job.seq)))
     return job.grad_accum
+
+
+#: One layout's candidates: its name, and per recomputation mode the micro-batch variants
+#: (descending), each with its accumulation set.
+Trials = tuple[tuple[str, tuple[tuple[Checkpointing, tuple[Job, ...]], ...]], ...]
+
+
+@lru_cache(maxsize=1024)
+def trials(
+    arch: ModelArch,
+    job: Job,
+    count: int,
+    parallel: str,
+    batches: tuple[int, ...],
+    modes: tuple[Checkpointing, ...],
+    global_batch: int | None,
+) -> Trials:
+    """The jobs the search tries on ``count`` GPUs, built once for every GPU model (they do
+    not depend on it; only which of them fit and how fast they run do): each layout, mode
+    and micro-batch a global batch allows."""
+    out = []
+    for layout, strategy in training_layouts(arch, job, count, parallel):
+        per_mode = []
+        for mode in modes:
+            variants = []
+            for batch in batches:
+                trial = replace(layout, batch=batch, checkpointing=mode)
+                accum = accumulation(global_batch, arch, trial)
+                if accum is not None:
+                    variants.append(replace(trial, grad_accum=accum))
+            if variants:
+                per_mode.append((mode, tuple(variants)))
+        if per_mode:
+            out.append((strategy, tuple(per_mode)))
+    return tuple(out)
 
 
 def configure(
@@ -124,26 +156,20 @@ def configure(
     parallel = parallel_of(component.framework)
     best: tuple[float, Job, str, Checkpointing] | None = None
     smallest: tuple[Job, str] | None = None
-    for layout, strategy in training_layouts(arch, job, gpu, count, parallel):
-        usable = batches
-        if component.global_batch is not None:
-            usable = [b for b in batches if component.global_batch % (b * layout.dp) == 0]
-        if not usable:
-            continue
+    layouts = trials(
+        arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch
+    )
+    for strategy, per_mode in layouts:
         found: list[tuple[Job, Checkpointing]] = []
-        for mode in modes:
-            fit = _largest(arch, replace(layout, checkpointing=mode), usable, gpu)
+        for mode, variants in per_mode:
+            fit = _largest(arch, variants, gpu)
             if fit is not None:
                 found.append((fit, mode))
-                if fit.batch == usable[0]:
+                if fit is variants[0]:
                     break  # the largest batch without recomputation: recomputing only adds work
         if smallest is None:
-            smallest = (replace(layout, batch=usable[-1], checkpointing=modes[-1]), strategy)
+            smallest = (per_mode[-1][1][-1], strategy)
         for fit, mode in found:
-            accum = accumulation(component, arch, fit)
-            if accum is None:
-                continue
-            fit = replace(fit, grad_accum=accum)
             # the fastest layout and recomputation (on a tie, the simpler: listed first)
             rate = round(_rate(arch, fit, gpu, count), 6) if len(found) > 1 or count > 1 else 1.0
             if best is None or rate > best[0]:
