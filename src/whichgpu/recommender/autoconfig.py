@@ -12,7 +12,8 @@ would, and said: a training run left without ``batch`` is not run one sample at 
 
 * **Layout** (several GPUs): data-parallel replicas, ZeRO-3 / FSDP, or tensor × pipeline
   × data parallelism, as the framework allows (:func:`whichgpu.estimate.parallel.
-  training_layouts`): the fastest that fits.
+  training_layouts`): the fastest that fits, with the fewest pipeline stages that hold the
+  model for each tensor-parallel degree.
 * **Gradient accumulation**: to the user's global batch, to 4M tokens a step when
   pretraining a language model, else the recipe's (the HF Trainer's is none).
 
@@ -159,7 +160,13 @@ def configure(
     layouts = trials(
         arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch
     )
+    fitted_tp: set[int] = set()
     for strategy, per_mode in layouts:
+        tp, pp = per_mode[0][1][0].tp, per_mode[0][1][0].pp
+        if pp > 1 and tp in fitted_tp:
+            # pipeline stages only once the model does not fit without them: a deeper
+            # pipeline adds bubble (Narayanan et al., 2021, §3.3, takeaway #1)
+            continue
         found: list[tuple[Job, Checkpointing]] = []
         for mode, variants in per_mode:
             fit = _largest(arch, variants, gpu)
@@ -167,6 +174,8 @@ def configure(
                 found.append((fit, mode))
                 if fit is variants[0]:
                     break  # the largest batch without recomputation: recomputing only adds work
+        if found:
+            fitted_tp.add(tp)
         if smallest is None:
             smallest = (per_mode[-1][1][-1], strategy)
         for fit, mode in found:
