@@ -91,7 +91,10 @@ FRAMEWORK = Input(
 )
 OPTIMIZER = Input(
     "choice",
-    N_("adamw, adamw-fused, adamw-8bit, paged-adamw-8bit, sgd or adafactor."),
+    N_(
+        "adamw, adamw-fused, adamw-8bit, paged-adamw-8bit, sgd or adafactor (default: the "
+        "framework's, else adamw)."
+    ),
     choices=OPTIMIZERS,
 )
 LORA_RANK = Input(
@@ -148,16 +151,7 @@ class TrainingSettings:
     (None: the recipe's, else PyTorch's own default)."""
 
     framework: str | None = given(None, FRAMEWORK)
-    optimizer: str | None = given(
-        None,
-        replace(
-            OPTIMIZER,
-            help=N_(
-                "adamw, adamw-fused, adamw-8bit, paged-adamw-8bit, sgd or adafactor (default: "
-                "the framework's, else adamw)."
-            ),
-        ),
-    )
+    optimizer: str | None = given(None, OPTIMIZER)
     lora_rank: int | None = given(None, LORA_RANK)
     lora_targets: str | None = given(None, LORA_TARGETS)
     global_batch: int | None = given(None, GLOBAL_BATCH)
