@@ -134,3 +134,20 @@ def test_zero_offload_moves_16_bit_gradients_down_and_weights_up_once_a_step(
     step = estimate_throughput(LLAMA_8B, job, gpu).step
     assert step is not None
     assert step.offload_s == pytest.approx(4 * LLAMA_8B.total_params / 31.5e9)
+
+
+def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Catalog) -> None:
+    from whichgpu.fitting import fit
+    from whichgpu.requests import EstimateRequest, FitRequest
+    from whichgpu.throughput import estimate_job
+
+    sized = fit(
+        catalog, LLAMA_8B, make_job(**FitRequest(task="lora", framework="trl").job_fields())
+    )
+    assert (sized.job.batch, sized.job.seq) == (8, 1024)  # TRL SFTConfig: 8 a device, 1024
+    request = EstimateRequest(model="llama-3.1-8b", task="lora", framework="axolotl", gpu="a100")
+    estimate = estimate_job(catalog.resolve("a100"), LLAMA_8B, request)
+    assert estimate.job is not None and (estimate.job.batch, estimate.job.seq) == (2, 4096)
+    # without a framework, PyTorch's one sequence of 2048 tokens, as before
+    plain = estimate_job(catalog.resolve("a100"), LLAMA_8B, EstimateRequest(task="lora"))
+    assert plain.job is not None and (plain.job.batch, plain.job.seq) == (1, 2048)

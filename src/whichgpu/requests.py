@@ -70,7 +70,12 @@ PRECISION = Input(
 )
 QUANT = Input("choice", N_("Weights: int8, int4, nf4, fp8, q4_k_m…"), choices=QUANTS)
 BATCH = Input("int", N_("Sequences or images per step."), low=1, high=1_000_000)
-SEQ = Input("int", N_("Tokens per training sequence."), low=1, high=10_000_000)
+SEQ = Input(
+    "int",
+    N_("Tokens per training sequence (default: the framework's, else 2048)."),
+    low=1,
+    high=10_000_000,
+)
 PROMPT = Input("int", N_("Inference: prompt tokens."), low=0, high=10_000_000)
 GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
 CHECKPOINTING = Input("bool", N_("Full activation checkpointing."))
@@ -189,8 +194,16 @@ class FitRequest(TrainingSettings):
         None, Input("choice", N_("torch, deepspeed or megatron."), choices=get_args(Engine))
     )
     quant: str | None = given(None, QUANT)
-    batch: int = given(1, replace(BATCH, help=N_("Sequences per GPU (micro-batch).")))
-    seq: int = given(2048, replace(SEQ, help=N_("Tokens per sequence.")))
+    batch: int | None = given(
+        None,
+        replace(
+            BATCH, help=N_("Sequences per GPU, the micro-batch (default: the framework's, else 1).")
+        ),
+    )
+    seq: int | None = given(
+        None,
+        replace(SEQ, help=N_("Tokens per sequence (default: the framework's, else 2048).")),
+    )
     prompt: int = given(0, PROMPT)
     generate: int = given(0, GENERATE)
     checkpointing: bool = given(False, CHECKPOINTING)
@@ -337,7 +350,15 @@ class EstimateRequest(TrainingSettings):
             help=N_("Sequences or images per GPU step (default: the framework's, else 1)."),
         ),
     )
-    seq: int = given(2048, replace(SEQ, help=N_("Tokens per sequence (training, prompt).")))
+    seq: int | None = given(
+        None,
+        replace(
+            SEQ,
+            help=N_(
+                "Tokens per sequence, training or prompt (default: the framework's, else 2048)."
+            ),
+        ),
+    )
     prompt: int = given(0, PROMPT)
     generate: int = given(256, GENERATE)
     checkpointing: bool | None = given(
@@ -407,7 +428,7 @@ class Component(TrainingSettings):
             ),
         ),
     )
-    seq: int = given(2048, SEQ)
+    seq: int | None = given(None, SEQ)
     prompt: int = given(512, PROMPT)
     generate: int = given(256, GENERATE)
     #: None: off, unless a training job fits no other way (then full checkpointing)

@@ -356,7 +356,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
         quant=r.quant,
         batch=r.batch,
         seq=r.seq,
-        prompt=r.prompt or (r.seq if r.task == "inference" else 0),
+        prompt=r.prompt or ((r.seq or Job.seq) if r.task == "inference" else 0),
         generate=r.generate if r.task == "inference" else 0,
         checkpointing=None if r.checkpointing is None else ("full" if r.checkpointing else "none"),
         tp=r.tp,
