@@ -156,3 +156,31 @@ def test_services_become_pods_and_fixed_hours_do_not_stretch() -> None:
     slurm = run_cli("export", "slurm", "-f", str(SCENARIOS / "d04-inference-at-scale.toml"))
     assert "#SBATCH --time=4-04:00:00" in slurm.stdout  # 100 h of serving, not stretched
     assert "#SBATCH --nodes=7" in slurm.stdout  # one node per isolated service
+
+
+def test_exports_carry_the_chosen_configuration_as_launch_arguments() -> None:
+    """Slurm, SkyPilot and Kubernetes all set WHICHGPU_LAUNCH_ARGS to the framework's own
+    settings for the micro-batch, accumulation and recomputation whichgpu chose."""
+    args = ("--task", "lora", "--model", "llama-3.1-8b", "--tokens", "2e8")
+    slurm = run_cli("recommend", *args, "--framework", "torchtune", "--export", "slurm")
+    assert slurm.code == 0, slurm.stderr
+    line = next(x for x in slurm.stdout.splitlines() if x.startswith("export WHICHGPU_"))
+    assert "batch_size=" in line and "gradient_accumulation_steps=8" in line
+    assert slurm.stdout.rstrip().endswith("python train.py $WHICHGPU_LAUNCH_ARGS")
+    sky = yaml.safe_load(export("skypilot", *args))
+    assert sky["envs"]["WHICHGPU_LAUNCH_ARGS"].startswith("--per_device_train_batch_size ")
+    kube = yaml.safe_load(export("kubernetes", *args))
+    (container,) = kube["spec"]["template"]["spec"]["containers"]
+    assert container["env"][0]["name"] == "WHICHGPU_LAUNCH_ARGS"
+    assert "whichgpu/training" in kube["metadata"]["annotations"]
+
+
+def test_megatron_launch_arguments_name_the_layout() -> None:
+    from whichgpu.export import launch_arguments
+    from whichgpu.requests import make_job
+
+    job = make_job(task="train", batch=1, gpus=64, tp=8, pp=2, zero=1, grad_accum=32)
+    assert launch_arguments("megatron", job) == (
+        "--micro-batch-size 1 --global-batch-size 128 --tensor-model-parallel-size 8 "
+        "--pipeline-model-parallel-size 2 --use-distributed-optimizer"
+    )

@@ -9,18 +9,30 @@ a Slurm batch header, so that it is one command away from running. Pure text bui
   Job for jobs with a size, an ``apps/v1`` Deployment (one replica per service) for serving.
 * Slurm: ``#SBATCH --nodes``, ``--gres=gpu:N`` per node and ``--time`` from the high end of
   the time estimate (the range's slow end, so the job is not killed early).
+
+A training pick also carries the configuration whichgpu chose (micro-batch, accumulation,
+recomputation, layout) as the framework's own command-line settings
+(:func:`launch_arguments`), in the environment variable ``WHICHGPU_LAUNCH_ARGS`` of every
+format, and a comment saying so; a run command that names ``$WHICHGPU_LAUNCH_ARGS`` passes
+them on (the default one does).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+import shlex
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput
 from whichgpu.recommender.engine import Option, Recommendation
 
+if TYPE_CHECKING:
+    from whichgpu.job import Job
+
 FORMATS = ("skypilot", "kubernetes", "slurm")
+#: The environment variable the exports set to the launch arguments.
+LAUNCH_ARGS_ENV = "WHICHGPU_LAUNCH_ARGS"
 #: GPUs per node: HGX/DGX baseboards and the usual PCIe servers hold 8.
 GPUS_PER_NODE = 8
 
@@ -73,6 +85,61 @@ def _summary(result: Recommendation, option: Option) -> str:
     return ", ".join(parts)
 
 
+def launch_arguments(framework: str | None, job: Job) -> str:
+    """``job``'s micro-batch, accumulation, recomputation and layout in the framework's own
+    settings: the HF Trainer's ``TrainingArguments`` flags (also TRL, DeepSpeed and FSDP
+    through Accelerate, and without a framework), torchtune's ``key=value`` config overrides,
+    Axolotl's ``--key=value``, LLaMA-Factory's ``key=value``, torchtitan's
+    ``--section.key value`` and Megatron-LM's flags (megatron/training/arguments.py)."""
+    b, m, ckpt = job.batch, job.grad_accum, job.checkpointing
+    global_batch = b * m * job.dp
+    on = ckpt != "none"
+    if framework == "torchtune":
+        parts = [f"batch_size={b}", f"gradient_accumulation_steps={m}",
+                 f"enable_activation_checkpointing={on}"]  # fmt: skip
+    elif framework == "axolotl":
+        parts = [f"--micro_batch_size={b}", f"--gradient_accumulation_steps={m}",
+                 f"--gradient_checkpointing={str(on).lower()}"]  # fmt: skip
+    elif framework == "llama-factory":
+        parts = [f"per_device_train_batch_size={b}", f"gradient_accumulation_steps={m}",
+                 f"disable_gradient_checkpointing={str(not on).lower()}"]  # fmt: skip
+    elif framework == "torchtitan":
+        parts = [f"--training.local_batch_size {b}", f"--training.global_batch_size {global_batch}",
+                 f"--parallelism.tensor_parallel_degree {job.tp}",
+                 f"--parallelism.pipeline_parallel_degree {job.pp}",
+                 f"--activation_checkpoint.mode {ckpt}"]  # fmt: skip
+    elif framework == "megatron":
+        parts = [f"--micro-batch-size {b}", f"--global-batch-size {global_batch}",
+                 f"--tensor-model-parallel-size {job.tp}",
+                 f"--pipeline-model-parallel-size {job.pp}"]  # fmt: skip
+        if on:
+            parts.append(f"--recompute-granularity {ckpt}")
+        if job.zero >= 1:
+            parts.append("--use-distributed-optimizer")
+    else:
+        parts = [f"--per_device_train_batch_size {b}", f"--gradient_accumulation_steps {m}"]
+        if on:
+            parts.append("--gradient_checkpointing")
+    return " ".join(parts)
+
+
+def _training_settings(result: Recommendation, option: Option) -> tuple[str, str] | None:
+    """The pick's first training component: a comment describing its configuration, and its
+    launch arguments."""
+    for run in option.runs:
+        job = run.job
+        if job is None or not job.training:
+            continue
+        args = launch_arguments(run.component.framework, job)
+        comment = (
+            f"training {run.component.label}: {run.strategy}, micro-batch {job.batch} × "
+            f"{job.grad_accum} accumulated (global batch {job.batch * job.grad_accum * job.dp}), "
+            f"recomputation {job.checkpointing}; ${LAUNCH_ARGS_ENV}: {args}"
+        )
+        return comment, args
+    return None
+
+
 def _dump(doc: dict[str, Any]) -> str:
     import yaml
 
@@ -96,6 +163,9 @@ def skypilot_task(
     if option.market == "spot":
         resources["use_spot"] = True
     doc: dict[str, Any] = {"name": name, "resources": resources, "num_nodes": nodes}
+    training = _training_settings(result, option)
+    if training is not None:
+        doc["envs"] = {LAUNCH_ARGS_ENV: training[1]}
     if setup:
         doc["setup"] = setup
     doc["run"] = run
@@ -104,6 +174,8 @@ def skypilot_task(
     if slow is not None and option.time_s is not None:
         expected = option.time_s / 3600
         header += f"# estimated hours: {expected:.1f} (up to {slow:.1f})\n"
+    if training is not None:
+        header += f"# {training[0]}\n"
     return header + _dump(doc)
 
 
@@ -119,13 +191,17 @@ def kubernetes_manifest(
             raise InvalidInput("kubernetes_nodes", n=option.gpus)
         limits = {"nvidia.com/gpu": hw.count}
         replicas = hw.services  # one pod per isolated service, each with its own GPUs
-    container = {
+    container: dict[str, Any] = {
         "name": "main",
         "image": image,
         "command": ["/bin/sh", "-c", run],
         "resources": {"limits": limits},
     }
     annotations = {"whichgpu/pick": _summary(result, option)}
+    training = _training_settings(result, option)
+    if training is not None:
+        container["env"] = [{"name": LAUNCH_ARGS_ENV, "value": training[1]}]
+        annotations["whichgpu/training"] = training[0]
     serving = option.time_s is None or all(
         r.component.kind == "inference" and r.component.hours is not None for r in option.runs
     )
@@ -178,6 +254,9 @@ def slurm_header(result: Recommendation, option: Option, name: str, run: str) ->
         lines.append(
             f"#SBATCH --time={minutes // 1440}-{minutes % 1440 // 60:02d}:{minutes % 60:02d}:00"
         )
+    training = _training_settings(result, option)
+    if training is not None:
+        lines += ["", f"# {training[0]}", f"export {LAUNCH_ARGS_ENV}={shlex.quote(training[1])}"]
     lines += ["", run, ""]
     return "\n".join(lines)
 

@@ -7,4 +7,7 @@
 #SBATCH --ntasks-per-node=1
 #SBATCH --time=5-02:06:00
 
+# training train llama-2-13b: ZeRO-3 over 4, micro-batch 4 × 128 accumulated (global batch 2048), recomputation full; $WHICHGPU_LAUNCH_ARGS: --per_device_train_batch_size 4 --gradient_accumulation_steps 128 --gradient_checkpointing
+export WHICHGPU_LAUNCH_ARGS='--per_device_train_batch_size 4 --gradient_accumulation_steps 128 --gradient_checkpointing'
+
 torchrun train.py

@@ -71,8 +71,16 @@ class ComponentRun:
     chosen: tuple[Note, ...] = ()
     #: The tensor-core format the job's precision needs and the GPU lacks
     missing_unit: str | None = None
-    batch: int | None = None
-    checkpointing: Checkpointing | None = None
+    #: The job as configured for this hardware (layout, micro-batch, accumulation…)
+    job: Job | None = None
+
+    @property
+    def batch(self) -> int | None:
+        return None if self.job is None else self.job.batch
+
+    @property
+    def checkpointing(self) -> Checkpointing | None:
+        return None if self.job is None else self.job.checkpointing
 
 
 def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
@@ -252,9 +260,7 @@ def run_component(
         est.provenance,
     )
     if prepared is not None:
-        run = replace(
-            run, chosen=tuple(chosen), batch=scaled.batch, checkpointing=scaled.checkpointing
-        )
+        run = replace(run, chosen=tuple(chosen), job=scaled)
     if "prior" in est.provenance or "not fitted" in est.provenance:
         notes.append(
             note(

@@ -8,7 +8,7 @@ from whichgpu.fields import format_duration
 from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import count_label, localize
-from whichgpu.render.json_doc import SCHEMA_VERSION
+from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration
 from whichgpu.throughput import ThroughputEstimate
 
 if TYPE_CHECKING:
@@ -32,41 +32,11 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
         "tokens_per_s_per_sequence": result.tokens_per_s_per_sequence,
         "efficiency": result.efficiency,
         "efficiency_provenance": result.provenance,
-        "configuration": None if result.job is None else configuration(result),
+        "configuration": None if result.job is None else job_configuration(result.job),
         "step": None
         if result.step is None
         else {k: getattr(result.step, k) for k in result.step.__dataclass_fields__},
     }
-
-
-#: The training settings an estimate reports, as it ran them.
-CONFIGURATION_FIELDS = (
-    "precision",
-    "engine",
-    "batch",
-    "grad_accum",
-    "checkpointing",
-    "optimizer",
-    "optimizer_in_backward",
-    "offload",
-    "activation_offload",
-    "chunked_loss",
-    "lora_rank",
-    "lora_targets",
-    "tp",
-    "pp",
-    "zero",
-    "network",
-)
-
-
-def configuration(result: ThroughputEstimate) -> dict[str, Any]:
-    job = result.job
-    assert job is not None
-    out = {k: getattr(job, k) for k in CONFIGURATION_FIELDS}
-    out["dp"] = job.dp
-    out["global_batch"] = job.batch * job.dp * job.grad_accum
-    return out
 
 
 def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: Console) -> None:

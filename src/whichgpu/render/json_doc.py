@@ -12,8 +12,37 @@ from whichgpu.catalog.prices import PriceRange, age_months
 from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price, PurchasePrice
 from whichgpu.catalog.store import Catalog
 from whichgpu.comparison import Comparison, GpuComparison
+from whichgpu.job import Job
 
 SCHEMA_VERSION = 1
+
+#: The settings of a training job as whichgpu estimated it (``configuration``).
+CONFIGURATION_FIELDS = (
+    "precision",
+    "engine",
+    "batch",
+    "grad_accum",
+    "checkpointing",
+    "optimizer",
+    "optimizer_in_backward",
+    "offload",
+    "activation_offload",
+    "chunked_loss",
+    "lora_rank",
+    "lora_targets",
+    "tp",
+    "pp",
+    "zero",
+    "network",
+)
+
+
+def job_configuration(job: Job) -> dict[str, Any]:
+    """A training job's settings, its data-parallel degree and its global batch."""
+    out: dict[str, Any] = {k: getattr(job, k) for k in CONFIGURATION_FIELDS}
+    out["dp"] = job.dp
+    out["global_batch"] = job.batch * job.dp * job.grad_accum
+    return out
 
 
 def gpu_doc(gpu: GPU, catalog: Catalog) -> dict[str, Any]:

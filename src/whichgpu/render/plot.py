@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,13 +88,8 @@ def _memory_chart(ax: Axes, result: Recommendation) -> None:
             if not run.component.uses_model:
                 continue
             arch, job = model_job(run.component)
-            # the micro-batch and recomputation the recommender chose for this candidate
-            job = replace(
-                job,
-                batch=run.batch or job.batch,
-                checkpointing=run.checkpointing or job.checkpointing,
-            )
-            scaled, _strategy = scaled_job(job, option.hardware.count, arch)
+            # the layout, micro-batch and recomputation the recommender chose here
+            scaled = run.job or scaled_job(job, option.hardware.count, arch)[0]
             estimate = estimate_memory(arch, scaled)
             parts = {k: v / BYTES_PER_GIB for k, v in estimate.components.items() if v > 0}
             bars.append((run.component.label, parts, run.capacity_gib))

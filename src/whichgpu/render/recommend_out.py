@@ -9,7 +9,7 @@ from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _, fmt
 from whichgpu.notes import Note, localize, render
 from whichgpu.recommender.engine import Option, Recommendation
-from whichgpu.render.json_doc import SCHEMA_VERSION
+from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,6 +69,9 @@ def option_doc(option: Option) -> dict[str, Any]:
                 "strategy": run.strategy,
                 "batch": run.batch,
                 "checkpointing": run.checkpointing,
+                "configuration": None
+                if run.job is None or not run.job.training
+                else job_configuration(run.job),
                 "throughput": _round(run.throughput),
                 "unit": run.unit,
                 "time_s": _round(run.time_s),
