@@ -42,12 +42,14 @@ i18n: $(STAMP)
 	$(BIN)/python scripts/i18n.py compile
 
 docs: $(STAMP)
+	$(BIN)/python scripts/fit_frameworks.py
 	$(BIN)/python scripts/gen_docs.py
 	$(BIN)/python scripts/fit_efficiency.py
 
 test: lint
 	$(BIN)/python scripts/i18n.py compile >/dev/null
 	$(BIN)/python scripts/i18n.py check
+	$(BIN)/python scripts/fit_frameworks.py --check
 	$(BIN)/python scripts/gen_docs.py --check
 	$(BIN)/python scripts/fit_efficiency.py --check
 	$(BIN)/python -m pytest

@@ -151,3 +151,23 @@ def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Ca
     # without a framework, PyTorch's one sequence of 2048 tokens, as before
     plain = estimate_job(catalog.resolve("a100"), LLAMA_8B, EstimateRequest(task="lora"))
     assert plain.job is not None and (plain.job.batch, plain.job.seq) == (1, 2048)
+
+
+def test_megatron_speed_factor_is_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:
+    from whichgpu.estimate.efficiency import load_framework_factors
+    from whichgpu.estimate.published_runs import fit_factors, leave_one_source_out
+
+    runs = check_runs((ROOT / "validation" / "published_training.csv").read_text())
+    fitted = fit_factors(runs)
+    assert set(fitted) == {"megatron"}  # torchtune's and PEFT's runs come from one source each
+    assert load_framework_factors()["megatron"][0] == pytest.approx(fitted["megatron"][0])
+    # the factor checked on the source it was not fitted on still helps on H100
+    loso = leave_one_source_out(runs)
+    h100 = [r for r in runs if r.framework == "megatron" and "h100" in r.id and r.id in loso]
+    assert sum(abs(loso[r.id]) for r in h100) < sum(abs(r.rate_error or 0) for r in h100)
+    gpu = catalog.gpu("h100-sxm")
+    job = make_job(task="train", batch=1, gpus=8, grad_accum=16, framework="megatron")
+    plain = estimate_throughput(LLAMA_8B, job, gpu, 8).throughput.value
+    megatron = estimate_throughput(LLAMA_8B, job, gpu, 8, framework="megatron")
+    assert megatron.throughput.value == pytest.approx(plain * fitted["megatron"][0])
+    assert "megatron, fitted on 7 published runs" in megatron.provenance

@@ -289,6 +289,23 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+)$"),
         N_("tensor parallel {tp} × pipeline {pp}"),
     ),
+    (
+        re.compile(r"^tensor parallel (?P<tp>\d+) × data parallel (?P<dp>\d+)$"),
+        N_("tensor parallel {tp} × data parallel {dp}"),
+    ),
+    (
+        re.compile(
+            r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+) × data parallel (?P<dp>\d+)$"
+        ),
+        N_("tensor parallel {tp} × pipeline {pp} × data parallel {dp}"),
+    ),
+    (re.compile(r"^data parallel (?P<n>\d+)$"), N_("data parallel {n}")),
+    (
+        re.compile(
+            r"^× (?P<factor>[\d.]+) for (?P<framework>\S+), fitted on (?P<n>\d+) published runs$"
+        ),
+        N_("× {factor} for {framework}, fitted on {n} published runs"),
+    ),
     (re.compile(r"^(?P<n>\d+) GPUs$"), N_("{n} GPUs")),
     (re.compile(r"^more than (?P<n>\d+)$"), N_("more than {n}")),
 )

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
-from whichgpu.estimate.efficiency import ideal_rate, load_efficiency, observe
+from whichgpu.estimate.efficiency import (
+    ideal_rate,
+    load_efficiency,
+    load_framework_factors,
+    observe,
+)
 from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
@@ -233,9 +238,12 @@ def estimate_throughput(
     count: int = 1,
     harness: str | None = None,
     work: float | None = None,
+    framework: str | None = None,
 ) -> ThroughputEstimate:
     """Throughput of ``job`` on ``count`` × ``gpu``; ``work`` is the job size in the
-    throughput's unit (tokens, images, generated tokens) for a time estimate."""
+    throughput's unit (tokens, images, generated tokens) for a time estimate; a training
+    job run with ``framework`` takes that framework's fitted speed factor, where it has one
+    (:func:`~whichgpu.estimate.efficiency.load_framework_factors`)."""
     if not arch.id:
         raise InvalidInput(
             "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
@@ -299,6 +307,12 @@ def estimate_throughput(
         step = step_time(arch, spread_job, gpu, per_micro * seconds, memory)
         units = per_micro * spread_job.dp * max(spread_job.grad_accum, 1)
         rate = units / step.seconds
+        fitted = load_framework_factors().get(framework or "") if regime == "llm-train" else None
+        if fitted is not None:
+            rate *= fitted[0]
+            provenance += (
+                f"; × {fitted[0]:.2f} for {framework}, fitted on {fitted[1]} published runs"
+            )
         if step.bound == "interconnect":
             bound = "interconnect"
     low_err, high_err = spread.get(regime, spread["*"])
@@ -366,7 +380,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
     if training and r.count > 1 and r.tp is None and r.pp is None:
         job = fastest_layout(arch, job, gpu, r.count, r.framework)
-    return estimate_throughput(arch, job, gpu, r.count, work=work)
+    return estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
 
 
 def fastest_layout(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None) -> Job:
@@ -382,4 +396,9 @@ def fastest_layout(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: s
     fitting = [j for j, _ in layouts if memory_of(arch, j).total_bytes <= capacity]
     if not fitting:
         return layouts[0][0]
-    return max(fitting, key=lambda j: estimate_throughput(arch, j, gpu, count).throughput.value)
+    return max(
+        fitting,
+        key=lambda j: (
+            estimate_throughput(arch, j, gpu, count, framework=framework).throughput.value
+        ),
+    )

@@ -484,3 +484,15 @@ def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
     if "*" not in spread:  # the range of a regime the fit has no spread for
         raise CatalogError("catalog/data/efficiency.csv", None, "no spread for regime '*'")
     return EfficiencyModel(group, factor, overhead, fitted, terms), spread
+
+
+@cache
+def load_framework_factors() -> dict[str, tuple[float, int]]:
+    """Each framework's fitted speed factor and the published runs it rests on, from
+    ``catalog/data/framework_efficiency.csv`` (written by scripts/fit_frameworks.py from
+    validation/published_training.csv; see whichgpu.estimate.published_runs)."""
+    from whichgpu.catalog.loader import read_package_table
+    from whichgpu.catalog.records import EfficiencyRow
+
+    rows = [row for _line, row in read_package_table("framework_efficiency.csv", EfficiencyRow)]
+    return {row.key: (row.value, row.fitted_on or 0) for row in rows if row.kind == "factor"}

@@ -6,15 +6,17 @@ Each row is estimated as its source ran it: the framework's recipe (``framework`
 settings the source states (precision, optimizer, micro-batch, accumulation, sequence,
 recomputation, LoRA rank and targets, the layout ``tp × pp × dp``). Context parallelism is
 counted as data parallelism (the same GPUs, the same per-GPU work; its ring attention traffic
-is not modelled). No parameter of whichgpu is fitted on these rows, so every error is out of
-sample, and leaving a source out changes nothing: the leave-one-source-out figure equals the
-plain one (the fit's own leave-one-out and leave-one-GPU-out are in docs/perf-accuracy.md).
+is not modelled). The roofline's efficiencies are not fitted on these rows, so their
+errors are out of sample (the fit's own leave-one-out and leave-one-GPU-out are in
+docs/perf-accuracy.md), except for a framework's speed factor (:func:`fit_factors`), fitted
+on that framework's rows here, whose figure is therefore given leave-one-source-out.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -24,6 +26,7 @@ class RunCheck:
     id: str
     kind: str
     source: str
+    framework: str
     memory_error: float | None
     rate_error: float | None
     estimated_gib: float | None
@@ -32,6 +35,11 @@ class RunCheck:
     measured_rate: float | None
     #: Why whichgpu cannot estimate the row as published (an uneven pipeline split), or ""
     excluded: str = ""
+    #: The published rate's model FLOPs utilisation, in whichgpu's FLOPs per token for the
+    #: job as configured (PaLM's 6N + attention, 4N for LoRA, + the recomputed forward) over
+    #: the GPU's dense tensor peak: a published figure near or above 1 does not describe the
+    #: stated settings
+    implied_mfu: float | None = None
 
 
 def check_runs(text: str) -> list[RunCheck]:
@@ -40,6 +48,7 @@ def check_runs(text: str) -> list[RunCheck]:
     from whichgpu.errors import InvalidInput
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.parallel import check_layout
+    from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
     from whichgpu.models import resolve_model
     from whichgpu.requests import make_job
     from whichgpu.throughput import estimate_throughput
@@ -79,6 +88,7 @@ def check_runs(text: str) -> list[RunCheck]:
                     row["id"],
                     row["kind"],
                     row["source"],
+                    row["framework"],
                     None,
                     None,
                     None,
@@ -96,22 +106,27 @@ def check_runs(text: str) -> list[RunCheck]:
             estimated_gib = estimate.tensor_bytes / BYTES_PER_GIB
             measured_gib = float(row["memory_gib"])
             memory_error = estimated_gib / measured_gib - 1
-        rate_error = estimated_rate = measured_rate = None
+        rate_error = estimated_rate = measured_rate = implied_mfu = None
         if row["tokens_per_s_per_gpu"]:
+            # without the framework's fitted factor: what the factors are fitted on
             estimated_rate = estimate_throughput(arch, job, gpu, gpus).throughput.value / gpus
             measured_rate = float(row["tokens_per_s_per_gpu"])
             rate_error = estimated_rate / measured_rate - 1
+            peak = tensor_tflops(gpu, job.math_precision) * 1e12
+            implied_mfu = measured_rate * train_flops_per_token(arch, job, job.seq) / peak
         out.append(
             RunCheck(
                 row["id"],
                 row["kind"],
                 row["source"],
+                row["framework"],
                 memory_error,
                 rate_error,
                 estimated_gib,
                 measured_gib,
                 estimated_rate,
                 measured_rate,
+                implied_mfu=implied_mfu,
             )
         )
     return out
@@ -124,3 +139,58 @@ def spread(errors: list[float]) -> tuple[float, float]:
         return 0.0, 0.0
     p90 = values[min(len(values) - 1, max(0, round(0.9 * len(values) + 0.5) - 1))]
     return statistics.median(values), p90
+
+
+#: A published rate whose model FLOPs utilisation exceeds this does not describe its stated
+#: settings (no framework sustains it on one GPU): such rows are shown, not fitted on.
+PLAUSIBLE_MFU = 0.70
+#: A framework's factor is fitted only where its runs come from this many sources, so that
+#: leaving one out still leaves a fit to check it with.
+MIN_SOURCES = 2
+
+
+def _fittable(run: RunCheck) -> bool:
+    return (
+        bool(run.framework)
+        and run.rate_error is not None
+        and (run.implied_mfu or 0.0) <= PLAUSIBLE_MFU
+    )
+
+
+def fit_factors(
+    runs: list[RunCheck], min_sources: int = MIN_SOURCES
+) -> dict[str, tuple[float, int]]:
+    """Per framework, the geometric mean of published over estimated tokens/s (a speed
+    factor for what the roofline's harness does not capture: fused kernels, overlapped
+    communication) and the runs it rests on; only frameworks with runs from
+    :data:`MIN_SOURCES` sources."""
+    by_framework: dict[str, list[RunCheck]] = {}
+    for run in filter(_fittable, runs):
+        by_framework.setdefault(run.framework, []).append(run)
+    out = {}
+    for framework, rows in sorted(by_framework.items()):
+        if len({r.source for r in rows}) < min_sources:
+            continue
+        logs = [-math.log1p(r.rate_error or 0.0) for r in rows]
+        out[framework] = (math.exp(sum(logs) / len(logs)), len(rows))
+    return out
+
+
+def with_factor(run: RunCheck, factor: float) -> float | None:
+    """The run's tokens/s error once its estimate is multiplied by ``factor``."""
+    if run.rate_error is None:
+        return None
+    return (1 + run.rate_error) * factor - 1
+
+
+def leave_one_source_out(runs: list[RunCheck]) -> dict[str, float]:
+    """Each fittable run's error with its framework's factor fitted on the other sources'
+    runs only (none where no other source has the framework's runs)."""
+    out = {}
+    for run in filter(_fittable, runs):
+        others = [r for r in runs if r.source != run.source]
+        factor = fit_factors(others, min_sources=MIN_SOURCES - 1).get(run.framework)
+        error = with_factor(run, factor[0]) if factor else run.rate_error
+        if error is not None:
+            out[run.id] = error
+    return out

@@ -180,7 +180,11 @@ def configure(
             smallest = (per_mode[-1][1][-1], strategy)
         for fit, mode in found:
             # the fastest layout and recomputation (on a tie, the simpler: listed first)
-            rate = round(_rate(arch, fit, gpu, count), 6) if len(found) > 1 or count > 1 else 1.0
+            rate = (
+                round(_rate(arch, fit, gpu, count, component.framework), 6)
+                if len(found) > 1 or count > 1
+                else 1.0
+            )
             if best is None or rate > best[0]:
                 best = (rate, fit, strategy, mode)
     if best is None:  # nothing fits: the smallest step, as the memory check will report it
@@ -215,11 +219,11 @@ def configure(
     return scaled, strategy, notes
 
 
-def _rate(arch: ModelArch, job: Job, gpu: GPU, count: int) -> float:
+def _rate(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None) -> float:
     from whichgpu.errors import WhichGPUError
     from whichgpu.throughput import estimate_throughput
 
     try:
-        return estimate_throughput(arch, job, gpu, count).throughput.value
+        return estimate_throughput(arch, job, gpu, count, framework=framework).throughput.value
     except WhichGPUError:
         return 0.0

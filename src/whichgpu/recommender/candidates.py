@@ -230,7 +230,7 @@ def run_component(
                 )
             )
         try:
-            est = estimate_throughput(arch, scaled, gpu, hw.count)
+            est = estimate_throughput(arch, scaled, gpu, hw.count, framework=component.framework)
         except WhichGPUError:
             from whichgpu.estimate.perf import missing_math_unit
 

@@ -1,0 +1,44 @@
+"""Fit each framework's speed factor on the published runs it has from several sources
+(validation/published_training.csv; whichgpu.estimate.published_runs.fit_factors) and write
+catalog/data/framework_efficiency.csv.
+
+    python scripts/fit_frameworks.py          # write it
+    python scripts/fit_frameworks.py --check  # exit 1 if it is stale (make test)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from numcheck import check
+
+from whichgpu.estimate.published_runs import check_runs, fit_factors
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = ROOT / "validation" / "published_training.csv"
+OUT = ROOT / "src" / "whichgpu" / "catalog" / "data" / "framework_efficiency.csv"
+
+
+def table() -> str:
+    factors = fit_factors(check_runs(RUNS.read_text(encoding="utf-8")))
+    lines = ["kind,key,regime,value,unit,fitted_on"]
+    for framework, (factor, runs) in factors.items():
+        lines.append(f"factor,{framework},llm-train,{factor:.6f},x,{runs}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = table()
+    if "--check" in argv:
+        if problem := check(OUT, text):
+            print(f"stale: {problem}; run 'make docs'", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
