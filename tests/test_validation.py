@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from whichgpu.estimate.validation import Comparison, compare_rows, summary
+from whichgpu.models import resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED = ROOT / "validation" / "memory_measurements.csv"
@@ -81,3 +82,17 @@ def test_parameter_counts_equal_what_transformers_builds() -> None:
         assert resolve_model(preset).total_params == int(row["total_params"]), preset
         checked += 1
     assert checked >= 25
+
+
+def test_peft_default_lora_cases_resolve_as_whichgpu_does() -> None:
+    """The harness's LoRA cases with LoraConfig's defaults: peft chose q_proj and v_proj,
+    the table whichgpu ships, and each case is within 10 % (the parametrised test)."""
+    from whichgpu.models.lora_targets import PEFT_DEFAULT_TARGETS, adapted
+
+    cases = [c for c in COMPARISONS if c.case.endswith("r8-peft-default")]
+    assert len(cases) >= 10
+    for c in cases:
+        arch = resolve_model(c.model)
+        names = {lin.name.rsplit(".", 1)[-1] for lin in adapted(arch, "peft-default")}
+        assert names == set(PEFT_DEFAULT_TARGETS[arch.family]) == set(c.job.lora_targets.split(","))
+        assert c.job.precision == "bf16-mixed" and c.job.lora_rank == 8

@@ -296,7 +296,7 @@ class Case:
     checkpointing: bool = False
     attention: str = "sdpa"
     lora_rank: int = 0
-    lora_targets: str = ""  # "qkvo" | "all-linear" | ""
+    lora_targets: str = ""  # "qkvo" | "all-linear" | "peft-default" | ""
     method: str = "fake"  # fake | real
     # ablation-only knobs (not in the main CSV)
     variant: str = ""
@@ -418,6 +418,28 @@ def build_cases() -> list[Case]:
                         checkpointing=c,
                         lora_rank=8,
                         lora_targets="all-linear",
+                    )
+                )
+    # 7. LoRA with PEFT's defaults: LoraConfig(target_modules=None) (q_proj, v_proj for
+    #    these families), bf16 base and fp32 adapters under bf16 autocast
+    for m, shapes in (
+        ("llama-3.2-1b", ((1, 1024), (4, 1024))),
+        ("qwen2.5-0.5b", ((4, 1024),)),
+        ("llama-2-7b", ((1, 1024), (4, 1024))),
+    ):
+        for b, s in shapes:
+            for c in (False, True):
+                cases.append(
+                    Case(
+                        m,
+                        "lora",
+                        "train_step",
+                        "bf16-mixed",
+                        b,
+                        s,
+                        checkpointing=c,
+                        lora_rank=8,
+                        lora_targets="peft-default",
                     )
                 )
     # eager attention for a few
@@ -669,14 +691,19 @@ def case_config(case: Case):
 def lora_target_modules(case: Case, model_type: str):
     if case.lora_targets == "all-linear":
         return "all-linear"
+    if case.lora_targets == "peft-default":
+        return None  # LoraConfig's default: peft's per-architecture table
     return qkvo_targets(model_type)
 
 
-def lora_targets_column(case: Case, model_type: str) -> str:
+def lora_targets_column(case: Case, model_type: str, model=None) -> str:
+    """The targets as peft resolved them ("+"-joined module names, or all-linear)."""
     if not case.lora_rank:
         return ""
     if case.lora_targets == "all-linear":
         return "all-linear"
+    if case.lora_targets == "peft-default" and model is not None:
+        return "+".join(sorted(model.peft_config["default"].target_modules))
     return "+".join(qkvo_targets(model_type))
 
 
@@ -847,7 +874,7 @@ def measure_case(case: Case) -> dict:
         "checkpointing": int(case.checkpointing),
         "attention": case.attention,
         "lora_rank": case.lora_rank,
-        "lora_targets": lora_targets_column(case, cfg.model_type),
+        "lora_targets": lora_targets_column(case, cfg.model_type, model),
         "peak_bytes": total,
         **cats,
         "method": case.method,

@@ -48,7 +48,10 @@ def job_of(row: dict[str, str]) -> Job:
     }
     if task == "lora":
         fields["lora_rank"] = int(row["lora_rank"])
-        fields["lora_targets"] = "all-linear" if targets == "all-linear" else "attention"
+        # the module names peft adapted ("q_proj+v_proj"), matched as peft matches them
+        fields["lora_targets"] = (
+            "all-linear" if targets == "all-linear" else targets.replace("+", ",")
+        )
     if row.get("phase") == "generate":
         fields.update(prompt=seq, generate=generate)
     if "__logits1" in row.get("case", ""):
