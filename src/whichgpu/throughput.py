@@ -9,6 +9,7 @@ sequence) and goes through the same roofline and fitted efficiencies as the cali
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU, Benchmark
@@ -20,7 +21,7 @@ from whichgpu.estimate.efficiency import (
     observe,
 )
 from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
-from whichgpu.job import Job
+from whichgpu.job import Checkpointing, Job, Math, Precision, Task
 from whichgpu.models.arch import ModelArch
 
 if TYPE_CHECKING:
@@ -231,6 +232,50 @@ def estimate_model_free(
     return replace(est, time_s=time_s)
 
 
+def _roofline(
+    arch: ModelArch, job: Job | None, gpu: GPU, bench: Benchmark
+) -> tuple[float, str, float, str]:
+    """η, its provenance, the calibrated seconds per unit and the bound of a measurement on
+    its GPUs. ``job``: a training job's own work (LoRA skips the frozen weights' gradients,
+    recomputation adds a forward); the benchmark record only picks the calibrated η."""
+    model, _spread = load_efficiency()
+    obs = observe(bench, gpu, arch, job)
+    ideal = ideal_rate(bench, gpu, arch, job)
+    if obs is None or ideal is None:
+        raise InvalidInput("no_throughput_model", regime=bench.regime, gpu=arch.id)
+    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
+    return eta, provenance, model.seconds_per_unit(obs), ideal.bound
+
+
+@lru_cache(maxsize=4096)
+def _training_compute(
+    arch: ModelArch,
+    gpu: GPU,
+    regime: str,
+    harness: str,
+    unit: str,
+    seq: int | None,
+    task: Task,
+    checkpointing: Checkpointing,
+    precision: Precision,
+    math: Math | None,
+    quant: str | None,
+    batch: int,
+) -> tuple[float, str, float, str]:
+    """:func:`_roofline` of one GPU's training compute, once per (model, GPU, work): the
+    layouts the recommender compares share it, and differ only in what spreading costs."""
+    job = Job(
+        task=task,
+        checkpointing=checkpointing,
+        precision=precision,
+        math=math,
+        quant=quant,
+        batch=batch,
+        seq=seq or Job.seq,
+    )
+    return _roofline(arch, job, gpu, _bench(arch, job, gpu, 1, regime, harness, unit, seq, None))
+
+
 def estimate_throughput(
     arch: ModelArch,
     job: Job,
@@ -281,17 +326,15 @@ def estimate_throughput(
     training = regime in ("llm-train", "transformer-train", "cnn-train")
     # training: one GPU's compute, then what spreading the step over the GPUs costs
     # (whichgpu.estimate.training); inference: the calibrated multi-GPU serving rate
-    bench = _bench(arch, job, gpu, 1 if training else count, regime, harness, unit, seq, generate)
-    # the user's job sets the work (LoRA skips the frozen weights' gradients, recomputation
-    # adds a forward); the benchmark record only picks the calibrated efficiency
-    obs = observe(bench, gpu, arch, job if job.training else None)
-    ideal = ideal_rate(bench, gpu, arch, job if job.training else None)
-    if obs is None or ideal is None:
-        raise InvalidInput("no_throughput_model", regime=regime, gpu=arch.id)
-    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
-    seconds = model.seconds_per_unit(obs)
+    if training:
+        eta, provenance, seconds, bound = _training_compute(
+            arch, gpu, regime, harness, unit, seq, job.task, job.checkpointing,
+            job.precision, job.math, job.quant, job.batch,
+        )  # fmt: skip
+    else:
+        bench = _bench(arch, job, gpu, count, regime, harness, unit, seq, generate)
+        eta, provenance, seconds, bound = _roofline(arch, None, gpu, bench)
     rate = 1 / seconds
-    bound = ideal.bound
     step = None
     spread_job = job
     if training:

@@ -3,7 +3,7 @@ exact parameter counts by component."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 AttentionKind = Literal["mha", "gqa", "mqa", "mla"]
@@ -106,6 +106,15 @@ class ModelArch:
     linears: tuple[Linear, ...] = ()
     source: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def __hash__(self) -> int:
+        """The dataclass hash of every field, computed once: models key the estimators'
+        caches, and a model's fields (its linears, its parameter counts) are many."""
+        cached: int | None = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     @property
     def learned_positions(self) -> bool:

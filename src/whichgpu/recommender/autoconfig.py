@@ -73,11 +73,12 @@ def _largest(arch: ModelArch, variants: tuple[Job, ...], gpu: GPU) -> Job | None
     return best
 
 
-def accumulation(global_batch: int | None, arch: ModelArch, job: Job) -> int | None:
-    """Micro-batches a step accumulates: to the user's global batch (None when the
-    micro-batch and the data-parallel degree cannot make it), to :data:`TOKENS_PER_STEP`
-    for pretraining a language model, else the recipe's (1 without one: the HF Trainer's)."""
-    per_step = job.batch * job.dp
+def accumulation(global_batch: int | None, arch: ModelArch, job: Job, batch: int) -> int | None:
+    """Micro-batches a step of ``job`` at micro-batch ``batch`` accumulates: to the user's
+    global batch (None when the micro-batch and the data-parallel degree cannot make it), to
+    :data:`TOKENS_PER_STEP` for pretraining a language model, else the recipe's (1 without
+    one: the HF Trainer's)."""
+    per_step = batch * job.dp
     if global_batch is not None:
         if global_batch % per_step:
             return None
@@ -111,10 +112,11 @@ def trials(
         for mode in modes:
             variants = []
             for batch in batches:
-                trial = replace(layout, batch=batch, checkpointing=mode)
-                accum = accumulation(global_batch, arch, trial)
+                accum = accumulation(global_batch, arch, layout, batch)
                 if accum is not None:
-                    variants.append(replace(trial, grad_accum=accum))
+                    variants.append(
+                        replace(layout, batch=batch, checkpointing=mode, grad_accum=accum)
+                    )
             if variants:
                 per_mode.append((mode, tuple(variants)))
         if per_mode:
