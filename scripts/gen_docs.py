@@ -281,14 +281,21 @@ def training_page() -> str:
         "| class | runs | median abs. error | 90th percentile |",
         "|---|---|---|---|",
     ]
+    finetune = [r for r in runs if r.kind == "finetune"]
     pretrain = [r for r in runs if r.kind == "pretrain" and r.rate_error is not None]
-    classes = (
-        ("fine-tune memory", [r.memory_error for r in runs if r.kind == "finetune"]),
-        ("fine-tune tokens/s", [fitted(r) for r in runs if r.kind == "finetune"]),
-        ("pretraining tokens/s, no factor", [r.rate_error for r in pretrain]),
-        ("pretraining tokens/s, with factor (in sample)", [fitted(r) for r in pretrain]),
-        ("pretraining tokens/s, leave-one-source-out", [loso.get(r.id) for r in pretrain]),
-    )
+    classes: list[tuple[str, list[float | None]]] = [
+        ("fine-tune memory", [r.memory_error for r in finetune])
+    ]
+    for name, kind_runs in (("fine-tune", finetune), ("pretraining", pretrain)):
+        rated = [r for r in kind_runs if r.rate_error is not None]
+        classes += [
+            (f"{name} tokens/s, no factor", [r.rate_error for r in rated]),
+            (f"{name} tokens/s, with factor (in sample)", [fitted(r) for r in rated]),
+            (
+                f"{name} tokens/s, leave-one-source-out",
+                [loso.get(r.id, r.rate_error) for r in rated],
+            ),
+        ]
     for name, values in classes:
         errors = [v for v in values if v is not None]
         median, p90 = spread(errors)
@@ -301,11 +308,18 @@ def training_page() -> str:
         "(torchtune's LoRA rows, its A6000 full fine-tune), which points at settings the source "
         "does not state; such rows are not fitted on.",
         "",
-        "Read with care: torchtune's README runs use `torch.compile` and packed sequences, "
-        "which whichgpu's calibrated efficiency (llm-foundry's FSDP runs) does not know, and "
-        "come from one source, so torchtune gets no factor; the PEFT method-comparison runs "
-        "time whole training loops at 768 tokens. The 405B runs split 126 layers into uneven "
-        "pipeline stages, which whichgpu refuses.",
+        "Read with care. The leave-one-source-out rows count a run the factor cannot be "
+        "fitted on without it (an implausible MFU, a framework with one source) at its "
+        "unfactored error. torchtune's two sources are two campaigns of its README (2024-05 "
+        "at commit 0217d44, 2024-09 and 2024-11 on main); its runs use `torch.compile` and "
+        "packed sequences, which whichgpu does not model apart from the factor (compiled "
+        "cross-entropy also saves no fp32 log-softmax, which is why the estimate is high on "
+        "the LoRA and QLoRA rows of the 2024-11 table). The `hf` rows (PEFT's "
+        "method comparison, LLaMA-Factory's comparison quoted by Unsloth) count "
+        "the non-padding tokens of variable-length samples, at the stated maximum length; "
+        "their factor carries the padding of an unpacked dataset, which is how the HF "
+        "Trainer runs by default. The 2024-05 torchtune table does not say which memory "
+        "statistic it reports; its 24.1 GB on a 24 GB card reads as reserved memory.",
         "",
     ]
     return "\n".join(lines)

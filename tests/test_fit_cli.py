@@ -138,8 +138,17 @@ def test_a_broken_config_json_is_one_line(tmp_path: Path) -> None:
             "--tp: 3 GPUs of tensor parallelism do not split Llama 2 13B's 40 attention heads",
         ),
         (
-            ("--pp", "3", "--gpus", "3", "--task", "train"),
-            "--pp: 3 pipeline stages do not split Llama 2 13B's 40 layers",
+            ("--pp", "48", "--gpus", "48", "--task", "train"),
+            "--pp: 48 pipeline stages need a layer each; Llama 2 13B has 40",
+        ),
+        (
+            ("--vp", "2", "--task", "train"),
+            "--vp: 2 virtual pipeline stages need a pipeline: set --pp above 1",
+        ),
+        (
+            ("--pp", "8", "--vp", "6", "--gpus", "8", "--task", "train"),
+            "--vp: 6 virtual stages need a layer each; Llama 2 13B over 8 pipeline stages has 5 "
+            "in the largest",
         ),
     ],
 )

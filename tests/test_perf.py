@@ -42,6 +42,43 @@ def test_recomputation_adds_a_forward_and_lora_skips_weight_gradients() -> None:
     assert lora == pytest.approx(base * 2 / 3)
 
 
+def test_causal_attention_runs_half_the_score_matrix() -> None:
+    """FlashAttention-2 (§3.1) skips the blocks a causal mask hides: the executed attention
+    term is half PaLM's (MFU stays in PaLM's count); eager attention and an encoder's
+    bidirectional attention compute all of it."""
+    llama, bert = resolve_model("llama-2-7b"), resolve_model("bert-base-uncased")
+    job = make_job(task="train")
+    n = llama.total_params - llama.params.embedding
+    attention = 12 * 32 * 32 * 128 * 2048
+    assert train_flops_per_token(llama, job, 2048, executed=True) == 6 * n + attention / 2
+    eager = make_job(task="train", attention="eager")
+    assert train_flops_per_token(llama, eager, 2048, executed=True) == 6 * n + attention
+    full = train_flops_per_token(bert, job, 512)
+    assert train_flops_per_token(bert, job, 512, executed=True) == full
+
+
+def test_long_sequences_train_faster_with_flash_than_eager_attention(catalog: Catalog) -> None:
+    from whichgpu.throughput import estimate_throughput
+
+    arch, gpu = resolve_model("llama-3.1-8b"), catalog.gpu("h100-sxm")
+    flash = make_job(task="lora", seq=32768)
+    eager = make_job(task="lora", seq=32768, attention="eager")
+    fast = estimate_throughput(arch, flash, gpu).throughput.value
+    slow = estimate_throughput(arch, eager, gpu).throughput.value
+    assert fast > slow * 1.3  # (4N + 2/3·attention) over (4N + 1/3·attention) at 32k
+
+
+def test_an_unfitted_architecture_takes_its_predecessors_factor(catalog: Catalog) -> None:
+    """No benchmark has a Blackwell GPU: the B200 (HBM) inherits Hopper's factor, not 1."""
+    from whichgpu.throughput import estimate_throughput
+
+    job = make_job(task="train", precision="bf16-mixed")
+    b200 = estimate_throughput(resolve_model("llama-3.1-8b"), job, catalog.gpu("b200"))
+    h100 = estimate_throughput(resolve_model("llama-3.1-8b"), job, catalog.gpu("h100-sxm"))
+    assert "Blackwell not fitted: Hopper's factor" in b200.provenance
+    assert b200.efficiency == pytest.approx(h100.efficiency, rel=0.05)
+
+
 def test_resnet50_is_4_09_gmacs_a_forward() -> None:
     arch = resolve_model("resnet-50")
     assert image_flops(arch, training=False) == pytest.approx(8.18e9)

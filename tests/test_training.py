@@ -3,6 +3,7 @@ offloading; and the published runs the estimates are judged on."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from whichgpu.catalog import Catalog
 from whichgpu.errors import InvalidInput
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.parallel import training_layouts
+from whichgpu.estimate.pipeline import stage_share, virtual_stages
 from whichgpu.estimate.published_runs import check_runs
 from whichgpu.models import resolve_model
 from whichgpu.recipes import RECIPES
@@ -84,14 +86,41 @@ def test_accumulation_amortises_the_gradient_all_reduce(catalog: Catalog) -> Non
 def test_pipeline_bubble_shrinks_with_more_micro_batches(catalog: Catalog) -> None:
     gpu = catalog.gpu("h100-sxm")
     arch = resolve_model("llama-2-70b")
-    few = make_job(task="train", batch=1, gpus=64, tp=8, pp=8, zero=1, grad_accum=8)
-    many = make_job(task="train", batch=1, gpus=64, tp=8, pp=8, zero=1, grad_accum=64)
+    few = make_job(task="train", batch=1, gpus=64, tp=8, pp=8, vp=1, zero=1, grad_accum=8)
+    many = make_job(task="train", batch=1, gpus=64, tp=8, pp=8, vp=1, zero=1, grad_accum=64)
     a = estimate_throughput(arch, few, gpu, 64)
     b = estimate_throughput(arch, many, gpu, 64)
     assert a.step is not None and b.step is not None
     # Narayanan et al. eq. 1: (p − 1)/m of the ideal time
     assert a.step.bubble_s / a.step.compute_s == pytest.approx(7 / 8, rel=0.15)
     assert b.throughput.value > a.throughput.value * 1.5
+    # the interleaved schedule divides it by its chunks (§2.2.2): 80 layers over 8 stages
+    # are 10 a stage, 5 chunks of 2 where vp is left open
+    interleaved = estimate_throughput(arch, replace(few, vp=0), gpu, 64)
+    assert interleaved.job is not None and virtual_stages(arch, interleaved.job) == 5
+    assert interleaved.step is not None
+    assert interleaved.step.bubble_s / interleaved.step.compute_s == pytest.approx(
+        7 / 8 / 5, rel=0.15
+    )
+    assert interleaved.throughput.value > a.throughput.value * 1.5
+
+
+def test_uneven_pipeline_stages_run_at_the_heaviest_stage(catalog: Catalog) -> None:
+    """Llama 3.1 405B's 126 layers over 16 stages (the Llama 3 paper's split): the heaviest
+    holds 8, so the pipeline runs as 128 layers would, and a stage holds 8/126 of the
+    weights."""
+    gpu = catalog.gpu("h100-sxm")
+    arch = resolve_model("llama-3.1-405b")
+    assert stage_share(arch, 16) == pytest.approx(8 / 126)
+    assert stage_share(arch, 8) == pytest.approx(16 / 126)
+    assert stage_share(resolve_model("llama-2-70b"), 8) == pytest.approx(1 / 8)
+    job = make_job(task="train", batch=1, gpus=1024, tp=8, pp=16, zero=1, grad_accum=32)
+    step = estimate_throughput(arch, job, gpu, 1024).step
+    assert step is not None
+    memory = estimate_memory(arch, job)
+    whole = estimate_memory(arch, replace(job, tp=1, pp=1, gpus=8, zero=0))
+    weights = memory.components["weights"]
+    assert weights == pytest.approx(whole.components["weights"] * 8 / 126 / 8)
 
 
 def test_layouts_offer_tensor_and_pipeline_parallelism_inside_the_heads() -> None:
@@ -153,14 +182,17 @@ def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Ca
     assert plain.job is not None and (plain.job.batch, plain.job.seq) == (1, 2048)
 
 
-def test_megatron_speed_factor_is_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:
+def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:
     from whichgpu.estimate.efficiency import load_framework_factors
     from whichgpu.estimate.published_runs import fit_factors, leave_one_source_out
 
     runs = check_runs((ROOT / "validation" / "published_training.csv").read_text())
     fitted = fit_factors(runs)
-    assert set(fitted) == {"megatron"}  # torchtune's and PEFT's runs come from one source each
-    assert load_framework_factors()["megatron"][0] == pytest.approx(fitted["megatron"][0])
+    # frameworks with runs from two sources; the HF stack's runs count padding tokens out
+    assert set(fitted) == {"fsdp", "hf", "megatron", "torchtune"}
+    assert fitted["hf"][0] < 1 < fitted["megatron"][0]
+    for name, (factor, _n) in fitted.items():
+        assert load_framework_factors()[name][0] == pytest.approx(factor, rel=1e-5)
     # the factor checked on the source it was not fitted on still helps on H100
     loso = leave_one_source_out(runs)
     h100 = [r for r in runs if r.framework == "megatron" and "h100" in r.id and r.id in loso]
@@ -170,4 +202,4 @@ def test_megatron_speed_factor_is_fitted_on_two_sources_and_applied(catalog: Cat
     plain = estimate_throughput(LLAMA_8B, job, gpu, 8).throughput.value
     megatron = estimate_throughput(LLAMA_8B, job, gpu, 8, framework="megatron")
     assert megatron.throughput.value == pytest.approx(plain * fitted["megatron"][0])
-    assert "megatron, fitted on 7 published runs" in megatron.provenance
+    assert f"megatron, fitted on {fitted['megatron'][1]} published runs" in megatron.provenance

@@ -134,7 +134,12 @@ MESSAGES: dict[str, str] = {
     "tp_heads": N_(
         "{tp} GPUs of tensor parallelism do not split {model}'s {heads} attention heads"
     ),
-    "pp_layers": N_("{pp} pipeline stages do not split {model}'s {layers} layers"),
+    "pp_layers": N_("{pp} pipeline stages need a layer each; {model} has {layers}"),
+    "vp_needs_pp": N_("{vp} virtual pipeline stages need a pipeline: set {pp} above 1"),
+    "vp_layers": N_(
+        "{vp} virtual stages need a layer each; {model} over {pp} pipeline stages has {layers} "
+        "in the largest"
+    ),
     "global_batch_split": N_(
         "a global batch of {global_batch} is not a whole number of steps of {per_step} "
         "(micro-batch {batch} × {dp} data-parallel GPUs)"

@@ -89,6 +89,9 @@ class Job:
     zero: int = 0
     tp: int = 1
     pp: int = 1
+    #: Virtual pipeline stages per GPU (Megatron's interleaved 1F1B); 0: as NeMo's recipes
+    #: set it (:func:`~whichgpu.estimate.parallel.virtual_stages`)
+    vp: int = 0
     gpus: int = 1
     kv_dtype: KvDtype = "auto"
     #: Micro-batches accumulated per optimizer step (global batch = batch · accumulation · dp)

@@ -282,7 +282,11 @@ WORDS: dict[str, str] = {
 }  # fmt: skip
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^fitted on (?P<n>\d+) measurements$"), N_("fitted on {n} measurements")),
-    (re.compile(r"^(?P<factor>\S+) not fitted$"), N_("{factor} not fitted")),
+    (re.compile(r"^(?P<factor>.+) not fitted$"), N_("{factor} not fitted")),
+    (
+        re.compile(r"^(?P<factor>.+) not fitted: (?P<inherited>.+)'s factor$"),
+        N_("{factor} not fitted: {inherited}'s factor"),
+    ),
     (re.compile(r"^ZeRO-3 over (?P<n>\d+)$"), N_("ZeRO-3 over {n}")),
     (re.compile(r"^tensor parallel (?P<tp>\d+)$"), N_("tensor parallel {tp}")),
     (

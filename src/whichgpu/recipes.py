@@ -200,6 +200,7 @@ RECIPES: dict[str, Recipe] = {
             "batch": 1,
             "seq": 8192,
             "checkpointing": "selective",
+            "vp": 1,  # pipeline_parallel_schedule 1F1B
         },
         parallel="3d",
         source="pytorch/torchtitan @4a950ea torchtitan/models/llama3/train_configs/"

@@ -142,6 +142,12 @@ NETWORK = Input(
 )
 TP = Input("int", N_("Tensor-parallel degree."), low=1, high=1024)
 PP = Input("int", N_("Pipeline-parallel degree."), low=1, high=1024)
+VP = Input(
+    "int",
+    N_("Virtual pipeline stages per GPU, the interleaved schedule (default: two layers each)."),
+    low=1,
+    high=128,
+)
 MARKET_NAMES = Input(
     "names", N_("Markets to rent in: on-demand, spot, marketplace."), choices=MARKETS, flag="market"
 )
@@ -165,6 +171,7 @@ class TrainingSettings:
     activation_offload: bool | None = given(None, ACTIVATION_OFFLOAD)
     chunked_loss: bool | None = given(None, CHUNKED_LOSS)
     network: str | None = given(None, NETWORK)
+    vp: int | None = given(None, VP)
 
     def settings(self) -> dict[str, Any]:
         """These fields, for :func:`make_job` (None: left to the recipe)."""

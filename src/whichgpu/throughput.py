@@ -21,7 +21,7 @@ from whichgpu.estimate.efficiency import (
     observe,
 )
 from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
-from whichgpu.job import Checkpointing, Job, Math, Precision, Task
+from whichgpu.job import Attention, Checkpointing, Job, Math, Precision, Task
 from whichgpu.models.arch import ModelArch
 
 if TYPE_CHECKING:
@@ -188,7 +188,9 @@ def estimate_rate(
     obs = observe(bench, gpu)
     if obs is None:
         raise InvalidInput("no_throughput_model", regime=regime, gpu=gpu.name)
-    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
+    eta, provenance = model.efficiency(
+        obs.group, obs.factor, obs.unit, obs.power_w_per_tflops, obs.memory
+    )
     rate = count / model.seconds_per_unit(obs)
     low_err, high_err = spread.get(regime, spread["*"])
     return ThroughputEstimate(
@@ -243,7 +245,9 @@ def _roofline(
     ideal = ideal_rate(bench, gpu, arch, job)
     if obs is None or ideal is None:
         raise InvalidInput("no_throughput_model", regime=bench.regime, gpu=arch.id)
-    eta, provenance = model.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
+    eta, provenance = model.efficiency(
+        obs.group, obs.factor, obs.unit, obs.power_w_per_tflops, obs.memory
+    )
     return eta, provenance, model.seconds_per_unit(obs), ideal.bound
 
 
@@ -261,6 +265,7 @@ def _training_compute(
     math: Math | None,
     quant: str | None,
     batch: int,
+    attention: Attention,
 ) -> tuple[float, str, float, str]:
     """:func:`_roofline` of one GPU's training compute, once per (model, GPU, work): the
     layouts the recommender compares share it, and differ only in what spreading costs."""
@@ -272,6 +277,7 @@ def _training_compute(
         quant=quant,
         batch=batch,
         seq=seq or Job.seq,
+        attention=attention,
     )
     return _roofline(arch, job, gpu, _bench(arch, job, gpu, 1, regime, harness, unit, seq, None))
 
@@ -329,7 +335,7 @@ def estimate_throughput(
     if training:
         eta, provenance, seconds, bound = _training_compute(
             arch, gpu, regime, harness, unit, seq, job.task, job.checkpointing,
-            job.precision, job.math, job.quant, job.batch,
+            job.precision, job.math, job.quant, job.batch, job.attention,
         )  # fmt: skip
     else:
         bench = _bench(arch, job, gpu, count, regime, harness, unit, seq, generate)

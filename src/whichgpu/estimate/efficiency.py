@@ -64,6 +64,23 @@ LAYER_SPLIT_HARNESSES = frozenset({"llamacpp", "llamacpp-2023-12"})
 FP16_ACCUMULATE_HARNESSES = frozenset({"llamacpp", "llamacpp-2023-12"})
 
 
+#: The generation an architecture follows in its product line, keyed by (architecture,
+#: memory class): data-centre parts on HBM (Volta → Ampere → Hopper → Blackwell B200/B300)
+#: and workstation/GeForce parts on GDDR (Turing → Ampere → Ada Lovelace → Blackwell GB20x).
+#: An architecture the fit has no measurements on takes the nearest fitted predecessor's
+#: factor: how far a generation's software gets from its peak carries over better than
+#: the neutral 1 (Hopper's factor, 0.61, says its peak is hard to reach; B200's published
+#: MFU, 39 % for Llama 3 8B in FP8, is Hopper's 42 %).
+PREDECESSOR: dict[tuple[str, str], str] = {
+    ("Blackwell", "hbm"): "Hopper",
+    ("Hopper", "hbm"): "Ampere",
+    ("Ampere", "hbm"): "Volta",
+    ("Blackwell", "gddr"): "Ada Lovelace",
+    ("Ada Lovelace", "gddr"): "Ampere",
+    ("Ampere", "gddr"): "Turing",
+}
+
+
 def math_unit(bench: Benchmark, gpu: GPU) -> str:
     """The execution unit a measurement's math runs on: tensor cores at 16 bits, TF32, FP8 or
     INT8, FP32 or FP64 cores, or 16-bit tensor cores behind a dequantisation (weight-only
@@ -165,7 +182,7 @@ def ideal_rate(
     if w in ("llm-train", "transformer-train"):
         seq = bench.seq or (384 if arch.kind == "encoder" else 2048)
         job = job or _job(bench, "train")
-        per_token = train_flops_per_token(arch, job, seq)
+        per_token = train_flops_per_token(arch, job, seq, executed=True)
         tokens_per_s = peak / per_token
         if bench.unit == "tokens/s":
             return Ideal(tokens_per_s, "compute")
@@ -422,7 +439,11 @@ class EfficiencyModel:
         factor: str,
         unit: str = "tensor-16",
         power_w_per_tflops: float | None = None,
+        memory: str = "hbm",
     ) -> tuple[float, str]:
+        """η of a harness and regime on an architecture (``factor``); an architecture with no
+        measurements takes its predecessor's factor in the same line (:data:`PREDECESSOR`),
+        the memory class telling the lines apart."""
         eta = self.group.get(group)
         provenance = f"fitted on {self.fitted_on.get('|'.join(group), 0)} measurements"
         if eta is None:
@@ -430,6 +451,13 @@ class EfficiencyModel:
             eta = sum(same) / len(same) if same else 0.5
             provenance = "prior: mean of other harnesses" if same else "prior: η = 0.5"
         f = self.factor.get(factor)
+        inherited = PREDECESSOR.get((factor, memory))
+        while f is None and inherited is not None:
+            f = self.factor.get(inherited)
+            if f is not None:
+                provenance += f"; {factor} not fitted: {inherited}'s factor"
+            else:
+                inherited = PREDECESSOR.get((inherited, memory))
         if f is None:
             f = 1.0
             provenance += f"; {factor} not fitted"
@@ -438,7 +466,9 @@ class EfficiencyModel:
         return min(1.0, eta * f * u) * clock, provenance
 
     def seconds_per_unit(self, obs: Observation) -> float:
-        eta, _ = self.efficiency(obs.group, obs.factor, obs.unit, obs.power_w_per_tflops)
+        eta, _ = self.efficiency(
+            obs.group, obs.factor, obs.unit, obs.power_w_per_tflops, obs.memory
+        )
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
         latency = self.terms.get("tp:latency_s", 0.0) * obs.collectives
         passes = self.terms.get(stream_term(obs.bench.regime), 0.0)

@@ -50,6 +50,7 @@ from whichgpu.estimate.assumptions import (
     OFFLOAD_RESIDENT_LAYERS,
     PAGED_BLOCK_TOKENS,
 )
+from whichgpu.estimate.pipeline import stage_share, virtual_stages
 from whichgpu.job import QUANT_BITS, Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
@@ -269,15 +270,21 @@ def kv_cache_bytes(
 
 def activations_bytes(arch: ModelArch, job: Job) -> float:
     """Training: saved activations of all layers (per pipeline stage: the first stage holds
-    ``pp`` micro-batches of ``layers/pp`` layers, the same total; Korthikanti §4.2.3),
-    divided by the tensor-parallel degree. Inference: the largest transient working set."""
+    ``pp`` micro-batches of ``layers/pp`` layers, the same total; Korthikanti §4.2.3; of its
+    ``ceil(layers/pp)`` where the split is uneven; ``1 + (pp−1)/(pp·vp)`` times that in the
+    interleaved schedule, Korthikanti §4.2.3), divided by the tensor-parallel degree.
+    Inference: the largest transient working set."""
     if arch.kind == "cnn":
         per_image = resnet_image_bytes(arch, job)
         live = 1.0 if job.training else CNN_INFERENCE_LIVE_FRACTION
         return per_image * job.batch * live
     seq = arch.tokens_per_image if arch.kind == "vit" else job.tokens
     if job.training:
-        return model_activation_bytes(arch, job, job.batch, seq, arch.n_layers) / job.tp
+        stages = stage_share(arch, job.pp) * job.pp  # 1 where pp divides the layers
+        v = virtual_stages(arch, job)
+        if v > 1:  # the interleaved schedule's first stage holds more in flight
+            stages *= 1 + (job.pp - 1) / (job.pp * v)
+        return model_activation_bytes(arch, job, job.batch, seq, arch.n_layers) * stages / job.tp
     return inference_working_set_bytes(arch, job, seq) / job.tp
 
 
@@ -306,11 +313,14 @@ def inference_working_set_bytes(arch: ModelArch, job: Job, seq: int) -> float:
 # --- sharding ---------------------------------------------------------------------------
 
 
-def shard(components: dict[str, float], job: Job) -> dict[str, float]:
-    """Per-GPU share: tensor and pipeline parallelism split the model's state ``tp·pp`` ways;
-    ZeRO stage k then splits optimizer states (k ≥ 1), gradients (k ≥ 2) and weights (k = 3)
-    over the data-parallel degree (Rajbhandari et al., 2020, §5)."""
-    model_split = job.tp * job.pp
+def shard(components: dict[str, float], job: Job, arch: ModelArch) -> dict[str, float]:
+    """Per-GPU share: tensor and pipeline parallelism split the model's state ``tp·pp`` ways
+    (the heaviest stage's layers where ``pp`` does not divide them:
+    :func:`~whichgpu.estimate.parallel.stage_share`); ZeRO stage k then splits optimizer
+    states (k ≥ 1), gradients (k ≥ 2) and weights (k = 3) over the data-parallel degree
+    (Rajbhandari et al., 2020, §5)."""
+    share = stage_share(arch, job.pp)
+    model_split = job.tp / share
     dp = job.dp
     out = dict(components)
     for key in ("weights", "master_weights", "gradients", "optimizer", "optimizer_step_temp"):
@@ -322,7 +332,7 @@ def shard(components: dict[str, float], job: Job) -> dict[str, float]:
         out["gradients"] /= dp
     if job.zero >= 3:
         out["weights"] /= dp
-    out["kv_cache"] = out.get("kv_cache", 0.0) / job.pp
+    out["kv_cache"] = out.get("kv_cache", 0.0) * share
     return out
 
 
@@ -343,7 +353,7 @@ def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
     if job.task in ("lora", "qlora") and job.precision == "32-true" and job.task == "qlora":
         job = replace(job, precision="bf16-true")
     phases = _training_phases(arch, job) if job.training else _inference_phases(arch, job)
-    phases = {name: shard(parts, job) for name, parts in phases.items()}
+    phases = {name: shard(parts, job, arch) for name, parts in phases.items()}
     host = sum(phases.pop("host", {}).values())
     paged = sum(phases.pop("paged", {}).values())
     phase, parts = max(phases.items(), key=lambda item: sum(item[1].values()))

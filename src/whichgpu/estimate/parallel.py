@@ -13,6 +13,7 @@ the recommender, ``fit`` and ``estimate``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from whichgpu.catalog.records import GPU
@@ -50,17 +51,24 @@ def tensor_parallel_degree(arch: ModelArch | None, limit: int) -> int:
 
 
 def check_layout(arch: ModelArch, job: Job) -> None:
-    """A tensor-parallel degree must split the attention heads, a pipeline degree the layers
-    (Megatron-LM's ``num_layers % pipeline_model_parallel_size``)."""
-    from whichgpu.errors import InvalidInput
+    """A tensor-parallel degree must split the attention heads; a pipeline needs a layer for
+    each stage (uneven splits are allowed: :func:`stage_share`)."""
+    from whichgpu.errors import InvalidInput, Ref
 
     if job.tp > 1 and arch.n_heads and arch.n_heads % job.tp:
         raise InvalidInput(
             "tp_heads", field=("tp",), tp=job.tp, model=arch.name, heads=arch.n_heads
         )
-    if job.pp > 1 and arch.n_layers and arch.n_layers % job.pp:
+    if job.pp > 1 and arch.n_layers and job.pp > arch.n_layers:
         raise InvalidInput(
             "pp_layers", field=("pp",), pp=job.pp, model=arch.name, layers=arch.n_layers
+        )
+    if job.vp > 1 and job.pp <= 1:
+        raise InvalidInput("vp_needs_pp", field=("vp",), vp=job.vp, pp=Ref(("pp",)))
+    stage = math.ceil(max(arch.n_layers, 1) / max(job.pp, 1))
+    if job.vp > stage:
+        raise InvalidInput(
+            "vp_layers", field=("vp",), vp=job.vp, pp=job.pp, model=arch.name, layers=stage
         )
 
 

@@ -76,21 +76,37 @@ def matmul_params(arch: ModelArch) -> float:
     return float(arch.active_params - embedding + (embedding if arch.tied_embeddings else 0))
 
 
-def train_flops_per_token(arch: ModelArch, job: Job, seq: int) -> float:
+def train_flops_per_token(arch: ModelArch, job: Job, seq: int, executed: bool = False) -> float:
     """PaLM (Chowdhery et al., 2022) App. B: ``6·N + 12·L·h·s`` a token (forward ``2·N``,
     backward ``4·N``: gradients of the inputs and of the weights). LoRA (Hu et al., 2021)
     freezes the base weights: their gradients are skipped, ``4·N``. Full recomputation
     (Chen et al., 2016) runs the forward again, ``+2·N`` and a third of the attention;
     selective recomputation (Korthikanti et al., 2022, §5) recomputes only the attention
-    core (scores, softmax, values), a third of the attention term."""
+    core (scores, softmax, values), a third of the attention term.
+
+    PaLM's count (the model FLOPs that MFU is quoted in) is the default; ``executed``: the
+    FLOPs the kernels run (:func:`attention_share`), which set the time."""
     n = matmul_params(arch)
     attention = 12.0 * arch.n_layers * arch.n_heads * arch.head_dim * seq
+    if executed:
+        attention *= attention_share(arch, job)
     flops = 4 * n + attention * 2 / 3 if job.task in ("lora", "qlora") else 6 * n + attention
     if job.checkpointing == "full":
         flops += 2 * n + attention / 3
     elif job.checkpointing == "selective":
         flops += attention / 3
     return flops
+
+
+def attention_share(arch: ModelArch, job: Job) -> float:
+    """The share of the full score matrix (``QKᵀ`` and ``AV`` over every pair of positions)
+    that attention kernels compute: a decoder's causal mask lets FlashAttention skip the
+    blocks above the diagonal, half the pairs (Dao, 2023, "FlashAttention-2", §3.1, causal
+    masking; PyTorch's SDPA dispatches to it); eager attention builds the whole matrix and
+    masks it, as an encoder's bidirectional attention needs it whole."""
+    if arch.kind == "decoder" and job.attention != "eager":
+        return 0.5
+    return 1.0
 
 
 def forward_flops_per_token(arch: ModelArch, context: int) -> float:

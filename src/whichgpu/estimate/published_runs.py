@@ -78,6 +78,17 @@ def check_runs(text: str) -> list[RunCheck]:
         for flag in ("chunked_loss", "optimizer_in_backward", "activation_offload"):
             if flag in extra:
                 fields[flag] = True
+        if "no_chunked_loss" in extra:
+            fields["chunked_loss"] = False
+        if "zero3" in extra:  # FSDP full shard
+            fields["zero"] = 3
+        if "offload_params" in extra:  # FSDP CPUOffload(offload_params=True)
+            fields["offload"] = "all"
+        for flag in extra:
+            if flag.startswith("vp") and flag[2:].isdigit():  # Megatron's interleaving
+                fields["vp"] = int(flag[2:])
+        if "eager" in extra:
+            fields["attention"] = "eager"
         job = make_job(**fields)
         arch = resolve_model(row["model"])
         try:

@@ -45,6 +45,7 @@ from whichgpu.estimate.parallel import (
     ring_seconds,
     usable_bytes,
 )
+from whichgpu.estimate.pipeline import stage_share, virtual_stages
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 
@@ -84,8 +85,9 @@ def step_time(
     micro-batches of ``batch`` sequences per data-parallel rank). ``microbatch_s``: one
     GPU's compute time for a micro-batch through the whole model (the calibrated rate)."""
     tp, pp, dp, m = job.tp, job.pp, job.dp, max(job.grad_accum, 1)
-    stage_s = microbatch_s / (tp * pp)
-    layers = max(arch.n_layers, 1) / pp
+    share = stage_share(arch, pp)  # the heaviest stage's layers set the pace
+    stage_s = microbatch_s * share / tp
+    layers = max(arch.n_layers, 1) * share
     hidden = activation_bytes(arch, job)
     # tensor parallelism: 4 collectives a layer (6 with recomputation), inside the TP group
     passes = 6 if job.checkpointing == "full" else 4
@@ -95,21 +97,25 @@ def step_time(
     if pp > 1:
         span = tp * 2  # a boundary joins two stages of tp GPUs
         p2p_s = 2 * hidden / tp / (collective_gb_per_s(gpu, span, job.network) * 1e9)
+    # interleaved 1F1B (Narayanan et al., 2021, §2.2.2): v chunks a GPU divide the bubble
+    # by v, and each micro-batch crosses v times the stage boundaries
+    v = virtual_stages(arch, job)
+    p2p_s *= v
     stage_total = stage_s + tp_s + p2p_s
     compute_s = m * stage_s
-    bubble_s = (pp - 1) * stage_total
-    pipeline_s = (m + pp - 1) * stage_total
+    bubble_s = (pp - 1) * stage_total / v
+    pipeline_s = m * stage_total + bubble_s
     # data parallelism across the replicas (ranks tp·pp apart: a ring over all the GPUs)
     dp_link = collective_gb_per_s(gpu, job.gpus if dp > 1 else 1, job.network)
     if job.zero >= 3 and dp > 1:
         # every micro-batch gathers the weights twice and reduce-scatters its gradients,
         # prefetched under its compute: what the compute does not hide is exposed
-        weights = weights_bytes(arch, job) / (tp * pp)
-        grads = gradients_bytes(arch, job) / (tp * pp)
+        weights = weights_bytes(arch, job) * share / tp
+        grads = gradients_bytes(arch, job) * share / tp
         comm = ring_seconds((2 * weights + grads) / 2, dp, dp_link)
         dp_s = m * max(0.0, comm - stage_total)
     else:
-        grads = gradients_bytes(arch, job) / (tp * pp)
+        grads = gradients_bytes(arch, job) * share / tp
         comm = ring_seconds(grads, dp, dp_link)
         dp_s = max(0.0, comm - stage_s * 2 / 3)  # the last micro-batch's backward hides some
     pipeline_s += dp_s
@@ -127,11 +133,11 @@ def _offload_seconds(
     if job.offload != "none":
         # 16-bit gradients down and the updated 16-bit weights up, once a step, for the
         # parameters this GPU's optimizer partition holds (ZeRO-Offload, Ren et al., 2021, §4)
-        shards = job.tp * job.pp * (job.dp if job.zero >= 1 else 1)
+        shards = job.tp / stage_share(arch, job.pp) * (job.dp if job.zero >= 1 else 1)
         seconds += (2 + 2) * trainable_parameters(arch, job) / shards / link
     if job.offload == "all":
         # the weights streamed in for every micro-batch's forward and backward
-        weights = weights_bytes(arch, job) / max(job.tp * job.pp, 1)
+        weights = weights_bytes(arch, job) * stage_share(arch, job.pp) / job.tp
         seconds += max(0.0, 2 * weights * max(job.grad_accum, 1) / link - compute_s)
     if memory is not None and memory.paged_bytes:
         spill = max(0.0, memory.total_bytes + memory.paged_bytes - usable_bytes(gpu))

@@ -166,7 +166,8 @@ def over_provisioning(
         feasible = [o for o in feasible if not _slower(o, option)]
     if not feasible or _cost_of(option) is None:
         return None
-    cheapest = min(feasible, key=lambda o: (_cost_of(o) or 0.0, o.gpu.id))
+    # to the cent, then the fewest GPUs: eight cards that cost what one does are not cheaper
+    cheapest = min(feasible, key=lambda o: (_money(_cost_of(o)), o.key))
     cost, low = _cost_of(option) or 0.0, _cost_of(cheapest) or 0.0
     if cheapest.gpu.id == option.gpu.id or cost <= low:
         return None

@@ -32,6 +32,7 @@ CONFIGURATION_FIELDS = (
     "lora_targets",
     "tp",
     "pp",
+    "vp",
     "zero",
     "network",
 )

@@ -1,0 +1,45 @@
+"""How a pipeline splits a model's layers (Narayanan et al., 2021, "Efficient Large-Scale
+Language Model Training on GPU Clusters Using Megatron-LM"): the heaviest stage and the
+interleaved schedule's model chunks, shared by the memory and the step-time estimators."""
+
+from __future__ import annotations
+
+import math
+
+from whichgpu.job import Job
+from whichgpu.models.arch import ModelArch
+
+
+def stage_share(arch: ModelArch, pp: int) -> float:
+    """The heaviest pipeline stage's share of the layers: ``ceil(L / pp) / L``, ``1 / pp``
+    where ``pp`` divides them. Frameworks split as evenly as they can: Megatron-LM with
+    ``--decoder-first-pipeline-num-layers`` / ``--decoder-last-pipeline-num-layers``
+    (the Llama 3 paper's 126 layers over 16 stages: 7 on the first and last, which also
+    hold the embedding and the loss, 8 elsewhere; Dubey et al., 2024, §3.3.2), torchtitan
+    with its split points. The heaviest stage sets the pipeline's pace and its memory."""
+    layers = max(arch.n_layers, 1)
+    if pp <= 1:
+        return 1.0
+    return math.ceil(layers / pp) / layers
+
+
+#: Layers per virtual pipeline stage where the interleaving is left open: NeMo's and
+#: Megatron-Bridge's pretraining recipes give each chunk two (llama31_405b: 126 layers, PP 8,
+#: VP 8; gpt3_175b: 96 layers, PP 8, VP 6; llama3_70b: 80 layers, PP 8, VP 5; Megatron-Bridge
+#: performance summary 25.11, NeMo 24.07).
+LAYERS_PER_VIRTUAL_STAGE = 2
+
+
+def virtual_stages(arch: ModelArch, job: Job) -> int:
+    """Model chunks per GPU in the interleaved 1F1B schedule (Narayanan et al., 2021, §2.2.2:
+    each GPU runs ``vp`` non-adjacent chunks of layers, which divides the pipeline bubble by
+    ``vp`` and multiplies the point-to-point traffic by it). ``job.vp`` where given, else the
+    most chunks of :data:`LAYERS_PER_VIRTUAL_STAGE` layers or more that split the heaviest
+    stage evenly; 1 without a pipeline."""
+    if job.pp <= 1:
+        return 1
+    if job.vp:
+        return job.vp
+    stage = math.ceil(max(arch.n_layers, 1) / job.pp)
+    chunks = [v for v in range(1, stage // LAYERS_PER_VIRTUAL_STAGE + 1) if stage % v == 0]
+    return max(chunks, default=1)
