@@ -184,3 +184,18 @@ def test_megatron_launch_arguments_name_the_layout() -> None:
         "--micro-batch-size 1 --global-batch-size 128 --tensor-model-parallel-size 8 "
         "--pipeline-model-parallel-size 2 --use-distributed-optimizer"
     )
+    interleaved = make_job(task="train", batch=1, gpus=64, tp=8, pp=2, vp=4, zero=1)
+    assert "--num-virtual-stages-per-pipeline-rank 4" in launch_arguments("megatron", interleaved)
+
+
+def test_the_layout_search_splits_405b_layers_unevenly_and_interleaves() -> None:
+    """126 layers: the search offers 4, 8, 16 stages (not only 126's divisors, 1 and 2), each
+    interleaved in chunks of two layers (16 a stage → 8 chunks)."""
+    from whichgpu.estimate.parallel import training_layouts
+    from whichgpu.models import resolve_model
+    from whichgpu.requests import make_job
+
+    arch = resolve_model("llama-3.1-405b")
+    layouts = training_layouts(arch, make_job(task="train", batch=1), 512)
+    stages = {(job.tp, job.pp): job.vp for job, _name in layouts if job.tp == 8}
+    assert stages[(8, 8)] == 8 and stages[(8, 16)] == 4 and stages[(8, 1)] == 1

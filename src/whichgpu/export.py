@@ -112,6 +112,8 @@ def launch_arguments(framework: str | None, job: Job) -> str:
         parts = [f"--micro-batch-size {b}", f"--global-batch-size {global_batch}",
                  f"--tensor-model-parallel-size {job.tp}",
                  f"--pipeline-model-parallel-size {job.pp}"]  # fmt: skip
+        if job.vp > 1:  # the interleaved schedule
+            parts.append(f"--num-virtual-stages-per-pipeline-rank {job.vp}")
         if on:
             parts.append(f"--recompute-granularity {ckpt}")
         if job.zero >= 1:

@@ -305,6 +305,10 @@ def estimate_throughput(
     from whichgpu.estimate.parallel import check_layout
 
     check_layout(arch, job)
+    if job.training and job.pp > 1 and not job.vp:
+        from whichgpu.estimate.pipeline import virtual_stages
+
+        job = replace(job, vp=virtual_stages(arch, job))  # the chunks chosen, shown
     from whichgpu.estimate.perf import missing_math_unit, supported_instead
 
     missing = missing_math_unit(gpu, job.math_precision)

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import estimate_memory
+from whichgpu.estimate.pipeline import virtual_stages
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
@@ -109,7 +110,9 @@ def training_layouts(
       pipeline stages over the layers × data parallelism, the optimizer distributed over the
       data-parallel ranks (ZeRO-1, Megatron's distributed optimizer) and 16-bit weights with
       fp32 masters (Narayanan et al., 2021, §3: TP inside a node, PP across them). Every
-      pipeline degree that splits the layers is listed, smallest first.
+      pipeline degree up to the layers is listed, smallest first (an uneven split runs at
+      its heaviest stage), interleaved as :func:`~whichgpu.estimate.pipeline.virtual_stages`
+      chooses.
 
     ``parallel`` is the framework's (:mod:`whichgpu.recipes`): ``ddp`` frameworks use DDP or,
     when the model state does not fit, FSDP (Accelerate); ``fsdp``/``zero`` shard."""
@@ -126,8 +129,9 @@ def training_layouts(
     while tp <= min(count, GPUS_PER_NODE) and tensor_parallel_degree(arch, tp) == tp:
         pp = 1
         while tp * pp <= count:
-            if count % (tp * pp) == 0 and arch.n_layers % pp == 0:
+            if count % (tp * pp) == 0 and pp <= arch.n_layers:
                 layout = replace(job, gpus=count, tp=tp, pp=pp, zero=1, engine=engine)
+                layout = replace(layout, vp=virtual_stages(arch, layout))
                 name = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
                 dp = count // (tp * pp)
                 out.append((layout, name + (f" × data parallel {dp}" if dp > 1 else "")))

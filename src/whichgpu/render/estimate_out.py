@@ -67,11 +67,13 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
         console.print(
             fmt(
                 _(
-                    "Layout: TP {tp} × PP {pp} × DP {dp} (ZeRO {zero}); micro-batch {batch} × "
-                    "{accum} accumulated = global batch {global_batch}; recomputation {ckpt}"
+                    "Layout: TP {tp} × PP {pp} (× {vp} virtual) × DP {dp} (ZeRO {zero}); "
+                    "micro-batch {batch} × {accum} accumulated = global batch {global_batch}; "
+                    "recomputation {ckpt}"
                 ),
                 tp=job.tp,
                 pp=job.pp,
+                vp=max(job.vp, 1),
                 dp=job.dp,
                 zero=job.zero,
                 batch=job.batch,
