@@ -562,3 +562,27 @@ def test_a_given_batch_is_kept(catalog: Catalog) -> None:
     result = recommend(catalog, Workload((job,)))
     assert result.pick is not None and result.pick.runs[0].batch == 32
     assert "chosen_batch" not in {n.code for n in result.reasons}
+
+
+def test_serving_at_a_request_rate_chooses_the_concurrency(catalog: Catalog) -> None:
+    """Issue 14's report: a 70B model at 5 requests/s answered 'no option' because every
+    candidate served one sequence at a time. With the batch left open, each candidate runs
+    the fewest sequences in flight that sustain the rate, and says so."""
+    component = make_component(
+        {"kind": "inference", "model": "llama-3.1-70b", "hours": 200, "request_rate": 5}
+    )
+    result = recommend(catalog, Workload((component,)))
+    assert result.pick is not None
+    run = result.pick.runs[0]
+    assert run.job is not None and run.job.batch > 1
+    assert run.throughput is not None and run.throughput >= 5 * 256
+    chosen = [n for n in run.chosen if n.code == "chosen_concurrency"]
+    assert chosen and dict(chosen[0].params)["batch"] == run.job.batch
+    # one sequence fewer in flight (the next power of two down) would not serve it
+    fixed = make_component(
+        {"kind": "inference", "model": "llama-3.1-70b", "hours": 200, "request_rate": 5,
+         "batch": run.job.batch // 2}
+    )  # fmt: skip
+    halved = recommend(catalog, Workload((fixed,)))
+    same = [o for o in halved.options if o.key == result.pick.key]
+    assert same and not same[0].runs[0].meets_rate

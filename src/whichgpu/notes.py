@@ -132,6 +132,14 @@ MESSAGES: dict[str, str] = {
         "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "
         "to {cap} ({recipe}); give batch to set it."
     ),
+    "chosen_concurrency": N_(
+        "{component} on the {gpu}: {batch} sequences in flight, the fewest that serve the "
+        "{need:,.1f} tokens/s the request rate needs ({rate:,.1f}); give batch to set it."
+    ),
+    "chosen_concurrency_short": N_(
+        "{component} on the {gpu}: {batch} sequences in flight, the most whose KV cache fits, "
+        "serve {rate:,.1f} of the {need:,.1f} tokens/s needed; give batch to set it."
+    ),
     "chosen_layout": N_(
         "{component} on the {gpu}: {layout}, {accumulation} micro-batches accumulated a step "
         "(global batch {global_batch}); give global_batch to set it."

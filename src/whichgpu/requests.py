@@ -424,14 +424,16 @@ class Component(TrainingSettings):
     )
     quant: str | None = given(None, QUANT)
     #: None: chosen per candidate (training: the largest micro-batch that fits, up to a
-    #: recipe's; inference: one sequence); see whichgpu.recommender.autoconfig
+    #: recipe's; serving at a request rate: the concurrency that sustains it; else one
+    #: sequence); see whichgpu.recommender.autoconfig
     batch: int | None = given(
         None,
         replace(
             BATCH,
             help=N_(
                 "Sequences or images per GPU step (default: training takes the largest that "
-                "fits, up to a recipe's; inference 1)."
+                "fits, up to a recipe's; serving at a request rate the fewest in flight that "
+                "sustain it; else 1)."
             ),
         ),
     )
