@@ -23,7 +23,12 @@ COMMANDS = [
     ["recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8"],
     ["recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8", "--json"],
     ["recommend", "--file", "tests/scenarios/d01-train-7b-plus.toml"],
-]
+    # the serving planner over the full catalog: every GPU × count × replica split
+    ["recommend", "--task", "inference", "-m", "llama-3.1-70b", "--request-rate", "5",
+     "--ttft", "2s", "--tpot", "100ms"],
+    ["estimate", "-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--count", "8", "--request-rate",
+     "20", "--ttft", "2s"],
+]  # fmt: skip
 
 
 def main() -> None:

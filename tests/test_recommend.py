@@ -566,23 +566,25 @@ def test_a_given_batch_is_kept(catalog: Catalog) -> None:
 
 def test_serving_at_a_request_rate_chooses_the_concurrency(catalog: Catalog) -> None:
     """Issue 14's report: a 70B model at 5 requests/s answered 'no option' because every
-    candidate served one sequence at a time. With the batch left open, each candidate runs
-    the fewest sequences in flight that sustain the rate, and says so."""
+    candidate served one sequence at a time. With the batch left open, the serving planner
+    runs as many sequences in flight as the rate needs, and says so."""
     component = make_component(
         {"kind": "inference", "model": "llama-3.1-70b", "hours": 200, "request_rate": 5}
     )
     result = recommend(catalog, Workload((component,)))
     assert result.pick is not None
     run = result.pick.runs[0]
-    assert run.job is not None and run.job.batch > 1
-    assert run.throughput is not None and run.throughput >= 5 * 256
-    chosen = [n for n in run.chosen if n.code == "chosen_concurrency"]
-    assert chosen and dict(chosen[0].params)["batch"] == run.job.batch
-    # one sequence fewer in flight (the next power of two down) would not serve it
+    assert run.serving is not None and run.serving.operating.concurrency > 1
+    assert run.serving.replicas * run.serving.capacity.rate_rps >= 5
+    chosen = [n for n in run.chosen if n.code == "chosen_serving"]
+    assert chosen and dict(chosen[0].params)["rate"] == pytest.approx(
+        5 / run.serving.replicas, rel=1e-3
+    )
+    # capped at one sequence in flight (vLLM's --max-num-seqs 1), the same GPUs fall short
     fixed = make_component(
         {"kind": "inference", "model": "llama-3.1-70b", "hours": 200, "request_rate": 5,
-         "batch": run.job.batch // 2}
+         "batch": 1}
     )  # fmt: skip
-    halved = recommend(catalog, Workload((fixed,)))
-    same = [o for o in halved.options if o.key == result.pick.key]
+    capped = recommend(catalog, Workload((fixed,)))
+    same = [o for o in capped.options if o.key == result.pick.key]
     assert same and not same[0].runs[0].meets_rate

@@ -108,8 +108,13 @@ def test_d4_seven_services_mig_against_seven_small_cards(catalog: Catalog) -> No
         parse_workload_text(text, str(path)),
     )
     assert single.pick is not None and single.pick.hardware.mig_profile == "1g.10gb"
-    assert "reason_mig" in codes(single.reasons)
-    assert single.reasons[1].params["services"] == 7
+    mig_reason = next(r for r in single.reasons if r.code == "reason_mig")
+    assert mig_reason.params["services"] == 7
+    # each slice is a replica planned under the same latency targets (TTFT 2 s, TPOT 100 ms
+    # at p95), and meets them
+    plan = single.pick.runs[0].serving
+    assert plan is not None and plan.targets.quantile == 0.95
+    assert plan.operating.ttft_s <= 2.0 and plan.operating.tpot_s <= 0.1
 
 
 def test_d5_single_model_inference_on_the_a6000(catalog: Catalog) -> None:

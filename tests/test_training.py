@@ -99,8 +99,9 @@ def test_pipeline_bubble_shrinks_with_more_micro_batches(catalog: Catalog) -> No
     interleaved = estimate_throughput(arch, replace(few, vp=0), gpu, 64)
     assert interleaved.job is not None and virtual_stages(arch, interleaved.job) == 5
     assert interleaved.step is not None
+    # (each stage's time carries its tensor-parallel and point-to-point traffic too)
     assert interleaved.step.bubble_s / interleaved.step.compute_s == pytest.approx(
-        7 / 8 / 5, rel=0.15
+        7 / 8 / 5, rel=0.25
     )
     assert interleaved.throughput.value > a.throughput.value * 1.5
 
@@ -168,7 +169,7 @@ def test_zero_offload_moves_16_bit_gradients_down_and_weights_up_once_a_step(
 def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Catalog) -> None:
     from whichgpu.fitting import fit
     from whichgpu.requests import EstimateRequest, FitRequest
-    from whichgpu.throughput import estimate_job
+    from whichgpu.sizing import estimate_job
 
     sized = fit(
         catalog, LLAMA_8B, make_job(**FitRequest(task="lora", framework="trl").job_fields())

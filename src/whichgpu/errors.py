@@ -86,6 +86,7 @@ MESSAGES: dict[str, str] = {
     "not_finite": N_("must be a finite number (got {value!r})"),
     "not_a_size": N_("takes a size like 7B, 350M or 1.5e9 (got {value!r})"),
     "not_a_duration": N_("takes a duration like 48h, 3d or 90min (got {value!r})"),
+    "not_a_latency": N_("takes a latency like 2s or 150ms (got {value!r})"),
     "not_bool": N_("must be true or false (got {value!r})"),
     "not_a_list": N_("must be a list of: {valid}"),
     "not_text": N_("must be text (got {value!r})"),
@@ -135,6 +136,13 @@ MESSAGES: dict[str, str] = {
         "{tp} GPUs of tensor parallelism do not split {model}'s {heads} attention heads"
     ),
     "pp_layers": N_("{pp} pipeline stages need a layer each; {model} has {layers}"),
+    "serving_no_fit": N_("{model} does not fit {count} × {gpu} with room for one sequence"),
+    "serving_context": N_(
+        "{model} reads {n:,} tokens at most; {prompt} + {generate} asks for {tokens:,}"
+    ),
+    "engine_format": N_(
+        "{engine} does not run {quant} weights (it runs {valid}); engines that do: {instead}"
+    ),
     "vp_needs_pp": N_("{vp} virtual pipeline stages need a pipeline: set {pp} above 1"),
     "vp_layers": N_(
         "{vp} virtual stages need a layer each; {model} over {pp} pipeline stages has {layers} "

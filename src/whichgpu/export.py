@@ -142,6 +142,46 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
     return None
 
 
+#: The default run command of a training pick: the script, given the chosen settings.
+TRAIN_COMMAND = f"python train.py ${LAUNCH_ARGS_ENV}"
+#: How each engine's command line asks for FP8 weights (the others take quantized checkpoints)
+QUANT_FLAGS = {"vllm": " --quantization fp8", "sglang": " --quantization fp8",
+               "tgi": " --quantize fp8"}  # fmt: skip
+
+
+def serving_command(option: Option) -> tuple[str, str] | None:
+    """The pick's first served model: a comment on its plan, and the engine's launch command
+    for one replica (:data:`whichgpu.engines.ENGINES` ``launch``)."""
+    from whichgpu.engines import ENGINES
+    from whichgpu.models.presets import presets
+
+    for run in option.runs:
+        plan, job = run.serving, run.job
+        if plan is None or job is None:
+            continue
+        engine = ENGINES[plan.engine]
+        component = run.component
+        preset = presets().get(component.model or "")
+        model = preset.hf_id if preset is not None and preset.hf_id else component.model or ""
+        quant = QUANT_FLAGS.get(engine.id, "") if job.quant == "fp8" else ""
+        command = engine.launch.format(
+            model=model,
+            tp=plan.gpus_per_replica,
+            max_len=job.prompt + max(job.generate, 1),
+            sequences=plan.max_sequences,
+            quant=quant,
+        )
+        point = plan.operating
+        comment = (
+            f"serving {component.label}: {engine.name}, {plan.replicas} replica(s) of "
+            f"{plan.gpus_per_replica} GPU(s), {point.rate_rps:.2f} requests/s each with "
+            f"{math.ceil(point.concurrency)} in flight (TTFT {point.ttft_s * 1e3:.0f} ms, "
+            f"{point.tpot_s * 1e3:.1f} ms per output token, {component.percentile})"
+        )
+        return comment, command
+    return None
+
+
 def _dump(doc: dict[str, Any]) -> str:
     import yaml
 
@@ -178,6 +218,9 @@ def skypilot_task(
         header += f"# estimated hours: {expected:.1f} (up to {slow:.1f})\n"
     if training is not None:
         header += f"# {training[0]}\n"
+    serving = serving_command(option)
+    if serving is not None:
+        header += f"# {serving[0]}\n"
     return header + _dump(doc)
 
 
@@ -193,6 +236,11 @@ def kubernetes_manifest(
             raise InvalidInput("kubernetes_nodes", n=option.gpus)
         limits = {"nvidia.com/gpu": hw.count}
         replicas = hw.services  # one pod per isolated service, each with its own GPUs
+        plan = next((r.serving for r in option.runs if r.serving is not None), None)
+        if plan is not None and hw.services == 1:
+            # one pod per serving replica, each with the GPUs of its tensor-parallel group
+            limits = {"nvidia.com/gpu": plan.gpus_per_replica}
+            replicas = plan.replicas
     container: dict[str, Any] = {
         "name": "main",
         "image": image,
@@ -200,15 +248,18 @@ def kubernetes_manifest(
         "resources": {"limits": limits},
     }
     annotations = {"whichgpu/pick": _summary(result, option)}
+    serving = serving_command(option)
+    if serving is not None:
+        annotations["whichgpu/serving"] = serving[0]
     training = _training_settings(result, option)
     if training is not None:
         container["env"] = [{"name": LAUNCH_ARGS_ENV, "value": training[1]}]
         annotations["whichgpu/training"] = training[0]
-    serving = option.time_s is None or all(
+    serves = option.time_s is None or all(
         r.component.kind == "inference" and r.component.hours is not None for r in option.runs
     )
     labels = {"app": name}
-    if serving:
+    if serves:
         doc: dict[str, Any] = {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
@@ -259,6 +310,9 @@ def slurm_header(result: Recommendation, option: Option, name: str, run: str) ->
     training = _training_settings(result, option)
     if training is not None:
         lines += ["", f"# {training[0]}", f"export {LAUNCH_ARGS_ENV}={shlex.quote(training[1])}"]
+    serving = serving_command(option)
+    if serving is not None:
+        lines += ["", f"# {serving[0]}"]
     lines += ["", run, ""]
     return "\n".join(lines)
 
@@ -268,13 +322,18 @@ def export(
     result: Recommendation,
     kind: str,
     name: str,
-    run: str,
+    run: str | None,
     image: str,
     setup: str | None = None,
 ) -> str:
+    """``result``'s pick in ``kind``'s format, running ``run`` (None: the serving engine's
+    launch command for a served model, else :data:`TRAIN_COMMAND`)."""
     option = result.pick
     if option is None:
         raise InvalidInput("nothing_to_export")
+    if run is None:
+        serving = serving_command(option)
+        run = serving[1] if serving is not None else TRAIN_COMMAND
     if kind == "skypilot":
         return skypilot_task(catalog, result, option, name, run, setup)
     if kind == "kubernetes":

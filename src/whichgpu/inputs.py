@@ -27,7 +27,9 @@ from typing import Any, Literal
 
 from whichgpu.errors import InvalidInput, Path
 
-Kind = Literal["int", "number", "size", "duration", "bool", "choice", "names", "list", "text"]
+Kind = Literal[
+    "int", "number", "size", "duration", "latency", "bool", "choice", "names", "list", "text"
+]
 
 
 @dataclass(frozen=True)
@@ -150,10 +152,10 @@ def _in_range(number: float, spec: Input, path: Path, value: object) -> None:
 
 def value_of(spec: Input, value: object, path: Path, text: bool = False) -> Any:
     """``value`` checked against ``spec``; ``text``: it comes from a flag or a form field."""
-    from whichgpu.units import parse_count, parse_duration_h
+    from whichgpu.units import parse_count, parse_duration_h, parse_latency_s
 
     kind = spec.kind
-    if kind in ("int", "number", "size", "duration") and isinstance(value, bool):
+    if kind in ("int", "number", "size", "duration", "latency") and isinstance(value, bool):
         raise InvalidInput(
             "not_a_number" if kind != "int" else "not_whole", field=path, value=value
         )
@@ -167,10 +169,14 @@ def value_of(spec: Input, value: object, path: Path, text: bool = False) -> Any:
             raise InvalidInput("not_whole", field=path, value=value)
         _in_range(value, spec, path, value)
         return value
-    if kind in ("number", "size", "duration"):
+    if kind in ("number", "size", "duration", "latency"):
         number: float
         if isinstance(value, str):
-            parser = {"size": parse_count, "duration": parse_duration_h}.get(kind)
+            parser = {
+                "size": parse_count,
+                "duration": parse_duration_h,
+                "latency": parse_latency_s,
+            }.get(kind)
             try:
                 if text or parser is not None:
                     try:  # a plain number, signed or not (then the range says what is wrong)
@@ -182,7 +188,11 @@ def value_of(spec: Input, value: object, path: Path, text: bool = False) -> Any:
                 else:
                     raise ValueError(value)
             except (ValueError, OverflowError):
-                code = {"size": "not_a_size", "duration": "not_a_duration"}.get(kind)
+                code = {
+                    "size": "not_a_size",
+                    "duration": "not_a_duration",
+                    "latency": "not_a_latency",
+                }.get(kind)
                 raise InvalidInput(code or "not_a_number", field=path, value=value) from None
         elif isinstance(value, int | float):
             try:
@@ -270,6 +280,7 @@ def parse(
 
 _SIZE_PATTERN = r"^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[kmbgtKMBGT]?\s*$"
 _DURATION_PATTERN = r"^\s*[0-9]*\.?[0-9]+\s*(min|m|h|d|w|MIN|M|H|D|W)?\s*$"
+_LATENCY_PATTERN = r"^\s*[0-9]*\.?[0-9]+\s*(ms|s|min|MS|S|MIN)?\s*$"
 
 
 def field_schema(spec: Spec, english: bool = True) -> dict[str, Any]:
@@ -290,6 +301,13 @@ def field_schema(spec: Spec, english: bool = True) -> dict[str, Any]:
             "anyOf": [
                 {"type": "number", **bounds},
                 {"type": "string", "pattern": _SIZE_PATTERN, "maxLength": 40},
+            ]
+        }
+    elif i.kind == "latency":
+        schema = {
+            "anyOf": [
+                {"type": "number", **bounds},
+                {"type": "string", "pattern": _LATENCY_PATTERN, "maxLength": 40},
             ]
         }
     elif i.kind == "duration":

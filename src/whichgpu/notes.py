@@ -132,13 +132,18 @@ MESSAGES: dict[str, str] = {
         "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "
         "to {cap} ({recipe}); give batch to set it."
     ),
-    "chosen_concurrency": N_(
-        "{component} on the {gpu}: {batch} sequences in flight, the fewest that serve the "
-        "{need:,.1f} tokens/s the request rate needs ({rate:,.1f}); give batch to set it."
+    "chosen_serving": N_(
+        "{component} on {engine}: {replicas} replica(s) of {gpus} GPU(s), each at {rate:,.2f} "
+        "requests/s with {concurrency} sequences in flight: time to first token {ttft_ms:,} ms, "
+        "{tpot_ms:,.1f} ms per output token ({percentile}; limited by {binding})."
     ),
-    "chosen_concurrency_short": N_(
-        "{component} on the {gpu}: {batch} sequences in flight, the most whose KV cache fits, "
-        "serve {rate:,.1f} of the {need:,.1f} tokens/s needed; give batch to set it."
+    "warn_engine_prior": N_(
+        "{component}: {engine}'s speed is TensorRT-LLM's calibration ({harness}); no factor "
+        "fitted on its own published runs yet."
+    ),
+    "block_latency": N_(
+        "{component}: {target} {percentile} of {limit_ms:,} ms is out of reach here: "
+        "{best_ms:,} ms at the lightest load"
     ),
     "chosen_layout": N_(
         "{component} on the {gpu}: {layout}, {accumulation} micro-batches accumulated a step "
@@ -287,6 +292,9 @@ WORDS: dict[str, str] = {
     # capability codes (--requires) as readers name them
     "rt": N_("RT cores"), "display": N_("display outputs"), "ecc": N_("ECC memory"),
     "fp64": N_("FP64 units"), "nvlink": N_("NVLink"), "mig": N_("MIG"),
+    # what limits a served replica (whichgpu.estimate.serving_plan)
+    "ttft": N_("time to first token"), "tpot": N_("time per output token"),
+    "throughput": N_("throughput"),
 }  # fmt: skip
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^fitted on (?P<n>\d+) measurements$"), N_("fitted on {n} measurements")),

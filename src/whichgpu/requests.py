@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
+from whichgpu.engines import ENGINE_IDS
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input, given
@@ -151,6 +152,23 @@ VP = Input(
 MARKET_NAMES = Input(
     "names", N_("Markets to rent in: on-demand, spot, marketplace."), choices=MARKETS, flag="market"
 )
+
+
+#: Serving settings shared by recommend's components and estimate
+SERVE_ENGINE = Input(
+    "choice",
+    N_("Serving engine: vllm, sglang, trtllm, tgi, llama.cpp, ollama or transformers "
+       "(default: vllm)."),
+    choices=ENGINE_IDS,
+)  # fmt: skip
+TTFT = Input("latency", N_("Serving: time to first token to meet, e.g. 2s."), low=1e-4, high=3600)
+TPOT = Input(
+    "latency", N_("Serving: time per output token to meet, e.g. 100ms."), low=1e-5, high=60
+)
+PERCENTILE = Input(
+    "choice", N_("The latency targets' percentile: p50, p95 or p99."), choices=("p50", "p95", "p99")
+)
+REQUEST_RATE = Input("number", N_("Serving: requests per second to sustain."), low=1e-6, high=1e6)
 
 
 # -- how a training job is run: shared by fit, estimate and recommend ---------------------
@@ -384,6 +402,18 @@ class EstimateRequest(TrainingSettings):
     frames: float | None = given(None, FRAMES)
     samples_per_frame: int = given(DEFAULT_SAMPLES_PER_FRAME, SAMPLES)
     tflop: float | None = given(None, replace(TFLOP, help=N_("FP64: work in TFLOP.")))
+    engine: str | None = given(None, SERVE_ENGINE)
+    request_rate: float | None = given(None, REQUEST_RATE)
+    ttft: float | None = given(None, TTFT)
+    tpot: float | None = given(None, TPOT)
+    percentile: str = given("p50", PERCENTILE)
+
+    @property
+    def serves(self) -> bool:
+        """Inference sized by the serving planner: an engine, a rate or a target given."""
+        return self.task == "inference" and any(
+            v is not None for v in (self.engine, self.request_rate, self.ttft, self.tpot)
+        )
 
     @property
     def uses_model(self) -> bool:
@@ -466,9 +496,11 @@ class Component(TrainingSettings):
             high=1e6,
         ),
     )
-    request_rate: float | None = given(
-        None, Input("number", N_("Serving: requests per second to sustain."), low=1e-6, high=1e6)
-    )
+    request_rate: float | None = given(None, REQUEST_RATE)
+    engine: str | None = given(None, SERVE_ENGINE)
+    ttft: float | None = given(None, TTFT)
+    tpot: float | None = given(None, TPOT)
+    percentile: str = given("p50", PERCENTILE)
     services: int = given(
         1,
         Input(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency import (
+    LAYER_SPLIT_HARNESSES,
     ideal_rate,
     load_efficiency,
     load_framework_factors,
@@ -25,8 +26,8 @@ from whichgpu.job import Attention, Checkpointing, Job, Math, Precision, Task
 from whichgpu.models.arch import ModelArch
 
 if TYPE_CHECKING:
+    from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.estimate.training import Step
-    from whichgpu.requests import EstimateRequest
 
 #: The harness a user's job is assumed to run like, per regime: the best-covered,
 #: well-tuned software of each kind in the calibration set.
@@ -75,6 +76,10 @@ class ThroughputEstimate:
     step: Step | None = None
     #: Training: the job as estimated (its layout, micro-batch and accumulation)
     job: Job | None = None
+    #: Serving: the planner's replicas, capacity under the targets and operating point
+    serving: ServingPlan | None = None
+    #: Serving: the requests per second asked for
+    demand_rps: float | None = None
 
 
 def regime_of(arch: ModelArch, job: Job, count: int = 1) -> str:
@@ -402,40 +407,6 @@ def estimate_throughput(
     )
 
 
-def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
-    """``whichgpu estimate`` (the CLI, the HTTP API and the web share it): a model's job
-    (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without a
-    model. The request's fields are already checked (:mod:`whichgpu.inputs`)."""
-    from whichgpu.requests import make_job
-
-    r = request
-    if not r.uses_model:
-        return estimate_model_free(r.task, gpu, r.count, r.frames, r.samples_per_frame, r.tflop)
-    if arch is None:
-        raise InvalidInput(
-            "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
-        )
-    training = r.task != "inference"
-    job = make_job(
-        **(r.settings() if training else {}),
-        task=r.task,
-        precision=r.precision,
-        quant=r.quant,
-        batch=r.batch,
-        seq=r.seq,
-        prompt=r.prompt or ((r.seq or Job.seq) if r.task == "inference" else 0),
-        generate=r.generate if r.task == "inference" else 0,
-        checkpointing=None if r.checkpointing is None else ("full" if r.checkpointing else "none"),
-        tp=r.tp,
-        pp=r.pp,
-        gpus=r.count,
-    )
-    work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
-    if training and r.count > 1 and r.tp is None and r.pp is None:
-        job = fastest_layout(arch, job, gpu, r.count, r.framework)
-    return estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
-
-
 def fastest_layout(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None) -> Job:
     """The fastest of the framework's layouts (:func:`~whichgpu.estimate.parallel.
     training_layouts`) that holds ``job`` on ``count`` × ``gpu``; the first if none does
@@ -455,3 +426,32 @@ def fastest_layout(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: s
             estimate_throughput(arch, j, gpu, count, framework=framework).throughput.value
         ),
     )
+
+
+@lru_cache(maxsize=8192)
+def serving_seconds(
+    arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str
+) -> tuple[float, float, float, str]:
+    """A served model's calibrated times on ``count`` × ``gpu`` with ``job.batch`` sequences
+    in flight, ``job.prompt`` tokens in and ``job.generate`` out: seconds per output token
+    over a whole batch cycle (its prompts' prefills included, as the fitted maximum-load
+    runs measure it), one prompt's prefill, and the η of the cycle. llama.cpp's harness is
+    calibrated on decode steps and prefills apart: its cycle is ``B`` prefills and ``O``
+    decode steps of ``B`` sequences. Last, the roofline's bound at that batch."""
+    model, _spread = load_efficiency()
+    prompt, out = job.prompt or job.seq, max(job.generate, 1)
+    one = replace(job, batch=1)  # a prefill is one request's
+    prefill = _bench(arch, one, gpu, count, "llm-prefill", harness, "ms", prompt, 1)
+    prefill_obs = observe(prefill, gpu, arch)
+    if prefill_obs is None:
+        raise InvalidInput("no_throughput_model", regime="llm-prefill", gpu=gpu.name)
+    prefill_s = model.seconds_per_unit(prefill_obs)
+    if harness in LAYER_SPLIT_HARNESSES:
+        decode = _bench(arch, job, gpu, count, "llm-decode", harness, "tokens/s", prompt, out)
+        eta, _provenance, per_token_s, bound = _roofline(arch, None, gpu, decode)
+        step_s = per_token_s * job.batch
+        cycle_s = job.batch * prefill_s + out * step_s
+        return cycle_s / (job.batch * out), prefill_s, eta, bound
+    serve = _bench(arch, job, gpu, count, "llm-serve", harness, "tokens/s", prompt, out)
+    eta, _provenance, per_token_s, bound = _roofline(arch, None, gpu, serve)
+    return per_token_s, prefill_s, eta, bound

@@ -25,6 +25,19 @@ def parse_count(text: str) -> float:
 _DURATION_UNITS_H = {"min": 1 / 60, "m": 1 / 60, "h": 1.0, "d": 24.0, "w": 168.0}
 
 
+_LATENCY_UNITS_S = {"ms": 1e-3, "s": 1.0, "min": 60.0}
+
+
+def parse_latency_s(text: str) -> float:
+    """A latency in seconds: ``2``, ``2s``, ``150ms``. Raises ValueError."""
+    import re
+
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ms|s|min)?\s*", text.lower())
+    if not match:
+        raise ValueError(text)
+    return float(match.group(1)) * _LATENCY_UNITS_S[match.group(2) or "s"]
+
+
 def parse_duration_h(text: str) -> float:
     """A duration in hours: ``48``, ``48h``, ``3d``, ``90min``, ``2w``. Raises ValueError."""
     import re

@@ -46,7 +46,16 @@ app = typer.Typer(
 )
 
 JobName = Annotated[str, typer.Option("--name", help=_("Export: the job's name."))]
-RunCommand = Annotated[str, typer.Option("--run", help=_("Export: the command to run."))]
+RunCommand = Annotated[
+    str | None,
+    typer.Option(
+        "--run",
+        help=_(
+            "Export: the command to run (default: the serving engine's launch command for a "
+            "served model, else python train.py $WHICHGPU_LAUNCH_ARGS)."
+        ),
+    ),
+]
 Image = Annotated[str, typer.Option("--image", help=_("Export (kubernetes): container image."))]
 ModelName = Annotated[
     str | None,

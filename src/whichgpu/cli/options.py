@@ -38,7 +38,13 @@ def option_parameter(spec: Spec) -> inspect.Parameter:
         return inspect.Parameter(
             spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation
         )
-    metavar = {"int": "N", "number": "X", "size": "N", "duration": "TIME"}.get(i.kind)
+    metavar = {
+        "int": "N",
+        "number": "X",
+        "size": "N",
+        "duration": "TIME",
+        "latency": "SECONDS",
+    }.get(i.kind)
     if i.kind in ("names", "list"):
         option = typer.Option(*names, help=help_text, show_default=False)
         annotation = Annotated[list[str] | None, option]

@@ -50,7 +50,7 @@ def recommend(
         typer.Option("--export", help=_("Print the pick as skypilot, kubernetes or slurm.")),
     ] = None,
     job_name: JobName = "whichgpu-job",
-    run_command: RunCommand = "python train.py $WHICHGPU_LAUNCH_ARGS",
+    run_command: RunCommand = None,
     image: Image = "nvcr.io/nvidia/pytorch:24.10-py3",
     json_out: JsonFlag = False,
     prices: PriceFiles = None,
@@ -185,7 +185,7 @@ def export(
         str, typer.Option("--catalog", help=_("full, or article: its three GPUs at its prices."))
     ] = "full",
     job_name: JobName = "whichgpu-job",
-    run_command: RunCommand = "python train.py $WHICHGPU_LAUNCH_ARGS",
+    run_command: RunCommand = None,
     image: Image = "nvcr.io/nvidia/pytorch:24.10-py3",
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,

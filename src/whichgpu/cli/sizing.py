@@ -38,7 +38,7 @@ def fit(fields: dict[str, Any], hub: HubModel = None, json_out: JsonFlag = False
 def estimate(fields: dict[str, Any], hub: HubModel = None, json_out: JsonFlag = False) -> None:
     from whichgpu.catalog import load_catalog
     from whichgpu.inputs import parse
-    from whichgpu.throughput import estimate_job
+    from whichgpu.sizing import estimate_job
 
     request: EstimateRequest = parse(EstimateRequest, fields, text=True)
     arch = model_arch(request.model, request.params, hub) if request.uses_model else None

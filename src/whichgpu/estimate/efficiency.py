@@ -11,7 +11,7 @@ uses its units). ``scripts/fit_efficiency.py`` fits it and validates it leave-on
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from whichgpu.catalog.records import GPU, Benchmark
@@ -343,6 +343,8 @@ def observe(
     """A measurement (or a user's job described as one) against its roofline; ``arch`` is
     the model when it is not a preset the benchmark's name resolves to (a config.json, a
     generic size)."""
+    if bench.regime == "llm-serve" and bench.batch is None:
+        bench = _at_full_batch(bench, gpu, arch)
     ideal = ideal_rate(bench, gpu, arch, job)
     if ideal is None or ideal.rate <= 0:
         return None
@@ -368,6 +370,28 @@ def observe(
         stream_s=stream_seconds(bench, gpu, arch),
         memory=memory_class(gpu),
     )
+
+
+def _at_full_batch(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> Benchmark:
+    """A maximum-throughput run published without its batch (TensorRT-LLM's perf overview
+    since v0.12 gives lengths, not batches) ran as many sequences as its KV cache held, up to
+    the engine's max_batch_size: :func:`~whichgpu.estimate.serving_plan.kv_sequences` with
+    TensorRT-LLM's defaults."""
+    import msgspec
+
+    from whichgpu.engines import ENGINES
+    from whichgpu.estimate.kv_pool import kv_sequences
+
+    arch = arch or bench_arch(bench.model)
+    if arch is None or (bench.precision or "16-true") not in (*QUANT_BITS, "16-true", "bf16-true"):
+        return bench  # a format whichgpu does not model (FP4): no roofline
+    job = _job(bench, "inference")
+    prompt, out = bench.seq or 128, bench.generate or 128
+    job = replace(job, prompt=prompt, generate=out, seq=prompt)
+    batch = kv_sequences(arch, job, gpu, bench.gpus, ENGINES["trtllm"])
+    if batch < 1:
+        return bench
+    return msgspec.structs.replace(bench, batch=batch)
 
 
 def stream_term(regime: str) -> str:

@@ -189,6 +189,11 @@ ETHERNET_GBIT_PER_NODE = 100.0
 #: GeForce cards have peer-to-peer over PCIe disabled (the RTX 4090's driver reports no P2P;
 #: NCCL then stages through host memory): each transfer crosses PCIe twice.
 NO_P2P_SHARE = 0.5
+#: PCIe cards one CPU socket's root complexes serve in a two-socket 8-GPU server: a ring over
+#: more crosses the socket interconnect, where NCCL does not use peer-to-peer by default
+#: (NCCL_P2P_LEVEL: P2P up to PHB, not across SYS, "the SMP interconnect between NUMA
+#: nodes"; NCCL environment-variable docs) and stages through host memory, as without P2P.
+PCIE_GPUS_PER_SOCKET = 4
 
 
 def host_link_gb_per_s(gpu: GPU) -> float:
@@ -214,6 +219,8 @@ def collective_gb_per_s(gpu: GPU, ranks: int, network: str = "infiniband") -> fl
     pcie = host_link_gb_per_s(gpu)
     if not gpu.nvlink_gb_per_s and "consumer" in gpu.form_factor:
         pcie *= NO_P2P_SHARE
+    elif PCIE_GPUS_PER_SOCKET < ranks <= GPUS_PER_NODE:
+        pcie *= NO_P2P_SHARE  # a ring of PCIe cards across the sockets, staged through host
     if ranks <= GPUS_PER_NODE:
         return pcie
     return min(pcie, network_gb_per_s(gpu, network))

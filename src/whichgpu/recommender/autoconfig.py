@@ -146,9 +146,6 @@ def configure(
             )
     if not job.training:
         scaled, strategy = scaled_job(job, count, arch)
-        if component.batch is None and component.request_rate is not None:
-            scaled, served = serving_concurrency(component, arch, scaled, gpu, count)
-            chosen.append(served)
         return scaled, strategy, chosen
     recipe = RECIPES.get(component.framework or "")
     defaults = recipe.defaults(job.task) if recipe is not None else {}
@@ -222,44 +219,6 @@ def configure(
             )
         )
     return scaled, strategy, notes
-
-
-#: The most sequences a serving engine batches at once: vLLM's ``max_num_seqs`` default
-#: (vllm/engine/arg_utils.py, EngineArgs: 256 on GPUs), which SGLang's and TensorRT-LLM's
-#: defaults (``max_running_requests``, ``max_batch_size``) match or exceed.
-MAX_CONCURRENCY = 256
-
-
-def serving_concurrency(
-    component: Component, arch: ModelArch, job: Job, gpu: GPU, count: int
-) -> tuple[Job, Note]:
-    """The concurrency a continuous-batching engine runs a served model at, for a request
-    rate: the fewest sequences in flight (1, 2, 4 … :data:`MAX_CONCURRENCY`) whose output
-    rate sustains ``request_rate × generate`` tokens/s, as far as their KV cache fits;
-    else the most that fit. Engines batch whatever is waiting, so concurrency is the lever
-    (Kwon et al., 2023, vLLM §4)."""
-    need = (component.request_rate or 0.0) * max(job.generate, 1)
-    capacity = usable_bytes(gpu)
-    best, best_rate = job, 0.0
-    batch = 1
-    while batch <= MAX_CONCURRENCY:
-        trial = replace(job, batch=batch)
-        if needed_bytes(arch, trial) > capacity:
-            break
-        best, best_rate = trial, _rate(arch, trial, gpu, count, component.framework)
-        if best_rate >= need:
-            break
-        batch *= 2
-    code = "chosen_concurrency" if best_rate >= need else "chosen_concurrency_short"
-    served = note(
-        code,
-        component=component.label,
-        gpu=gpu.short_name,
-        batch=best.batch,
-        rate=round(best_rate, 1),
-        need=round(need, 1),
-    )
-    return best, served
 
 
 def _rate(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None) -> float:

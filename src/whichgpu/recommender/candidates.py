@@ -20,6 +20,7 @@ from whichgpu.units import BYTES_PER_GIB
 if TYPE_CHECKING:
     from whichgpu.catalog.records import MigProfile
     from whichgpu.catalog.store import Catalog
+    from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.job import Checkpointing, Job
     from whichgpu.models.arch import ModelArch
 
@@ -73,6 +74,8 @@ class ComponentRun:
     missing_unit: str | None = None
     #: The job as configured for this hardware (layout, micro-batch, accumulation…)
     job: Job | None = None
+    #: A served model's plan on this hardware: engine, replicas × GPUs, its operating point
+    serving: ServingPlan | None = None
 
     @property
     def batch(self) -> int | None:
@@ -158,6 +161,10 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         else ("full" if component.checkpointing else "none"),
         all_logits=not inference,
     )
+    if serves(component):
+        from whichgpu.estimate.serving_plan import check_serving
+
+        check_serving(arch, job, component.engine)
     return arch, job
 
 
@@ -209,6 +216,8 @@ def run_component(
             est = estimate_rate(component.kind, gpu, hw.count)
         except WhichGPUError:
             return ComponentRun(component, fits, needed, capacity_gib, strategy, provenance="none")
+    elif serves(component):
+        return serve_component(component, hw, gpu, *prepared)
     else:
         arch, job = prepared
         from whichgpu.recommender.autoconfig import configure, needed_bytes
@@ -280,6 +289,114 @@ def run_component(
         meets = rate.value >= need
     time_s = _timed(component, rate.value, rate.unit, prepared)
     return replace(run, time_s=time_s, meets_rate=meets, notes=tuple(notes))
+
+
+def serves(component: Component) -> bool:
+    """A served model the serving planner sizes: a request rate, a latency target or an
+    engine named (interactive use without them keeps the one-sequence estimate)."""
+    return component.kind == "inference" and (
+        component.request_rate is not None
+        or component.ttft is not None
+        or component.tpot is not None
+        or component.engine is not None
+    )
+
+
+def serve_component(
+    component: Component, hw: Hardware, gpu: GPU, arch: ModelArch, job: Job
+) -> ComponentRun:
+    """``component`` served on ``hw``: its ``count`` GPUs split into replicas of 1, 2, 4 or 8
+    (tensor parallelism inside each where the engine has it: a degree that splits the heads),
+    the split that serves the most kept; each replica as
+    :func:`~whichgpu.estimate.serving_plan.replica_plan` plans it."""
+    from whichgpu.engines import DEFAULT_ENGINE, ENGINES
+    from whichgpu.estimate.memory import memory_of
+    from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.estimate.serving_plan import (
+        PERCENTILES,
+        Targets,
+        plan_service,
+        serving_provenance,
+    )
+
+    engine = ENGINES[component.engine or DEFAULT_ENGINE]
+    targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
+    capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
+    best = plan_service(
+        arch, job, gpu, hw.count, engine, targets, component.request_rate, component.batch
+    )
+    if best is None:
+        whole = memory_of(arch, replace(job, tp=1, gpus=1, batch=1))
+        needed = whole.total_bytes / BYTES_PER_GIB / hw.count
+        return ComponentRun(component, False, needed, capacity_gib, f"{hw.count} GPU")
+    replica_job = replace(job, tp=best.gpus_per_replica if engine.split == "tensor" else 1,
+                          gpus=best.gpus_per_replica)  # fmt: skip
+    demand = component.request_rate
+    served_rps = best.replicas * best.capacity.rate_rps
+    concurrency = max(1, math.ceil(best.operating.concurrency))
+    replica_job = replace(replica_job, batch=min(concurrency, best.max_sequences))
+    needed = memory_of(arch, replica_job).total_bytes / BYTES_PER_GIB
+    out = max(job.generate, 1)
+    rate = served_rps * out
+    tp, replicas = best.gpus_per_replica, best.replicas
+    if tp > 1 and engine.split == "tensor":
+        strategy = f"tensor parallel {tp}" + (
+            f" × data parallel {replicas}" if replicas > 1 else ""
+        )
+    else:
+        strategy = f"data parallel {replicas}" if replicas > 1 else "1 GPU"
+    meets = best.unmet is None and (demand is None or served_rps >= demand * (1 - 1e-9))
+    time_s = component.hours * 3600.0 if component.hours is not None else None
+    if time_s is None and component.tokens is not None and rate > 0:
+        time_s = component.tokens / rate
+    notes: list[Note] = []
+    if engine.harness == "trtllm" and engine.id != "trtllm":  # TensorRT-LLM's calibration
+        notes.append(
+            note(
+                "warn_engine_prior",
+                component=component.label,
+                engine=engine.name,
+                harness=engine.harness,
+            )
+        )
+    return ComponentRun(
+        component,
+        True,
+        needed,
+        capacity_gib,
+        strategy,
+        rate,
+        rate,
+        rate,
+        "tokens/s",
+        time_s,
+        best.bound,
+        serving_provenance(engine.harness),
+        meets_rate=meets,
+        notes=tuple(notes),
+        chosen=(serving_note(component, engine.name, best),) if best.unmet is None else (),
+        job=replica_job,
+        serving=best,
+    )
+
+
+def serving_note(component: Component, engine: str, plan: ServingPlan) -> Note:
+    """What the planner chose: the engine, replicas × GPUs, sequences in flight, and the
+    latencies at the operating point."""
+    point = plan.operating
+    return note(
+        "chosen_serving",
+        component=component.label,
+        engine=engine,
+        replicas=plan.replicas,
+        gpus=plan.gpus_per_replica,
+        rate=round(point.rate_rps, 2),
+        concurrency=max(1, math.ceil(point.concurrency)),
+        ttft_ms=round(point.ttft_s * 1e3),
+        tpot_ms=round(point.tpot_s * 1e3, 1),
+        percentile=component.percentile,
+        binding=plan.binding,
+    )
 
 
 def hardware_for(

@@ -165,6 +165,19 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             )
         elif run.throughput is None:
             out.append(note("block_no_model", component=run.component.label, gpu=gpu.name))
+        elif run.serving is not None and run.serving.unmet is not None:
+            target, best = run.serving.unmet
+            limit_s = run.component.ttft if target == "ttft" else run.component.tpot
+            out.append(
+                note(
+                    "block_latency",
+                    component=run.component.label,
+                    target=target.upper(),
+                    percentile=run.component.percentile,
+                    limit_ms=round(1e3 * (limit_s or 0.0), 1),
+                    best_ms=round(best * 1e3, 1),
+                )
+            )
         elif not run.meets_rate:
             need = (run.component.request_rate or 0) * max(run.component.generate, 1)
             out.append(

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.fields import format_duration
 from whichgpu.i18n import _, fmt
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import count_label, localize
-from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration
+from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.throughput import ThroughputEstimate
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from whichgpu.estimate.serving_types import ServingPlan
 
 
 def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
@@ -36,7 +39,75 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
         "step": None
         if result.step is None
         else {k: getattr(result.step, k) for k in result.step.__dataclass_fields__},
+        "serving": None if result.serving is None else serving_doc(result.serving, None),
     }
+
+
+def print_serving(plan: ServingPlan, demand_rps: float | None, console: Console) -> None:
+    """The serving plan: engine, replicas, each replica's capacity under the targets, and
+    the operating point; or the target no load meets."""
+    from whichgpu.engines import ENGINES
+
+    engine = ENGINES[plan.engine].name
+    if plan.unmet is not None:
+        target, best = plan.unmet
+        console.print(
+            fmt(
+                _(
+                    "Serving on {engine}: no load meets the {target} target; the best is "
+                    "{ms:,.1f} ms"
+                ),
+                engine=engine,
+                target=target.upper(),
+                ms=best * 1e3,
+            )
+        )
+        return
+    cap, point = plan.capacity, plan.operating
+    console.print(
+        fmt(
+            _(
+                "Serving on {engine}: {replicas} replica(s) of {gpus} GPU(s), each serving up to "
+                "{rate:,.2f} requests/s ({tokens:,.0f} output tokens/s, {sequences} sequences "
+                "at most); limited by {binding}"
+            ),
+            engine=engine,
+            replicas=plan.replicas,
+            gpus=plan.gpus_per_replica,
+            rate=cap.rate_rps,
+            tokens=cap.tokens_per_s(plan.generate),
+            sequences=plan.max_sequences,
+            binding=localize(plan.binding),
+        )
+    )
+    served = plan.replicas * cap.rate_rps
+    if demand_rps is not None and cap.rate_rps > 0 and served < demand_rps * (1 - 1e-9):
+        needed = math.ceil(demand_rps / cap.rate_rps * (1 - 1e-9))
+        console.print(
+            fmt(
+                _(
+                    "{demand:,.2f} requests/s need {needed} such replicas ({gpus} GPUs); these "
+                    "serve {served:,.2f}"
+                ),
+                demand=demand_rps,
+                needed=needed,
+                gpus=needed * plan.gpus_per_replica,
+                served=served,
+            )
+        )
+    console.print(
+        fmt(
+            _(
+                "At {rate:,.2f} requests/s a replica: {concurrency:,.0f} in flight, time to first "
+                "token {ttft:,.0f} ms, {tpot:,.1f} ms per output token ({quantile:.0%} of requests)"
+            ),
+            rate=point.rate_rps,
+            concurrency=point.concurrency,
+            ttft=point.ttft_s * 1e3,
+            tpot=point.tpot_s * 1e3,
+            quantile=plan.targets.quantile,
+        )
+    )
 
 
 def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: Console) -> None:
@@ -62,6 +133,8 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
         console.print(fmt(_("Time to first token: {ms:,.0f} ms"), ms=result.ttft_s * 1e3))
     if result.mfu is not None:
         console.print(fmt(_("MFU: {mfu:.0%}"), mfu=result.mfu))
+    if result.serving is not None:
+        print_serving(result.serving, result.demand_rps, console)
     if result.job is not None and result.step is not None:
         job, step = result.job, result.step
         console.print(

@@ -5,6 +5,7 @@ The shapes are documented in docs/json.md and pinned by golden tests; scripts re
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from typing import Any
 
@@ -12,6 +13,7 @@ from whichgpu.catalog.prices import PriceRange, age_months
 from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price, PurchasePrice
 from whichgpu.catalog.store import Catalog
 from whichgpu.comparison import Comparison, GpuComparison
+from whichgpu.estimate.serving_types import ServingPlan, ServingPoint
 from whichgpu.job import Job
 
 SCHEMA_VERSION = 1
@@ -175,3 +177,43 @@ def show_doc(gpu: GPU, catalog: Catalog, today: date) -> dict[str, Any]:
     doc["prices"] = [price_doc(p, today) for p in catalog.prices_for(gpu.id)]
     doc["purchase_usd"] = [purchase_doc(p) for p in catalog.purchase_for(gpu.id)]
     return {"schema_version": SCHEMA_VERSION, "kind": "gpu", "gpu": doc}
+
+
+def _round4(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.4g}")
+
+
+def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
+    """A served model's plan: engine, replicas × GPUs, each replica's capacity under the
+    targets and its operating point, and the cost per million output tokens there."""
+
+    def point(p: ServingPoint) -> dict[str, Any]:
+        finite = math.isfinite(p.ttft_s)
+        return {
+            "requests_per_s": _round4(p.rate_rps),
+            "output_tokens_per_s": _round4(p.tokens_per_s(plan.generate)),
+            "concurrency": _round4(p.concurrency),
+            "ttft_s": _round4(p.ttft_s) if finite else None,
+            "tpot_s": _round4(p.tpot_s) if finite else None,
+        }
+
+    served = plan.operating.tokens_per_s(plan.generate) * plan.replicas
+    per_million = None
+    if usd_per_h is not None and served > 0:
+        per_million = usd_per_h / (served * 3600 / 1e6)
+    return {
+        "engine": plan.engine,
+        "replicas": plan.replicas,
+        "gpus_per_replica": plan.gpus_per_replica,
+        "max_sequences": plan.max_sequences,
+        "binding": plan.binding,
+        "targets": {
+            "ttft_s": plan.targets.ttft_s,
+            "tpot_s": plan.targets.tpot_s,
+            "quantile": plan.targets.quantile,
+        },
+        "capacity_per_replica": point(plan.capacity),
+        "operating_point": point(plan.operating),
+        "usd_per_million_output_tokens": _round4(per_million),
+        "unmet": None if plan.unmet is None else {"target": plan.unmet[0], "best": plan.unmet[1]},
+    }

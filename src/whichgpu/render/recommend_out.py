@@ -9,7 +9,7 @@ from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _, fmt
 from whichgpu.notes import Note, localize, render
 from whichgpu.recommender.engine import Option, Recommendation
-from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration
+from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -77,6 +77,9 @@ def option_doc(option: Option) -> dict[str, Any]:
                 "time_s": _round(run.time_s),
                 "bound": run.bound,
                 "efficiency_provenance": run.provenance or None,
+                "serving": None
+                if run.serving is None
+                else serving_doc(run.serving, option.usd_per_h),
             }
             for run in option.runs
         ],

@@ -268,7 +268,7 @@ class Service:
         from whichgpu.inputs import parse
         from whichgpu.render.estimate_out import estimate_doc
         from whichgpu.requests import EstimateRequest
-        from whichgpu.throughput import estimate_job
+        from whichgpu.sizing import estimate_job
 
         fields = dict(body)
         config = fields.pop("config", None)

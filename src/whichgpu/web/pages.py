@@ -203,6 +203,7 @@ def add_pages(app: FastAPI) -> None:
 def recommend_context(
     service: Service, fields: dict[str, str], lists: dict[str, list[str]], config_name: str
 ) -> dict[str, Any]:
+    from whichgpu.engines import ENGINES
     from whichgpu.job import PRECISIONS, QUANT_BITS
     from whichgpu.models.presets import presets
     from whichgpu.requests import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
@@ -224,6 +225,8 @@ def recommend_context(
         "capabilities": CAPABILITIES,
         "objectives": OBJECTIVES,
         "gpus": [(g.id, g.name) for g in service.catalog().gpus],
+        "engines": [(e.id, e.name) for e in ENGINES.values()],
+        "percentiles": ("p50", "p95", "p99"),
     }
 
 

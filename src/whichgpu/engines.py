@@ -1,0 +1,237 @@
+"""Serving engines as named profiles: how each lays out GPU memory, how many sequences it
+batches, how it splits a model over GPUs, which weight formats it runs, and how it is
+launched. ``--engine vllm`` plans a service as vLLM runs it by default.
+
+Each profile cites the engine's own source or docs at the version it was read at. Speed is
+not typed in here: an engine runs at the calibrated serving roofline (TensorRT-LLM's
+published runs, :mod:`whichgpu.estimate.efficiency`) times a factor fitted on that engine's
+published benchmarks (``scripts/fit_engines.py`` → ``catalog/data/engine_efficiency.csv``),
+where two sources or more have them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.records import GPU
+
+#: How an engine spreads one model over several GPUs: ``tensor`` (Megatron-style tensor
+#: parallelism: each GPU holds a slice of every layer and they all-reduce twice a layer) or
+#: ``layers`` (each GPU holds whole layers, which run one after another: no speedup).
+Split = Literal["tensor", "layers"]
+#: How the KV-cache pool is sized: ``total`` (a fraction of the GPU's memory, from which
+#: the weights and the profiled activations are taken: vLLM, SGLang, TGI) or ``free`` (a
+#: fraction of what is free once the weights are loaded: TensorRT-LLM), or ``context``
+#: (a fixed context per parallel slot: llama.cpp, Ollama, transformers).
+KvPool = Literal["total", "free", "context"]
+
+#: Weight formats by the engine's quantization names (whichgpu's ``--quant`` values).
+ALL_GPU_FORMATS = frozenset({"fp8", "int8", "int4"})
+GGUF_FORMATS = frozenset({"q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "q3_k_m", "q2_k"})
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    id: str
+    name: str
+    #: The harness whose calibrated efficiency this engine starts from
+    harness: str
+    split: Split
+    kv_pool: KvPool
+    #: The fraction of memory ``kv_pool`` takes (vLLM's gpu_memory_utilization …)
+    memory_fraction: float
+    #: Tokens per KV-cache block (paging granularity; 0: one contiguous cache a sequence)
+    block_tokens: int
+    #: The most sequences batched at once by default
+    max_sequences: int
+    #: Tokens a scheduler step prefills at most (chunked prefill); 0: whole prompts
+    prefill_chunk_tokens: int
+    #: Iteration-level scheduling (Yu et al., 2022, "Orca"): a finished sequence's slot is
+    #: refilled at the next step; without it a batch runs to its longest sequence's end
+    continuous_batching: bool
+    formats: frozenset[str]
+    #: The command line, with {model}, {tp}, {max_len}, {sequences}, {quant} placeholders
+    launch: str
+    source: str
+    as_of: str
+    #: A higher tier for large GPUs: (GiB at least, compute capability at least, sequences,
+    #: prefill chunk tokens), vLLM's get_batch_defaults
+    large_gpu: tuple[float, float, int, int] | None = None
+
+    def limits(self, gpu: GPU) -> tuple[int, int]:
+        """The most sequences and the prefill chunk this engine defaults to on ``gpu``."""
+        if self.large_gpu is not None:
+            gib, capability, sequences, chunk = self.large_gpu
+            if gpu.memory_gib >= gib and float(gpu.compute_capability) >= capability:
+                return sequences, chunk
+        return self.max_sequences, self.prefill_chunk_tokens
+
+
+ENGINES: dict[str, EngineProfile] = {
+    # vLLM 0.33.0 (vllm/config/cache.py, config/scheduler.py, engine/arg_utils.py
+    # get_batch_defaults): gpu_memory_utilization 0.92 of total memory (0.90 before), block
+    # 16, max_num_seqs 256 and max_num_batched_tokens 2048 for `vllm serve` below 70 GiB or
+    # on an A100, 1024 and 8192 on H100/H200-class cards, 16384 from 160 GiB; chunked
+    # prefill and prefix caching on; fp8 (Marlin weight-only below SM89), AWQ/GPTQ; GGUF
+    # and bitsandbytes removed in 0.33 (vllm#39583).
+    "vllm": EngineProfile(
+        "vllm",
+        "vLLM",
+        harness="trtllm",
+        split="tensor",
+        kv_pool="total",
+        memory_fraction=0.92,
+        block_tokens=16,
+        max_sequences=256,
+        prefill_chunk_tokens=2048,
+        continuous_batching=True,
+        formats=frozenset({"fp8", "int8", "int4"}),
+        launch=(
+            "vllm serve {model} --tensor-parallel-size {tp} --max-model-len {max_len} "
+            "--gpu-memory-utilization 0.92 --max-num-seqs {sequences}{quant}"
+        ),
+        source="vllm-project/vllm 0.33.0 (wheel, commit 4ba787ec9) vllm/config/cache.py, "
+        "config/scheduler.py, engine/arg_utils.py, model_executor/layers/quantization",
+        as_of="2026-11",
+        large_gpu=(70.0, 9.0, 1024, 8192),
+    ),
+    # SGLang 0.5.23 (sglang/srt/server_args.py, arg_groups/): mem_fraction_static computed
+    # as (weights + KV pool) / memory after an activation and CUDA-graph reserve (≈ 0.9 on
+    # 80–141 GB cards), page_size 1, chunked_prefill_size 8192 on H100/H200, the radix
+    # prefix cache on, max_running_requests from the pool.
+    "sglang": EngineProfile(
+        "sglang",
+        "SGLang",
+        harness="trtllm",
+        split="tensor",
+        kv_pool="total",
+        memory_fraction=0.88,
+        block_tokens=1,
+        max_sequences=1024,
+        prefill_chunk_tokens=8192,
+        continuous_batching=True,
+        formats=frozenset({"fp8", "int8", "int4"}),
+        launch=(
+            "python -m sglang.launch_server --model-path {model} --tp {tp} "
+            "--context-length {max_len} --max-running-requests {sequences}{quant}"
+        ),
+        source="sgl-project/sglang 0.5.23 (wheel) sglang/srt/server_args.py, arg_groups",
+        as_of="2026-11",
+    ),
+    # TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py @0004396,
+    # commands/serve.py @00209af): KvCacheConfig free_gpu_memory_fraction 0.9 of the memory
+    # free after weights and buffers, tokens_per_block 32, max_batch_size 2048,
+    # max_num_tokens 8192, in-flight batching, chunked prefill off; FP8 on Ada/Hopper/
+    # Blackwell, W4A16 AWQ/GPTQ, NVFP4 on Blackwell only (docs/source/features/quantization.md).
+    "trtllm": EngineProfile(
+        "trtllm",
+        "TensorRT-LLM",
+        harness="trtllm",
+        split="tensor",
+        kv_pool="free",
+        memory_fraction=0.90,
+        block_tokens=32,
+        max_sequences=2048,
+        prefill_chunk_tokens=0,
+        continuous_batching=True,
+        formats=frozenset({"fp8", "int8", "int4"}),
+        launch=(
+            "trtllm-serve {model} --tp_size {tp} --max_seq_len {max_len} "
+            "--max_batch_size {sequences} --kv_cache_free_gpu_memory_fraction 0.9"
+        ),
+        source="NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py @0004396, "
+        "commands/serve.py @00209af, docs/source/features/quantization.md @09d4c79",
+        as_of="2026-11",
+    ),
+    # TGI v3.3.7 (launcher/src/main.rs @db931fc, server/.../flash_causal_lm.py warmup):
+    # cuda_memory_fraction 1.0 with a 0.90 wiggle room when the KV pool is sized, block 1
+    # (flashinfer), max_concurrent_requests 128, max_batch_prefill_tokens 4096, chunked
+    # prefill and prefix caching on, --num-shard tensor parallelism; in maintenance mode.
+    "tgi": EngineProfile(
+        "tgi",
+        "Text Generation Inference",
+        harness="trtllm",
+        split="tensor",
+        kv_pool="total",
+        memory_fraction=0.90,
+        block_tokens=1,
+        max_sequences=128,
+        prefill_chunk_tokens=4096,
+        continuous_batching=True,
+        formats=frozenset({"fp8", "int8", "int4", "nf4"}),
+        launch=(
+            "docker run --gpus all --shm-size 1g "
+            "ghcr.io/huggingface/text-generation-inference:3.3.5 --model-id {model} "
+            "--num-shard {tp} --max-total-tokens {max_len} "
+            "--max-concurrent-requests {sequences}{quant}"
+        ),
+        source="huggingface/text-generation-inference @db931fc (v3.3.7) launcher/src/main.rs, "
+        "server/text_generation_server/models/globals.py",
+        as_of="2026-11",
+    ),
+    # llama.cpp llama-server (tools/server/server.cpp @00dd081, common/common.h @001d906):
+    # -np auto = 4 slots on a unified KV cache, -c 0 = the model's context, --split-mode
+    # layer across GPUs, continuous batching on; GGUF weights.
+    "llama.cpp": EngineProfile(
+        "llama.cpp",
+        "llama.cpp",
+        harness="llamacpp",
+        split="layers",
+        kv_pool="context",
+        memory_fraction=1.0,
+        block_tokens=0,
+        max_sequences=4,
+        prefill_chunk_tokens=2048,
+        continuous_batching=True,
+        formats=GGUF_FORMATS | {"fp16"},
+        launch="llama-server -m {model} -ngl 99 -c {max_len} -np {sequences}",
+        source="ggml-org/llama.cpp tools/server/server.cpp @00dd081, common/common.h @001d906",
+        as_of="2026-11",
+    ),
+    # Ollama v0.33.0-rc2 (@fb30760 envconfig/config.go, llm/llama_server.go): llama-server
+    # underneath, OLLAMA_NUM_PARALLEL 1 (since #11330), layers spread across GPUs when the
+    # model does not fit one, q4_K_M library tags.
+    "ollama": EngineProfile(
+        "ollama",
+        "Ollama",
+        harness="llamacpp",
+        split="layers",
+        kv_pool="context",
+        memory_fraction=1.0,
+        block_tokens=0,
+        max_sequences=1,
+        prefill_chunk_tokens=512,
+        continuous_batching=True,
+        formats=GGUF_FORMATS | {"fp16"},
+        launch="OLLAMA_NUM_PARALLEL={sequences} OLLAMA_CONTEXT_LENGTH={max_len} ollama serve",
+        source="ollama/ollama @fb30760 (v0.33.0-rc2) envconfig/config.go, llm/llama_server.go",
+        as_of="2026-11",
+    ),
+    # transformers 5.24 generate(): static batching (a batch runs until its longest
+    # sequence ends), a contiguous KV cache, device_map="auto" splits layers; bitsandbytes,
+    # GPTQ, AWQ, FP8 weights (generation/utils.py, integrations/accelerate.py).
+    "transformers": EngineProfile(
+        "transformers",
+        "Hugging Face transformers generate()",
+        harness="trtllm",
+        split="layers",
+        kv_pool="context",
+        memory_fraction=1.0,
+        block_tokens=0,
+        max_sequences=64,
+        prefill_chunk_tokens=0,
+        continuous_batching=False,
+        formats=frozenset({"int8", "int4", "nf4", "fp8"}),
+        launch=(
+            'python -c "from transformers import pipeline; '
+            "pipeline('text-generation', model='{model}', device_map='auto')\""
+        ),
+        source="huggingface/transformers 5.24.0 generation/utils.py, integrations/accelerate.py",
+        as_of="2026-11",
+    ),
+}
+ENGINE_IDS: tuple[str, ...] = tuple(ENGINES)
+#: The engine a serving plan uses where none is named: the one most teams deploy
+DEFAULT_ENGINE = "vllm"

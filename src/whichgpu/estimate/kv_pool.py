@@ -1,0 +1,46 @@
+"""How many sequences an engine's KV-cache pool holds on a replica: the memory the engine
+takes, less the weights, the profiled activations and the CUDA context, in whole blocks
+(Kwon et al., 2023, vLLM §4; each engine's rule in :mod:`whichgpu.engines`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from whichgpu.catalog.records import GPU
+from whichgpu.engines import EngineProfile
+from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB
+from whichgpu.estimate.memory import activations_bytes, kv_cache_bytes, weights_bytes
+from whichgpu.job import Job
+from whichgpu.models.arch import ModelArch
+from whichgpu.units import BYTES_PER_GIB
+
+#: Tokens vLLM profiles its activations on before sizing the KV pool (max_num_batched_tokens)
+PROFILE_TOKENS = 8192
+
+
+def kv_sequences(arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile) -> int:
+    """Sequences of ``prompt + generate`` tokens whose KV cache fits a replica as the engine
+    sizes its pool (``engine.kv_pool``): vLLM takes ``gpu_memory_utilization`` of the memory
+    and subtracts the weights, the activations of a profiling pass and the CUDA context
+    (``Worker.determine_num_available_blocks``); TensorRT-LLM takes its fraction of what is
+    free after them; llama.cpp reserves a whole context a slot. Blocks are whole."""
+    total = gpu.memory_gib * BYTES_PER_GIB * tp
+    profile = replace(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
+                      all_logits=False, tp=tp)  # fmt: skip
+    used = (
+        weights_bytes(arch, job)
+        + activations_bytes(arch, profile) * tp
+        + CUDA_CONTEXT_GIB * BYTES_PER_GIB * tp
+    )
+    if engine.kv_pool == "free":
+        budget = engine.memory_fraction * (total - used)
+    else:
+        budget = engine.memory_fraction * total - used
+    tokens = job.prompt + max(job.generate, 1)
+    if engine.block_tokens:
+        tokens = math.ceil(tokens / engine.block_tokens) * engine.block_tokens
+    one = kv_cache_bytes(arch, replace(job, batch=1, tp=tp), tokens=tokens) * tp
+    if budget <= 0 or one <= 0:
+        return 0
+    return min(engine.limits(gpu)[0], int(budget // one))

@@ -1,0 +1,378 @@
+"""How many GPUs to serve a model at a request rate under latency targets.
+
+A replica (one engine on ``tp`` GPUs) batches the sequences in flight step by step
+(iteration-level scheduling: Yu et al., 2022, "Orca", §3; vLLM, Kwon et al., 2023). Its times
+come from the calibrated serving roofline (:func:`~whichgpu.throughput.serving_seconds`):
+``S(B)``, seconds per output token over a batch cycle with ``B`` sequences in flight, and
+``t_p``, one prompt's prefill. A cycle is ``B`` prefills and ``O`` decode steps, so a decode
+step takes ``t_d(B) = B·S(B) − B·t_p/O``.
+
+At an arrival rate λ the engine spends ``ρ = λ·t_p`` of its time prefilling and the rest
+decoding, so each sequence gets a token every ``TPOT = t_d(B)/(1 − ρ)`` seconds (prefill and
+decode share the GPU; Agrawal et al., 2024, "Sarathi-Serve", §2), and Little's law fixes the
+sequences in flight, ``B = λ·(t_p + O·TPOT)``. The time to first token is the prompt's
+prefill, run in chunks alongside the decode batch (one decode step a chunk), plus the wait
+for a free slot among the engine's ``B_max`` (M/M/c, :mod:`whichgpu.estimate.queueing`) and
+behind other prefills (the prefill server's M/M/1 waiting tail, an upper bound on its
+deterministic M/D/1). Latency quantiles are the waits' quantiles; TPOT is a request's mean
+inter-token time (what vLLM's and MLPerf's harnesses report per request), the same at p50
+and p95 in this model.
+
+The highest rate a replica sustains under the targets is found by bisection (every latency
+grows with the rate); replicas cover the demand; with no targets the operating point is the
+most the replica serves before its queue grows without bound.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from whichgpu.catalog.records import GPU
+from whichgpu.engines import EngineProfile
+from whichgpu.estimate.kv_pool import kv_sequences
+from whichgpu.estimate.queueing import waiting_s
+from whichgpu.estimate.serving_types import ServingPlan, ServingPoint, Targets
+
+__all__ = [
+    "PERCENTILES",
+    "ServingPlan",
+    "ServingPoint",
+    "Targets",
+    "check_serving",
+    "kv_sequences",
+    "plan_service",
+    "replica_plan",
+    "serving_provenance",
+]
+from whichgpu.job import Job
+from whichgpu.models.arch import ModelArch
+
+#: Bisection steps for the highest rate under the targets (2^-24 of the range)
+BISECTION_STEPS = 24
+
+
+@dataclass(frozen=True)
+class _Curve:
+    """``t_d`` at the powers of two up to ``b_max`` (and ``b_max``), ``t_p``, the lengths."""
+
+    batches: tuple[int, ...]
+    decode_s: tuple[float, ...]
+    prefill_s: float
+    prompt: int
+    generate: int
+    b_max: int
+    chunk_tokens: int
+    continuous: bool
+    #: The roofline's bound at each grid batch
+    bounds: tuple[str, ...] = ()
+
+    def bound_at(self, batch: float) -> str:
+        """The bound of the grid batch nearest above ``batch`` sequences."""
+        i = min(bisect.bisect_left(self.batches, batch), len(self.batches) - 1)
+        return self.bounds[i] if self.bounds else "compute"
+
+    def step_s(self, batch: float) -> float:
+        """``t_d`` at ``batch`` sequences, interpolated in log-batch between the grid's."""
+        batch = min(max(batch, 1.0), float(self.b_max))
+        i = bisect.bisect_left(self.batches, batch)
+        if i == 0:
+            return self.decode_s[0]
+        if i >= len(self.batches):
+            return self.decode_s[-1]
+        b0, b1 = self.batches[i - 1], self.batches[i]
+        t0, t1 = self.decode_s[i - 1], self.decode_s[i]
+        return t0 + (t1 - t0) * math.log(batch / b0) / math.log(b1 / b0)
+
+
+def _curve(
+    arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile, factor: float, b_max: int
+) -> tuple[_Curve, float]:
+    from whichgpu.throughput import serving_seconds
+
+    grid = sorted({*(1 << k for k in range(b_max.bit_length()) if 1 << k <= b_max), b_max})
+    out = max(job.generate, 1)
+    decode, bounds, prefill, eta = [], [], 0.0, 0.0
+    base = replace(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
+    for batch in grid:
+        per_token, prefill, eta, bound = serving_seconds(
+            arch, replace(base, batch=batch), gpu, tp, engine.harness
+        )
+        bounds.append(bound)
+        per_token, prefill = per_token / factor, prefill / factor
+        cycle = batch * per_token * out  # B prefills and O decode steps
+        decode.append(max(cycle - batch * prefill, 0.1 * cycle) / out)
+    curve = _Curve(
+        tuple(grid),
+        tuple(decode),
+        prefill,
+        job.prompt,
+        out,
+        b_max,
+        engine.limits(gpu)[1],
+        engine.continuous_batching,
+        tuple(bounds),
+    )
+    return curve, eta * factor
+
+
+def _point(curve: _Curve, rate: float, quantile: float) -> ServingPoint | None:
+    """The replica at ``rate`` requests/s, or None where it cannot keep up."""
+    if rate <= 0:
+        return None
+    t_p, out = curve.prefill_s, curve.generate
+    if not curve.continuous:
+        # static batching: a batch of b_max runs to its end; an arrival waits for the next
+        batch = float(curve.b_max)
+        cycle = batch * t_p + out * curve.step_s(batch)
+        if rate * cycle / batch >= 1:
+            return None
+        ttft = cycle * quantile + batch * t_p
+        return ServingPoint(rate, batch, ttft, curve.step_s(batch))
+    busy = rate * t_p  # the share of the GPU's time spent in prefills
+    if busy >= 1:
+        return None
+    batch = 1.0
+    for _ in range(60):  # Little's law, B = λ·(t_p + O·TPOT(B)): increasing, so it converges
+        nxt = rate * (t_p + out * curve.step_s(batch) / (1 - busy))
+        if nxt > curve.b_max:
+            return None
+        if abs(nxt - batch) < 1e-4 * max(1.0, batch):
+            batch = nxt
+            break
+        batch = nxt
+    if batch > curve.b_max * (1 - 1e-9):
+        return None
+    tpot = curve.step_s(batch) / (1 - busy)
+    chunks = math.ceil(curve.prompt / curve.chunk_tokens) if curve.chunk_tokens else 1
+    residence = batch / rate
+    slot_wait = waiting_s(curve.b_max, batch, residence, quantile)
+    prefill_wait = 0.0
+    if busy > 1 - quantile:
+        prefill_wait = t_p / (1 - busy) * math.log(busy / (1 - quantile))
+    ttft = t_p + chunks * curve.step_s(batch) + slot_wait + prefill_wait
+    return ServingPoint(rate, batch, ttft, tpot)
+
+
+def _ceiling(curve: _Curve) -> float:
+    """The rate at which Little's law fills every slot, ``λ·(t_p + O·t_d(B_max)/(1 − λ·t_p))
+    = B_max``: the smaller root of ``t_p²·λ² − (t_p·(1 + B_max) + O·t_d)·λ + B_max = 0``
+    (static batching: one full batch a cycle)."""
+    t_p, out, b_max = curve.prefill_s, curve.generate, float(curve.b_max)
+    t_d = curve.step_s(b_max)
+    if not curve.continuous:
+        return b_max / (b_max * t_p + out * t_d)
+    b = t_p * (1 + b_max) + out * t_d
+    if t_p <= 0:
+        return b_max / (out * t_d)
+    return (b - math.sqrt(max(b * b - 4 * t_p * t_p * b_max, 0.0))) / (2 * t_p * t_p)
+
+
+def _full(curve: _Curve, rate: float) -> ServingPoint:
+    """The replica with every slot busy at ``rate``: a prompt's chunked prefill beside the
+    full batch, and its decode steps stretched by the prefills."""
+    batch = float(curve.b_max)
+    step = curve.step_s(batch)
+    chunks = math.ceil(curve.prompt / curve.chunk_tokens) if curve.chunk_tokens else 1
+    busy = min(rate * curve.prefill_s, 0.999)
+    tpot = step / (1 - busy) if curve.continuous else step
+    return ServingPoint(rate, batch, curve.prefill_s + chunks * step, tpot)
+
+
+def _meets(point: ServingPoint | None, targets: Targets) -> bool:
+    if point is None:
+        return False
+    if targets.ttft_s is not None and point.ttft_s > targets.ttft_s:
+        return False
+    return targets.tpot_s is None or point.tpot_s <= targets.tpot_s
+
+
+def _highest(curve: _Curve, ok: float, bad: float, test: object) -> float:
+    """Bisection between a rate that passes ``test`` and one that does not."""
+    assert callable(test)
+    for _ in range(BISECTION_STEPS):
+        middle = (ok + bad) / 2
+        if test(middle):
+            ok = middle
+        else:
+            bad = middle
+    return ok
+
+
+@dataclass(frozen=True)
+class _Capacity:
+    curve: _Curve
+    eta: float
+    capacity: ServingPoint
+    binding: str
+    unmet: tuple[str, float] | None
+
+
+@lru_cache(maxsize=4096)
+def _capacity(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    tp: int,
+    engine: EngineProfile,
+    targets: Targets,
+    factor: float,
+    max_sequences: int | None,
+) -> _Capacity | None:
+    """A replica's highest rate under ``targets`` (once per replica shape: the candidates
+    that run 1, 2 or 4 such replicas share it)."""
+    b_max = kv_sequences(arch, job, gpu, tp, engine)
+    if max_sequences is not None:  # the user's cap (vLLM's --max-num-seqs)
+        b_max = min(b_max, max_sequences)
+    if b_max < 1:
+        return None
+    curve, eta = _curve(arch, job, gpu, tp, engine, factor, b_max)
+    q = targets.quantile
+    ceiling = _ceiling(curve)
+    unmet: tuple[str, float] | None = None
+    binding = "throughput"
+    capacity_rate = ceiling * 0.999
+    if not targets.any:
+        # no targets: every slot busy, its latencies without the unbounded queue's wait
+        return _Capacity(curve, eta, _full(curve, capacity_rate), binding, None)
+    floor = _point(curve, ceiling * 1e-6, q)
+    if not _meets(floor, targets):
+        assert floor is not None
+        if targets.tpot_s is not None and floor.tpot_s > targets.tpot_s:
+            unmet = ("tpot", floor.tpot_s)
+        else:
+            unmet = ("ttft", floor.ttft_s)
+        return _Capacity(curve, eta, ServingPoint(0.0, 0.0, math.inf, math.inf), binding, unmet)
+    capacity_rate = _highest(
+        curve, ceiling * 1e-6, ceiling, lambda r: _meets(_point(curve, r, q), targets)
+    )
+    at_edge = _point(curve, capacity_rate * 1.001, q)
+    if at_edge is not None:
+        over_tpot = targets.tpot_s is not None and at_edge.tpot_s > targets.tpot_s
+        binding = "tpot" if over_tpot else "ttft"
+    capacity = _point(curve, capacity_rate, q) or ServingPoint(0.0, 0.0, math.inf, math.inf)
+    return _Capacity(curve, eta, capacity, binding, None)
+
+
+def replica_plan(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    tp: int,
+    engine: EngineProfile,
+    targets: Targets,
+    demand_rps: float | None = None,
+    factor: float = 1.0,
+    replicas: int | None = None,
+    max_sequences: int | None = None,
+) -> ServingPlan | None:
+    """Replicas of ``tp`` GPUs serving ``job`` (``prompt`` in, ``generate`` out) under
+    ``targets``: as many as ``demand_rps`` needs, or ``replicas`` sharing it; None where
+    the model's KV cache holds no sequence."""
+    found = _capacity(arch, job, gpu, tp, engine, targets, factor, max_sequences)
+    if found is None:
+        return None
+    curve, capacity = found.curve, found.capacity
+    operating = capacity
+    if replicas is None:
+        replicas = 1
+        if demand_rps is not None and capacity.rate_rps > 0:
+            replicas = max(1, math.ceil(demand_rps / capacity.rate_rps * (1 - 1e-9)))
+    if demand_rps is not None and capacity.rate_rps > 0:
+        operating = _point(curve, demand_rps / replicas, targets.quantile) or capacity
+    return ServingPlan(
+        engine=engine.id,
+        gpus_per_replica=tp,
+        replicas=replicas,
+        max_sequences=curve.b_max,
+        capacity=capacity,
+        operating=operating,
+        binding=found.binding,
+        targets=targets,
+        eta=found.eta,
+        unmet=found.unmet,
+        generate=max(job.generate, 1),
+        bound=curve.bound_at(operating.concurrency),
+    )
+
+
+def plan_service(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int,
+    engine: EngineProfile,
+    targets: Targets,
+    demand_rps: float | None = None,
+    max_sequences: int | None = None,
+) -> ServingPlan | None:
+    """``count`` GPUs split into replicas of 1, 2, 4 or 8 (tensor parallelism inside each where
+    the engine has it, in a degree that splits the heads), the split that serves the most
+    kept (on a tie, the smaller replicas): None where no split holds the model."""
+    from whichgpu.errors import WhichGPUError
+    from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
+
+    best: ServingPlan | None = None
+    for per_replica in gpu_counts(count):
+        if count % per_replica:
+            continue
+        if engine.split == "tensor" and tensor_parallel_degree(arch, per_replica) != per_replica:
+            continue
+        try:
+            plan = replica_plan(arch, job, gpu, per_replica, engine, targets,
+                                demand_rps=demand_rps, replicas=count // per_replica,
+                                max_sequences=max_sequences)  # fmt: skip
+        except WhichGPUError:
+            continue
+        if plan is None:
+            continue
+        served = plan.replicas * plan.capacity.rate_rps
+        if best is None or served > best.replicas * best.capacity.rate_rps * (1 + 1e-9):
+            best = plan
+    return best
+
+
+#: The latency quantiles a target may be set at
+PERCENTILES = {"p50": 0.5, "p95": 0.95, "p99": 0.99}
+
+
+def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
+    """A served request must fit the model's context, and the engine must run its weight
+    format: one clear error naming what would (the engines that run it)."""
+    from whichgpu.engines import DEFAULT_ENGINE, ENGINES
+    from whichgpu.errors import InvalidInput, Ref
+
+    tokens = job.prompt + job.generate
+    if arch.max_positions and tokens > arch.max_positions:
+        raise InvalidInput(
+            "serving_context",
+            field=("prompt",),
+            model=arch.name,
+            n=arch.max_positions,
+            tokens=tokens,
+            prompt=Ref(("prompt",)),
+            generate=Ref(("generate",)),
+        )
+    engine = ENGINES[engine_id or DEFAULT_ENGINE]
+    if job.quant is not None and job.quant not in engine.formats:
+        able = [e.id for e in ENGINES.values() if job.quant in e.formats]
+        raise InvalidInput(
+            "engine_format",
+            field=("quant",),
+            engine=engine.name,
+            quant=job.quant,
+            valid=", ".join(sorted(engine.formats)),
+            instead=", ".join(able) or "-",
+        )
+
+
+def serving_provenance(harness: str) -> str:
+    """What the served rate rests on: the measurements its harness's serving η is fitted on
+    (llama.cpp's on decode steps)."""
+    from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES, load_efficiency
+
+    model, _spread = load_efficiency()
+    regime = "llm-decode" if harness in LAYER_SPLIT_HARNESSES else "llm-serve"
+    return f"fitted on {model.fitted_on.get(f'{harness}|{regime}', 0)} measurements"

@@ -1,0 +1,61 @@
+"""What the serving planner answers (:mod:`whichgpu.estimate.serving_plan`): latency targets,
+a replica's operating point, and the plan of replicas. Plain records, shared with the
+estimate's and the recommendation's renderers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Latency limits at a quantile (0.5 for p50, 0.95 for p95, 0.99 for p99)."""
+
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    quantile: float = 0.5
+
+    @property
+    def any(self) -> bool:
+        return self.ttft_s is not None or self.tpot_s is not None
+
+
+@dataclass(frozen=True)
+class ServingPoint:
+    """One replica at an arrival rate: requests/s, sequences in flight, its latencies and
+    its output tokens/s."""
+
+    rate_rps: float
+    concurrency: float
+    ttft_s: float
+    tpot_s: float
+
+    def tokens_per_s(self, generate: int) -> float:
+        return self.rate_rps * max(generate, 1)
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    engine: str
+    gpus_per_replica: int
+    replicas: int
+    #: The most sequences a replica batches: the engine's cap or what its KV cache holds
+    max_sequences: int
+    #: A replica's highest rate under the targets (with none: before its queue grows unbounded)
+    capacity: ServingPoint
+    #: Each replica at the demand (the capacity where no demand is given)
+    operating: ServingPoint
+    #: What stops a replica from serving more: ``ttft``, ``tpot`` or ``throughput``
+    binding: str
+    targets: Targets
+    eta: float
+    #: A target no load meets, and the best the replica reaches: ("ttft", 1.8), or None
+    unmet: tuple[str, float] | None = None
+    #: Output tokens a request (what a request rate is in tokens/s)
+    generate: int = 1
+    #: The roofline's bound of a decode step at the operating point
+    bound: str = "compute"
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_replica * self.replicas

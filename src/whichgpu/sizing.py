@@ -1,0 +1,102 @@
+"""``whichgpu estimate`` as a library call: a request (the CLI's flags, the API's JSON body)
+to its estimate, training, inference, a served model or model-free work. The CLI, the HTTP
+API and the web app share it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from whichgpu.errors import InvalidInput, Ref
+from whichgpu.estimate.efficiency import load_efficiency
+from whichgpu.estimate.serving_plan import (
+    PERCENTILES,
+    Targets,
+    check_serving,
+    plan_service,
+    serving_provenance,
+)
+from whichgpu.job import Job
+from whichgpu.throughput import (
+    Rate,
+    ThroughputEstimate,
+    estimate_model_free,
+    estimate_throughput,
+    fastest_layout,
+    job_size,
+)
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.records import GPU
+    from whichgpu.models.arch import ModelArch
+    from whichgpu.requests import EstimateRequest
+
+
+def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
+    """``whichgpu estimate`` (the CLI, the HTTP API and the web share it): a model's job
+    (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without a
+    model. The request's fields are already checked (:mod:`whichgpu.inputs`)."""
+    from whichgpu.requests import make_job
+
+    r = request
+    if not r.uses_model:
+        return estimate_model_free(r.task, gpu, r.count, r.frames, r.samples_per_frame, r.tflop)
+    if arch is None:
+        raise InvalidInput(
+            "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
+        )
+    training = r.task != "inference"
+    job = make_job(
+        **(r.settings() if training else {}),
+        task=r.task,
+        precision=r.precision,
+        quant=r.quant,
+        batch=r.batch,
+        seq=r.seq,
+        prompt=r.prompt or ((r.seq or Job.seq) if r.task == "inference" else 0),
+        generate=r.generate if r.task == "inference" else 0,
+        checkpointing=None if r.checkpointing is None else ("full" if r.checkpointing else "none"),
+        tp=r.tp,
+        pp=r.pp,
+        gpus=r.count,
+    )
+    work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
+    if r.serves:
+        return estimate_service(arch, job, gpu, r)
+    if training and r.count > 1 and r.tp is None and r.pp is None:
+        job = fastest_layout(arch, job, gpu, r.count, r.framework)
+    return estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
+
+
+def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> ThroughputEstimate:
+    """``estimate`` of a served model: the serving planner's replicas on ``r.count`` GPUs,
+    their capacity under the targets and the operating point at the request rate."""
+    from whichgpu.engines import DEFAULT_ENGINE, ENGINES
+
+    job = replace(job, all_logits=False)
+    check_serving(arch, job, r.engine)
+    engine = ENGINES[r.engine or DEFAULT_ENGINE]
+    targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
+    plan = plan_service(arch, job, gpu, r.count, engine, targets, r.request_rate, r.batch)
+    if plan is None:
+        raise InvalidInput("serving_no_fit", model=arch.name, gpu=gpu.name, count=r.count)
+    base = estimate_throughput(arch, replace(job, batch=1), gpu, 1, harness=engine.harness)
+    out = max(job.generate, 1)
+    rate = plan.replicas * plan.capacity.rate_rps * out
+    _model, spread = load_efficiency()
+    low_err, high_err = spread.get("llm-serve", spread["*"])
+    return replace(
+        base,
+        count=r.count,
+        regime="llm-serve",
+        harness=engine.harness,
+        throughput=Rate(rate, "tokens/s", rate / (1 + high_err), rate / (1 + low_err)),
+        bound=plan.bound,
+        time_s=None,
+        ttft_s=plan.operating.ttft_s,
+        tokens_per_s_per_sequence=1 / plan.operating.tpot_s if plan.operating.tpot_s else None,
+        efficiency=plan.eta,
+        provenance=serving_provenance(engine.harness),
+        serving=plan,
+        demand_rps=r.request_rate,
+    )

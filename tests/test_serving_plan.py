@@ -1,0 +1,206 @@
+"""The serving planner: engines, the queueing model, capacity under latency targets,
+replicas, and serving in the recommender (issue 14)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import run_cli
+from whichgpu.catalog import Catalog
+from whichgpu.engines import ENGINES
+from whichgpu.estimate.kv_pool import kv_sequences
+from whichgpu.estimate.published_serving import check_serving
+from whichgpu.estimate.queueing import erlang_c, waiting_s
+from whichgpu.estimate.serving_plan import Targets, replica_plan
+from whichgpu.models import resolve_model
+from whichgpu.recommender import recommend
+from whichgpu.requests import Workload, make_job
+from whichgpu.workload_files import make_component
+
+ROOT = Path(__file__).resolve().parents[1]
+LLAMA_8B = resolve_model("llama-3.1-8b")
+LLAMA_70B = resolve_model("llama-3.1-70b")
+
+
+def serving_job(prompt: int = 1000, generate: int = 1000, quant: str | None = None) -> object:
+    return make_job(task="inference", prompt=prompt, generate=generate, seq=prompt, quant=quant)
+
+
+def test_erlang_c_matches_the_textbook() -> None:
+    """Kleinrock's M/M/c: one server is M/M/1 (P(wait) = ρ); two servers at a = 1 erlang wait
+    with probability 1/3."""
+    assert erlang_c(1, 0.5) == pytest.approx(0.5)
+    assert erlang_c(2, 1.0) == pytest.approx(1 / 3)
+    assert erlang_c(4, 4.0) == 1.0
+    # M/M/1 waiting tail: P(W > t) = ρ·e^{−(1−ρ)t/S}
+    assert waiting_s(1, 0.5, 1.0, 0.95) == pytest.approx(2 * math.log(0.5 / 0.05))
+    assert waiting_s(1, 0.01, 1.0, 0.95) == 0.0
+
+
+def test_vllm_kv_pool_takes_its_memory_fraction_minus_the_weights(catalog: Catalog) -> None:
+    """vLLM on one H100: 0.92 × 80 GB, less 16 GB of weights, profiled activations and the
+    context; 128 KiB of KV a token for Llama 3.1 8B (32 layers × 8 KV heads × 128 × 2 × 2 B)
+    in blocks of 16; H100-class cards batch up to 1024 sequences."""
+    h100 = catalog.gpu("h100-sxm")
+    job = serving_job(1000, 1000)
+    sequences = kv_sequences(LLAMA_8B, job, h100, 1, ENGINES["vllm"])
+    per_sequence = 2000 * 32 * 8 * 128 * 2 * 2
+    assert 180 < sequences < 0.92 * 80 * 2**30 / per_sequence
+    assert ENGINES["vllm"].limits(h100) == (1024, 8192)
+    assert ENGINES["vllm"].limits(catalog.gpu("a100-80gb-sxm")) == (256, 2048)
+    # a model that does not fit holds no sequence
+    assert kv_sequences(LLAMA_70B, job, h100, 1, ENGINES["vllm"]) == 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(rate=st.floats(min_value=0.05, max_value=4.0))
+def test_latency_grows_with_the_rate(catalog: Catalog, rate: float) -> None:
+    """Every latency is non-decreasing in the arrival rate (what the bisection relies on)."""
+    from whichgpu.estimate.serving_plan import _curve, _point
+
+    gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
+    job = serving_job(1000, 500)
+    b_max = kv_sequences(LLAMA_8B, job, gpu, 1, engine)
+    curve, _eta = _curve(LLAMA_8B, job, gpu, 1, engine, 1.0, b_max)
+    low, high = _point(curve, rate, 0.95), _point(curve, rate * 1.2, 0.95)
+    if low is not None and high is not None:
+        assert high.ttft_s >= low.ttft_s - 1e-12
+        assert high.tpot_s >= low.tpot_s - 1e-12
+        assert high.concurrency >= low.concurrency
+
+
+def test_targets_bind_and_replicas_cover_the_demand(catalog: Catalog) -> None:
+    gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
+    job = serving_job(1000, 1000)
+    free = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets())
+    tight = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(0.5, 0.03, 0.95), demand_rps=12)
+    assert free is not None and tight is not None
+    assert free.binding == "throughput"
+    assert tight.binding in ("ttft", "tpot")
+    assert tight.capacity.rate_rps < free.capacity.rate_rps
+    assert tight.capacity.tpot_s <= 0.03 + 1e-9 and tight.capacity.ttft_s <= 0.5 + 1e-9
+    assert tight.replicas == math.ceil(12 / tight.capacity.rate_rps)
+    assert tight.operating.rate_rps == pytest.approx(12 / tight.replicas)
+    # a TPOT below one sequence's decode step is out of reach, and says what is reachable
+    impossible = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(tpot_s=0.001))
+    assert impossible is not None and impossible.unmet is not None
+    assert impossible.unmet[0] == "tpot" and impossible.unmet[1] > 0.001
+
+
+def test_static_batching_serves_less_than_continuous(catalog: Catalog) -> None:
+    gpu = catalog.gpu("a100-80gb-sxm")
+    job = serving_job(500, 500)
+    targets = Targets(ttft_s=2.0)
+    vllm = replica_plan(LLAMA_8B, job, gpu, 1, ENGINES["vllm"], targets)
+    static = replica_plan(LLAMA_8B, job, gpu, 1, ENGINES["transformers"], targets)
+    assert vllm is not None and static is not None
+    assert static.capacity.rate_rps < vllm.capacity.rate_rps
+
+
+def test_recommend_plans_a_70b_service_under_targets(catalog: Catalog) -> None:
+    """Issue 14's command: a priced plan with its replicas, engine and layout."""
+    component = make_component(
+        {"kind": "inference", "model": "llama-3.1-70b", "request_rate": 5, "ttft": "2s",
+         "tpot": "100ms", "hours": 720}
+    )  # fmt: skip
+    result = recommend(catalog, Workload((component,)))
+    assert result.pick is not None
+    run = result.pick.runs[0]
+    plan = run.serving
+    assert plan is not None and plan.engine == "vllm"
+    assert plan.replicas * plan.capacity.rate_rps >= 5
+    assert plan.operating.ttft_s <= 2.0 and plan.operating.tpot_s <= 0.1 + 1e-9
+    assert [n.code for n in run.chosen] == ["chosen_serving"]
+    # every feasible option meets the rate; the infeasible ones say why
+    for option in result.options:
+        if option.feasible:
+            assert option.runs[0].meets_rate
+
+
+def test_a_target_no_gpu_meets_says_which_and_what_is_reachable() -> None:
+    result = run_cli(
+        "recommend", "--task", "inference", "-m", "llama-3.1-70b", "--request-rate", "1",
+        "--tpot", "1ms", "--hours", "10", "--catalog", "article",
+    )  # fmt: skip
+    assert result.code == 0
+    assert "TPOT p50 of 1.0 ms is out of reach here" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--prompt", "200000"),
+            "--prompt: Llama 3.1 8B reads 131,072 tokens at most; --prompt + --generate asks "
+            "for 200,256",
+        ),
+        (
+            ("--quant", "q4_k_m"),
+            "--quant: vLLM does not run q4_k_m weights (it runs fp8, int4, int8); engines that "
+            "do: llama.cpp, ollama",
+        ),
+        (("--ttft", "fast"), "--ttft: takes a latency like 2s or 150ms (got 'fast')"),
+        (("--engine", "vlm"), "--engine: unknown value 'vlm'"),
+    ],
+)
+def test_bad_serving_input_is_one_line(args: tuple[str, ...], message: str) -> None:
+    result = run_cli(
+        "recommend", "--task", "inference", "-m", "llama-3.1-8b", "--request-rate", "2", *args
+    )
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"whichgpu: error: {message}")
+
+
+def test_published_serving_runs_are_planned_and_within_their_documented_spread() -> None:
+    """Out of sample (none of these rows is in the fit): the figures docs/serving-accuracy.md
+    prints, checked as numbers."""
+    from whichgpu.estimate.published_runs import spread
+
+    runs = check_serving((ROOT / "validation" / "published_serving.csv").read_text())
+    maximum = [r.error for r in runs if r.kind == "max" and r.error is not None]
+    assert len(maximum) > 100
+    median, p90 = spread(maximum)
+    assert median < 0.20 and p90 < 0.50
+
+
+def test_estimate_plans_a_service_on_the_gpus_given() -> None:
+    result = run_cli(
+        "estimate", "-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--count", "8",
+        "--request-rate", "20", "--ttft", "2s", "--tpot", "100ms", "--prompt", "1000",
+        "--generate", "300", "--json",
+    )  # fmt: skip
+    assert result.code == 0
+    doc = json.loads(result.stdout)["serving"]
+    assert doc["engine"] == "vllm"
+    assert doc["replicas"] * doc["gpus_per_replica"] == 8
+    point = doc["capacity_per_replica"]
+    assert point["tpot_s"] <= 0.1 + 1e-9 and point["ttft_s"] <= 2.0
+    text = run_cli(
+        "estimate", "-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--count", "8",
+        "--request-rate", "20", "--ttft", "2s", "--tpot", "100ms", "--prompt", "1000",
+        "--generate", "300",
+    ).stdout  # fmt: skip
+    assert "Serving on vLLM" in text and "requests/s need" in text
+
+
+def test_the_export_runs_the_engine_with_one_pod_per_replica(catalog: Catalog) -> None:
+    from whichgpu.export import export
+
+    component = make_component(
+        {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 40, "tpot": "50ms",
+         "hours": 24}
+    )  # fmt: skip
+    result = recommend(catalog, Workload((component,)))
+    assert result.pick is not None and result.pick.runs[0].serving is not None
+    plan = result.pick.runs[0].serving
+    manifest = export(catalog, result, "kubernetes", "svc", None, "vllm/vllm-openai:latest")
+    assert "vllm serve meta-llama/Llama-3.1-8B" in manifest
+    assert f"--tensor-parallel-size {plan.gpus_per_replica}" in manifest
+    assert f"replicas: {plan.replicas}" in manifest
+    assert f"nvidia.com/gpu: {plan.gpus_per_replica}" in manifest
