@@ -69,6 +69,11 @@ MAX_PASSES = 40.0
 TERM_UNITS = {"power:p0": "W/TFLOPS", "power:gamma": "exponent", "tp:latency_s": "s"}
 
 
+def term_unit(name: str) -> str:
+    """A term's unit (``tp:latency_s:HARNESS`` is in seconds too)."""
+    return "s" if name.startswith("tp:latency_s") else TERM_UNITS.get(name, "")
+
+
 def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> EfficiencyModel:
     groups = sorted({o.group for o in rows})
     factors = sorted({o.factor for o in rows} | {f"unit:{o.unit}" for o in rows})
@@ -88,10 +93,13 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
     # shared by every GPU, after the per-key ones
     p_gamma = len(groups) + len(factors) + len(harnesses)
     p_p0 = p_gamma + 1
-    # the start-up latency of one tensor-parallel all-reduce, shared by all harnesses
-    p_alpha = p_p0 + 1
     # passes over a CNN image's activations by its memory-bound elementwise kernels
-    p_train, p_infer = p_alpha + 1, p_alpha + 2
+    p_train, p_infer = p_p0 + 1, p_p0 + 2
+    # the start-up latency of one tensor-parallel all-reduce, per harness with multi-GPU
+    # rows: a software generation's collectives (NCCL, custom all-reduce kernels, CUDA graphs)
+    alpha_harnesses = sorted({o.group[0] for o in rows if o.collectives})
+    a_index = {h: p_infer + 1 + i for i, h in enumerate(alpha_harnesses)}
+    ai = np.array([a_index.get(o.group[0], p_infer + 1) for o in rows])
     stream = np.array([o.stream_s for o in rows])
     # the stream runs at the bandwidth efficiency of the GPU's memory class (fitted on the
     # memory-bound rows); a class no memory-bound row has keeps efficiency 1
@@ -108,7 +116,7 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
         gamma = MAX_GAMMA / (1 + np.exp(-x[p_gamma]))
         log_clock = gamma * np.minimum(0.0, log_power - x[p_p0])
         clock = np.where(has_power, np.exp(log_clock), 1.0)
-        alpha = MAX_ALPHA_S / (1 + np.exp(-x[p_alpha]))
+        alpha = MAX_ALPHA_S / (1 + np.exp(-x[ai])) if a_index else np.zeros(len(rows))
         passes = np.where(is_train, MAX_PASSES / (1 + np.exp(-x[p_train])),
                           MAX_PASSES / (1 + np.exp(-x[p_infer])))  # fmt: skip
         memory_eta = np.where(
@@ -125,9 +133,10 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
         ridge = RIDGE * x[len(groups) : len(groups) + len(factors)]
         return np.concatenate([fit_err, ridge])
 
-    x0 = np.zeros(len(groups) + len(factors) + len(harnesses) + 5)
+    x0 = np.zeros(len(groups) + len(factors) + len(harnesses) + 4 + max(len(a_index), 1))
     x0[p_train] = x0[p_infer] = -2.0
-    x0[p_alpha] = -2.0
+    for index in a_index.values():
+        x0[index] = -2.0
     x0[len(groups) + len(factors) : p_gamma] = -4.0
     x0[p_gamma] = 0.0
     x0[p_p0] = math.log(8.0)
@@ -151,16 +160,17 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
             if term in start.terms:
                 ratio = min(max(start.terms[term] / MAX_PASSES, 1e-6), 1 - 1e-6)
                 x0[index] = math.log(ratio / (1 - ratio))
-        if "tp:latency_s" in start.terms:
-            ratio = min(max(start.terms["tp:latency_s"] / MAX_ALPHA_S, 1e-6), 1 - 1e-6)
-            x0[p_alpha] = math.log(ratio / (1 - ratio))
+        for h, index in a_index.items():
+            if f"tp:latency_s:{h}" in start.terms:
+                ratio = min(max(start.terms[f"tp:latency_s:{h}"] / MAX_ALPHA_S, 1e-6), 1 - 1e-6)
+                x0[index] = math.log(ratio / (1 - ratio))
     sparsity = np.zeros((len(rows) + len(factors), len(x0)), dtype=int)
     for row, (a, b, c, d) in enumerate(zip(gi, fi, hi, ui, strict=True)):
         sparsity[row, [a, b, c, d]] = 1
         if has_power[row]:
             sparsity[row, [p_gamma, p_p0]] = 1
         if collectives[row]:
-            sparsity[row, p_alpha] = 1
+            sparsity[row, ai[row]] = 1
         if stream[row]:
             sparsity[row, p_train if is_train[row] else p_infer] = 1
             if mi[row] >= 0:
@@ -184,7 +194,7 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
         terms={
             "power:gamma": MAX_GAMMA * _sigmoid(x[p_gamma]),
             "power:p0": math.exp(x[p_p0]),
-            "tp:latency_s": MAX_ALPHA_S * _sigmoid(x[p_alpha]),
+            **{f"tp:latency_s:{h}": MAX_ALPHA_S * _sigmoid(x[i]) for h, i in a_index.items()},
             "cnn:passes_train": MAX_PASSES * _sigmoid(x[p_train]),
             "cnn:passes_infer": MAX_PASSES * _sigmoid(x[p_infer]),
         },
@@ -294,7 +304,7 @@ def report(model: EfficiencyModel, loo: Errors, logo: Errors) -> str:
     for harness, value in sorted(model.overhead_s.items()):
         lines.append(f"| overhead {harness} | {value * 1e3:.3f} ms per step | |")
     for name, value in sorted(model.terms.items()):
-        lines.append(f"| term {name} | {value:.4g} {TERM_UNITS.get(name, '')} | all |")
+        lines.append(f"| term {name} | {value:.4g} {term_unit(name)} | all |")
     return "\n".join(lines) + "\n"
 
 
@@ -335,7 +345,7 @@ def csv_text(model: EfficiencyModel, spread: dict[str, tuple[float, float]]) -> 
     for harness, value in sorted(model.overhead_s.items()):
         lines.append(f"overhead,{harness},,{value:.6f},s,")
     for name, value in sorted(model.terms.items()):
-        lines.append(f"term,{name},,{value:.9g},{TERM_UNITS.get(name, '')},")
+        lines.append(f"term,{name},,{value:.9g},{term_unit(name)},")
     return "\n".join(lines) + "\n"
 
 

@@ -302,7 +302,9 @@ class Observation:
     #: Board power per FP32 TFLOPS at boost clock (W), for compute-bound work; None otherwise
     power_w_per_tflops: float | None = None
     #: Tensor-parallel all-reduces the GPUs wait on per unit of work (each costs the fitted
-    #: start-up latency ``tp:latency_s``, the α of Hockney's α + β·bytes model)
+    #: start-up latency ``tp:latency_s:HARNESS``, the α of Hockney's α + β·bytes model, one
+    #: per software generation: TensorRT-LLM's static-batching v0.5/v0.6 harness waited
+    #: about 200 µs an all-reduce, its v1.0 about 60)
     collectives: float = 0.0
     #: Seconds to stream a CNN image's activations once through DRAM at full bandwidth: the
     #: batch-norm, ReLU and residual-add kernels between the convolutions are elementwise and
@@ -489,12 +491,17 @@ class EfficiencyModel:
         clock = sustained_clock(power_w_per_tflops, self.terms)
         return min(1.0, eta * f * u) * clock, provenance
 
+    def alpha_s(self, harness: str) -> float:
+        """One tensor-parallel all-reduce's start-up latency in ``harness``'s software (its
+        own fitted ``tp:latency_s:HARNESS``, else the one shared term)."""
+        return self.terms.get(f"tp:latency_s:{harness}", self.terms.get("tp:latency_s", 0.0))
+
     def seconds_per_unit(self, obs: Observation) -> float:
         eta, _ = self.efficiency(
             obs.group, obs.factor, obs.unit, obs.power_w_per_tflops, obs.memory
         )
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
-        latency = self.terms.get("tp:latency_s", 0.0) * obs.collectives
+        latency = self.alpha_s(obs.group[0]) * obs.collectives
         passes = self.terms.get(stream_term(obs.bench.regime), 0.0)
         stream = (
             passes * obs.stream_s / min(1.0, self.factor.get(obs.memory, 1.0)) if passes else 0.0
