@@ -137,6 +137,10 @@ MESSAGES: dict[str, str] = {
         "requests/s with {concurrency} sequences in flight: time to first token {ttft_ms:,} ms, "
         "{tpot_ms:,.1f} ms per output token ({percentile}; limited by {binding})."
     ),
+    "chosen_split": N_(
+        "{component}: {replicas} replica(s) of {gpus} GPU(s) serve {rate:,.2f} requests/s "
+        "under the targets; {other_replicas} of {other_gpus} would serve {other_rate:,.2f}."
+    ),
     "warn_engine_prior": N_(
         "{component}: {engine}'s speed is TensorRT-LLM's calibration ({harness}); no factor "
         "fitted on its own published runs yet."

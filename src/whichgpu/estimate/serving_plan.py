@@ -315,6 +315,7 @@ def plan_service(
     from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
 
     best: ServingPlan | None = None
+    served_by: list[tuple[int, int, float]] = []
     for per_replica in gpu_counts(count):
         if count % per_replica:
             continue
@@ -329,9 +330,13 @@ def plan_service(
         if plan is None:
             continue
         served = plan.replicas * plan.capacity.rate_rps
+        served_by.append((per_replica, plan.replicas, served))
         if best is None or served > best.replicas * best.capacity.rate_rps * (1 + 1e-9):
             best = plan
-    return best
+    if best is None:
+        return None
+    others = sorted((s for s in served_by if s[0] != best.gpus_per_replica), key=lambda s: -s[2])
+    return replace(best, alternatives=tuple(others))
 
 
 #: The latency quantiles a target may be set at

@@ -55,6 +55,9 @@ class ServingPlan:
     generate: int = 1
     #: The roofline's bound of a decode step at the operating point
     bound: str = "compute"
+    #: The other splits of the same GPUs the search compared: (GPUs a replica, replicas,
+    #: requests/s they serve under the targets), best first
+    alternatives: tuple[tuple[int, int, float], ...] = ()
 
     @property
     def gpus(self) -> int:

@@ -374,15 +374,36 @@ def serve_component(
         serving_provenance(engine.harness),
         meets_rate=meets,
         notes=tuple(notes),
-        chosen=(serving_note(component, engine.name, best),) if best.unmet is None else (),
+        chosen=serving_notes(component, engine.name, best) if best.unmet is None else (),
         job=replica_job,
         serving=best,
     )
 
 
-def serving_note(component: Component, engine: str, plan: ServingPlan) -> Note:
+def serving_notes(component: Component, engine: str, plan: ServingPlan) -> tuple[Note, ...]:
     """What the planner chose: the engine, replicas × GPUs, sequences in flight, and the
-    latencies at the operating point."""
+    latencies at the operating point; and why this split of the GPUs (the next best)."""
+    notes = [serving_note(component, engine, plan)]
+    if plan.alternatives:
+        gpus, replicas, rate = plan.alternatives[0]
+        notes.append(
+            note(
+                "chosen_split",
+                component=component.label,
+                replicas=plan.replicas,
+                gpus=plan.gpus_per_replica,
+                rate=round(plan.replicas * plan.capacity.rate_rps, 2),
+                other_replicas=replicas,
+                other_gpus=gpus,
+                other_rate=round(rate, 2),
+            )
+        )
+    return tuple(notes)
+
+
+def serving_note(component: Component, engine: str, plan: ServingPlan) -> Note:
+    """The engine, replicas × GPUs, sequences in flight, and the latencies at the operating
+    point."""
     point = plan.operating
     return note(
         "chosen_serving",
