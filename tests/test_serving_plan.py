@@ -170,7 +170,7 @@ def test_published_serving_runs_are_planned_and_within_their_documented_spread()
     maximum = [r.error for r in runs if r.kind == "max" and r.error is not None]
     assert len(maximum) > 100
     median, p90 = spread(maximum)
-    assert median < 0.15 and p90 < 0.55
+    assert median < 0.15 and p90 < 0.60
 
 
 def test_estimate_plans_a_service_on_the_gpus_given() -> None:

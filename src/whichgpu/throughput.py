@@ -431,13 +431,15 @@ def fastest_layout(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: s
 @lru_cache(maxsize=8192)
 def serving_seconds(
     arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str
-) -> tuple[float, float, float, str]:
+) -> tuple[float, float, float, str, float]:
     """A served model's calibrated times on ``count`` × ``gpu`` with ``job.batch`` sequences
     in flight, ``job.prompt`` tokens in and ``job.generate`` out: seconds per output token
     over a whole batch cycle (its prompts' prefills included, as the fitted maximum-load
     runs measure it), one prompt's prefill, and the η of the cycle. llama.cpp's harness is
     calibrated on decode steps and prefills apart: its cycle is ``B`` prefills and ``O``
-    decode steps of ``B`` sequences. Last, the roofline's bound at that batch."""
+    decode steps of ``B`` sequences. Then the roofline's bound at that batch, and the
+    prefill time a request takes inside the fitted cycle (its ideal prefill over the cycle's
+    η), which a decode step is what is left of the cycle without."""
     model, _spread = load_efficiency()
     prompt, out = job.prompt or job.seq, max(job.generate, 1)
     one = replace(job, batch=1)  # a prefill is one request's
@@ -451,7 +453,10 @@ def serving_seconds(
         eta, _provenance, per_token_s, bound = _roofline(arch, None, gpu, decode)
         step_s = per_token_s * job.batch
         cycle_s = job.batch * prefill_s + out * step_s
-        return cycle_s / (job.batch * out), prefill_s, eta, bound
+        return cycle_s / (job.batch * out), prefill_s, eta, bound, prefill_s
     serve = _bench(arch, job, gpu, count, "llm-serve", harness, "tokens/s", prompt, out)
     eta, _provenance, per_token_s, bound = _roofline(arch, None, gpu, serve)
-    return per_token_s, prefill_s, eta, bound
+    from whichgpu.estimate.efficiency import serve_prefill_ideal_s
+
+    in_cycle_s = serve_prefill_ideal_s(serve, gpu, arch) / eta
+    return per_token_s, prefill_s, eta, bound, in_cycle_s

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.estimate.parallel import tensor_parallel_seconds
@@ -114,9 +114,16 @@ def bench_arch(name: str) -> ModelArch | None:
 
 
 def _job(bench: Benchmark, task: str) -> Job:
-    precision = bench.precision or "bf16-true"
+    return _job_of(bench.precision, bench.batch, task)
+
+
+@lru_cache(maxsize=1024)
+def _job_of(bench_precision: str | None, bench_batch: int | None, task: str) -> Job:
+    """The job a measurement's precision and batch describe (once per combination: the
+    serving planner describes each candidate's batches as measurements)."""
+    precision = bench_precision or "bf16-true"
     quant = precision if precision in QUANT_BITS else None
-    fields: dict[str, object] = {"task": task, "batch": bench.batch or 1, "quant": quant}
+    fields: dict[str, object] = {"task": task, "batch": bench_batch or 1, "quant": quant}
     if precision in ("32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true") or (
         precision in MATH_STORAGE
     ):
@@ -212,7 +219,7 @@ def ideal_rate(
         if bench.batch is None:
             return None  # a "maximum throughput" without its batch has no roofline
         prompt, out = bench.seq or 128, bench.generate or 128
-        prefill = forward_flops_per_token(arch, prompt // 2) * prompt * job.batch / peak
+        prefill = _serve_prefill_s(arch, prompt, job.batch, peak)
         compute, memory = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth)
         comm = tensor_parallel_seconds(arch, job.batch * (prompt + out), tp, gpu)
         rate = job.batch * out / (prefill + out * max(compute, memory) + comm)
@@ -221,6 +228,20 @@ def ideal_rate(
         bound = _bound(prefill + out * compute, out * memory)
         return Ideal(rate, bound) if bench.unit.startswith("tokens/s") else None
     return None
+
+
+def _serve_prefill_s(arch: ModelArch, prompt: int, batch: int, peak: float) -> float:
+    """The ideal prefill of a served batch's prompts: a causal forward over each
+    (``forward_flops_per_token`` at half the prompt, the mean context) at the peak."""
+    return forward_flops_per_token(arch, prompt // 2) * prompt * batch / peak
+
+
+def serve_prefill_ideal_s(bench: Benchmark, gpu: GPU, arch: ModelArch) -> float:
+    """One request's ideal prefill inside a served batch's cycle (:func:`ideal_rate`'s
+    ``llm-serve`` term, per request)."""
+    parallel = 1 if bench.harness in LAYER_SPLIT_HARNESSES else bench.gpus
+    peak = tensor_tflops(gpu, _math_precision(bench)) * 1e12 * parallel
+    return _serve_prefill_s(arch, bench.seq or 128, 1, peak)
 
 
 def _bound(compute_s: float, memory_s: float) -> str:

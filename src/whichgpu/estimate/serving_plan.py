@@ -4,10 +4,12 @@ A replica (one engine on ``tp`` GPUs) batches the sequences in flight step by st
 (iteration-level scheduling: Yu et al., 2022, "Orca", §3; vLLM, Kwon et al., 2023). Its times
 come from the calibrated serving roofline (:func:`~whichgpu.throughput.serving_seconds`):
 ``S(B)``, seconds per output token over a batch cycle with ``B`` sequences in flight, and
-``t_p``, one prompt's prefill. A cycle is ``B`` prefills and ``O`` decode steps, so a decode
-step takes ``t_d(B) = B·S(B) − B·t_p/O``.
+``t_p``, one prompt's prefill (the latency of a request's own prefill, calibrated on
+first-token times), and ``c``, the GPU time a prompt takes inside a busy cycle (prefills
+batched with the others', at the cycle's efficiency). A cycle is ``B`` prefills and ``O``
+decode steps, so a decode step takes ``t_d(B) = B·S(B) − B·c/O``.
 
-At an arrival rate λ the engine spends ``ρ = λ·t_p`` of its time prefilling and the rest
+At an arrival rate λ the engine spends ``ρ = λ·c`` of its time prefilling and the rest
 decoding, so each sequence gets a token every ``TPOT = t_d(B)/(1 − ρ)`` seconds (prefill and
 decode share the GPU; Agrawal et al., 2024, "Sarathi-Serve", §2), and Little's law fixes the
 sequences in flight, ``B = λ·(t_p + O·TPOT)``. The time to first token is the prompt's
@@ -61,6 +63,8 @@ class _Curve:
     batches: tuple[int, ...]
     decode_s: tuple[float, ...]
     prefill_s: float
+    #: GPU seconds a prompt takes inside a busy cycle (``c``)
+    cycle_prefill_s: float
     prompt: int
     generate: int
     b_max: int
@@ -94,20 +98,21 @@ def _curve(
 
     grid = sorted({*(1 << k for k in range(b_max.bit_length()) if 1 << k <= b_max), b_max})
     out = max(job.generate, 1)
-    decode, bounds, prefill, eta = [], [], 0.0, 0.0
+    decode, bounds, prefill, eta, in_cycle = [], [], 0.0, 0.0, 0.0
     base = replace(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
     for batch in grid:
-        per_token, prefill, eta, bound = serving_seconds(
+        per_token, prefill, eta, bound, in_cycle = serving_seconds(
             arch, replace(base, batch=batch), gpu, tp, engine.harness
         )
         bounds.append(bound)
-        per_token, prefill = per_token / factor, prefill / factor
+        per_token, prefill, in_cycle = per_token / factor, prefill / factor, in_cycle / factor
         cycle = batch * per_token * out  # B prefills and O decode steps
-        decode.append(max(cycle - batch * prefill, 0.1 * cycle) / out)
+        decode.append(max(cycle - batch * in_cycle, 0.1 * cycle) / out)
     curve = _Curve(
         tuple(grid),
         tuple(decode),
         prefill,
+        in_cycle,
         job.prompt,
         out,
         b_max,
@@ -122,16 +127,16 @@ def _point(curve: _Curve, rate: float, quantile: float) -> ServingPoint | None:
     """The replica at ``rate`` requests/s, or None where it cannot keep up."""
     if rate <= 0:
         return None
-    t_p, out = curve.prefill_s, curve.generate
+    t_p, c, out = curve.prefill_s, curve.cycle_prefill_s, curve.generate
     if not curve.continuous:
         # static batching: a batch of b_max runs to its end; an arrival waits for the next
         batch = float(curve.b_max)
-        cycle = batch * t_p + out * curve.step_s(batch)
+        cycle = batch * c + out * curve.step_s(batch)
         if rate * cycle / batch >= 1:
             return None
         ttft = cycle * quantile + batch * t_p
         return ServingPoint(rate, batch, ttft, curve.step_s(batch))
-    busy = rate * t_p  # the share of the GPU's time spent in prefills
+    busy = rate * c  # the share of the GPU's time spent in prefills
     if busy >= 1:
         return None
     batch = 1.0
@@ -157,17 +162,18 @@ def _point(curve: _Curve, rate: float, quantile: float) -> ServingPoint | None:
 
 
 def _ceiling(curve: _Curve) -> float:
-    """The rate at which Little's law fills every slot, ``λ·(t_p + O·t_d(B_max)/(1 − λ·t_p))
-    = B_max``: the smaller root of ``t_p²·λ² − (t_p·(1 + B_max) + O·t_d)·λ + B_max = 0``
+    """The rate at which Little's law fills every slot, ``λ·(t_p + O·t_d(B_max)/(1 − λ·c))
+    = B_max``: the smaller root of ``c·t_p·λ² − (t_p + O·t_d + B_max·c)·λ + B_max = 0``
     (static batching: one full batch a cycle)."""
-    t_p, out, b_max = curve.prefill_s, curve.generate, float(curve.b_max)
+    t_p, c, out = curve.prefill_s, curve.cycle_prefill_s, curve.generate
+    b_max = float(curve.b_max)
     t_d = curve.step_s(b_max)
     if not curve.continuous:
-        return b_max / (b_max * t_p + out * t_d)
-    b = t_p * (1 + b_max) + out * t_d
-    if t_p <= 0:
-        return b_max / (out * t_d)
-    return (b - math.sqrt(max(b * b - 4 * t_p * t_p * b_max, 0.0))) / (2 * t_p * t_p)
+        return b_max / (b_max * c + out * t_d)
+    b = t_p + out * t_d + b_max * c
+    if t_p <= 0 or c <= 0:
+        return b_max / (t_p + out * t_d)
+    return (b - math.sqrt(max(b * b - 4 * c * t_p * b_max, 0.0))) / (2 * c * t_p)
 
 
 def _full(curve: _Curve, rate: float) -> ServingPoint:
@@ -176,7 +182,7 @@ def _full(curve: _Curve, rate: float) -> ServingPoint:
     batch = float(curve.b_max)
     step = curve.step_s(batch)
     chunks = math.ceil(curve.prompt / curve.chunk_tokens) if curve.chunk_tokens else 1
-    busy = min(rate * curve.prefill_s, 0.999)
+    busy = min(rate * curve.cycle_prefill_s, 0.999)
     tpot = step / (1 - busy) if curve.continuous else step
     return ServingPoint(rate, batch, curve.prefill_s + chunks * step, tpot)
 
