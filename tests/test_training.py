@@ -204,3 +204,32 @@ def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: 
     megatron = estimate_throughput(LLAMA_8B, job, gpu, 8, framework="megatron")
     assert megatron.throughput.value == pytest.approx(plain * fitted["megatron"][0])
     assert f"megatron, fitted on {fitted['megatron'][1]} published runs" in megatron.provenance
+
+
+def test_a_compiled_loss_keeps_no_fp32_logits() -> None:
+    """torch.compile fuses the cross-entropy's fp32 upcast and log-softmax (torchtune's
+    compile=True, the HF Trainer's torch_compile): the forward holds the bf16 logits only,
+    the backward their gradient beside them."""
+    from whichgpu.estimate.memory import logits_bytes
+
+    eager = make_job(task="lora", batch=2, seq=2048, precision="bf16-true")
+    compiled = replace(eager, compiled=True)
+    elements = 2 * 2048 * LLAMA_8B.vocab_size
+    assert logits_bytes(LLAMA_8B, eager, "forward") == elements * (2 + 8)
+    assert logits_bytes(LLAMA_8B, compiled, "forward") == elements * 2
+    assert logits_bytes(LLAMA_8B, compiled, "backward") == elements * 4
+    chunked = replace(compiled, chunked_loss=True)
+    assert logits_bytes(LLAMA_8B, chunked, "backward") == elements * (2 + 2 / 8)
+    assert (
+        estimate_memory(LLAMA_8B, compiled).total_bytes
+        < estimate_memory(LLAMA_8B, eager).total_bytes
+    )
+
+
+def test_compile_reaches_the_launch_arguments() -> None:
+    from whichgpu.export import launch_arguments
+
+    job = make_job(task="lora", batch=2, compiled=True)
+    assert "compile=True" in launch_arguments("torchtune", job)
+    assert "--torch_compile" in launch_arguments("hf", job)
+    assert "compile" not in launch_arguments("torchtune", make_job(task="lora", batch=2))

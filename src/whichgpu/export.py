@@ -97,6 +97,8 @@ def launch_arguments(framework: str | None, job: Job) -> str:
     if framework == "torchtune":
         parts = [f"batch_size={b}", f"gradient_accumulation_steps={m}",
                  f"enable_activation_checkpointing={on}"]  # fmt: skip
+        if job.compiled:
+            parts.append("compile=True")
     elif framework == "axolotl":
         parts = [f"--micro_batch_size={b}", f"--gradient_accumulation_steps={m}",
                  f"--gradient_checkpointing={str(on).lower()}"]  # fmt: skip
@@ -122,6 +124,8 @@ def launch_arguments(framework: str | None, job: Job) -> str:
         parts = [f"--per_device_train_batch_size {b}", f"--gradient_accumulation_steps {m}"]
         if on:
             parts.append("--gradient_checkpointing")
+        if job.compiled:
+            parts.append("--torch_compile")
     return " ".join(parts)
 
 

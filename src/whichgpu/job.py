@@ -106,6 +106,10 @@ class Job:
     #: Cross-entropy over chunks of the sequence (torchtune's CEWithChunkedOutputLoss, 8
     #: chunks): the logits are upcast to fp32 one chunk at a time
     chunked_loss: bool = False
+    #: torch.compile over the model and the loss (torchtune's ``compile``, the HF Trainer's
+    #: ``torch_compile``): Inductor fuses the loss's fp32 upcast, log-softmax and NLL into one
+    #: kernel that keeps only each row's log-sum-exp for the backward
+    compiled: bool = False
     network: Network = "infiniband"
     #: Inference engines that keep only the last position's logits (vLLM, generate()).
     all_logits: bool = True

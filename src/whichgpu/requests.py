@@ -136,6 +136,11 @@ OPTIMIZER_IN_BACKWARD = Input(
 )
 ACTIVATION_OFFLOAD = Input("bool", N_("Offload saved activations to host memory."))
 CHUNKED_LOSS = Input("bool", N_("Cross-entropy over chunks of the output (torchtune)."))
+COMPILED = Input(
+    "bool",
+    N_("torch.compile the model and loss: the fused cross-entropy keeps no fp32 logits."),
+    flag="compile",
+)
 NETWORK = Input(
     "choice",
     N_("Between nodes: infiniband (a NIC per GPU) or ethernet (100 GbE a node)."),
@@ -188,6 +193,7 @@ class TrainingSettings:
     offload: str | None = given(None, OFFLOAD)
     activation_offload: bool | None = given(None, ACTIVATION_OFFLOAD)
     chunked_loss: bool | None = given(None, CHUNKED_LOSS)
+    compiled: bool | None = given(None, COMPILED)
     network: str | None = given(None, NETWORK)
     vp: int | None = given(None, VP)
 

@@ -228,8 +228,11 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     fp32 output. Peak in the forward pass: the compute-dtype logits, the fp32 copy and the
     log-softmax output (``c + 8`` bytes per element; 8 when the logits are already fp32).
     Peak at the start of backward: the saved output, its gradient and the input gradient
-    (12). Nothing of it is left at the optimizer step. Inference keeps the logits of every
-    position (``c``) unless the engine keeps only the last one.
+    (12). Nothing of it is left at the optimizer step. Compiled (``torch.compile``; Inductor
+    fuses the upcast, log-softmax and NLL and saves each row's log-sum-exp, as Liger's and
+    torchtune's fused losses do): the compute-dtype logits (``c``), then their gradient beside
+    them in the backward (``2c``; one chunk of it at a time when chunked). Inference keeps
+    the logits of every position (``c``) unless the engine keeps only the last one.
     """
     if arch.kind in ("cnn", "vit") or not arch.vocab_size:
         return 0.0
@@ -238,6 +241,13 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     elements = float(job.batch) * positions * arch.vocab_size / job.tp
     if not job.training:
         return elements * c
+    if job.compiled:
+        # Inductor's fused cross-entropy: the logits stay in the compute dtype and the
+        # backward writes their gradient (one chunk of it at a time when chunked)
+        k = LOSS_CHUNKS if job.chunked_loss else 1
+        if phase == "forward":
+            return elements * c
+        return elements * (c + c / k) if phase == "backward" else 0.0
     if job.chunked_loss:
         # the compute-dtype chunks and each chunk's saved fp32 log-softmax output stay; the
         # fp32 upcast and, in the backward, the gradients exist one chunk at a time

@@ -78,6 +78,8 @@ def check_runs(text: str) -> list[RunCheck]:
         for flag in ("chunked_loss", "optimizer_in_backward", "activation_offload"):
             if flag in extra:
                 fields[flag] = True
+        if "compile" in extra:
+            fields["compiled"] = True
         if "no_chunked_loss" in extra:
             fields["chunked_loss"] = False
         if "zero3" in extra:  # FSDP full shard

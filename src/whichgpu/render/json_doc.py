@@ -30,6 +30,7 @@ CONFIGURATION_FIELDS = (
     "offload",
     "activation_offload",
     "chunked_loss",
+    "compiled",
     "lora_rank",
     "lora_targets",
     "tp",
