@@ -203,7 +203,8 @@ def test_the_export_runs_the_engine_with_one_pod_per_replica(catalog: Catalog) -
     result = recommend(catalog, Workload((component,)))
     assert result.pick is not None and result.pick.runs[0].serving is not None
     plan = result.pick.runs[0].serving
-    manifest = export(catalog, result, "kubernetes", "svc", None, "vllm/vllm-openai:latest")
+    manifest = export(catalog, result, "kubernetes", "svc", None, None)
+    assert "image: vllm/vllm-openai:latest" in manifest  # the engine's own image
     assert "vllm serve meta-llama/Llama-3.1-8B" in manifest
     assert f"--tensor-parallel-size {plan.gpus_per_replica}" in manifest
     assert f"replicas: {plan.replicas}" in manifest

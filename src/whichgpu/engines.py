@@ -54,6 +54,8 @@ class EngineProfile:
     formats: frozenset[str]
     #: The command line, with {model}, {tp}, {max_len}, {sequences}, {quant} placeholders
     launch: str
+    #: The container image the engine's docs deploy it with
+    image: str
     source: str
     as_of: str
     #: A higher tier for large GPUs: (GiB at least, compute capability at least, sequences,
@@ -92,6 +94,7 @@ ENGINES: dict[str, EngineProfile] = {
             "vllm serve {model} --tensor-parallel-size {tp} --max-model-len {max_len} "
             "--gpu-memory-utilization 0.92 --max-num-seqs {sequences}{quant}"
         ),
+        image="vllm/vllm-openai:latest",
         source="vllm-project/vllm 0.33.0 (wheel, commit 4ba787ec9) vllm/config/cache.py, "
         "config/scheduler.py, engine/arg_utils.py, model_executor/layers/quantization",
         as_of="2026-11",
@@ -117,6 +120,7 @@ ENGINES: dict[str, EngineProfile] = {
             "python -m sglang.launch_server --model-path {model} --tp {tp} "
             "--context-length {max_len} --max-running-requests {sequences}{quant}"
         ),
+        image="lmsysorg/sglang:latest",
         source="sgl-project/sglang 0.5.23 (wheel) sglang/srt/server_args.py, arg_groups",
         as_of="2026-11",
     ),
@@ -141,6 +145,7 @@ ENGINES: dict[str, EngineProfile] = {
             "trtllm-serve {model} --tp_size {tp} --max_seq_len {max_len} "
             "--max_batch_size {sequences} --kv_cache_free_gpu_memory_fraction 0.9"
         ),
+        image="nvcr.io/nvidia/tensorrt-llm/release:latest",
         source="NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py @0004396, "
         "commands/serve.py @00209af, docs/source/features/quantization.md @09d4c79",
         as_of="2026-11",
@@ -167,6 +172,7 @@ ENGINES: dict[str, EngineProfile] = {
             "--num-shard {tp} --max-total-tokens {max_len} "
             "--max-concurrent-requests {sequences}{quant}"
         ),
+        image="ghcr.io/huggingface/text-generation-inference:3.3.5",
         source="huggingface/text-generation-inference @db931fc (v3.3.7) launcher/src/main.rs, "
         "server/text_generation_server/models/globals.py",
         as_of="2026-11",
@@ -187,6 +193,7 @@ ENGINES: dict[str, EngineProfile] = {
         continuous_batching=True,
         formats=GGUF_FORMATS | {"fp16"},
         launch="llama-server -m {model} -ngl 99 -c {max_len} -np {sequences}",
+        image="ghcr.io/ggml-org/llama.cpp:server-cuda",
         source="ggml-org/llama.cpp tools/server/server.cpp @00dd081, common/common.h @001d906",
         as_of="2026-11",
     ),
@@ -206,6 +213,7 @@ ENGINES: dict[str, EngineProfile] = {
         continuous_batching=True,
         formats=GGUF_FORMATS | {"fp16"},
         launch="OLLAMA_NUM_PARALLEL={sequences} OLLAMA_CONTEXT_LENGTH={max_len} ollama serve",
+        image="ollama/ollama:latest",
         source="ollama/ollama @fb30760 (v0.33.0-rc2) envconfig/config.go, llm/llama_server.go",
         as_of="2026-11",
     ),
@@ -228,6 +236,7 @@ ENGINES: dict[str, EngineProfile] = {
             'python -c "from transformers import pipeline; '
             "pipeline('text-generation', model='{model}', device_map='auto')\""
         ),
+        image="nvcr.io/nvidia/pytorch:24.10-py3",
         source="huggingface/transformers 5.24.0 generation/utils.py, integrations/accelerate.py",
         as_of="2026-11",
     ),

@@ -148,6 +148,8 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
 
 #: The default run command of a training pick: the script, given the chosen settings.
 TRAIN_COMMAND = f"python train.py ${LAUNCH_ARGS_ENV}"
+#: The default container image of a training pick (a served pick takes its engine's)
+TRAIN_IMAGE = "nvcr.io/nvidia/pytorch:24.10-py3"
 #: How each engine's command line asks for FP8 weights (the others take quantized checkpoints)
 QUANT_FLAGS = {"vllm": " --quantization fp8", "sglang": " --quantization fp8",
                "tgi": " --quantize fp8"}  # fmt: skip
@@ -327,17 +329,23 @@ def export(
     kind: str,
     name: str,
     run: str | None,
-    image: str,
+    image: str | None,
     setup: str | None = None,
 ) -> str:
-    """``result``'s pick in ``kind``'s format, running ``run`` (None: the serving engine's
-    launch command for a served model, else :data:`TRAIN_COMMAND`)."""
+    """``result``'s pick in ``kind``'s format, running ``run`` in ``image`` (None: for a
+    served model, the serving engine's launch command and image; else :data:`TRAIN_COMMAND`
+    in :data:`TRAIN_IMAGE`)."""
+    from whichgpu.engines import ENGINES
+
     option = result.pick
     if option is None:
         raise InvalidInput("nothing_to_export")
+    serving = serving_command(option)
     if run is None:
-        serving = serving_command(option)
         run = serving[1] if serving is not None else TRAIN_COMMAND
+    if image is None:
+        plan = next((r.serving for r in option.runs if r.serving is not None), None)
+        image = ENGINES[plan.engine].image if plan is not None else TRAIN_IMAGE
     if kind == "skypilot":
         return skypilot_task(catalog, result, option, name, run, setup)
     if kind == "kubernetes":

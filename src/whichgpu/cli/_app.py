@@ -56,7 +56,16 @@ RunCommand = Annotated[
         ),
     ),
 ]
-Image = Annotated[str, typer.Option("--image", help=_("Export (kubernetes): container image."))]
+Image = Annotated[
+    str | None,
+    typer.Option(
+        "--image",
+        help=_(
+            "Export (kubernetes): container image (default: the serving engine's own image for "
+            "a served model, else NVIDIA's PyTorch image)."
+        ),
+    ),
+]
 ModelName = Annotated[
     str | None,
     typer.Option("--model", "-m", help=_("A preset (llama-3.1-8b…) or a config.json path.")),

@@ -51,7 +51,7 @@ def recommend(
     ] = None,
     job_name: JobName = "whichgpu-job",
     run_command: RunCommand = None,
-    image: Image = "nvcr.io/nvidia/pytorch:24.10-py3",
+    image: Image = None,
     json_out: JsonFlag = False,
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
@@ -186,7 +186,7 @@ def export(
     ] = "full",
     job_name: JobName = "whichgpu-job",
     run_command: RunCommand = None,
-    image: Image = "nvcr.io/nvidia/pytorch:24.10-py3",
+    image: Image = None,
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
