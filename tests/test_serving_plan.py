@@ -209,3 +209,19 @@ def test_the_export_runs_the_engine_with_one_pod_per_replica(catalog: Catalog) -
     assert f"--tensor-parallel-size {plan.gpus_per_replica}" in manifest
     assert f"replicas: {plan.replicas}" in manifest
     assert f"nvidia.com/gpu: {plan.gpus_per_replica}" in manifest
+
+
+def test_a_served_replica_reports_the_memory_its_engine_holds(catalog: Catalog) -> None:
+    """The memory a served option needs is the engine's own layout (weights, activations,
+    context, and the KV blocks of the sequences in flight), which its pool sizing keeps
+    within the card: TensorRT-LLM, which takes 0.9 of what is free, on 2 × H100."""
+    component = make_component(
+        {"kind": "inference", "model": "llama-3.1-70b", "request_rate": 5, "ttft": "2s",
+         "tpot": "100ms", "engine": "trtllm"}
+    )  # fmt: skip
+    result = recommend(catalog, Workload((component,)))
+    served = [o for o in result.options if o.runs[0].serving is not None]
+    assert served
+    for option in served:
+        run = option.runs[0]
+        assert run.needed_gib is not None and run.needed_gib <= run.capacity_gib

@@ -19,12 +19,11 @@ from whichgpu.units import BYTES_PER_GIB
 PROFILE_TOKENS = 8192
 
 
-def kv_sequences(arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile) -> int:
-    """Sequences of ``prompt + generate`` tokens whose KV cache fits a replica as the engine
-    sizes its pool (``engine.kv_pool``): vLLM takes ``gpu_memory_utilization`` of the memory
-    and subtracts the weights, the activations of a profiling pass and the CUDA context
-    (``Worker.determine_num_available_blocks``); TensorRT-LLM takes its fraction of what is
-    free after them; llama.cpp reserves a whole context a slot. Blocks are whole."""
+def _pool(
+    arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile
+) -> tuple[float, float, float]:
+    """A replica's bytes outside the KV cache (weights, profiled activations, CUDA contexts),
+    its KV budget as the engine sizes it, and one sequence's KV cache in whole blocks."""
     total = gpu.memory_gib * BYTES_PER_GIB * tp
     profile = replace(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
                       all_logits=False, tp=tp)  # fmt: skip
@@ -41,6 +40,26 @@ def kv_sequences(arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EnginePro
     if engine.block_tokens:
         tokens = math.ceil(tokens / engine.block_tokens) * engine.block_tokens
     one = kv_cache_bytes(arch, replace(job, batch=1, tp=tp), tokens=tokens) * tp
+    return used, budget, one
+
+
+def kv_sequences(arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile) -> int:
+    """Sequences of ``prompt + generate`` tokens whose KV cache fits a replica as the engine
+    sizes its pool (``engine.kv_pool``): vLLM takes ``gpu_memory_utilization`` of the memory
+    and subtracts the weights, the activations of a profiling pass and the CUDA context
+    (``Worker.determine_num_available_blocks``); TensorRT-LLM takes its fraction of what is
+    free after them; llama.cpp reserves a whole context a slot. Blocks are whole."""
+    _used, budget, one = _pool(arch, job, gpu, tp, engine)
     if budget <= 0 or one <= 0:
         return 0
     return min(engine.limits(gpu)[0], int(budget // one))
+
+
+def replica_bytes_per_gpu(
+    arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile, sequences: float
+) -> float:
+    """What a replica holds per GPU with ``sequences`` in flight: its share of the weights,
+    activations and context, and of those sequences' KV blocks (the engine reserves its whole
+    pool up front; this is the part in use)."""
+    used, _budget, one = _pool(arch, job, gpu, tp, engine)
+    return (used + one * sequences) / tp

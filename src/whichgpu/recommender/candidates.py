@@ -310,6 +310,7 @@ def serve_component(
     the split that serves the most kept; each replica as
     :func:`~whichgpu.estimate.serving_plan.replica_plan` plans it."""
     from whichgpu.engines import DEFAULT_ENGINE, ENGINES
+    from whichgpu.estimate.kv_pool import replica_bytes_per_gpu
     from whichgpu.estimate.memory import memory_of
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import (
@@ -335,7 +336,10 @@ def serve_component(
     served_rps = best.replicas * best.capacity.rate_rps
     concurrency = max(1, math.ceil(best.operating.concurrency))
     replica_job = replace(replica_job, batch=min(concurrency, best.max_sequences))
-    needed = memory_of(arch, replica_job).total_bytes / BYTES_PER_GIB
+    needed = (
+        replica_bytes_per_gpu(arch, job, gpu, best.gpus_per_replica, engine, replica_job.batch)
+        / BYTES_PER_GIB
+    )
     out = max(job.generate, 1)
     rate = served_rps * out
     tp, replicas = best.gpus_per_replica, best.replicas
