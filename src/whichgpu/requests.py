@@ -15,17 +15,11 @@ import dataclasses
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, get_args
 
-from whichgpu.engines import ENGINE_IDS
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input, given
 from whichgpu.job import (
     MATH_STORAGE,
-    NETWORKS,
-    OFFLOADS,
-    OPTIMIZERS,
-    PRECISIONS,
-    QUANT_BITS,
     TASKS,
     Attention,
     Checkpointing,
@@ -34,7 +28,48 @@ from whichgpu.job import (
     KvDtype,
 )
 from whichgpu.models.arch import ModelArch
-from whichgpu.recipes import FRAMEWORKS, RECIPES
+from whichgpu.recipes import RECIPES
+from whichgpu.request_fields import (
+    ACTIVATION_OFFLOAD,
+    BATCH,
+    CHECKPOINTING,
+    CHUNKED_LOSS,
+    COMPILED,
+    EPOCHS,
+    FRAMES,
+    FRAMEWORK,
+    GENERATE,
+    GLOBAL_BATCH,
+    GPU_NAME,
+    GRAD_ACCUM,
+    IMAGES,
+    LORA_RANK,
+    LORA_TARGETS,
+    MARKET_NAMES,
+    MODEL,
+    NETWORK,
+    OFFLOAD,
+    OPTIMIZER,
+    OPTIMIZER_IN_BACKWARD,
+    PARAMS,
+    PERCENTILE,
+    PP,
+    PRECISION,
+    PROMPT,
+    QUANT,
+    REQUEST_RATE,
+    SAMPLES,
+    SEQ,
+    SERVE_ENGINE,
+    TFLOP,
+    TOKENS,
+    TP,
+    TPOT,
+    TTFT,
+    VP,
+)
+from whichgpu.request_fields import MARKETS as MARKETS
+from whichgpu.request_fields import QUANTS as QUANTS
 
 Kind = Literal["train", "finetune", "lora", "qlora", "inference", "render", "fp64"]
 Objective = Literal["cost", "time", "value"]
@@ -47,9 +82,7 @@ OBJECTIVES: tuple[str, ...] = get_args(Objective)
 MODES: tuple[str, ...] = get_args(Mode)
 CAPABILITIES: tuple[str, ...] = get_args(Capability)
 CATALOGS: tuple[str, ...] = get_args(CatalogName)
-MARKETS: tuple[str, ...] = ("on-demand", "spot", "marketplace", "serverless")
 DEFAULT_MARKETS: tuple[str, ...] = ("on-demand", "marketplace")
-QUANTS: tuple[str, ...] = tuple(QUANT_BITS)
 
 #: Samples a rendered frame takes when the user does not say: Blender's benchmark scenes
 #: render at this order (its score is samples per minute over those scenes).
@@ -59,122 +92,6 @@ DEFAULT_SAMPLES_PER_FRAME = 1024
 #: ``bf16=True`` and Lightning's ``bf16-mixed`` run); fp16 autocast on GPUs without BF16
 #: (whichgpu.recommender.autoconfig).
 DEFAULT_PRECISION = "bf16-mixed"
-
-# -- the inputs several requests share ----------------------------------------------------
-
-MODEL = Input("text", N_("A preset (llama-3.1-8b…) or a config.json path."), short="-m")
-PARAMS = Input("text", N_("A generic transformer of this size: 7B."), max_length=40)
-PRECISION = Input(
-    "choice",
-    N_("32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed."),
-    choices=PRECISIONS,
-)
-QUANT = Input("choice", N_("Weights: int8, int4, nf4, fp8, q4_k_m…"), choices=QUANTS)
-BATCH = Input("int", N_("Sequences or images per step."), low=1, high=1_000_000)
-SEQ = Input(
-    "int",
-    N_("Tokens per training sequence (default: the framework's, else 2048)."),
-    low=1,
-    high=10_000_000,
-)
-PROMPT = Input("int", N_("Inference: prompt tokens."), low=0, high=10_000_000)
-GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
-CHECKPOINTING = Input("bool", N_("Full activation checkpointing."))
-TOKENS = Input("size", N_("Job size: tokens to train on or generate (1e9, 2B)."), low=1, high=1e18)
-IMAGES = Input("size", N_("Job size: images per epoch."), low=1, high=1e15)
-EPOCHS = Input("number", N_("Passes over --images."), low=1e-3, high=1e6)
-FRAMES = Input("size", N_("Render: frames to render."), low=1, high=1e9)
-SAMPLES = Input("int", N_("Render: path-tracing samples per frame."), low=1, high=1_000_000)
-TFLOP = Input("size", N_("FP64: work in TFLOP (1e6 = 1 EFLOP)."), low=1e-6, high=1e15)
-GPU_NAME = Input("text", N_("The GPU you have in mind."), flag="gpu")
-FRAMEWORK = Input(
-    "choice",
-    N_(
-        "Run it as this framework's recipe does (its documented defaults): hf, trl, torchtune, "
-        "axolotl, llama-factory, deepspeed, fsdp, torchtitan or megatron."
-    ),
-    choices=FRAMEWORKS,
-)
-OPTIMIZER = Input(
-    "choice",
-    N_(
-        "adamw, adamw-fused, adamw-8bit, paged-adamw-8bit, sgd or adafactor (default: the "
-        "framework's, else adamw)."
-    ),
-    choices=OPTIMIZERS,
-)
-LORA_RANK = Input(
-    "int", N_("LoRA rank (default: the framework's; PEFT's is 8)."), low=1, high=65_536
-)
-LORA_TARGETS = Input(
-    "text",
-    N_(
-        "LoRA targets: module names (q_proj,v_proj), all-linear, attention or peft-default "
-        "(PEFT's per-architecture default)."
-    ),
-    max_length=400,
-)
-GLOBAL_BATCH = Input(
-    "int",
-    N_(
-        "Sequences or images per optimizer step, over all GPUs (gradient accumulation makes up "
-        "the rest)."
-    ),
-    low=1,
-    high=100_000_000,
-)
-GRAD_ACCUM = Input(
-    "int", N_("Micro-batches accumulated per optimizer step."), low=1, high=100_000_000
-)
-OFFLOAD = Input(
-    "choice",
-    N_("Keep in host memory: none, optimizer (ZeRO-Offload) or all (parameters too)."),
-    choices=OFFLOADS,
-)
-OPTIMIZER_IN_BACKWARD = Input(
-    "bool", N_("Step the optimizer in the backward pass (no gradient buffer; torchtune).")
-)
-ACTIVATION_OFFLOAD = Input("bool", N_("Offload saved activations to host memory."))
-CHUNKED_LOSS = Input("bool", N_("Cross-entropy over chunks of the output (torchtune)."))
-COMPILED = Input(
-    "bool",
-    N_("torch.compile the model and loss: the fused cross-entropy keeps no fp32 logits."),
-    flag="compile",
-)
-NETWORK = Input(
-    "choice",
-    N_("Between nodes: infiniband (a NIC per GPU) or ethernet (100 GbE a node)."),
-    choices=NETWORKS,
-)
-TP = Input("int", N_("Tensor-parallel degree."), low=1, high=1024)
-PP = Input("int", N_("Pipeline-parallel degree."), low=1, high=1024)
-VP = Input(
-    "int",
-    N_("Virtual pipeline stages per GPU, the interleaved schedule (default: two layers each)."),
-    low=1,
-    high=128,
-)
-MARKET_NAMES = Input(
-    "names", N_("Markets to rent in: on-demand, spot, marketplace."), choices=MARKETS, flag="market"
-)
-
-
-#: Serving settings shared by recommend's components and estimate
-SERVE_ENGINE = Input(
-    "choice",
-    N_("Serving engine: vllm, sglang, trtllm, tgi, llama.cpp, ollama or transformers "
-       "(default: vllm)."),
-    choices=ENGINE_IDS,
-)  # fmt: skip
-TTFT = Input("latency", N_("Serving: time to first token to meet, e.g. 2s."), low=1e-4, high=3600)
-TPOT = Input(
-    "latency", N_("Serving: time per output token to meet, e.g. 100ms."), low=1e-5, high=60
-)
-PERCENTILE = Input(
-    "choice", N_("The latency targets' percentile: p50, p95 or p99."), choices=("p50", "p95", "p99")
-)
-REQUEST_RATE = Input("number", N_("Serving: requests per second to sustain."), low=1e-6, high=1e6)
-
 
 # -- how a training job is run: shared by fit, estimate and recommend ---------------------
 

@@ -20,6 +20,7 @@ from whichgpu.job import Job
 from whichgpu.throughput import (
     Rate,
     ThroughputEstimate,
+    check_runnable,
     estimate_model_free,
     estimate_throughput,
     fastest_layout,
@@ -80,18 +81,19 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     plan = plan_service(arch, job, gpu, r.count, engine, targets, r.request_rate, r.batch)
     if plan is None:
         raise InvalidInput("serving_no_fit", model=arch.name, gpu=gpu.name, count=r.count)
-    base = estimate_throughput(arch, replace(job, batch=1), gpu, 1, harness=engine.harness)
+    check_runnable(arch, job, gpu)
     out = max(job.generate, 1)
     rate = plan.replicas * plan.capacity.rate_rps * out
     _model, spread = load_efficiency()
     low_err, high_err = spread.get("llm-serve", spread["*"])
-    return replace(
-        base,
+    return ThroughputEstimate(
+        gpu=gpu,
         count=r.count,
         regime="llm-serve",
         harness=engine.harness,
         throughput=Rate(rate, "tokens/s", rate / (1 + high_err), rate / (1 + low_err)),
         bound=plan.bound,
+        mfu=None,
         time_s=None,
         ttft_s=plan.operating.ttft_s,
         tokens_per_s_per_sequence=1 / plan.operating.tpot_s if plan.operating.tpot_s else None,

@@ -20,6 +20,7 @@ from whichgpu.estimate.efficiency import (
     load_efficiency,
     load_framework_factors,
     observe,
+    serve_prefill_ideal_s,
 )
 from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
 from whichgpu.job import Attention, Checkpointing, Job, Math, Precision, Task
@@ -287,6 +288,31 @@ def _training_compute(
     return _roofline(arch, job, gpu, _bench(arch, job, gpu, 1, regime, harness, unit, seq, None))
 
 
+def check_runnable(arch: ModelArch, job: Job, gpu: GPU) -> None:
+    """What ``job`` must satisfy to be estimated on ``gpu``: a model, sequences its positions
+    take, a layout that splits it, and the tensor-core format its precision needs."""
+    if not arch.id:
+        raise InvalidInput(
+            "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
+        )
+    from whichgpu.estimate.parallel import check_layout
+    from whichgpu.estimate.perf import missing_math_unit, supported_instead
+    from whichgpu.job import check_positions
+
+    check_positions(arch, job)
+    check_layout(arch, job)
+    missing = missing_math_unit(gpu, job.math_precision)
+    if missing is not None:
+        raise InvalidInput(
+            "precision_unsupported",
+            field=("precision",),
+            gpu=gpu.name,
+            unit=missing,
+            precision=job.math_precision,
+            instead=supported_instead(gpu, job.math_precision),
+        )
+
+
 def estimate_throughput(
     arch: ModelArch,
     job: Job,
@@ -300,32 +326,11 @@ def estimate_throughput(
     throughput's unit (tokens, images, generated tokens) for a time estimate; a training
     job run with ``framework`` takes that framework's fitted speed factor, where it has one
     (:func:`~whichgpu.estimate.efficiency.load_framework_factors`)."""
-    if not arch.id:
-        raise InvalidInput(
-            "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
-        )
-    from whichgpu.job import check_positions
-
-    check_positions(arch, job)
-    from whichgpu.estimate.parallel import check_layout
-
-    check_layout(arch, job)
+    check_runnable(arch, job, gpu)
     if job.training and job.pp > 1 and not job.vp:
         from whichgpu.estimate.pipeline import virtual_stages
 
         job = replace(job, vp=virtual_stages(arch, job))  # the chunks chosen, shown
-    from whichgpu.estimate.perf import missing_math_unit, supported_instead
-
-    missing = missing_math_unit(gpu, job.math_precision)
-    if missing is not None:
-        raise InvalidInput(
-            "precision_unsupported",
-            field=("precision",),
-            gpu=gpu.name,
-            unit=missing,
-            precision=job.math_precision,
-            instead=supported_instead(gpu, job.math_precision),
-        )
     model, spread = load_efficiency()
     regime = regime_of(arch, job, count)
     harness = harness or DEFAULT_HARNESS[regime]
@@ -456,7 +461,5 @@ def serving_seconds(
         return cycle_s / (job.batch * out), prefill_s, eta, bound, prefill_s
     serve = _bench(arch, job, gpu, count, "llm-serve", harness, "tokens/s", prompt, out)
     eta, _provenance, per_token_s, bound = _roofline(arch, None, gpu, serve)
-    from whichgpu.estimate.efficiency import serve_prefill_ideal_s
-
     in_cycle_s = serve_prefill_ideal_s(serve, gpu, arch) / eta
     return per_token_s, prefill_s, eta, bound, in_cycle_s

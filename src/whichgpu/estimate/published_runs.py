@@ -27,12 +27,12 @@ class RunCheck:
     kind: str
     source: str
     framework: str
-    memory_error: float | None
-    rate_error: float | None
-    estimated_gib: float | None
-    measured_gib: float | None
-    estimated_rate: float | None
-    measured_rate: float | None
+    memory_error: float | None = None
+    rate_error: float | None = None
+    estimated_gib: float | None = None
+    measured_gib: float | None = None
+    estimated_rate: float | None = None
+    measured_rate: float | None = None
     #: Why whichgpu cannot estimate the row as published (an uneven pipeline split), or ""
     excluded: str = ""
     #: The published rate's model FLOPs utilisation, in whichgpu's FLOPs per token for the
@@ -97,19 +97,7 @@ def check_runs(text: str) -> list[RunCheck]:
             check_layout(arch, job)
         except InvalidInput as err:
             out.append(
-                RunCheck(
-                    row["id"],
-                    row["kind"],
-                    row["source"],
-                    row["framework"],
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    excluded=str(err),
-                )
+                RunCheck(row["id"], row["kind"], row["source"], row["framework"], excluded=str(err))
             )
             continue
         gpu = catalog.resolve(row["gpu"])

@@ -41,6 +41,11 @@ CONFIGURATION_FIELDS = (
 )
 
 
+def round_sig(value: float | None, digits: int = 4) -> float | None:
+    """``value`` to ``digits`` significant figures (JSON numbers a reader can compare)."""
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
 def job_configuration(job: Job) -> dict[str, Any]:
     """A training job's settings, its data-parallel degree and its global batch."""
     out: dict[str, Any] = {k: getattr(job, k) for k in CONFIGURATION_FIELDS}
@@ -180,10 +185,6 @@ def show_doc(gpu: GPU, catalog: Catalog, today: date) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "kind": "gpu", "gpu": doc}
 
 
-def _round4(value: float | None) -> float | None:
-    return None if value is None else float(f"{value:.4g}")
-
-
 def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
     """A served model's plan: engine, replicas × GPUs, each replica's capacity under the
     targets and its operating point, and the cost per million output tokens there."""
@@ -191,11 +192,11 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
     def point(p: ServingPoint) -> dict[str, Any]:
         finite = math.isfinite(p.ttft_s)
         return {
-            "requests_per_s": _round4(p.rate_rps),
-            "output_tokens_per_s": _round4(p.tokens_per_s(plan.generate)),
-            "concurrency": _round4(p.concurrency),
-            "ttft_s": _round4(p.ttft_s) if finite else None,
-            "tpot_s": _round4(p.tpot_s) if finite else None,
+            "requests_per_s": round_sig(p.rate_rps),
+            "output_tokens_per_s": round_sig(p.tokens_per_s(plan.generate)),
+            "concurrency": round_sig(p.concurrency),
+            "ttft_s": round_sig(p.ttft_s) if finite else None,
+            "tpot_s": round_sig(p.tpot_s) if finite else None,
         }
 
     served = plan.operating.tokens_per_s(plan.generate) * plan.replicas
@@ -215,6 +216,6 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
         },
         "capacity_per_replica": point(plan.capacity),
         "operating_point": point(plan.operating),
-        "usd_per_million_output_tokens": _round4(per_million),
+        "usd_per_million_output_tokens": round_sig(per_million),
         "unmet": None if plan.unmet is None else {"target": plan.unmet[0], "best": plan.unmet[1]},
     }

@@ -10,6 +10,7 @@ from whichgpu.i18n import _, fmt
 from whichgpu.notes import Note, localize, render
 from whichgpu.recommender.engine import Option, Recommendation
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
+from whichgpu.render.json_doc import round_sig as _round
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,10 +19,6 @@ if TYPE_CHECKING:
 def _note_doc(n: Note) -> dict[str, Any]:
     # JSON stays language-neutral: codes, parameters, and the English sentence
     return {"code": n.code, "params": dict(n.params), "text": render(n, english=True)}
-
-
-def _round(value: float | None, digits: int = 4) -> float | None:
-    return None if value is None else float(f"{value:.{digits}g}")
 
 
 def option_doc(option: Option) -> dict[str, Any]:

@@ -1,0 +1,126 @@
+"""The field rules several request types share (:mod:`whichgpu.requests`): each user
+setting's kind, range or choices, help and CLI flag, declared once."""
+
+from __future__ import annotations
+
+from whichgpu.engines import ENGINE_IDS
+from whichgpu.i18n import N_
+from whichgpu.inputs import Input
+from whichgpu.job import NETWORKS, OFFLOADS, OPTIMIZERS, PRECISIONS, QUANT_BITS
+from whichgpu.recipes import FRAMEWORKS
+
+MARKETS: tuple[str, ...] = ("on-demand", "spot", "marketplace", "serverless")
+QUANTS: tuple[str, ...] = tuple(QUANT_BITS)
+
+MODEL = Input("text", N_("A preset (llama-3.1-8b…) or a config.json path."), short="-m")
+PARAMS = Input("text", N_("A generic transformer of this size: 7B."), max_length=40)
+PRECISION = Input(
+    "choice",
+    N_("32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed."),
+    choices=PRECISIONS,
+)
+QUANT = Input("choice", N_("Weights: int8, int4, nf4, fp8, q4_k_m…"), choices=QUANTS)
+BATCH = Input("int", N_("Sequences or images per step."), low=1, high=1_000_000)
+SEQ = Input(
+    "int",
+    N_("Tokens per training sequence (default: the framework's, else 2048)."),
+    low=1,
+    high=10_000_000,
+)
+PROMPT = Input("int", N_("Inference: prompt tokens."), low=0, high=10_000_000)
+GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
+CHECKPOINTING = Input("bool", N_("Full activation checkpointing."))
+TOKENS = Input("size", N_("Job size: tokens to train on or generate (1e9, 2B)."), low=1, high=1e18)
+IMAGES = Input("size", N_("Job size: images per epoch."), low=1, high=1e15)
+EPOCHS = Input("number", N_("Passes over --images."), low=1e-3, high=1e6)
+FRAMES = Input("size", N_("Render: frames to render."), low=1, high=1e9)
+SAMPLES = Input("int", N_("Render: path-tracing samples per frame."), low=1, high=1_000_000)
+TFLOP = Input("size", N_("FP64: work in TFLOP (1e6 = 1 EFLOP)."), low=1e-6, high=1e15)
+GPU_NAME = Input("text", N_("The GPU you have in mind."), flag="gpu")
+FRAMEWORK = Input(
+    "choice",
+    N_(
+        "Run it as this framework's recipe does (its documented defaults): hf, trl, torchtune, "
+        "axolotl, llama-factory, deepspeed, fsdp, torchtitan or megatron."
+    ),
+    choices=FRAMEWORKS,
+)
+OPTIMIZER = Input(
+    "choice",
+    N_(
+        "adamw, adamw-fused, adamw-8bit, paged-adamw-8bit, sgd or adafactor (default: the "
+        "framework's, else adamw)."
+    ),
+    choices=OPTIMIZERS,
+)
+LORA_RANK = Input(
+    "int", N_("LoRA rank (default: the framework's; PEFT's is 8)."), low=1, high=65_536
+)
+LORA_TARGETS = Input(
+    "text",
+    N_(
+        "LoRA targets: module names (q_proj,v_proj), all-linear, attention or peft-default "
+        "(PEFT's per-architecture default)."
+    ),
+    max_length=400,
+)
+GLOBAL_BATCH = Input(
+    "int",
+    N_(
+        "Sequences or images per optimizer step, over all GPUs (gradient accumulation makes up "
+        "the rest)."
+    ),
+    low=1,
+    high=100_000_000,
+)
+GRAD_ACCUM = Input(
+    "int", N_("Micro-batches accumulated per optimizer step."), low=1, high=100_000_000
+)
+OFFLOAD = Input(
+    "choice",
+    N_("Keep in host memory: none, optimizer (ZeRO-Offload) or all (parameters too)."),
+    choices=OFFLOADS,
+)
+OPTIMIZER_IN_BACKWARD = Input(
+    "bool", N_("Step the optimizer in the backward pass (no gradient buffer; torchtune).")
+)
+ACTIVATION_OFFLOAD = Input("bool", N_("Offload saved activations to host memory."))
+CHUNKED_LOSS = Input("bool", N_("Cross-entropy over chunks of the output (torchtune)."))
+COMPILED = Input(
+    "bool",
+    N_("torch.compile the model and loss: the fused cross-entropy keeps no fp32 logits."),
+    flag="compile",
+)
+NETWORK = Input(
+    "choice",
+    N_("Between nodes: infiniband (a NIC per GPU) or ethernet (100 GbE a node)."),
+    choices=NETWORKS,
+)
+TP = Input("int", N_("Tensor-parallel degree."), low=1, high=1024)
+PP = Input("int", N_("Pipeline-parallel degree."), low=1, high=1024)
+VP = Input(
+    "int",
+    N_("Virtual pipeline stages per GPU, the interleaved schedule (default: two layers each)."),
+    low=1,
+    high=128,
+)
+MARKET_NAMES = Input(
+    "names", N_("Markets to rent in: on-demand, spot, marketplace."), choices=MARKETS, flag="market"
+)
+
+
+#: Serving settings shared by recommend's components and estimate
+SERVE_ENGINE = Input(
+    "choice",
+    N_("Serving engine: vllm, sglang, trtllm, tgi, llama.cpp, ollama or transformers "
+       "(default: vllm)."),
+    choices=ENGINE_IDS,
+)  # fmt: skip
+TTFT = Input("latency", N_("Serving: time to first token to meet, e.g. 2s."), low=1e-4, high=3600)
+TPOT = Input(
+    "latency", N_("Serving: time per output token to meet, e.g. 100ms."), low=1e-5, high=60
+)
+PERCENTILE = Input(
+    "choice", N_("The latency targets' percentile: p50, p95 or p99."), choices=("p50", "p95", "p99")
+)
+REQUEST_RATE = Input("number", N_("Serving: requests per second to sustain."), low=1e-6, high=1e6)
