@@ -21,6 +21,7 @@ def _stable_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iter
     monkeypatch.setenv("WHICHGPU_TODAY", "2026-11-29")
     monkeypatch.setenv("COLUMNS", "140")
     monkeypatch.setenv("WHICHGPU_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.setenv("WHICHGPU_CACHE", str(tmp_path / "cache"))  # no price snapshot
     monkeypatch.setenv("LANGUAGE", "en")
     monkeypatch.delenv("NO_COLOR", raising=False)
     yield

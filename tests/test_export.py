@@ -153,7 +153,14 @@ def test_services_become_pods_and_fixed_hours_do_not_stretch() -> None:
                   "--services", "3")  # fmt: skip
     doc = yaml.safe_load(text)
     assert doc["spec"]["parallelism"] == doc["spec"]["completions"] == 3
-    slurm = run_cli("export", "slurm", "-f", str(SCENARIOS / "d04-inference-at-scale.toml"))
+    slurm = run_cli(
+        "export",
+        "slurm",
+        "-f",
+        str(SCENARIOS / "d04-inference-at-scale.toml"),
+        "--catalog",
+        "article",
+    )
     assert "#SBATCH --time=4-04:00:00" in slurm.stdout  # 100 h of serving, not stretched
     assert "#SBATCH --nodes=7" in slurm.stdout  # one node per isolated service
 

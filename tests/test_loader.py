@@ -107,7 +107,7 @@ def test_a_row_with_too_many_cells_is_refused() -> None:
 
 
 def test_a_price_for_an_unknown_gpu_is_a_dangling_reference() -> None:
-    text = shipped("prices") + "a100-90gb,spot,Acme,,,1,1.0,seed-article,undated,\n"
+    text = shipped("prices") + "a100-90gb,offer,spot,Acme,,,,1,1.0,,seed-article,undated,\n"
     message = error_of(prices=text)
     assert message.startswith("catalog/data/prices.csv, row ")
     assert "gpu 'a100-90gb' is not a known GPU id" in message

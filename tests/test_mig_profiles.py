@@ -13,7 +13,10 @@ from whichgpu.catalog.records import MigProfile
 from whichgpu.catalog.store import MODELS, build_catalog, data_path
 from whichgpu.errors import CatalogError, InvalidInput, UnknownName
 
-MIG_GPUS = ["a100-80gb-sxm", "a100-80gb-pcie", "a100-40gb", "h100-sxm", "h100-pcie", "h200", "b200"]
+MIG_GPUS = ["a100-80gb-sxm", "a100-80gb-pcie", "a100-40gb", "h100-sxm", "h100-pcie", "h200", "b200",
+            "a30", "a100-40gb-pcie", "h100-nvl", "gh200"]  # fmt: skip
+#: MIG GPUs whose per-profile engine counts no source read gives: compared as whole cards
+MIG_WITHOUT_PROFILES = ["rtx-pro-6000-blackwell"]
 
 
 def edit_mig(change: dict[str, str], row: int = 0) -> str:
@@ -39,7 +42,7 @@ def names(catalog: Catalog, gpu_id: str) -> list[str]:
 def test_every_mig_gpu_has_profiles_and_no_other_gpu_has_any(catalog: Catalog) -> None:
     for gpu in catalog.gpus:
         assert bool(catalog.mig_profiles(gpu.id)) == (gpu.id in MIG_GPUS), gpu.id
-        assert gpu.has_mig == (gpu.id in MIG_GPUS), gpu.id
+        assert gpu.has_mig == (gpu.id in MIG_GPUS + MIG_WITHOUT_PROFILES), gpu.id
 
 
 def test_a100_80gb_profiles(catalog: Catalog) -> None:
@@ -125,13 +128,14 @@ def test_every_profile_fits_its_gpu(catalog: Catalog) -> None:
         gpu = catalog.gpu(profile.gpu)
         assert profile.memory_gb <= gpu.memory_gib
         assert profile.max_instances <= gpu.mig_max_instances
-        assert all(stop <= 8 for _start, stop in profile.placement_ranges)
+        assert all(stop <= profile.gpu_memory_slices for _start, stop in profile.placement_ranges)
         assert catalog.source(profile.source) is not None
         assert catalog.source(profile.placements_source or profile.source) is not None
         assert profile.media_extensions == profile.profile.endswith("+me")
     for gpu_id in MIG_GPUS:
         full = catalog.mig_profiles(gpu_id)[-1]
-        assert full.profile.startswith("7g.") and full.memory_gb == catalog.gpu(gpu_id).memory_gib
+        whole = f"{full.gpu_compute_slices}g."  # 7g on the A100/H100 class, 4g on an A30
+        assert full.profile.startswith(whole) and full.memory_gb == catalog.gpu(gpu_id).memory_gib
 
 
 # lookups --------------------------------------------------------------------------------
@@ -230,3 +234,12 @@ def test_a_duplicate_profile_is_refused() -> None:
     first_row = text.splitlines()[1]
     message = error_of(mig_profiles=text + first_row + "\n")
     assert "duplicate MIG profile 1g.5gb for a100-40gb (first on row 2)" in message
+
+
+def test_the_a30_splits_into_4_compute_and_4_memory_slices(catalog: Catalog) -> None:
+    """NVIDIA's MIG guide: the A30 has 4 slices of each, not the A100's 7 and 8."""
+    profiles = {p.profile: p for p in catalog.mig_profiles("a30")}
+    assert sorted(profiles) == ["1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"]
+    one = profiles["1g.6gb"]
+    assert (one.compute_fraction, one.memory_fraction, one.max_instances) == (0.25, 0.25, 4)
+    assert profiles["4g.24gb"].compute_fraction == 1.0

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from whichgpu.catalog import Catalog
 from whichgpu.catalog.prices import age_months, price_range, rent_range
 from whichgpu.catalog.records import Price
-from whichgpu.catalog.userprices import parse_price_file, parse_skypilot_vms
+from whichgpu.catalog.userprices import gpu_info, parse_price_file, parse_skypilot_vms
 from whichgpu.comparison import per_dollar
 from whichgpu.errors import CatalogError
 from whichgpu.userdata import catalog_with_user_data
@@ -35,12 +35,15 @@ def test_age_months(as_of: str, months: int | None) -> None:
     assert age_months(as_of, DAY) == months
 
 
-def test_a6000_rent_range_over_public_and_article_listings(catalog: Catalog) -> None:
+def test_a6000_rent_range_is_over_offers_not_the_article_s_claim(catalog: Catalog) -> None:
+    """The article's $0.33 is a claim: listed (``show``), checked (``compare``), not ranked."""
     found = rent_range(catalog, "rtx-a6000")
     assert found is not None
-    assert (found.low_usd_per_h, found.high_usd_per_h) == (0.33, 1.09)
-    assert found.low.source == "seed-article"
-    assert found.high.provider == "Lambda"
+    assert (found.low_usd_per_h, found.high_usd_per_h) == (0.425, 1.09)
+    assert found.low.provider == "Vast.ai" and found.high.provider == "Lambda"
+    claims = [p for p in catalog.listings_for("rtx-a6000") if p.kind == "claim"]
+    assert sorted(p.price_usd_per_h for p in claims) == [0.33, 0.8]
+    assert {p.source for p in claims} == {"seed-article"}
 
 
 def test_a_user_csv_replaces_the_shipped_prices_for_its_gpu_and_market(catalog: Catalog) -> None:
@@ -111,17 +114,19 @@ def test_malformed_price_files_are_one_error_naming_file_and_row(
 
 def test_skypilot_vms_csv_import(catalog: Catalog) -> None:
     text = (FIXTURES / "vms.csv").read_text()
-    found = parse_skypilot_vms(text, "lambda/vms.csv", catalog, "user-skypilot-1", DAY, "lambda")
+    found = parse_skypilot_vms(text, "lambda/vms.csv", catalog, "user-skypilot-1", DAY)
     rows = [
-        (p.gpu, p.market, round(p.price_usd_per_h, 4), p.gpus_per_instance) for p in found.prices
+        (p.gpu, p.market, round(p.price_usd_per_h, 4), p.gpus_per_instance, p.provider)
+        for p in found.prices
     ]
     assert rows == [
-        ("rtx-a6000", "on-demand", 0.8, 1.0),
-        ("rtx-a6000", "on-demand", 0.8, 4.0),  # $3.20 / 4 GPUs
-        ("rtx-a6000", "spot", 0.4, 4.0),
-        ("a100-40gb", "on-demand", 1.29, 8.0),  # SkyPilot's "A100" is the 40GB
+        ("rtx-a6000", "on-demand", 0.8, 1, "Lambda"),  # the provider from the cloud directory
+        ("rtx-a6000", "on-demand", 0.8, 4, "Lambda"),  # $3.20 / 4 GPUs
+        ("rtx-a6000", "spot", 0.4, 4, "Lambda"),
+        ("a100-40gb", "on-demand", 1.29, 8, "Lambda"),  # SkyPilot's "A100" is the 40GB
+        ("gh200", "on-demand", 1.49, 1, "Lambda"),
     ]
-    assert found.skipped == ("GH200",)
+    assert found.skipped == ()
 
 
 def test_skypilot_file_without_its_columns_is_refused(catalog: Catalog) -> None:
@@ -188,3 +193,142 @@ def test_value_per_dollar_is_ordered_and_inverse_to_price(
     assert pair is not None
     assert pair[0] <= pair[1]
     assert pair[1] * min(a, b) == pytest.approx(amount)
+
+
+SKYPILOT = FIXTURES / "skypilot"
+
+
+def _imported(catalog: Catalog, relative: str) -> list[Price]:
+    path = SKYPILOT / relative
+    return list(parse_skypilot_vms(path.read_text(), str(path), catalog, "s", DAY).prices)
+
+
+def _by_instance(prices: list[Price]) -> dict[tuple[str, str], Price]:
+    return {(p.instance or "", p.market): p for p in prices}
+
+
+def test_lambda_excerpt_tells_h100_sxm_from_pcie_by_instance_type(catalog: Catalog) -> None:
+    """Real rows of SkyPilot's catalogs/v8/lambda/vms.csv: Lambda names every H100 'H100';
+    only the instance type says SXM5 or PCIe."""
+    rows = _by_instance(_imported(catalog, "v8/lambda/vms.csv"))
+    assert rows[("gpu_1x_h100_pcie", "on-demand")].gpu == "h100-pcie"
+    for shape in ("1x", "2x", "4x", "8x"):
+        assert rows[(f"gpu_{shape}_h100_sxm5", "on-demand")].gpu == "h100-sxm"
+    assert rows[("gpu_8x_a100_80gb_sxm4", "on-demand")].gpu == "a100-80gb-sxm"
+    assert rows[("gpu_1x_a100_sxm4", "on-demand")].gpu == "a100-40gb"  # 40960 MiB, SXM4
+    eight = rows[("gpu_8x_h100_sxm5", "on-demand")]
+    assert (eight.provider, eight.gpus_per_instance) == ("Lambda", 8)
+    assert eight.instance_usd_per_h == pytest.approx(31.92)
+    assert eight.region_count == 3  # three regions list it in the excerpt, one row here
+    assert not any(p.market == "spot" for p in rows.values())  # Lambda lists no spot price
+
+
+def test_runpod_excerpt_reads_the_variant_from_gpu_info(catalog: Catalog) -> None:
+    """RunPod's plain 'H100' is the PCIe card and 'A100-80GB' the PCIe A100 (GpuInfo says
+    so); its SpotPrice repeats the on-demand price and is no spot offer."""
+    prices = _imported(catalog, "v8/runpod/vms.csv")
+    rows = _by_instance(prices)
+    assert rows[("8x_H100_SECURE", "on-demand")].gpu == "h100-pcie"
+    assert rows[("8x_H100-SXM_SECURE", "on-demand")].gpu == "h100-sxm"
+    assert rows[("1x_A100-80GB_SECURE", "on-demand")].gpu == "a100-80gb-pcie"
+    assert rows[("2x_A100-80GB-SXM_SECURE", "on-demand")].gpu == "a100-80gb-sxm"
+    assert rows[("8x_H200-SXM_SECURE", "on-demand")].gpu == "h200"
+    assert {p.provider for p in prices} == {"RunPod"}
+    assert not any(p.market == "spot" for p in prices)
+    one = rows[("1x_A100-80GB_SECURE", "on-demand")]
+    assert (one.price_usd_per_h, one.region_count) == (1.39, 3)  # CA, IN, US in the excerpt
+
+
+def test_runpod_v7_spot_below_on_demand_is_a_spot_offer(catalog: Catalog) -> None:
+    rows = _by_instance(_imported(catalog, "v7/runpod/vms.csv"))
+    spot, on_demand = (
+        rows[("1x_A100-80GB_SECURE", "spot")],
+        rows[("1x_A100-80GB_SECURE", "on-demand")],
+    )
+    assert (spot.price_usd_per_h, on_demand.price_usd_per_h) == (1.19, 1.64)
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        (
+            "{'Gpus': [{'Name': 'H100 PCIe', 'MemoryInfo': {'SizeInMiB': 81920}}]}",
+            ("H100 PCIe", 80.0),
+        ),
+        ("{'Gpus': [{'Name': 'A100 SXM', 'MemoryInfo': {'SizeInMiB': 80}}]}", ("A100 SXM", 80.0)),
+        ("A100-80GB", ("", None)),  # RunPod v7: a bare name
+        ("__import__('os').system('true')", ("", None)),  # data only, never code
+        ("[" * 5000, ("", None)),
+        ("", ("", None)),
+    ],
+)
+def test_gpu_info_cells(cell: str, expected: tuple[str, float | None]) -> None:
+    assert gpu_info(cell) == expected
+
+
+# prices update: recorded fixtures (file:// URLs), never the network --------------------
+def _update(*args: str) -> object:
+    from tests.conftest import run_cli
+
+    url = (SKYPILOT / "v8").resolve().as_uri()
+    return run_cli("prices", "update", "--url", url, *args)
+
+
+def test_prices_update_writes_a_dated_snapshot_the_next_recommend_uses() -> None:
+    import json
+    import os
+
+    from tests.conftest import run_cli
+
+    result = _update("--cloud", "lambda", "--cloud", "runpod", "--json")
+    assert result.code == 0, result.stderr  # type: ignore[attr-defined]
+    doc = json.loads(result.stdout)  # type: ignore[attr-defined]
+    assert doc["fetched"] == "2026-11-29" and doc["offers"] == {"lambda": 20, "runpod": 38}
+    snapshot = Path(os.environ["WHICHGPU_CACHE"]) / "prices"
+    assert (snapshot / "snapshot.json").is_file() and (snapshot / "lambda" / "vms.csv").is_file()
+    answer = json.loads(
+        run_cli(
+            "recommend", "--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8", "--json"
+        ).stdout
+    )
+    origin = answer["assumptions"][-1]
+    assert origin["code"] == "assume_prices_snapshot"
+    assert origin["params"]["fetched"] == "2026-11-29"
+    assert origin["params"]["providers"] == "Lambda, RunPod"
+    status = run_cli("prices", "status")
+    assert "Price snapshot of 2026-11-29 (0 days old)" in status.stdout
+    # the snapshot's Lambda offers replaced the shipped ones, and carry its date
+    shown = json.loads(run_cli("show", "h100", "--json").stdout)["gpu"]["prices"]
+    lambda_rows = [p for p in shown if p["provider"] == "Lambda"]
+    assert lambda_rows and {p["as_of"] for p in lambda_rows} == {"2026-11-29"}
+
+
+def test_prices_update_with_the_network_down_is_one_line_and_changes_nothing() -> None:
+    import os
+
+    from tests.conftest import run_cli
+
+    assert _update("--cloud", "lambda").code == 0  # type: ignore[attr-defined]
+    snapshot = Path(os.environ["WHICHGPU_CACHE"]) / "prices" / "snapshot.json"
+    before = snapshot.read_text()
+    down = run_cli("prices", "update", "--url", "http://127.0.0.1:9/", "--timeout", "2")
+    assert down.code == 2 and down.stdout == ""
+    assert down.stderr.count("\n") == 1 and "could not fetch" in down.stderr
+    assert "nothing changed" in down.stderr
+    assert snapshot.read_text() == before
+    missing = _update("--cloud", "no-such-cloud")
+    assert missing.code == 2 and snapshot.read_text() == before  # type: ignore[attr-defined]
+
+
+def test_a_catalog_that_is_not_skypilot_s_is_refused_before_anything_is_stored(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from tests.conftest import run_cli
+
+    (tmp_path / "lambda").mkdir()
+    (tmp_path / "lambda" / "vms.csv").write_text("not,a,catalog\n1,2,3\n")
+    result = run_cli("prices", "update", "--url", tmp_path.as_uri(), "--cloud", "lambda")
+    assert result.code == 2 and "not a SkyPilot vms.csv" in result.stderr
+    assert not (Path(os.environ["WHICHGPU_CACHE"]) / "prices").exists()

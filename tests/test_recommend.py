@@ -17,6 +17,7 @@ from whichgpu.catalog import Catalog
 from whichgpu.catalog.records import Price
 from whichgpu.estimate.cost import break_even_months, rent_cost_usd
 from whichgpu.recommender import recommend
+from whichgpu.recommender.candidates import rents_as
 from whichgpu.recommender.engine import _objective_key, evaluate
 from whichgpu.requests import Constraints, Workload
 from whichgpu.workload_files import make_component, make_workload, parse_workload_text
@@ -165,17 +166,21 @@ def test_model_too_big_for_max_gpus_is_explained(catalog: Catalog) -> None:
 
 
 def test_no_gpu_count_fits_suggests_changes(catalog: Catalog) -> None:
-    """405B without recomputation (the user says so): its activations alone exceed any GPU
-    at any count."""
+    """405B without recomputation (the user says so) on the 80 GB class: its activations
+    alone exceed the GPU at any count whichgpu considers; what would fit is said."""
     big = make_component(
         {"kind": "train", "model": "llama-3.1-405b", "tokens": 1e9, "checkpointing": False}
     )
-    # (64 GPUs would hold it: tensor × pipeline parallelism splits the activations too)
-    result = recommend(catalog, Workload((big,), Constraints(max_gpus=8)))
+    small = catalog.restricted(["a100-80gb-sxm", "h100-sxm"])
+    result = recommend(small, Workload((big,), Constraints(max_gpus=8)))
     assert result.pick is None
     codes = [n.code for n in result.infeasible]
     assert codes[0] == "infeasible_no_count" and len(codes) > 1
     assert all(code.startswith("change_") for code in codes[1:])
+    # on the full catalog, tensor × pipeline parallelism over enough 256 GB MI325X holds it
+    full = recommend(catalog, Workload((big,), Constraints(max_gpus=8)))
+    first = full.infeasible[0]
+    assert first.code == "infeasible_memory" and dict(first.params)["count"] > 8
 
 
 def test_missing_capability_is_explained(catalog: Catalog) -> None:
@@ -457,6 +462,7 @@ def test_price_type_is_per_gpu_hour(catalog: Catalog) -> None:
             low = min(
                 p.price_usd_per_h
                 for p in catalog.prices_for(option.gpu.id, [option.market])  # type: ignore[list-item]
+                if rents_as(p, option.gpus) == option.hardware.per_node
             )
             assert option.usd_per_h == pytest.approx(low * option.gpus)
     assert Price  # the record the catalog stores per GPU-hour
@@ -588,3 +594,65 @@ def test_serving_at_a_request_rate_chooses_the_concurrency(catalog: Catalog) -> 
     capped = recommend(catalog, Workload((fixed,)))
     same = [o for o in capped.options if o.key == result.pick.key]
     assert same and not same[0].runs[0].meets_rate
+
+
+@pytest.mark.parametrize("max_gpus", [1, 4, 8, 16])
+def test_options_are_priced_as_whole_instances(catalog: Catalog, max_gpus: int) -> None:
+    """Issue 15: N GPUs are rented as instances that hold N (one N× box, or N/k k× boxes),
+    never as slices of a larger box; marketplace hosts are never combined."""
+    component = make_component({"kind": "train", "model": "llama-2-13b", "tokens": 2e9})
+    result = recommend(catalog, Workload((component,), Constraints(max_gpus=max_gpus)))
+    priced = [o for o in result.options if o.usd_per_h is not None]
+    assert priced
+    for option in priced:
+        listing, hw = option.listing, option.hardware
+        assert listing is not None and hw.per_node is not None
+        assert listing.gpus_per_instance == hw.per_node
+        assert hw.instances * listing.gpus_per_instance == option.gpus
+        if listing.market == "marketplace":
+            assert hw.instances == 1
+        assert option.usd_per_h == pytest.approx(listing.instance_usd_per_h * hw.instances)
+
+
+def test_a_gpu_sold_only_in_8_gpu_boxes_is_not_rented_by_the_gpu(catalog: Catalog) -> None:
+    """AWS sells the A100 40GB as p4d.24xlarge (8 GPUs): one A100 from that offer does not
+    exist. On AWS alone, 1 GPU is unpriced and says how it is sold."""
+    aws = replace(catalog, prices=tuple(p for p in catalog.prices if p.provider == "AWS"))
+    component = make_component({"kind": "lora", "model": "llama-2-7b", "tokens": 1e8})
+    result = recommend(
+        aws.restricted(["a100-40gb"]), Workload((component,), Constraints(max_gpus=1))
+    )
+    assert result.pick is None
+    blockers = [b for o in result.options for b in o.blockers]
+    assert "block_instance_shape" in {b.code for b in blockers}
+    shape = next(b for b in blockers if b.code == "block_instance_shape")
+    assert dict(shape.params)["shapes"] == "8"
+
+
+def test_ties_are_the_options_within_the_pick_s_typical_error(catalog: Catalog) -> None:
+    """Issue 15: options whose cost is within the estimate's typical error of the pick's are
+    marked equivalent (another GPU each, at most MAX_TIED), each with a reason_tie note."""
+    from whichgpu.estimate.assumptions import MAX_TIED
+    from whichgpu.recommender.options import typical_error
+
+    component = make_component({"kind": "train", "model": "llama-2-13b", "tokens": 2e9})
+    result = recommend(catalog, Workload((component,)))
+    pick = result.pick
+    assert pick is not None and pick.score
+    band = typical_error(pick)
+    assert 0.05 < band < 0.3  # the median error a 10th–90th percentile band implies
+    tied = [o for o in result.options if o.tied]
+    assert tied and len(tied) <= MAX_TIED
+    assert len({o.gpu.id for o in tied} | {pick.gpu.id}) == len(tied) + 1
+    for option in tied:
+        assert option.feasible and option.score is not None
+        assert abs(option.score - pick.score) / pick.score <= band
+    ties = [n for n in result.reasons if n.code == "reason_tie"]
+    assert len(ties) == len(tied)
+
+
+def test_no_ties_on_a_cost_the_hours_fix(catalog: Catalog) -> None:
+    """With the hours given, the cost is the price times the hours: no estimate error."""
+    component = make_component({"kind": "inference", "model": "llama-3.1-8b", "hours": 100})
+    result = recommend(catalog, Workload((component,)))
+    assert result.pick is not None and not any(o.tied for o in result.options)

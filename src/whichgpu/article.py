@@ -122,11 +122,11 @@ def article_gpu_ids(catalog: Catalog) -> list[str]:
 
 def check_rent_price(catalog: Catalog, gpu_id: str) -> Note | None:
     """C20: the article's price range for ``gpu_id`` against public listings."""
-    rows = catalog.prices_for(gpu_id, RENTAL_MARKETS)
+    rows = catalog.listings_for(gpu_id, RENTAL_MARKETS)
     article = price_range([p for p in rows if p.source == ARTICLE_SOURCE])
     if article is None:
         return None
-    public = price_range([p for p in rows if p.source != ARTICLE_SOURCE])
+    public = price_range([p for p in rows if p.kind == "offer"])
     gpu = catalog.gpu(gpu_id)
     article_text = format_usd_range(article.low_usd_per_h, article.high_usd_per_h) + "/h"
     if public is None:

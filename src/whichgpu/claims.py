@@ -110,7 +110,7 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
                     else "corrected"
                 )
                 details.append(found.render())
-            for listing in catalog.prices_for(gpu.id, RENTAL_MARKETS):
+            for listing in catalog.listings_for(gpu.id, RENTAL_MARKETS):
                 cite(listing.source)
         verdict = _combine(verdicts)
     elif claim.check == "hours_per_100":
@@ -377,7 +377,7 @@ def _billions(n: float) -> str:
 
 
 def _article_rent(catalog: Catalog, gpu_id: str) -> tuple[float, float] | None:
-    rows = [p for p in catalog.prices_for(gpu_id, RENTAL_MARKETS) if p.source == ARTICLE_SOURCE]
+    rows = [p for p in catalog.listings_for(gpu_id, RENTAL_MARKETS) if p.source == ARTICLE_SOURCE]
     found = price_range(rows)
     return None if found is None else (found.low_usd_per_h, found.high_usd_per_h)
 

@@ -61,12 +61,16 @@ class EngineProfile:
     #: A higher tier for large GPUs: (GiB at least, compute capability at least, sequences,
     #: prefill chunk tokens), vLLM's get_batch_defaults
     large_gpu: tuple[float, float, int, int] | None = None
+    #: Runs on NVIDIA GPUs only (TensorRT-LLM is CUDA-only); the others have ROCm builds
+    #: for AMD Instinct GPUs (vLLM's and SGLang's ROCm images, TGI's ROCm image, llama.cpp's
+    #: HIP backend, Ollama's ROCm build, PyTorch for ROCm)
+    cuda_only: bool = False
 
     def limits(self, gpu: GPU) -> tuple[int, int]:
         """The most sequences and the prefill chunk this engine defaults to on ``gpu``."""
         if self.large_gpu is not None:
             gib, capability, sequences, chunk = self.large_gpu
-            if gpu.memory_gib >= gib and float(gpu.compute_capability) >= capability:
+            if gpu.memory_gib >= gib and float(gpu.compute_capability or 0) >= capability:
                 return sequences, chunk
         return self.max_sequences, self.prefill_chunk_tokens
 
@@ -146,6 +150,7 @@ ENGINES: dict[str, EngineProfile] = {
             "--max_batch_size {sequences} --kv_cache_free_gpu_memory_fraction 0.9"
         ),
         image="nvcr.io/nvidia/tensorrt-llm/release:latest",
+        cuda_only=True,
         source="NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py @0004396, "
         "commands/serve.py @00209af, docs/source/features/quantization.md @09d4c79",
         as_of="2026-11",

@@ -126,6 +126,9 @@ MESSAGES: dict[str, str] = {
     "preset_metadata": N_("preset {name}: missing its _whichgpu metadata"),
     "hub_missing": N_("needs huggingface_hub: pip install 'whichgpu[hub]'"),
     "hub_fetch": N_("could not fetch {repo}/config.json from the Hub: {reason}"),
+    "price_fetch": N_(
+        "could not fetch {url}: {reason} (nothing changed: the prices in use are as before)"
+    ),
     "learned_positions": N_(
         "{model} has {n} learned positions: sequences of {tokens} tokens "
         "do not fit (give {seq}, or {prompt} + {generate}, of at most {n})"

@@ -111,6 +111,8 @@ class Job:
     #: kernel that keeps only each row's log-sum-exp for the backward
     compiled: bool = False
     network: Network = "infiniband"
+    #: GPUs one node (one rented instance) holds: rings over more cross ``network``
+    gpus_per_node: int = 8
     #: Inference engines that keep only the last position's logits (vLLM, generate()).
     all_logits: bool = True
 

@@ -114,11 +114,12 @@ def check_request(
     return target, chosen, why
 
 
-def _price(catalog: Catalog, gpu_id: str, markets: Sequence[str]) -> float | None:
-    from whichgpu.catalog.prices import rent_range
+def _price(catalog: Catalog, gpu_id: str, markets: Sequence[str], gpus: int) -> float | None:
+    """Per GPU, the cheapest offer that rents ``gpus`` of them (whole instances)."""
+    from whichgpu.catalog.prices import cheapest_for
 
-    found = rent_range(catalog, gpu_id, markets)  # type: ignore[arg-type]
-    return None if found is None else found.low_usd_per_h
+    found = cheapest_for(catalog, gpu_id, gpus, markets)  # type: ignore[arg-type]
+    return None if found is None else found.price_usd_per_h
 
 
 def unique_names(services: Sequence[ServiceSpec]) -> list[ServiceSpec]:
@@ -146,13 +147,19 @@ def plan_mig(
     left over. Whole cards of the GPUs without MIG are priced
     beside it: the same isolation (separate cards) without a MIG-capable GPU."""
     services = unique_names(services)
-    mig_gpus = [g for g in ([gpu] if gpu else catalog.gpus) if g.has_mig]
-    if gpu is not None and not gpu.has_mig:
+
+    # MIG GPUs whose profiles the catalog holds (the RTX PRO 6000's engine counts per
+    # profile are not published in a source read: it is compared as whole cards)
+    def plannable(g: GPU) -> bool:
+        return g.has_mig and bool(catalog.mig_profiles(g.id))
+
+    mig_gpus = [g for g in ([gpu] if gpu else catalog.gpus) if plannable(g)]
+    if gpu is not None and not plannable(gpu):
         raise InvalidInput(
             "no_mig",
             field=("gpu",),
             gpu=gpu.name,
-            gpus=", ".join(g.id for g in catalog.gpus if g.has_mig),
+            gpus=", ".join(g.id for g in catalog.gpus if plannable(g)),
         )
     options = []
     for candidate in mig_gpus:
@@ -174,7 +181,8 @@ def plan_mig(
                     gpu=candidate.short_name,
                 )
         plan = pack(candidate.id, profiles, [s.service for s in services], explicit, refused)
-        options.append(GpuOption(candidate, plan, _price(catalog, candidate.id, markets)))
+        price = _price(catalog, candidate.id, markets, max(len(plan.gpus), 1))
+        options.append(GpuOption(candidate, plan, price))
 
     def rank(o: GpuOption) -> tuple[float, ...]:
         # each GPU model's plan already uses as few of its GPUs as it can, then the least
@@ -188,12 +196,12 @@ def plan_mig(
     cards = []
     replicas = [(s.service.memory_gib, s.service.replicas) for s in services]
     for card in catalog.gpus:
-        if card.has_mig:
+        if plannable(card):
             continue
         capacity = card.memory_gib
         if all(need <= capacity for need, _n in replicas):
             count = sum(n for _need, n in replicas)
-            price = _price(catalog, card.id, markets)
+            price = _price(catalog, card.id, markets, count)
             cards.append(CardOption(card, count, None if price is None else price * count))
     cards.sort(key=lambda c: (c.usd_per_h is None, c.usd_per_h or 0.0, c.gpu.id))
     return MigResult(tuple(services), tuple(ordered), pick, tuple(cards))

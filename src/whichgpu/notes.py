@@ -108,6 +108,23 @@ MESSAGES: dict[str, str] = {
     "reason_price": N_(
         "${usd_per_h:,.2f}/h for {option}: the lowest {market} listing ({provider}, {as_of})."
     ),
+    "reason_price_instance": N_(
+        "${usd_per_h:,.2f}/h for {option}: {instances} × {instance} from {provider} "
+        "(${instance_usd_per_h:,.2f}/h an instance of {gpus}), the lowest {market} offer "
+        "for {option_gpus} ({as_of})."
+    ),
+    "reason_nodes": N_(
+        "{option} spans {instances} instances, {gpus} per instance: rings between them "
+        "cross {network} (an assumption: {gbit:,.0f} Gb/s an instance; give network to set "
+        "it)."
+    ),
+    "reason_tie": N_(
+        "{option} is {diff:.1%} from the pick on {objective}, inside the estimate's typical "
+        "error ({band:.0%}): treat the two as equivalent. What separates them: the high end "
+        "of the listings (${pick_high:,.2f} for the pick, ${other_high:,.2f}), how many "
+        "offers list each ({pick_offers} and {other_offers}), and the hardware "
+        "({pick_memory:,.0f} and {other_memory:,.0f} GiB a GPU)."
+    ),
     "reason_buy": N_(
         "Buying ({condition}): ${purchase:,.0f}, then ${power:,.3f}/h of electricity; owning "
         "beats renting after {months:,.1f} months at {hours_per_month} h a month."
@@ -124,6 +141,9 @@ MESSAGES: dict[str, str] = {
     "block_rate": N_("{component} serves {rate:,.1f} tokens/s of the {need:,.1f} needed"),
     "block_capability": N_("{gpu} lacks {missing}"),
     "block_unpriced": N_("no price for {gpu} in {markets}"),
+    "block_instance_shape": N_(
+        "no offer rents {gpus} × {gpu} in {markets}: it is sold as instances of {shapes} GPUs"
+    ),
     "block_budget_per_h": N_("${usd_per_h:,.2f}/h is over the ${budget:,.2f}/h budget"),
     "block_budget": N_("${cost:,.2f} is over the ${budget:,.2f} budget"),
     "block_deadline": N_("{hours:,.1f} h is past the {deadline:,.1f} h deadline"),
@@ -154,6 +174,9 @@ MESSAGES: dict[str, str] = {
         "(global batch {global_batch}); give global_batch to set it."
     ),
     "block_precision": N_("{component}: the {gpu} has no {unit} tensor cores."),
+    "block_cuda_only": N_(
+        "{component}: {engine} runs on NVIDIA GPUs only (CUDA); the {gpu} runs ROCm."
+    ),
     "chosen_precision": N_(
         "{component} on the {gpu}: {precision}, since this GPU has no BF16 tensor cores."
     ),
@@ -202,6 +225,18 @@ MESSAGES: dict[str, str] = {
     "assume_rent": N_(
         "Prices: the lowest listing in each market ({markets}), per GPU-hour; the high end is "
         "the range."
+    ),
+    "assume_prices_claims": N_(
+        "Prices: the article's own ranges (claims, C20, undated), as the article's scenario; "
+        "the full catalog ranks on providers' offers instead."
+    ),
+    "assume_prices_shipped": N_(
+        "Prices: the shipped price catalogs, retrieved {retrieved} (most listings carry no date "
+        "of their own); 'whichgpu prices update' fetches fresh ones."
+    ),
+    "assume_prices_snapshot": N_(
+        "Prices: SkyPilot's catalogs fetched {fetched} ({days} days old) for {providers}; the "
+        "shipped price catalogs (retrieved {retrieved}) for the other providers."
     ),
     "assume_buy": N_(
         "Buying: the lowest purchase price written off over {months} months of "

@@ -74,7 +74,7 @@ from whichgpu.request_fields import QUANTS as QUANTS
 Kind = Literal["train", "finetune", "lora", "qlora", "inference", "render", "fp64"]
 Objective = Literal["cost", "time", "value"]
 Mode = Literal["rent", "buy"]
-Capability = Literal["rt", "display", "ecc", "fp64", "nvlink", "mig"]
+Capability = Literal["rt", "display", "ecc", "fp64", "nvlink", "mig", "nvenc", "nvdec", "cuda"]
 CatalogName = Literal["full", "article"]
 
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -466,7 +466,11 @@ class Constraints:
     markets: tuple[str, ...] = given(DEFAULT_MARKETS, MARKET_NAMES)
     requires: tuple[str, ...] = given(
         (),
-        Input("names", N_("Required: rt, display, ecc, fp64, nvlink, mig."), choices=CAPABILITIES),
+        Input(
+            "names",
+            N_("Required: rt, display, ecc, fp64, nvlink, mig, nvenc, nvdec, cuda."),
+            choices=CAPABILITIES,
+        ),
     )
     electricity_usd_per_kwh: float | None = given(
         None,

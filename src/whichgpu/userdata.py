@@ -78,9 +78,12 @@ def _read(path: Path) -> tuple[str, date]:
 
 @dataclass(frozen=True)
 class UserData:
+    #: From price files and the config file: what the user pays
     prices: tuple[Price, ...]
     sources: tuple[Source, ...]
     skipped: tuple[str, ...]
+    #: From SkyPilot catalogs: providers' offers
+    skypilot: tuple[Price, ...] = ()
 
 
 def read_user_data(
@@ -88,6 +91,7 @@ def read_user_data(
 ) -> UserData:
     """Prices from the config file, then ``--prices`` files, then ``--skypilot-catalog`` files."""
     prices: list[Price] = []
+    offers: list[Price] = []
     sources: list[Source] = []
     skipped: list[str] = []
     config = config_path()
@@ -122,14 +126,11 @@ def read_user_data(
         sources.append(found.source)
     for number, path in enumerate(skypilot_files, start=1):
         text, modified = _read(path)
-        provider = path.parent.name if path.parent.name not in ("", ".") else "SkyPilot"
-        found = parse_skypilot_vms(
-            text, str(path), catalog, f"user-skypilot-{number}", modified, provider
-        )
-        prices += found.prices
+        found = parse_skypilot_vms(text, str(path), catalog, f"user-skypilot-{number}", modified)
+        offers += found.prices
         sources.append(found.source)
         skipped += found.skipped
-    return UserData(tuple(prices), tuple(sources), tuple(skipped))
+    return UserData(tuple(prices), tuple(sources), tuple(skipped), tuple(offers))
 
 
 def _paths(data: dict[str, object], key: str, config: Path) -> list[Path]:
@@ -142,8 +143,23 @@ def _paths(data: dict[str, object], key: str, config: Path) -> list[Path]:
 def catalog_with_user_data(
     catalog: Catalog, price_files: list[Path], skypilot_files: list[Path]
 ) -> tuple[Catalog, tuple[str, ...]]:
-    """The catalog with the user's prices applied, and the accelerator names skipped."""
+    """The catalog with the price snapshot (``whichgpu prices update``) and the user's prices
+    applied, and the accelerator names skipped. SkyPilot catalogs, fetched or given, replace
+    their providers' shipped offers; a price file replaces the GPU's prices in its market."""
+    from whichgpu.pricefeed import snapshot_prices
+
+    snapshot, snapshot_sources = snapshot_prices(catalog)
+    if snapshot:
+        from dataclasses import replace
+
+        fetched = snapshot_sources[0].published if snapshot_sources else "undated"
+        providers = tuple(sorted({p.provider for p in snapshot}))
+        catalog = replace(
+            catalog.with_offers(snapshot, snapshot_sources), price_snapshot=(fetched, providers)
+        )
     data = read_user_data(catalog, price_files, skypilot_files)
-    if not data.prices:
-        return catalog, data.skipped
-    return catalog.with_prices(data.prices, data.sources), data.skipped
+    if data.skypilot:
+        catalog = catalog.with_offers(data.skypilot, data.sources)
+    if data.prices:
+        catalog = catalog.with_prices(data.prices, data.sources)
+    return catalog, data.skipped

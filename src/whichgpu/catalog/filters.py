@@ -8,19 +8,24 @@ from whichgpu.catalog.names import normalize
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput, UnknownName
+from whichgpu.estimate.assumptions import FP64_CAPABLE_RATIO
 from whichgpu.i18n import _
-
-#: A GPU has "fp64" when double precision runs at least at 1/4 of its FP32 rate: the HPC
-#: parts (GA100, GH100, GV100, B200) do (1:2); GA10x and Ada run it at 1:64, Turing at 1:32.
-FP64_CLASS_RATIO = 0.25
 
 FEATURES: dict[str, Callable[[GPU], bool]] = {
     "mig": lambda g: g.mig_max_instances > 0,
     "nvlink": lambda g: g.nvlink_gb_per_s > 0,
     "rt": lambda g: g.rt_cores > 0,
-    "fp64": lambda g: g.fp64_tflops >= FP64_CLASS_RATIO * g.fp32_tflops,
+    # double precision at 1/4 of FP32 or better: the HPC parts (GA100, GH100, GV100, B200,
+    # CDNA) run 1:2; GA10x and Ada run 1:64, Turing 1:32
+    "fp64": lambda g: g.fp64_tflops >= FP64_CAPABLE_RATIO * g.fp32_tflops,
     "display": lambda g: g.display_outputs > 0,
     "ecc": lambda g: g.ecc is True,
+    # video work: a hardware encoder (NVENC; the A100, H100, H200 and B200 have none) and
+    # decoders; a GPU whose engine count no source gives does not count as having them
+    "nvenc": lambda g: (g.nvenc or 0) > 0,
+    "nvdec": lambda g: (g.nvdec or 0) > 0,
+    # CUDA-only software (TensorRT-LLM, most custom kernels) needs an NVIDIA GPU
+    "cuda": lambda g: g.cuda,
 }
 
 

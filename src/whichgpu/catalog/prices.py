@@ -66,3 +66,29 @@ def age_months(as_of: str, today: date) -> int | None:
     day = parts[2] if len(parts) > 2 else 1
     months = (today.year - year) * 12 + (today.month - month) - (1 if today.day < day else 0)
     return max(months, 0)
+
+
+def age_days(day: date, today: date) -> int:
+    """Whole days from ``day`` to ``today`` (0 for a day in the future)."""
+    return max((today - day).days, 0)
+
+
+def rents_as(price: Price, gpus: int) -> int | None:
+    """The instance shape (GPUs per instance) in which ``price`` rents ``gpus`` GPUs, or None
+    when it cannot (see :func:`instance_shapes`). A price with no instance named is a rate
+    per GPU at any count (a user's own price, the article's ranges)."""
+    k = price.gpus_per_instance
+    if price.instance is None:
+        return gpus
+    if k == gpus or (k < gpus and gpus % k == 0 and price.market != "marketplace"):
+        return k
+    return None
+
+
+def cheapest_for(
+    catalog: Catalog, gpu_id: str, gpus: int, markets: Iterable[Market] = RENTAL_MARKETS
+) -> Price | None:
+    """The cheapest offer (per GPU) that rents ``gpus`` of ``gpu_id`` whole (:func:`rents_as`)."""
+    rows = [p for p in catalog.prices_for(gpu_id, markets) if rents_as(p, gpus) is not None]
+    found = price_range(rows)
+    return None if found is None else found.low

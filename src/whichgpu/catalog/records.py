@@ -56,9 +56,12 @@ class GPU(Record, frozen=True, kw_only=True):
 
     id: Id
     name: Text
+    #: NVIDIA (CUDA) or AMD (ROCm): which software stacks run on it
+    vendor: Literal["NVIDIA", "AMD"] = "NVIDIA"
     architecture: Text
     chip: Text
-    compute_capability: Annotated[str, Meta(pattern=r"^\d{1,2}\.\d$")]
+    #: CUDA compute capability (NVIDIA only; AMD's gfx target is in the field notes)
+    compute_capability: Annotated[str, Meta(pattern=r"^\d{1,2}\.\d$")] | None = None
     launch_year: Annotated[int, Meta(ge=2010, le=2035)]
     form_factor: Text
     pcie_gen: Annotated[int, Meta(ge=3, le=6)] | None = None
@@ -90,11 +93,16 @@ class GPU(Record, frozen=True, kw_only=True):
     mig_max_instances: Annotated[int, Meta(ge=0, le=7)]
     display_outputs: Annotated[int, Meta(ge=0, le=8)]
     display_connectors: Text | None = None
+    #: Video encode / decode engines (NVENC/NVDEC; AMD: VCN); None where no source says
+    nvenc: Annotated[int, Meta(ge=0, le=16)] | None = None
+    nvdec: Annotated[int, Meta(ge=0, le=16)] | None = None
     source: Id
     as_of: DateText
 
     def __post_init__(self) -> None:
         """Cross-field sanity: catches a sparse figure typed as dense, a swapped column."""
+        if self.vendor == "NVIDIA" and self.compute_capability is None:
+            raise ValueError("an NVIDIA GPU needs its compute_capability")
         if self.fp16_tensor_dense_tflops < self.fp32_tflops:
             raise ValueError("fp16_tensor_dense_tflops is below fp32_tflops")
         if self.fp16_fp16acc_tensor_dense_tflops < self.fp16_tensor_dense_tflops:
@@ -125,6 +133,11 @@ class GPU(Record, frozen=True, kw_only=True):
         return name.removeprefix("GeForce ")
 
     @property
+    def cuda(self) -> bool:
+        """Runs CUDA (NVIDIA); an AMD GPU runs ROCm, where CUDA-only software does not."""
+        return self.vendor == "NVIDIA"
+
+    @property
     def has_nvlink(self) -> bool:
         return self.nvlink_gb_per_s > 0
 
@@ -139,7 +152,9 @@ GPU_SPEC_FIELDS: tuple[str, ...] = tuple(
 )
 
 
-#: A MIG GPU splits into 7 compute slices and 8 memory slices (A100, H100, H200, B200).
+#: Most MIG GPUs split into 7 compute slices and 8 memory slices (A100, H100, H200, B200);
+#: the A30 and the RTX PRO 6000 Blackwell into 4 and 4 (NVIDIA MIG user guide, "Supported
+#: MIG Profiles"): a profile row names its GPU's geometry.
 MIG_COMPUTE_SLICES = 7
 MIG_MEMORY_SLICES = 8
 
@@ -167,6 +182,9 @@ class MigProfile(Record, frozen=True, kw_only=True):
     decoders: Annotated[int, Meta(ge=0, le=16)]
     jpeg: Annotated[int, Meta(ge=0, le=16)]
     ofa: Annotated[int, Meta(ge=0, le=16)]
+    #: The GPU's compute and memory slices (7 and 8, or 4 and 4 on an A30)
+    gpu_compute_slices: Annotated[int, Meta(ge=1, le=MIG_COMPUTE_SLICES)] = MIG_COMPUTE_SLICES
+    gpu_memory_slices: Annotated[int, Meta(ge=1, le=MIG_MEMORY_SLICES)] = MIG_MEMORY_SLICES
     source: Id
     #: Where the placements come from, when not from ``source``.
     placements_source: Id | None = None
@@ -197,19 +215,19 @@ class MigProfile(Record, frozen=True, kw_only=True):
         if list(starts) != sorted(set(starts)):
             raise ValueError(f"placements {self.placements!r} are not distinct and ascending")
         for start in starts:
-            if start + self.memory_slices > MIG_MEMORY_SLICES:
+            if start + self.memory_slices > self.gpu_memory_slices:
                 raise ValueError(
                     f"placement {start} + {self.memory_slices} memory slices runs past "
-                    f"slot {MIG_MEMORY_SLICES}"
+                    f"slot {self.gpu_memory_slices}"
                 )
         if self.max_instances > len(starts):
             raise ValueError(
                 f"max_instances {self.max_instances} exceeds the {len(starts)} placements"
             )
-        if self.max_instances * self.memory_slices > MIG_MEMORY_SLICES:
+        if self.max_instances * self.memory_slices > self.gpu_memory_slices:
             raise ValueError(
                 f"{self.max_instances} instances of {self.memory_slices} memory slices exceed "
-                f"the {MIG_MEMORY_SLICES} slices of a GPU"
+                f"the {self.gpu_memory_slices} slices of a GPU"
             )
 
     @property
@@ -225,12 +243,12 @@ class MigProfile(Record, frozen=True, kw_only=True):
     @property
     def compute_fraction(self) -> float:
         """The share of the GPU's SMs: ``3g`` is 3/7."""
-        return self.compute_slices / MIG_COMPUTE_SLICES
+        return self.compute_slices / self.gpu_compute_slices
 
     @property
     def memory_fraction(self) -> float:
         """The share of the GPU's memory (and L2): ``3g.40gb`` on an 80 GB GPU is 4/8."""
-        return self.memory_slices / MIG_MEMORY_SLICES
+        return self.memory_slices / self.gpu_memory_slices
 
     @property
     def media_extensions(self) -> bool:
@@ -256,19 +274,39 @@ class Alias(Record, frozen=True, kw_only=True):
     note: Text | None = None
 
 
+PriceKind = Literal["offer", "claim"]
+
+
 class Price(Record, frozen=True, kw_only=True):
-    """An hourly rental price for one GPU (an instance's price divided by its GPU count)."""
+    """An hourly rental price per GPU of one instance type (the instance's price divided by
+    its GPU count), kept with the instance it is sold as.
+
+    An ``offer`` is a provider's own listing (its price page, its API as a price catalog
+    records it); a ``claim`` is a price someone else states (the article's ranges, a blog's
+    table). Rankings use offers; a claim is checked against them (``compare``), and the
+    article's scenario (``--catalog article``) ranks on the article's own claims.
+    """
 
     gpu: Id
+    kind: PriceKind = "offer"
     market: Market
     provider: Text
     region: Text | None = None
+    #: Regions listing this instance type at catalog time (the price is their lowest).
+    region_count: Annotated[int, Meta(ge=1, le=1_000)] = 1
     instance: Text | None = None
-    gpus_per_instance: Annotated[float, Meta(gt=0, le=64)] = 1
+    gpus_per_instance: Annotated[int, Meta(ge=1, le=64)] = 1
     price_usd_per_h: Annotated[float, Meta(gt=0, le=500)]
+    #: The median per-GPU price over ``region_count`` regions, where more than one lists it.
+    median_usd_per_h: Annotated[float, Meta(gt=0, le=500)] | None = None
     source: Text
     as_of: DateText
     note: Text | None = None
+
+    @property
+    def instance_usd_per_h(self) -> float:
+        """What one instance costs an hour: the per-GPU price times its GPUs."""
+        return self.price_usd_per_h * self.gpus_per_instance
 
 
 class PurchasePrice(Record, frozen=True, kw_only=True):

@@ -75,6 +75,10 @@ class Catalog:
     perf_claims: tuple[PerfClaim, ...] = ()
     #: Every GPU's MIG profiles; :meth:`mig_profiles` gives one GPU's.
     all_mig_profiles: tuple[MigProfile, ...] = ()
+    #: Rank on claims as well as offers: the article's scenario prices on its own ranges.
+    rank_claims: bool = False
+    #: The price snapshot in use (``whichgpu prices update``): its date and its providers
+    price_snapshot: tuple[str, tuple[str, ...]] | None = None
     _by_id: dict[str, GPU] = field(init=False, repr=False, compare=False)
     _mig: dict[str, tuple[MigProfile, ...]] = field(init=False, repr=False, compare=False)
     _sources: dict[str, Source] = field(init=False, repr=False, compare=False)
@@ -116,6 +120,15 @@ class Catalog:
         return Citation(source, source.published, cite.note)
 
     def prices_for(self, gpu_id: str, markets: Iterable[Market] | None = None) -> list[Price]:
+        """The prices a ranking may use for ``gpu_id``: offers, or the claims too in a
+        scenario that prices on claims (``--catalog article``)."""
+        return [
+            p for p in self.listings_for(gpu_id, markets) if p.kind == "offer" or self.rank_claims
+        ]
+
+    def listings_for(self, gpu_id: str, markets: Iterable[Market] | None = None) -> list[Price]:
+        """Every price row of ``gpu_id``, offers and claims (what ``show`` and ``compare``
+        list)."""
         allowed = set(markets) if markets is not None else None
         return [
             p for p in self.prices if p.gpu == gpu_id and (allowed is None or p.market in allowed)
@@ -158,6 +171,15 @@ class Catalog:
         sources = self.sources + tuple(s for s in extra_sources if s.id not in known)
         return replace(self, prices=kept + tuple(extra), sources=sources)
 
+    def with_offers(self, extra: Sequence[Price], extra_sources: Sequence[Source] = ()) -> Catalog:
+        """A catalog where ``extra`` offers (a fresher price catalog) replace the shipped
+        offers of the same providers; claims and other providers stay."""
+        providers = {p.provider for p in extra}
+        kept = tuple(p for p in self.prices if p.kind != "offer" or p.provider not in providers)
+        known = {s.id for s in self.sources}
+        sources = self.sources + tuple(s for s in extra_sources if s.id not in known)
+        return replace(self, prices=kept + tuple(extra), sources=sources)
+
     def restricted(self, gpu_ids: Iterable[str], price_source: str | None = None) -> Catalog:
         """A catalog of only ``gpu_ids`` (and, given ``price_source``, only its prices):
         ``recommend --catalog article`` is the article's three GPUs at the article's prices."""
@@ -175,6 +197,7 @@ class Catalog:
                 p for p in self.purchase_prices if p.gpu in keep and priced(p.source)
             ),
             all_mig_profiles=tuple(m for m in self.all_mig_profiles if m.gpu in keep),
+            rank_claims=price_source is not None,
         )
 
     def _index(self, scope: str) -> dict[str, tuple[str, ...]]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import tomllib
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from whichgpu.catalog.loader import validate
-from whichgpu.catalog.records import Price, Source
+from whichgpu.catalog.records import GPU, Market, Price, Source
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import AmbiguousName, CatalogError, UnknownName
 from whichgpu.i18n import _, fmt
@@ -62,7 +63,7 @@ def _resolve(catalog: Catalog, name: str, path: str, row: int, scope: str = "use
         raise CatalogError(path, row, error.message()) from None
 
 
-def _price(values: dict[str, Any], path: str, row: int) -> Price:
+def _price(values: dict[str, Any], path: str, row: int | None) -> Price:
     return validate(Price, values, path, row)
 
 
@@ -142,16 +143,143 @@ def price_tables(tables: object, path: str) -> list[tuple[int, dict[str, Any]]]:
 
 SKYPILOT_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price")
 
+#: SkyPilot's cloud directory names (``catalogs/v8/<cloud>/vms.csv``) and the provider each
+#: is; a directory not listed is the provider's name as written.
+SKYPILOT_PROVIDERS = {
+    "aws": "AWS",
+    "gcp": "GCP",
+    "azure": "Azure",
+    "oci": "OCI",
+    "lambda": "Lambda",
+    "runpod": "RunPod",
+    "vast": "Vast.ai",
+    "nebius": "Nebius",
+    "paperspace": "Paperspace",
+    "fluidstack": "FluidStack",
+    "cudo": "Cudo Compute",
+    "do": "DigitalOcean",
+    "hyperbolic": "Hyperbolic",
+    "jarvislabs": "Jarvislabs",
+    "verda": "DataCrunch/Verda",
+    "datacrunch": "DataCrunch/Verda",
+    "scp": "Samsung Cloud Platform",
+    "ibm": "IBM Cloud",
+}
+#: Clouds whose listings are hosts of a marketplace (each a separate machine), not a
+#: provider's own instances.
+SKYPILOT_MARKETPLACES = frozenset({"vast"})
+#: The longest ``GpuInfo`` cell read (SkyPilot's are under 300 characters).
+GPU_INFO_MAX_CHARS = 4096
+
+
+def skypilot_provider(path: str) -> tuple[str, str]:
+    """The cloud directory of a SkyPilot ``vms.csv`` path and the provider it names:
+    ``~/.sky/catalogs/v8/lambda/vms.csv`` is Lambda; a bare ``vms.csv`` is "SkyPilot"."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part]
+    cloud = parts[-2].lower() if len(parts) >= 2 else ""
+    if not cloud or cloud in (".", ".."):
+        return "", "SkyPilot"
+    return cloud, SKYPILOT_PROVIDERS.get(cloud, parts[-2])
+
+
+def gpu_info(cell: str | None) -> tuple[str, float | None]:
+    """The GPU name and memory (in GB, as marketed) of a SkyPilot ``GpuInfo`` cell, a Python
+    literal such as ``{'Gpus': [{'Name': 'H100 PCIe', 'MemoryInfo': {'SizeInMiB': 81920}}]}``
+    (read with :func:`ast.literal_eval`: data only, never code). RunPod's catalog writes
+    gigabytes in ``SizeInMiB`` (80 for an 80 GB card): a figure under 1,024 is read as GB.
+    Anything unreadable is no information ("", None)."""
+    import ast
+
+    if not cell or len(cell) > GPU_INFO_MAX_CHARS:
+        return "", None
+    try:
+        data = ast.literal_eval(cell)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return "", None
+    gpus = data.get("Gpus") if isinstance(data, dict) else None
+    first = gpus[0] if isinstance(gpus, list) and gpus and isinstance(gpus[0], dict) else {}
+    found = first.get("Name")
+    name = found if isinstance(found, str) else ""
+    memory = first.get("MemoryInfo")
+    size = memory.get("SizeInMiB") if isinstance(memory, dict) else None
+    if not isinstance(size, int | float) or isinstance(size, bool) or not 0 < size < 1e9:
+        return name, None
+    return name, float(size) / 1024 if size >= 1024 else float(size)
+
+
+def _form(hints: str) -> str | None:
+    for form in ("nvl", "pcie", "sxm"):
+        if form in hints:
+            return form
+    return None
+
+
+def _has_form(gpu: GPU, form: str) -> bool:
+    if form == "nvl":
+        return "nvl" in gpu.name.lower()
+    if form == "pcie":
+        return gpu.form_factor.lower().startswith("pcie") and "nvl" not in gpu.name.lower()
+    return "sxm" in gpu.form_factor.lower() or "sxm" in gpu.name.lower()
+
+
+def _model_token(gpu: GPU) -> str:
+    """The word of a GPU's name that names the model: ``H100``, ``A100``, ``4090``."""
+    return next((w for w in gpu.short_name.split() if any(c.isdigit() for c in w)), gpu.id)
+
+
+def skypilot_variant(
+    catalog: Catalog, base: GPU, hints: str, memory_gb: tuple[float, ...]
+) -> GPU | None:
+    """The catalog GPU a SkyPilot row denotes: its accelerator name resolves to ``base``;
+    the form factor named in the instance type or ``GpuInfo`` (``_pcie``, ``SXM``, ``NVL``)
+    and the memory it reports (``memory_gb``: per GPU, or the instance's total over its
+    GPUs, as Vast's catalog writes it) choose among the cards of the same chip (Lambda's
+    ``H100`` rows are SXM or PCIe by instance type only; RunPod's ``H100`` is
+    ``H100 PCIe``). The base is kept when it agrees with both; a variant is another card of
+    the base's chip and model (an H100 NVL, not an L40S for a 48 GB RTX 4090). None when no
+    carried card agrees: the row is skipped, never filed under the wrong card."""
+    form = _form(hints.lower())
+
+    def agrees(gpu: GPU) -> bool:
+        fits_form = form is None or _has_form(gpu, form)
+        fits_memory = not memory_gb or any(abs(gpu.memory_gib / m - 1) <= 0.1 for m in memory_gb)
+        return fits_form and fits_memory
+
+    if agrees(base):
+        return base
+    token = _model_token(base)
+    siblings = [g for g in catalog.gpus if g.chip == base.chip and token in g.short_name.split()]
+    return next((g for g in siblings if agrees(g)), None)
+
+
+@dataclass
+class _Listing:
+    gpu: str
+    market: Market
+    instance: str
+    count: int
+    note: str | None
+    prices: dict[str, float]  # region → lowest per-GPU price there
+
 
 def parse_skypilot_vms(
-    text: str, path: str, catalog: Catalog, source_id: str, file_date: date, provider: str
+    text: str,
+    path: str,
+    catalog: Catalog,
+    source_id: str,
+    file_date: date,
+    provider: str | None = None,
 ) -> PriceImport:
-    """A SkyPilot catalog ``vms.csv``: one on-demand and one spot price per GPU instance.
+    """A SkyPilot catalog ``vms.csv``: one offer per instance type and market, with the
+    number of regions that list it, its lowest and its median price per GPU.
 
-    Columns are read by name (clouds order them differently and some add
-    ``AvailabilityZone``). The per-GPU price is the instance price divided by
-    ``AcceleratorCount``. Rows without an accelerator (CPU instances) are ignored; rows for
-    accelerators whichgpu does not carry are skipped and listed.
+    Columns are read by name (clouds order them differently). The GPU is the accelerator
+    name resolved in SkyPilot's sense, then its variant by instance type and ``GpuInfo``
+    (:func:`skypilot_variant`). The per-GPU price is the instance price over
+    ``AcceleratorCount``; a ``SpotPrice`` counts only where it is below the on-demand price
+    (RunPod's catalog repeats the on-demand price there). GCP lists a GPU's price apart from
+    its VM (``InstanceType`` empty): such rows are the GPUs alone, and say so. CPU rows are
+    ignored; accelerators whichgpu does not carry are skipped and listed.
     """
     source = file_source(source_id, path, _("SkyPilot catalog"), file_date)
     reader = csv.DictReader(io.StringIO(text))
@@ -163,38 +291,87 @@ def parse_skypilot_vms(
             1,
             fmt(_("not a SkyPilot vms.csv: missing column {column!r}"), column=missing[0]),
         )
-    prices: list[Price] = []
+    cloud, named = skypilot_provider(path)
+    provider = provider or named
+    marketplace = cloud in SKYPILOT_MARKETPLACES
+    listings: dict[tuple[str, str, str], _Listing] = {}
     skipped: dict[str, None] = {}
     for entry in reader:
         row = reader.line_num
         name = (entry.get("AcceleratorName") or "").strip()
         if not name:
             continue
-        try:
-            gpu = catalog.resolve(name, "skypilot").id
-        except (UnknownName, AmbiguousName):
-            skipped[name] = None
-            continue
         count = _number(entry.get("AcceleratorCount"), "AcceleratorCount", path, row)
-        if count is None or count <= 0:
-            raise CatalogError(path, row, _("AcceleratorCount must be a positive number"))
-        for column, market in (("Price", "on-demand"), ("SpotPrice", "spot")):
-            instance_price = _number(entry.get(column), column, path, row)
+        if count is None or count <= 0 or count > 64:
+            raise CatalogError(path, row, _("AcceleratorCount must be a number above 0, to 64"))
+        if count != int(count):
+            skipped[f"{name} ×{count:g}"] = None  # a share of one GPU (AWS g6f): not a card
+            continue
+        instance = (entry.get("InstanceType") or "").strip()
+        # Vast names its types {count}x-{GPU}-{vCPUs}-{MiB}, the GPU more exactly than
+        # AcceleratorName does (RTX_4070S_Ti under "RTX4070")
+        vast = re.match(r"^\d+x-(.+)-\d+-\d+$", instance)
+        try:
+            base = catalog.resolve(vast.group(1) if vast else name, "skypilot")
+        except (UnknownName, AmbiguousName):
+            try:
+                base = catalog.resolve(name, "skypilot")
+            except (UnknownName, AmbiguousName):
+                skipped[name] = None
+                continue
+        info_name, memory = gpu_info(entry.get("GpuInfo"))
+        sizes = () if memory is None else (memory, memory / count)
+        gpu = skypilot_variant(catalog, base, f"{instance} {name} {info_name}", sizes)
+        if gpu is None:
+            skipped[instance or name] = None
+            continue
+        note = None
+        if not instance:
+            instance = f"{name} x{int(count)}"
+            note = _("the GPUs alone: the VM's vCPUs and memory are billed on top")
+        region = (entry.get("Region") or "").strip() or "-"
+        on_demand = _number(entry.get("Price"), "Price", path, row)
+        spot = _number(entry.get("SpotPrice"), "SpotPrice", path, row)
+        if spot is not None and on_demand is not None and spot >= on_demand:
+            spot = None  # not a discount: the catalog repeats the on-demand price
+        markets: tuple[tuple[Market, float | None], ...] = (
+            (("marketplace", on_demand),) if marketplace else (("on-demand", on_demand),)
+        ) + (("spot", spot),)
+        for market, instance_price in markets:
             if instance_price is None or instance_price <= 0:
                 continue
-            values = {
-                "gpu": gpu,
-                "market": market,
-                "provider": provider,
-                "region": entry.get("Region") or None,
-                "instance": entry.get("InstanceType") or None,
-                "gpus_per_instance": count,
-                "price_usd_per_h": instance_price / count,
-                "source": source_id,
-                "as_of": file_date.isoformat(),
-            }
-            prices.append(_price(values, path, row))
+            key = (gpu.id, market, instance)
+            listing = listings.setdefault(
+                key, _Listing(gpu.id, market, instance, int(count), note, {})
+            )
+            per_gpu = instance_price / count
+            listing.prices[region] = min(per_gpu, listing.prices.get(region, per_gpu))
+    prices = [
+        _offer(listing, provider, source_id, file_date, path) for listing in listings.values()
+    ]
     return PriceImport(tuple(prices), source, tuple(skipped))
+
+
+def _offer(listing: _Listing, provider: str, source_id: str, file_date: date, path: str) -> Price:
+    import statistics
+
+    region, low = min(listing.prices.items(), key=lambda item: (item[1], item[0]))
+    values = {
+        "gpu": listing.gpu,
+        "kind": "offer",
+        "market": listing.market,
+        "provider": provider,
+        "region": region,
+        "region_count": len(listing.prices),
+        "instance": listing.instance,
+        "gpus_per_instance": listing.count,
+        "price_usd_per_h": low,
+        "median_usd_per_h": statistics.median(listing.prices.values()),
+        "source": source_id,
+        "as_of": file_date.isoformat(),
+        "note": listing.note,
+    }
+    return _price(values, path, None)
 
 
 def _number(cell: str | None, column: str, path: str, row: int) -> float | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -110,7 +109,11 @@ def user_catalog(prices: list[Path] | None, skypilot: list[Path] | None) -> Any:
 
 
 def print_json(doc: object) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    """The document as indented UTF-8 JSON (msgspec encodes it ~10× faster than json)."""
+    import msgspec
+
+    text = msgspec.json.format(msgspec.json.encode(doc), indent=2).decode("utf-8")
+    sys.stdout.write(text + "\n")
 
 
 def emit(json_out: bool, doc: Callable[[], object], show: Callable[[Any], None]) -> None:

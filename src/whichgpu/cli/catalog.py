@@ -12,6 +12,7 @@ from whichgpu.cli._app import (
     SkypilotFiles,
     app,
     emit,
+    print_json,
     user_catalog,
 )
 from whichgpu.i18n import _
@@ -27,7 +28,10 @@ def gpus(
     ] = None,
     feature: Annotated[
         list[str] | None,
-        typer.Option("--feature", help=_("Required: mig, nvlink, rt, fp64, display, ecc.")),
+        typer.Option(
+            "--feature",
+            help=_("Required: mig, nvlink, rt, fp64, display, ecc, nvenc, nvdec, cuda."),
+        ),
     ] = None,
     json_out: JsonFlag = False,
     prices: PriceFiles = None,
@@ -96,3 +100,97 @@ def compare(
         lambda: json_doc.compare_doc(comparison, catalog, today()),
         lambda console: tables.print_compare(comparison, catalog, today(), console),
     )
+
+
+prices_app = typer.Typer(
+    help=_("Price snapshots: fetch SkyPilot's published price catalogs (opt-in network use)."),
+    no_args_is_help=True,
+)
+app.add_typer(prices_app, name="prices")
+
+
+@prices_app.command(
+    "update",
+    help=_(
+        "Fetch SkyPilot's price catalogs (one vms.csv per cloud), check them and store them, "
+        "dated, in the cache: later commands use them. A failure changes nothing."
+    ),
+)
+def prices_update(
+    cloud: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cloud", help=_("A cloud to fetch (default: lambda, runpod, vast, nebius, aws, gcp).")
+        ),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option("--url", help=_("Where the catalogs are (default: SkyPilot's on GitHub).")),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1, max=300, help=_("Seconds to wait for each file."))
+    ] = 20,
+    json_out: JsonFlag = False,
+) -> None:
+    from whichgpu import pricefeed
+    from whichgpu.catalog import load_catalog
+    from whichgpu.userdata import today
+
+    clouds = tuple(dict.fromkeys(cloud or pricefeed.DEFAULT_CLOUDS))
+    snapshot = pricefeed.update(
+        load_catalog(), clouds, url or pricefeed.CATALOG_URL, timeout, today()
+    )
+    doc = {
+        "fetched": snapshot.fetched.isoformat(),
+        "url": snapshot.url,
+        "path": str(snapshot.path),
+        "offers": snapshot.clouds,
+    }
+    if json_out:
+        print_json(doc)
+        return
+    typer.echo(
+        _("Stored a price snapshot of {date} in {path}:").format(
+            date=doc["fetched"], path=doc["path"]
+        )
+    )
+    for name, count in snapshot.clouds.items():
+        typer.echo(_("  {cloud}: {count} offers").format(cloud=name, count=count))
+
+
+@prices_app.command(
+    "status", help=_("Which prices are in use: the snapshot's date, or the shipped ones.")
+)
+def prices_status(json_out: JsonFlag = False) -> None:
+    from whichgpu import pricefeed
+    from whichgpu.catalog.prices import age_days
+    from whichgpu.userdata import today
+
+    snapshot = pricefeed.load_snapshot()
+    if snapshot is None:
+        doc: dict[str, object] = {"snapshot": None}
+        text = _(
+            "No price snapshot: the shipped prices are in use "
+            "('whichgpu prices update' fetches fresh ones)."
+        )
+    else:
+        days = age_days(snapshot.fetched, today())
+        doc = {
+            "snapshot": {
+                "fetched": snapshot.fetched.isoformat(),
+                "age_days": days,
+                "url": snapshot.url,
+                "path": str(snapshot.path),
+                "offers": snapshot.clouds,
+            }
+        }
+        text = _("Price snapshot of {date} ({days} days old), from {url}: {clouds}.").format(
+            date=snapshot.fetched.isoformat(),
+            days=days,
+            url=snapshot.url,
+            clouds=", ".join(f"{c} ({n})" for c, n in snapshot.clouds.items()),
+        )
+    if json_out:
+        print_json(doc)
+        return
+    typer.echo(text)

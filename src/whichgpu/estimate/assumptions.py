@@ -59,6 +59,13 @@ STALE_PRICE_MONTHS = 12
 #: leave-one-out error (10.6 %, docs/perf-accuracy.md) does.
 PRICE_RANGE_WARN_RATIO = 1.25
 
+#: The typical (median absolute) error of a throughput estimate from its 10th–90th
+#: percentile error band, for a normal spread: the band is ±1.2816 σ wide, the median
+#: absolute error 0.6745 σ, so typical = 0.6745 / (2 · 1.2816) × (high − low) of the band.
+MEDIAN_ERROR_PER_BAND = 0.6745 / (2 * 1.2816)
+#: Options a ranking calls equivalent at most: the closest few, named in the answer.
+MAX_TIED = 3
+
 DEFAULTS: tuple[Assumption, ...] = (
     Assumption("cuda_context", CUDA_CONTEXT_GIB, "GiB", "CUDA context and library workspaces"),
     Assumption(

@@ -114,7 +114,7 @@ def check_gpu(instances: Sequence[Instance]) -> Note | None:
                 start=inst.start,
                 starts=p.placements.replace(";", ", "),
             )
-        if inst.start + p.memory_slices > MIG_MEMORY_SLICES:
+        if inst.start + p.memory_slices > p.gpu_memory_slices:
             return note(
                 "mig_bad_start",
                 profile=p.profile,
@@ -129,8 +129,9 @@ def check_gpu(instances: Sequence[Instance]) -> Note | None:
         if counts[p.profile] > p.max_instances:
             return note("mig_too_many", profile=p.profile, limit=p.max_instances)
     compute = sum(i.profile.compute_slices for i in instances)
-    if compute > MIG_COMPUTE_SLICES:
-        return note("mig_compute", compute=compute, limit=MIG_COMPUTE_SLICES)
+    limit = instances[0].profile.gpu_compute_slices if instances else MIG_COMPUTE_SLICES
+    if compute > limit:
+        return note("mig_compute", compute=compute, limit=limit)
     return None
 
 
@@ -138,9 +139,12 @@ def _place(items: Sequence[tuple[str, MigProfile]]) -> tuple[Instance, ...] | No
     """A valid placement of all ``items`` on one GPU (exact search over start slots), or
     None. Larger instances go first: they have the fewest allowed starts."""
     order = sorted(items, key=lambda it: (-it[1].memory_slices, -it[1].compute_slices, it[0]))
-    if sum(p.compute_slices for _, p in order) > MIG_COMPUTE_SLICES:
+    if not order:
+        return ()
+    geometry = order[0][1]
+    if sum(p.compute_slices for _, p in order) > geometry.gpu_compute_slices:
         return None
-    if sum(p.memory_slices for _, p in order) > MIG_MEMORY_SLICES:
+    if sum(p.memory_slices for _, p in order) > geometry.gpu_memory_slices:
         return None
     placed: list[Instance] = []
 
@@ -241,11 +245,13 @@ def check_mix(profiles: Sequence[MigProfile]) -> Note | None:
     if _place([(f"#{i}", p) for i, p in enumerate(profiles)]) is not None:
         return None
     compute = sum(p.compute_slices for p in profiles)
-    if compute > MIG_COMPUTE_SLICES:
-        return note("mig_compute", compute=compute, limit=MIG_COMPUTE_SLICES)
+    compute_limit = profiles[0].gpu_compute_slices if profiles else MIG_COMPUTE_SLICES
+    memory_limit = profiles[0].gpu_memory_slices if profiles else MIG_MEMORY_SLICES
+    if compute > compute_limit:
+        return note("mig_compute", compute=compute, limit=compute_limit)
     memory = sum(p.memory_slices for p in profiles)
-    if memory > MIG_MEMORY_SLICES:
-        return note("mig_memory", memory=memory, limit=MIG_MEMORY_SLICES)
+    if memory > memory_limit:
+        return note("mig_memory", memory=memory, limit=memory_limit)
     counts: dict[str, int] = {}
     for p in profiles:
         counts[p.profile] = counts.get(p.profile, 0) + 1

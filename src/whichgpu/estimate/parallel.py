@@ -126,7 +126,7 @@ def training_layouts(
         return out
     engine = "megatron" if job.engine == "torch" and job.precision.endswith("mixed") else job.engine
     tp = 2
-    while tp <= min(count, GPUS_PER_NODE) and tensor_parallel_degree(arch, tp) == tp:
+    while tp <= min(count, job.gpus_per_node) and tensor_parallel_degree(arch, tp) == tp:
         pp = 1
         while tp * pp <= count:
             if count % (tp * pp) == 0 and pp <= arch.n_layers:
@@ -201,29 +201,31 @@ def host_link_gb_per_s(gpu: GPU) -> float:
     return PCIE_X16_GB_PER_S.get(gpu.pcie_gen or 4, 31.5)
 
 
-def network_gb_per_s(gpu: GPU, network: str) -> float:
+def network_gb_per_s(gpu: GPU, network: str, per_node: int = GPUS_PER_NODE) -> float:
     """GB/s per GPU between nodes: its own NIC on InfiniBand, a share of the node's port
     on Ethernet (a hierarchical ring sends every GPU's part through it)."""
     if network == "ethernet":
-        return ETHERNET_GBIT_PER_NODE / 8 / GPUS_PER_NODE
+        return ETHERNET_GBIT_PER_NODE / 8 / per_node
     return INFINIBAND_GBIT_PER_GPU.get(gpu.pcie_gen or 5, 400.0) / 8
 
 
-def collective_gb_per_s(gpu: GPU, ranks: int, network: str = "infiniband") -> float:
+def collective_gb_per_s(
+    gpu: GPU, ranks: int, network: str = "infiniband", per_node: int = GPUS_PER_NODE
+) -> float:
     """One direction of the slowest link a ring over ``ranks`` GPUs crosses: NVLink (half its
     bidirectional figure) while it stays inside one NVLink domain, PCIe x16 of the card's
-    generation inside a node (halved without peer-to-peer), and the network once it spans
-    nodes."""
-    if gpu.nvlink_gb_per_s and ranks <= nvlink_domain(gpu):
+    generation inside a node of ``per_node`` GPUs (halved without peer-to-peer), and the
+    network once it spans nodes."""
+    if gpu.nvlink_gb_per_s and ranks <= min(nvlink_domain(gpu), per_node):
         return gpu.nvlink_gb_per_s / 2
     pcie = host_link_gb_per_s(gpu)
     if not gpu.nvlink_gb_per_s and "consumer" in gpu.form_factor:
         pcie *= NO_P2P_SHARE
-    elif PCIE_GPUS_PER_SOCKET < ranks <= GPUS_PER_NODE:
+    elif PCIE_GPUS_PER_SOCKET < ranks <= per_node:
         pcie *= NO_P2P_SHARE  # a ring of PCIe cards across the sockets, staged through host
-    if ranks <= GPUS_PER_NODE:
+    if ranks <= per_node:
         return pcie
-    return min(pcie, network_gb_per_s(gpu, network))
+    return min(pcie, network_gb_per_s(gpu, network, per_node))
 
 
 def link_gb_per_s(gpu: GPU, gpus: int = 2) -> float:

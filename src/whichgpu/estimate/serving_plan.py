@@ -323,7 +323,7 @@ def plan_service(
 
     best: ServingPlan | None = None
     served_by: list[tuple[int, int, float]] = []
-    for per_replica in gpu_counts(count):
+    for per_replica in gpu_counts(min(count, job.gpus_per_node)):  # a replica in one node
         if count % per_replica:
             continue
         if engine.split == "tensor" and tensor_parallel_degree(arch, per_replica) != per_replica:

@@ -91,12 +91,18 @@ def step_time(
     hidden = activation_bytes(arch, job)
     # tensor parallelism: 4 collectives a layer (6 with recomputation), inside the TP group
     passes = 6 if job.checkpointing == "full" else 4
-    tp_s = passes * layers * ring_seconds(hidden, tp, collective_gb_per_s(gpu, tp, job.network))
+    tp_s = (
+        passes
+        * layers
+        * ring_seconds(hidden, tp, collective_gb_per_s(gpu, tp, job.network, job.gpus_per_node))
+    )
     # pipeline: activations forward and gradients back across each stage boundary
     p2p_s = 0.0
     if pp > 1:
         span = tp * 2  # a boundary joins two stages of tp GPUs
-        p2p_s = 2 * hidden / tp / (collective_gb_per_s(gpu, span, job.network) * 1e9)
+        p2p_s = (
+            2 * hidden / tp / (collective_gb_per_s(gpu, span, job.network, job.gpus_per_node) * 1e9)
+        )
     # interleaved 1F1B (Narayanan et al., 2021, §2.2.2): v chunks a GPU divide the bubble
     # by v, and each micro-batch crosses v times the stage boundaries
     v = virtual_stages(arch, job)
@@ -106,7 +112,7 @@ def step_time(
     bubble_s = (pp - 1) * stage_total / v
     pipeline_s = m * stage_total + bubble_s
     # data parallelism across the replicas (ranks tp·pp apart: a ring over all the GPUs)
-    dp_link = collective_gb_per_s(gpu, job.gpus if dp > 1 else 1, job.network)
+    dp_link = collective_gb_per_s(gpu, job.gpus if dp > 1 else 1, job.network, job.gpus_per_node)
     if job.zero >= 3 and dp > 1:
         # every micro-batch gathers the weights twice and reduce-scatters its gradients,
         # prefetched under its compute: what the compute does not hide is exposed

@@ -9,9 +9,9 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import WhichGPUError
-from whichgpu.estimate.assumptions import FP64_CAPABLE_RATIO
 from whichgpu.estimate.parallel import gpu_counts
 from whichgpu.notes import Note, note
 from whichgpu.requests import Component, Constraints
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from whichgpu.catalog.records import MigProfile
     from whichgpu.catalog.store import Catalog
     from whichgpu.estimate.serving_types import ServingPlan
-    from whichgpu.job import Checkpointing, Job
+    from whichgpu.job import Checkpointing, Job, Network
     from whichgpu.models.arch import ModelArch
 
 #: Headroom under which a fit is flagged as tight: allocator fragmentation and the CUDA
@@ -38,6 +38,25 @@ class Hardware:
     count: int
     services: int
     mig: MigProfile | None = None
+    #: GPUs in each rented instance, where the candidate is rented as several (``count``
+    #: over instances of ``per_node``: rings that leave one cross the network); None for
+    #: one node (a single instance, up to 8 GPUs a node beyond, or cards bought)
+    per_node: int | None = None
+
+    @property
+    def node_gpus(self) -> int | None:
+        """GPUs a node where the candidate spans instances smaller than a full node (the
+        estimate then differs from one node's); None otherwise."""
+        from whichgpu.estimate.parallel import GPUS_PER_NODE
+
+        if self.per_node is None or self.per_node >= min(self.count, GPUS_PER_NODE):
+            return None
+        return self.per_node
+
+    @property
+    def instances(self) -> int:
+        """Instances rented: the GPUs over the instance shape (one without a shape)."""
+        return 1 if self.per_node is None else math.ceil(self.gpus / self.per_node)
 
     @property
     def gpus(self) -> int:
@@ -120,21 +139,11 @@ def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
 
 
 def has_capability(gpu: GPU, capability: str) -> bool:
-    """``fp64``: FP64 at a quarter of the FP32 rate or better (the datacenter chips with
-    FP64 units; GA102/AD102 run FP64 at 1/64)."""
-    if capability == "rt":
-        return gpu.rt_cores > 0
-    if capability == "display":
-        return gpu.display_outputs > 0
-    if capability == "ecc":
-        return bool(gpu.ecc)
-    if capability == "fp64":
-        return gpu.fp64_tflops >= gpu.fp32_tflops * FP64_CAPABLE_RATIO
-    if capability == "nvlink":
-        return gpu.has_nvlink
-    if capability == "mig":
-        return gpu.has_mig
-    raise KeyError(capability)
+    """``gpu`` has ``capability`` (:data:`whichgpu.catalog.filters.FEATURES`, the one list
+    ``gpus --feature`` and ``--requires`` share); a KeyError for an unknown one."""
+    from whichgpu.catalog.filters import FEATURES
+
+    return FEATURES[capability](gpu)
 
 
 def model_job(component: Component) -> tuple[ModelArch, Job]:
@@ -208,6 +217,12 @@ def run_component(
     gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     notes: list[Note] = []
+    if prepared is not None and hw.node_gpus is not None:
+        # instances smaller than a node: rings between them cross the network, Ethernet
+        # unless the user names it (GPU clouds join small instances by their VPC)
+        arch, job = prepared
+        network: Network = "ethernet" if component.network is None else job.network
+        prepared = (arch, replace(job, gpus_per_node=hw.node_gpus, network=network))
     if prepared is None:
         needed = None
         fits = True
@@ -323,6 +338,9 @@ def serve_component(
     engine = ENGINES[component.engine or DEFAULT_ENGINE]
     targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
+    if engine.cuda_only and not gpu.cuda:
+        return ComponentRun(component, True, None, capacity_gib, f"{hw.count} GPU",
+                            provenance="none", missing_unit="CUDA")  # fmt: skip
     best = plan_service(
         arch, job, gpu, hw.count, engine, targets, component.request_rate, component.batch
     )
@@ -424,19 +442,55 @@ def serving_note(component: Component, engine: str, plan: ServingPlan) -> Note:
     )
 
 
+def instance_shapes(catalog: Catalog, gpu: GPU, gpus: int, markets: tuple[str, ...]) -> list[int]:
+    """GPUs per instance of the offers that rent ``gpus`` of ``gpu`` whole: one instance of
+    ``gpus``, or several of a shape that divides it, joined by a network (never a slice of
+    a bigger box: nobody rents one GPU of an 8-GPU instance). Marketplace hosts are separate
+    machines: only one of them serves a candidate."""
+    return sorted(
+        {
+            shape
+            for price in catalog.prices_for(gpu.id, markets)  # type: ignore[arg-type]
+            if (shape := rents_as(price, gpus)) is not None
+        },
+        reverse=True,
+    )
+
+
+def _rented(catalog: Catalog, hw: Hardware, constraints: Constraints) -> list[Hardware]:
+    """``hw`` once per instance shape its GPUs can be rented as (unchanged when bought, or
+    when no offer rents that many: the option is then unpriced, and says why)."""
+    if constraints.mode == "buy":
+        return [hw]
+    shapes = instance_shapes(catalog, hw.gpu, hw.gpus, constraints.markets)
+    return [replace(hw, per_node=k) for k in shapes] or [hw]
+
+
 def hardware_for(
     catalog: Catalog, gpu: GPU, components: tuple[Component, ...], constraints: Constraints
 ) -> list[Hardware]:
-    """Whole-card counts 1, 2, 4, 8… up to ``max_gpus`` (per service × services), and for
-    workloads that only serve models, one MIG slice per service of every profile."""
+    """Whole-card counts 1, 2, 4, 8… up to ``max_gpus`` (per service × services), each once
+    per instance shape it can be rented as, and for workloads that only serve models, one
+    MIG slice per service of every profile."""
     services = max(c.services for c in components)
-    out = [Hardware(gpu, count, services) for count in gpu_counts(constraints.max_gpus // services)]
+    whole = [
+        Hardware(gpu, count, services) for count in gpu_counts(constraints.max_gpus // services)
+    ]
+    out = [rented for hw in whole for rented in _rented(catalog, hw, constraints)]
+    if constraints.mode != "buy" and catalog.prices_for(gpu.id, constraints.markets):  # type: ignore[arg-type]
+        # a count no offer rents is left out (it cannot be had), unless none can: then the
+        # smallest stays, to say how the GPU is sold
+        shaped = [hw for hw in out if hw.per_node is not None]
+        out = shaped or out[:1]
     if gpu.has_mig and all(c.kind == "inference" for c in components):
         profiles = getattr(catalog, "mig_profiles", None)
         for profile in profiles(gpu.id) if profiles else ():
             if profile.profile.endswith(("+me", "+me.all", "+gfx", "-me")):
                 continue  # media extensions add decoders, not capacity
             hw = Hardware(gpu, 1, services, profile)
-            if profile.compute_slices < 7 and hw.gpus <= constraints.max_gpus:
-                out.append(hw)
+            if (
+                profile.compute_slices < profile.gpu_compute_slices
+                and hw.gpus <= constraints.max_gpus
+            ):
+                out.extend(_rented(catalog, hw, constraints))
     return out

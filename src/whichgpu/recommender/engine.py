@@ -12,8 +12,9 @@ from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING
 
+from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
-from whichgpu.estimate.assumptions import STALE_PRICE_MONTHS
+from whichgpu.estimate.assumptions import MAX_TIED, STALE_PRICE_MONTHS
 from whichgpu.estimate.cost import (
     DEFAULT_ELECTRICITY_USD_PER_KWH,
     break_even_months,
@@ -30,7 +31,7 @@ from whichgpu.recommender.candidates import (
     model_job,
     run_component,
 )
-from whichgpu.recommender.options import Option, Recommendation
+from whichgpu.recommender.options import Option, Recommendation, typical_error
 from whichgpu.recommender.reasons import explain
 from whichgpu.requests import Workload
 
@@ -113,7 +114,11 @@ def _price_options(
         )
         return out
     for market in c.markets:
-        found = price_range(catalog.prices_for(hw.gpu.id, [market]))  # type: ignore[list-item]
+        listed = catalog.prices_for(hw.gpu.id, [market])  # type: ignore[list-item]
+        rents = [
+            p for p in listed if hw.per_node is not None and rents_as(p, hw.gpus) == hw.per_node
+        ]
+        found = price_range(rents)
         if found is None:
             continue
         per_h = found.low_usd_per_h * hw.gpus
@@ -128,6 +133,7 @@ def _price_options(
                 price_provider=found.low.provider,
                 price_source=found.low.source,
                 price_as_of=found.low.as_of,
+                listing=found.low,
                 time_s=time_s,
                 cost_usd=None
                 if hours is None
@@ -137,7 +143,11 @@ def _price_options(
                 else rent_cost_usd(found.high_usd_per_h, hw.gpus, hours),
             )
         )
-    return out or [Option(hw, None, runs)]
+    if out:
+        return out
+    offered = catalog.prices_for(hw.gpu.id, c.markets)  # type: ignore[arg-type]
+    shapes = tuple(sorted({p.gpus_per_instance for p in offered}))
+    return [Option(hw, None, runs, sold_as=shapes)]
 
 
 def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
@@ -154,6 +164,12 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                     capacity=round(run.capacity_gib, 1),
                 )
             )
+        elif run.missing_unit == "CUDA":
+            from whichgpu.engines import DEFAULT_ENGINE, ENGINES
+
+            engine = ENGINES[run.component.engine or DEFAULT_ENGINE].name
+            out.append(note("block_cuda_only", component=run.component.label, gpu=gpu.short_name,
+                            engine=engine))  # fmt: skip
         elif run.throughput is None and run.missing_unit is not None:
             out.append(
                 note(
@@ -191,7 +207,17 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
     missing = [cap for cap in c.requires if not has_capability(gpu, cap)]
     if missing:
         out.append(note("block_capability", gpu=gpu.short_name, missing=", ".join(missing)))
-    if option.usd_per_h is None:
+    if option.usd_per_h is None and option.sold_as:
+        out.append(
+            note(
+                "block_instance_shape",
+                gpus=option.gpus,
+                gpu=gpu.short_name,
+                markets=", ".join(c.markets),
+                shapes=", ".join(str(k) for k in option.sold_as),
+            )
+        )
+    elif option.usd_per_h is None:
         markets = "purchase" if c.mode == "buy" else ", ".join(c.markets)
         out.append(note("block_unpriced", gpu=gpu.short_name, markets=markets))
     else:
@@ -261,6 +287,30 @@ def rank(options: Sequence[Option], objective: str) -> list[Option]:
     )
 
 
+def mark_ties(ranked: list[Option], workload: Workload, objective: str) -> list[Option]:
+    """The feasible options whose objective figure is within the pick's typical error of
+    the pick's (at most :data:`MAX_TIED`), marked ``tied``: the ranking cannot tell them
+    apart. A cost with the hours fixed carries no estimate error: no ties there."""
+    pick = ranked[0]
+    fixed_hours = all(c.hours is not None for c in workload.components)
+    if objective == "cost" and fixed_hours:
+        return ranked
+    score = pick.score
+    if not score:
+        return ranked
+    band = typical_error(pick)
+    out, seen = list(ranked), {pick.gpu.id}
+    for i, option in enumerate(ranked[1:], start=1):
+        if len(seen) > MAX_TIED or not option.feasible or option.score is None:
+            break
+        if abs(option.score - score) / abs(score) > band:
+            break  # ranked by the objective: the rest are further
+        if option.gpu.id not in seen:  # another GPU's best: the same card is not a rival
+            out[i] = replace(option, tied=True)
+            seen.add(option.gpu.id)
+    return out
+
+
 def pareto_front(options: Sequence[Option]) -> set[int]:
     """Indices of the feasible options that no other feasible option beats on cost, time and
     throughput together (where hours of use fix the time, throughput is what differs)."""
@@ -291,8 +341,12 @@ def evaluate(
     prepared = _prepare(workload)
     out: list[Option] = []
     for gpu in gpus or catalog.gpus:
+        memo: dict[tuple[int, int, str | None, int | None], tuple[ComponentRun, ...]] = {}
         for hw in hardware_for(catalog, gpu, workload.components, workload.constraints):
-            runs = _runs(hw, workload, prepared)
+            key = (hw.count, hw.services, hw.mig_profile, hw.node_gpus)
+            if key not in memo:  # instance shapes that hold it in one node time it alike
+                memo[key] = _runs(hw, workload, prepared)
+            runs = memo[key]
             for option in _price_options(catalog, hw, runs, workload):
                 blockers = _blockers(option, workload)
                 out.append(replace(option, feasible=not blockers, blockers=blockers))
@@ -319,6 +373,9 @@ def recommend(
         replace(o, score=score_of(o, objective), pareto=i in front) for i, o in enumerate(ranked)
     ]
     pick = ranked[0] if ranked and ranked[0].feasible else None
+    if pick is not None:
+        ranked = mark_ties(ranked, workload, objective)
+        pick = ranked[0]
     base = None
     if baseline is not None:
         same = [o for o in ranked if o.gpu.id == baseline.id]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from whichgpu.catalog.records import GPU
+from whichgpu.catalog.records import GPU, Price
+from whichgpu.estimate.assumptions import MEDIAN_ERROR_PER_BAND
 from whichgpu.notes import Note, count_label
 from whichgpu.recommender.candidates import ComponentRun, Hardware
 from whichgpu.requests import Workload
@@ -24,6 +25,10 @@ class Option:
     price_provider: str | None = None
     price_source: str | None = None
     price_as_of: str | None = None
+    #: The cheapest listing the rent is priced from: its instance type and shape
+    listing: Price | None = None
+    #: Unpriced because no offer's instance shape rents this many: the shapes sold
+    sold_as: tuple[int, ...] = ()
     purchase_usd: float | None = None
     #: Buying: the electricity part of ``usd_per_h`` (the rest is the cards, amortised)
     power_usd_per_h: float | None = None
@@ -35,6 +40,8 @@ class Option:
     blockers: tuple[Note, ...] = ()
     score: float | None = None
     pareto: bool = False
+    #: Within the estimate's typical error of the pick on the objective: equivalent to it
+    tied: bool = False
 
     @property
     def gpu(self) -> GPU:
@@ -53,6 +60,11 @@ class Option:
         return self.runs[0].throughput if self.runs else None
 
     @property
+    def instance_usd_per_h(self) -> float | None:
+        """One rented instance's price an hour (the listing's GPUs at its per-GPU price)."""
+        return None if self.listing is None else self.listing.instance_usd_per_h
+
+    @property
     def value(self) -> float | None:
         """Throughput per dollar-hour of the first component (work per dollar)."""
         if self.throughput is None or not self.usd_per_h:
@@ -62,6 +74,21 @@ class Option:
     @property
     def key(self) -> tuple[str, int, str]:
         return (self.gpu.id, self.hardware.count, self.hardware.mig_profile or "")
+
+
+def typical_error(option: Option) -> float:
+    """The relative typical error of ``option``'s estimate: the median absolute error implied
+    by its throughput's 10th–90th percentile band (the fit's leave-one-out spread, or the
+    spread over every regime where the estimate carries none)."""
+    from whichgpu.estimate.efficiency import load_efficiency
+
+    run = option.runs[0] if option.runs else None
+    if run is not None and run.throughput and run.throughput_low and run.throughput_high:
+        width = (run.throughput_high - run.throughput_low) / run.throughput
+        if width > 0:
+            return MEDIAN_ERROR_PER_BAND * width
+    low, high = load_efficiency()[1]["*"]
+    return MEDIAN_ERROR_PER_BAND * (high - low)
 
 
 @dataclass(frozen=True)

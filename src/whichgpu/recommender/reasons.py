@@ -117,6 +117,21 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
                 power=round(pick.power_usd_per_h or 0, 3),
             )
         )
+    listing = pick.listing
+    if listing is not None and listing.instance is not None:
+        return note(
+            "reason_price_instance",
+            usd_per_h=_money(pick.usd_per_h),
+            option=hw_text(pick),
+            instances=pick.hardware.instances,
+            instance=listing.instance,
+            gpus=listing.gpus_per_instance,
+            instance_usd_per_h=_money(listing.instance_usd_per_h),
+            provider=listing.provider,
+            market=pick.market or "",
+            option_gpus=pick.gpus,
+            as_of=listing.as_of,
+        )
     return note(
         "reason_price",
         usd_per_h=_money(pick.usd_per_h),
@@ -124,6 +139,63 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
         market=pick.market or "",
         provider=pick.price_provider or "",
         as_of=pick.price_as_of or "undated",
+    )
+
+
+def _tie_reason(
+    catalog: Catalog, pick: Option, other: Option, workload: Workload, objective: str
+) -> Note:
+    """``other`` ties with the pick (:func:`~whichgpu.recommender.engine.mark_ties`): how far
+    apart they are, the band, and what would separate them."""
+    from whichgpu.recommender.options import typical_error
+
+    markets = workload.constraints.markets
+
+    def high(option: Option) -> float:
+        value = option.cost_usd_high if option.cost_usd is not None else option.usd_per_h_high
+        return _money(value)
+
+    def offers(option: Option) -> int:
+        return len(catalog.prices_for(option.gpu.id, markets))  # type: ignore[arg-type]
+
+    score, other_score = pick.score or 0.0, other.score or 0.0
+    return note(
+        "reason_tie",
+        option=hw_text(other),
+        diff=round(abs(other_score - score) / abs(score), 4) if score else 0.0,
+        objective=objective,
+        band=round(typical_error(pick), 3),
+        pick_high=high(pick),
+        other_high=high(other),
+        pick_offers=offers(pick),
+        other_offers=offers(other),
+        pick_memory=pick.gpu.memory_gib,
+        other_memory=other.gpu.memory_gib,
+    )
+
+
+def _nodes_reason(pick: Option) -> Note | None:
+    """Where the pick spans instances smaller than a node: the network assumed between
+    them (:func:`~whichgpu.estimate.parallel.network_gb_per_s`)."""
+    from whichgpu.estimate.parallel import ETHERNET_GBIT_PER_NODE, INFINIBAND_GBIT_PER_GPU
+
+    hw = pick.hardware
+    if hw.node_gpus is None:
+        return None
+    job = next((run.job for run in pick.runs if run.job is not None), None)
+    network = "ethernet" if job is None else job.network
+    gbit = (
+        ETHERNET_GBIT_PER_NODE
+        if network == "ethernet"
+        else INFINIBAND_GBIT_PER_GPU.get(pick.gpu.pcie_gen or 5, 400.0) * hw.node_gpus
+    )
+    return note(
+        "reason_nodes",
+        option=hw_text(pick),
+        instances=hw.instances,
+        gpus=hw.node_gpus,
+        network=network,
+        gbit=gbit,
     )
 
 
@@ -231,6 +303,37 @@ def _warnings(
             )
         )
     return out
+
+
+def _price_origin(catalog: Catalog, today: date) -> Note:
+    """Where the prices come from and how old they are: the snapshot ``prices update``
+    fetched, and the shipped price catalogs (their retrieval date: most rows carry none)."""
+    from datetime import date as date_type
+
+    from whichgpu.catalog.prices import age_days
+
+    shipped = max(
+        (
+            s.retrieved
+            for s in catalog.sources
+            if s.kind == "price catalog" and not s.id.endswith("-snapshot")
+        ),
+        default=None,
+    )
+    shipped_text = shipped.isoformat() if shipped else "undated"
+    if catalog.rank_claims:
+        return note("assume_prices_claims")
+    if catalog.price_snapshot is None:
+        return note("assume_prices_shipped", retrieved=shipped_text)
+    fetched, providers = catalog.price_snapshot
+    days = age_days(date_type.fromisoformat(fetched), today) if fetched != "undated" else 0
+    return note(
+        "assume_prices_snapshot",
+        fetched=fetched,
+        days=days,
+        providers=", ".join(providers),
+        retrieved=shipped_text,
+    )
 
 
 def _assumptions(workload: Workload) -> list[Note]:
@@ -376,7 +479,7 @@ def explain(
     unpriced = tuple(dict.fromkeys(o.gpu.name for o in ranked if o.usd_per_h is None and o.fits))
     priced_gpus = {o.gpu.name for o in ranked if o.usd_per_h is not None}
     unpriced = tuple(name for name in unpriced if name not in priced_gpus)
-    assumptions = tuple(_assumptions(workload))
+    assumptions = (*_assumptions(workload), _price_origin(catalog, today))
     if pick is None:
         return Recommendation(
             workload,
@@ -412,6 +515,10 @@ def explain(
             )
         )
     reasons.append(_price_reason(pick, workload))
+    nodes = _nodes_reason(pick)
+    if nodes is not None:
+        reasons.append(nodes)
+    reasons += [_tie_reason(catalog, pick, o, workload, objective) for o in ranked if o.tied]
     warnings = _warnings(pick, ranked, workload, unpriced, today, objective)
     if baseline is not None and baseline is not pick:
         over = over_provisioning(baseline, ranked, workload)

@@ -87,12 +87,16 @@ def gpu_doc(gpu: GPU, catalog: Catalog) -> dict[str, Any]:
 def price_doc(price: Price, today: date) -> dict[str, Any]:
     return {
         "gpu": price.gpu,
+        "kind": price.kind,
         "market": price.market,
         "provider": price.provider,
         "region": price.region,
         "instance": price.instance,
         "gpus_per_instance": price.gpus_per_instance,
+        "instance_usd_per_h": price.instance_usd_per_h,
         "price_usd_per_h": price.price_usd_per_h,
+        "median_usd_per_h": price.median_usd_per_h,
+        "region_count": price.region_count,
         "source": price.source,
         "as_of": price.as_of,
         "age_months": age_months(price.as_of, today),
@@ -180,7 +184,7 @@ def gpu_list_doc(gpus: list[GPU], catalog: Catalog) -> dict[str, Any]:
 
 def show_doc(gpu: GPU, catalog: Catalog, today: date) -> dict[str, Any]:
     doc = gpu_doc(gpu, catalog)
-    doc["prices"] = [price_doc(p, today) for p in catalog.prices_for(gpu.id)]
+    doc["prices"] = [price_doc(p, today) for p in catalog.listings_for(gpu.id)]
     doc["purchase_usd"] = [purchase_doc(p) for p in catalog.purchase_for(gpu.id)]
     return {"schema_version": SCHEMA_VERSION, "kind": "gpu", "gpu": doc}
 

@@ -21,6 +21,25 @@ def _note_doc(n: Note) -> dict[str, Any]:
     return {"code": n.code, "params": dict(n.params), "text": render(n, english=True)}
 
 
+def _instance_doc(option: Option) -> dict[str, Any] | None:
+    """The instances a rented option is priced as: type, GPUs each, how many, their price."""
+    listing = option.listing
+    if listing is None or listing.instance is None:
+        return None
+    return {
+        "type": listing.instance,
+        "provider": listing.provider,
+        "region": listing.region,
+        "region_count": listing.region_count,
+        "gpus_per_instance": listing.gpus_per_instance,
+        "instances": option.hardware.instances,
+        "usd_per_h": _round(listing.instance_usd_per_h),
+        "network": None
+        if option.hardware.node_gpus is None
+        else next((r.job.network for r in option.runs if r.job is not None), "ethernet"),
+    }
+
+
 def option_doc(option: Option) -> dict[str, Any]:
     first = option.runs[0] if option.runs else None
     return {
@@ -47,15 +66,22 @@ def option_doc(option: Option) -> dict[str, Any]:
         "cost_usd_high": _round(option.cost_usd_high),
         "purchase_usd": _round(option.purchase_usd),
         "break_even_months": _round(option.break_even_months),
+        "usd_per_gpu_h": None
+        if option.usd_per_h is None or option.purchase_usd is not None
+        else _round(option.usd_per_h / option.gpus),
         "price": None
         if option.price_source is None
         else {
             "provider": option.price_provider,
             "source": option.price_source,
             "as_of": option.price_as_of,
+            "kind": None if option.listing is None else option.listing.kind,
         },
+        "instance": _instance_doc(option),
+        "sold_as": list(option.sold_as) or None,
         "score": _round(option.score),
         "pareto": option.pareto,
+        "tied_with_pick": option.tied,
         "components": [
             {
                 "name": run.component.label,
@@ -134,7 +160,11 @@ def shown_options(
 def status_text(option: Option, result: Recommendation, pareto: str) -> str:
     """``pick``, the Pareto label, or why the option is blocked (its first two reasons)."""
     if option.feasible:
-        return _("pick") if option is result.pick else (pareto if option.pareto else "")
+        if option is result.pick:
+            return _("pick")
+        if option.tied:
+            return _("≈ pick")
+        return pareto if option.pareto else ""
     return "; ".join(b.render() for b in option.blockers[:2])
 
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
 
-from whichgpu.catalog.prices import PriceRange, age_months
-from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price
+from whichgpu.catalog.prices import PriceRange, age_months, price_range
+from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, MARKETS, Market, Price
 from whichgpu.catalog.store import Catalog
 from whichgpu.comparison import Comparison, GpuComparison
 from whichgpu.fields import FIELDS, format_field, format_number, format_usd, format_usd_range
@@ -47,7 +47,7 @@ def _optional(field: str) -> Callable[[GPU], str]:
 #: (label, fields it shows, how) — the article's table order, then what it left out.
 SPEC_ROWS: list[tuple[str, tuple[str, ...], Callable[[GPU], str]]] = [
     (N_("Architecture (chip)"), ("architecture", "chip"), lambda g: f"{g.architecture} ({g.chip})"),
-    (N_("Compute capability"), ("compute_capability",), lambda g: g.compute_capability),
+    (N_("Compute capability"), ("compute_capability",), lambda g: g.compute_capability or "—"),
     (N_("CUDA cores"), ("cuda_cores",), lambda g: _gen(g.cuda_cores, None)),
     (
         N_("Tensor cores"),
@@ -121,9 +121,23 @@ SPEC_ROWS: list[tuple[str, tuple[str, ...], Callable[[GPU], str]]] = [
 ]
 
 
+def listing_markets(
+    catalog: Catalog, gpu_id: str
+) -> list[tuple[Market, PriceRange | None, list[Price]]]:
+    """Per market with listings: the range of its offers (None when only claims are
+    listed) and every listing, cheapest first."""
+    out: list[tuple[Market, PriceRange | None, list[Price]]] = []
+    for market in MARKETS:
+        listed = sorted(catalog.listings_for(gpu_id, [market]), key=lambda p: p.price_usd_per_h)
+        if listed:
+            found = price_range([p for p in listed if p.kind == "offer" or catalog.rank_claims])
+            out.append((market, found, listed))
+    return out
+
+
 def _range_cell(found: PriceRange | None) -> str:
     if found is None:
-        return _("no listing")
+        return _("no offer")
     return fmt(
         _("{range}/h ({n})"),
         range=format_usd_range(found.low_usd_per_h, found.high_usd_per_h),
@@ -153,16 +167,33 @@ def price_date(price: Price, catalog: Catalog, today: date) -> str:
 
 
 def price_citation(price: Price, catalog: Catalog, today: date) -> str:
-    where = ", ".join(part for part in (price.provider, price.region, price.instance) if part)
+    """One listing: its per-GPU price, the instance it is sold as, where, when and whose;
+    a claim says it is one (rankings use offers)."""
+    region = price.region
+    if price.region_count > 1:
+        region = fmt(
+            _("{region} and {more} more regions"), region=region or "", more=price.region_count - 1
+        )
+    where = ", ".join(part for part in (price.provider, region, price.instance) if part)
     source = catalog.source(price.source)
     title = source.title if source else price.source
-    return fmt(
+    text = fmt(
         _("{price}/h {where} ({date}; {source})"),
         price=format_usd(price.price_usd_per_h),
         where=where,
         date=price_date(price, catalog, today),
         source=title,
     )
+    if price.gpus_per_instance > 1:
+        text = fmt(
+            _("{listing}; sold as {gpus} GPUs at {price}/h"),
+            listing=text,
+            gpus=price.gpus_per_instance,
+            price=format_usd(price.instance_usd_per_h),
+        )
+    if price.kind == "claim":
+        text = fmt(_("claim, not an offer: {listing}"), listing=text)
+    return text
 
 
 def print_compare(comparison: Comparison, catalog: Catalog, today: date, console: Console) -> None:
@@ -327,9 +358,6 @@ def print_gpu(gpu: GPU, catalog: Catalog, today: date, console: Console) -> None
     from rich.table import Table
     from rich.text import Text
 
-    from whichgpu.catalog.prices import ranges_by_market
-    from whichgpu.catalog.records import MARKETS
-
     table = Table(title=gpu.name)
     for header in (_("Spec"), _("Value"), _("Source")):
         table.add_column(header, overflow="fold")
@@ -347,13 +375,13 @@ def print_gpu(gpu: GPU, catalog: Catalog, today: date, console: Console) -> None
         console.print(
             Text(f"- {source.title}, {source.publisher}, {source.published}: {source.url}")
         )
-    ranges = ranges_by_market(catalog, gpu.id, MARKETS)
     console.print(Text(_("Rent:"), style="bold"))
-    if not ranges:
+    markets = listing_markets(catalog, gpu.id)
+    if not markets:
         console.print(Text(_("no rental listing in the catalog; add yours with --prices.")))
-    for market, found in ranges.items():
+    for market, found, listed in markets:
         console.print(Text(f"- {_(market)}: {_range_cell(found)}"))
-        for price in sorted(catalog.prices_for(gpu.id, [market]), key=lambda p: p.price_usd_per_h):
+        for price in listed:
             console.print(Text("    " + price_citation(price, catalog, today)))
     purchases = catalog.purchase_for(gpu.id)
     if purchases:

@@ -230,6 +230,30 @@ def recommend_context(
     }
 
 
+def offer_text(option: Any) -> str:
+    """The instances an option is rented as, their price and the price per GPU:
+    ``2 × gpu_4x_h100_sxm5 (Lambda), $16.36/h each, $4.09/GPU·h``."""
+    from whichgpu.fields import format_usd
+
+    listing = option.listing
+    if listing is None:
+        return ""
+    if listing.instance is None:
+        return fmt(
+            _("{provider}, {price}/GPU·h"),
+            provider=listing.provider,
+            price=format_usd(listing.price_usd_per_h),
+        )
+    return fmt(
+        _("{count} × {instance} ({provider}), {price}/h each, {per_gpu}/GPU·h"),
+        count=option.hardware.instances,
+        instance=listing.instance,
+        provider=listing.provider,
+        price=format_usd(listing.instance_usd_per_h),
+        per_gpu=format_usd(listing.price_usd_per_h),
+    )
+
+
 def rows_of(result: Any, every: bool, top: int = 8) -> list[dict[str, Any]]:
     """The CLI's table: the best option per GPU (or every option), feasible first."""
     from whichgpu.render.recommend_out import hardware_cell, shown_options, status_text
@@ -243,6 +267,7 @@ def rows_of(result: Any, every: bool, top: int = 8) -> list[dict[str, Any]]:
                 "hardware": hardware_cell(option),
                 "gpu": option.gpu.id,
                 "market": option.market,
+                "offer": offer_text(option),
                 "usd_per_h": option.usd_per_h,
                 "time_s": option.time_s,
                 "cost_usd": option.cost_usd,
@@ -384,10 +409,9 @@ def catalog_context(service: Service, found: list[Any]) -> dict[str, Any]:
 def gpu_context(service: Service, gpu: Any) -> dict[str, Any]:
     if gpu is None:
         return {"gpu": None}
-    from whichgpu.catalog.prices import ranges_by_market
-    from whichgpu.catalog.records import GPU_SPEC_FIELDS, MARKETS
+    from whichgpu.catalog.records import GPU_SPEC_FIELDS
     from whichgpu.fields import FIELDS, format_field, format_usd_range
-    from whichgpu.render.tables import _range_cell, price_citation
+    from whichgpu.render.tables import _range_cell, listing_markets, price_citation
 
     catalog, today = service.catalog(), service.today()
     specs = []
@@ -402,8 +426,7 @@ def gpu_context(service: Service, gpu: Any) -> dict[str, Any]:
             }
         )
     markets = []
-    for market, found in ranges_by_market(catalog, gpu.id, MARKETS).items():
-        listed = sorted(catalog.prices_for(gpu.id, [market]), key=lambda p: p.price_usd_per_h)
+    for market, found, listed in listing_markets(catalog, gpu.id):
         markets.append(
             (_(market), _range_cell(found), [price_citation(p, catalog, today) for p in listed])
         )
