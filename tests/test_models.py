@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +149,62 @@ def test_the_generic_rule_lands_near_the_asked_size(size: str) -> None:
 
 def test_the_generic_13b_is_llama_2_13b_s_shape() -> None:
     assert resolve_model(params="13B").total_params == resolve_model("llama-2-13b").total_params
+
+
+# configs checked as data (issue 16) ------------------------------------------------------
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"num_hidden_layers": 10**400}, "'num_hidden_layers' is at most 1,000"),
+        ({"num_hidden_layers": 10**12}, "'num_hidden_layers' is at most 1,000"),
+        ({"num_hidden_layers": 0}, "layers, hidden size and attention heads must be positive"),
+        ({"num_attention_heads": 31}, "hidden size 4096 is not a multiple of the 31 attention"),
+        ({"num_key_value_heads": 64}, "64 key/value heads must divide the 32 attention heads"),
+        ({"num_key_value_heads": 5}, "5 key/value heads must divide the 32 attention heads"),
+        ({"vocab_size": -1}, "'vocab_size' must be a whole number >= 0"),
+    ],
+)
+def test_absurd_configs_are_one_line_naming_the_key(
+    change: dict[str, object], message: str
+) -> None:
+    import json
+
+    from whichgpu.errors import InvalidInput
+    from whichgpu.models import arch_from_config_text
+
+    with pytest.raises(InvalidInput) as caught:
+        arch_from_config_text(json.dumps({**LLAMA, **change}), "bad.json")
+    assert message in caught.value.message() and "\n" not in caught.value.message()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 500_000 + "]" * 500_000, "nested more than 32 levels deep"),
+        ('{"a": ' * 40 + "1" + "}" * 40, "nested more than 32 levels deep"),
+        ('{"model_type": "llama", "hidden_size": NaN}', "NaN is not a JSON number"),
+        ('{"model_type": "llama", "x": Infinity}', "Infinity is not a JSON number"),
+        (" " * (1024 * 1024 + 1), "at most 1048576"),
+    ],
+)
+def test_malformed_config_files_are_one_line(text: str, message: str) -> None:
+    from whichgpu.errors import InvalidInput
+    from whichgpu.models import arch_from_config_text
+
+    with pytest.raises(InvalidInput) as caught:
+        arch_from_config_text(text, "bad.json")
+    assert message in caught.value.message()
+
+
+def test_a_deep_config_file_is_one_line_in_the_cli(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    result = run_cli("fit", "-m", str(path), "--task", "inference")
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and "nested more than 32 levels" in result.stderr

@@ -92,6 +92,7 @@ MESSAGES: dict[str, str] = {
     "not_text": N_("must be text (got {value!r})"),
     "too_long": N_("must be at most {n} characters"),
     "too_many": N_("at most {n} items"),
+    "too_many_replicas": N_("{total} replicas in all; a MIG plan places at most {n}"),
     "not_a_table": N_("must be a table of fields"),
     "not_json": N_("not valid JSON ({reason})"),
     "not_yaml": N_("not valid YAML: {reason}"),
@@ -119,7 +120,15 @@ MESSAGES: dict[str, str] = {
     ),
     "config_missing": N_("config.json ({family}): missing {key!r}"),
     "config_whole": N_("config.json: {key!r} must be a whole number >= 0 (got {value!r})"),
-    "config_positive": N_("config.json: hidden size and attention heads must be positive"),
+    "config_positive": N_("config.json: layers, hidden size and attention heads must be positive"),
+    "config_too_large": N_("config.json: {key!r} is at most {high:,} (got {value!r})"),
+    "config_kv_heads": N_(
+        "config.json: {kv_heads} key/value heads must divide the {heads} attention heads"
+    ),
+    "config_heads": N_(
+        "config.json: the hidden size {hidden} is not a multiple of the {heads} attention heads"
+    ),
+    "config_too_deep": N_("config.json: nested more than {depth} levels deep"),
     "vit_config": N_("ViT config.json: missing or bad {key}"),
     "resnet_bottleneck": N_("ResNet config.json: only bottleneck ResNets are supported"),
     "resnet_config": N_("ResNet config.json: missing or bad {key}"),

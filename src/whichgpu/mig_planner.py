@@ -13,7 +13,7 @@ from whichgpu.errors import InvalidInput, Path, UnknownName
 from whichgpu.estimate.mig_packing import MigPlan, Service, check_mix, pack
 from whichgpu.inputs import parse
 from whichgpu.notes import Note, note
-from whichgpu.requests import MAX_SERVICES, MigOptions, ServiceRequest
+from whichgpu.requests import MAX_MIG_REPLICAS, MAX_SERVICES, MigOptions, ServiceRequest
 from whichgpu.units import BYTES_PER_GIB
 
 
@@ -146,6 +146,11 @@ def plan_mig(
     pick places every service for the least per hour, then with fewer GPUs and less memory
     left over. Whole cards of the GPUs without MIG are priced
     beside it: the same isolation (separate cards) without a MIG-capable GPU."""
+    total = sum(spec.service.replicas for spec in services)
+    if total > MAX_MIG_REPLICAS:
+        raise InvalidInput(
+            "too_many_replicas", field=("services",), n=MAX_MIG_REPLICAS, total=total
+        )
     services = unique_names(services)
 
     # MIG GPUs whose profiles the catalog holds (the RTX PRO 6000's engine counts per

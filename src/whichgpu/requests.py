@@ -520,6 +520,9 @@ class Ranking:
 #: Limits on one request's size (work is bounded before it starts).
 MAX_COMPONENTS = 16
 MAX_SERVICES = 64
+#: Isolated instances a MIG plan places at most, over all its services (585 GPUs of 7):
+#: the packer's work is bounded by it (docs/web.md, "Limits").
+MAX_MIG_REPLICAS = 4096
 MAX_PROFILES = 8
 
 

@@ -207,12 +207,17 @@ def export(
 def serve(
     host: Annotated[str, typer.Option(help=_("Address to listen on."))] = "127.0.0.1",
     port: Annotated[int, typer.Option(help=_("Port to listen on."))] = 8000,
+    workers: Annotated[
+        int, typer.Option(help=_("Worker processes (one a core; the app is stateless)."))
+    ] = 1,
 ) -> None:
     if not 0 < port < 65536:
         raise InvalidInput("out_of_range_int", field=("port",), low=1, high=65535, value=port)
+    if not 0 < workers <= 64:
+        raise InvalidInput("out_of_range_int", field=("workers",), low=1, high=64, value=workers)
     from whichgpu.errors import need_extra
 
     need_extra("web", "whichgpu serve", "fastapi", "uvicorn", "jinja2", "multipart", "matplotlib")
     from whichgpu.web import serve as run_server  # type: ignore[import-not-found,unused-ignore]
 
-    run_server(host, port)
+    run_server(host, port, workers)

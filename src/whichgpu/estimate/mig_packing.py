@@ -18,6 +18,7 @@ returned.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -219,25 +220,48 @@ def pack(
             label = service.name if service.replicas == 1 else f"{service.name}#{replica + 1}"
             items.append((label, profile))
             needed += service.memory_gib
-    remaining = sorted(items, key=lambda it: (-it[1].memory_slices, -it[1].compute_slices, it[0]))
-    gpus: list[GpuPlan] = []
-    while remaining:
-        chosen: list[tuple[str, MigProfile]] = []
-        for item in remaining:
-            if _place([*chosen, item]) is not None:
-                chosen.append(item)
-        placement = _place(chosen)
-        if not chosen or placement is None:  # a lone instance always fits an empty GPU
-            raise AssertionError("an instance that fits no empty GPU")
-        gpus.append(GpuPlan(len(gpus), placement))
-        taken = {id(c) for c in chosen}
-        remaining = [it for it in remaining if id(it) not in taken]
-    for plan in gpus:
-        problem = check_gpu(plan.instances)
-        if problem is not None:  # the search only emits valid placements
-            raise AssertionError(problem.render())
+    gpus = _fill(items)
     allotted = sum(profile_gib(i.profile) for g in gpus for i in g.instances)
     return MigPlan(gpu_id, tuple(gpus), tuple(unplaced), needed, allotted)
+
+
+def _fill(items: Sequence[tuple[str, MigProfile]]) -> list[GpuPlan]:
+    """First fit by counts, not permutations: replicas of one profile are interchangeable, so
+    a GPU takes as many of each profile as still fit (largest profiles first), and the mix
+    it ends with repeats on as many GPUs as the remaining counts allow. The cost grows with
+    the number of distinct mixes (a handful), not with the replicas: 64 services × 1,000
+    replicas pack in milliseconds."""
+    groups: dict[str, tuple[MigProfile, deque[str]]] = {}
+    for label, profile in items:
+        groups.setdefault(profile.profile, (profile, deque()))[1].append(label)
+    order = sorted(
+        groups.values(), key=lambda g: (-g[0].memory_slices, -g[0].compute_slices, g[0].profile)
+    )
+    gpus: list[GpuPlan] = []
+    while any(labels for _p, labels in order):
+        mix: list[tuple[str, MigProfile]] = []
+        counts: dict[str, int] = {}
+        for profile, labels in order:
+            while counts.get(profile.profile, 0) < len(labels):
+                trial = [*mix, (f"#{len(mix)}", profile)]
+                if _place(trial) is None:
+                    break
+                mix = trial
+                counts[profile.profile] = counts.get(profile.profile, 0) + 1
+        placement = _place(mix)
+        if not mix or placement is None:  # a lone instance always fits an empty GPU
+            raise AssertionError("an instance that fits no empty GPU")
+        problem = check_gpu(placement)
+        if problem is not None:  # the search only emits valid placements
+            raise AssertionError(problem.render())
+        repeats = min(len(groups[name][1]) // count for name, count in counts.items())
+        for _ in range(repeats):
+            instances = tuple(
+                Instance(groups[inst.profile.profile][1].popleft(), inst.profile, inst.start)
+                for inst in placement
+            )
+            gpus.append(GpuPlan(len(gpus), instances))
+    return gpus
 
 
 def check_mix(profiles: Sequence[MigProfile]) -> Note | None:

@@ -30,11 +30,35 @@ def _get(config: Config, *keys: str, default: Any = _MISSING) -> Any:
     return default
 
 
+#: The largest value a config's sizes may take: beyond any model built (Llama 3.1 405B has
+#: 126 layers, hidden 16,384, 128 heads; DeepSeek-V3 256 experts; vocabularies reach
+#: 256,000): a bound on the work, and a typo caught (num_hidden_layers: 1e12).
+CONFIG_LIMITS: dict[str, int] = {
+    "num_hidden_layers": 1_000, "n_layer": 1_000, "n_layers": 1_000,
+    "num_attention_heads": 4_096, "n_head": 4_096, "n_heads": 4_096,
+    "num_key_value_heads": 4_096, "num_kv_heads": 4_096,
+    "hidden_size": 1 << 20, "n_embd": 1 << 20, "head_dim": 1 << 14,
+    "vocab_size": 10_000_000,
+    "num_experts": 65_536, "num_local_experts": 65_536, "n_routed_experts": 65_536,
+}  # fmt: skip
+#: Any other size: far beyond every model, still a safe float.
+CONFIG_MAX = 1 << 40
+
+
 def _int(config: Config, *keys: str, default: Any = _MISSING) -> int:
     value = _get(config, *keys, default=default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput("config_whole", key=keys[0], value=value)
+        raise InvalidInput("config_whole", key=keys[0], value=_short(value))
+    high = next((CONFIG_LIMITS[k] for k in keys if k in CONFIG_LIMITS), CONFIG_MAX)
+    if value > high:
+        raise InvalidInput("config_too_large", key=keys[0], high=high, value=_short(value))
     return value
+
+
+def _short(value: object) -> object:
+    """A value for an error line: a number of a thousand digits is cut."""
+    text = repr(value)
+    return value if len(text) <= 40 else text[:20] + "…"
 
 
 def _attention_kind(n_heads: int, n_kv_heads: int) -> AttentionKind:
@@ -498,8 +522,14 @@ def parse_config(config: Config, model_id: str = "", name: str = "", source: str
     if parser is None:
         raise InvalidInput("config_model_type", family=family, valid=", ".join(sorted(FAMILIES)))
     arch = parser(config, family)
-    if arch.kind in ("decoder", "encoder") and (arch.n_heads == 0 or arch.hidden_size == 0):
-        raise InvalidInput("config_positive")
+    if arch.kind in ("decoder", "encoder"):
+        if arch.n_heads == 0 or arch.hidden_size == 0 or arch.n_layers == 0:
+            raise InvalidInput("config_positive")
+        if arch.n_kv_heads > arch.n_heads or (arch.n_kv_heads and arch.n_heads % arch.n_kv_heads):
+            raise InvalidInput("config_kv_heads", heads=arch.n_heads, kv_heads=arch.n_kv_heads)
+        explicit_head_dim = any(k in config for k in ("head_dim", "kv_lora_rank"))
+        if not explicit_head_dim and arch.hidden_size % arch.n_heads:
+            raise InvalidInput("config_heads", hidden=arch.hidden_size, heads=arch.n_heads)
     return replace(
         arch,
         id=model_id,

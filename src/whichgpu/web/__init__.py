@@ -23,8 +23,28 @@ def create_app(catalog: Catalog | None = None) -> FastAPI:
     return build(catalog)
 
 
-def serve(host: str, port: int) -> None:
-    """Run the app with uvicorn on ``host``:``port`` until interrupted."""
+#: Seconds an idle keep-alive connection stays open between requests.
+KEEP_ALIVE_S = 5
+
+
+def serve(host: str, port: int, workers: int = 1) -> None:
+    """Run the app with uvicorn on ``host``:``port`` until interrupted: ``workers``
+    processes (the app is stateless: each loads the catalog and answers alone); connections
+    that send no request within :data:`whichgpu.web.guard.HEADER_TIMEOUT_S` are closed, and
+    idle keep-alive connections after :data:`KEEP_ALIVE_S`."""
     import uvicorn
 
-    uvicorn.run(create_app(), host=host, port=port, log_level="info", access_log=False)
+    from whichgpu.web.guard import GuardedH11Protocol
+
+    options = {
+        "host": host,
+        "port": port,
+        "log_level": "info",
+        "access_log": False,
+        "http": GuardedH11Protocol,
+        "timeout_keep_alive": KEEP_ALIVE_S,
+    }
+    if workers > 1:
+        uvicorn.run("whichgpu.web:create_app", factory=True, workers=workers, **options)  # type: ignore[arg-type]
+    else:
+        uvicorn.run(create_app(), **options)  # type: ignore[arg-type]

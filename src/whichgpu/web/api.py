@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from whichgpu.web import schemas
-from whichgpu.web.core import Problem, Service, json_bytes, memo_key, run
+from whichgpu.web.core import Problem, Service, json_bytes, memo_key, run_off_loop
 from whichgpu.web.schemas import ErrorResponse
 
 PREFIX = "/api/v1"
@@ -44,17 +44,17 @@ def language_of(request: Request) -> str:
     return language
 
 
-def answer(request: Request, key: tuple[object, ...], compute: Callable[[], Any]) -> Response:
-    """The document ``compute()`` builds, memoised by ``key``, the language and the date."""
+async def answer(request: Request, key: tuple[object, ...], compute: Callable[[], Any]) -> Response:
+    """The document ``compute()`` builds, memoised by ``key``, the language and the date;
+    computed off the event loop, within the time limit."""
     service = service_of(request)
     language = language_of(request)
     full = memo_key(*key, language, service.today().isoformat())
     body = service.memo.get(full)
     if body is None:
-        doc, problem = run(language, compute)
+        body, problem = await run_off_loop(language, lambda: json_bytes(compute()))
         if problem is not None:
             return error_response(problem)
-        body = json_bytes(doc)
         service.memo.put(full, body)
     return Response(body, media_type="application/json")
 
@@ -81,7 +81,7 @@ async def list_gpus(
     ] = None,
 ) -> Response:
     features = list(feature or [])
-    return answer(
+    return await answer(
         request,
         ("gpus", min_vram, arch, features),
         lambda: service_of(request).gpus_doc(min_vram, arch, features),
@@ -98,7 +98,7 @@ async def show_gpu(
     request: Request,
     gpu: Annotated[str, Path(max_length=200, description="A GPU name: a100, rtx-a6000…")],
 ) -> Response:
-    return answer(request, ("gpu", gpu), lambda: service_of(request).show_doc(gpu))
+    return await answer(request, ("gpu", gpu), lambda: service_of(request).show_doc(gpu))
 
 
 @router.get(
@@ -116,7 +116,7 @@ async def compare_get(
     market: Annotated[list[schemas.Market] | None, Query(description="Markets to price.")] = None,
 ) -> Response:
     markets = list(market or [])
-    return answer(
+    return await answer(
         request,
         ("compare", gpu, markets),
         lambda: service_of(request).compare_doc(gpu, markets),
@@ -131,7 +131,7 @@ async def compare_get(
 )
 async def compare_post(request: Request, body: schemas.CompareRequest) -> Response:
     markets = list(body.markets or [])
-    return answer(
+    return await answer(
         request,
         ("compare", body.gpus, markets),
         lambda: service_of(request).compare_doc(body.gpus, markets),
@@ -165,7 +165,7 @@ async def body_answer(
     body, problem = await _body(request)
     if problem is not None:
         return error_response(problem)
-    return answer(request, (name, body), lambda: compute(service_of(request), body))
+    return await answer(request, (name, body), lambda: compute(service_of(request), body))
 
 
 @body_route("/fit", "FitRequest", "Will it fit? (whichgpu fit --json)", schemas.FitDoc)
@@ -205,14 +205,14 @@ async def mig(request: Request) -> Response:
 
 async def _body(request: Request) -> tuple[dict[str, Any], Problem | None]:
     """The request's JSON object, or the problem with it (in the request's language)."""
-    from whichgpu.errors import WhichGPUError
+    from whichgpu.errors import WhichGPUError, dotted, naming_fields
     from whichgpu.i18n import speaking
     from whichgpu.web.core import body_object, problem_of, read_json
 
     try:
         return body_object(read_json(await request.body())), None
     except WhichGPUError as error:
-        with speaking(language_of(request)):
+        with speaking(language_of(request)), naming_fields(dotted):
             return {}, problem_of(error)
 
 

@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.errors import AmbiguousName, InvalidInput, UnknownName, WhichGPUError, dotted
+from whichgpu.errors import (
+    AmbiguousName,
+    InvalidInput,
+    UnknownName,
+    WhichGPUError,
+    dotted,
+    naming_fields,
+)
 from whichgpu.i18n import _, fmt, speaking
 
 if TYPE_CHECKING:
@@ -125,11 +132,19 @@ def body_object(data: Any) -> dict[str, Any]:
 # -- memo ----------------------------------------------------------------------------------
 
 
-class Memo:
-    """A small thread-safe LRU of computed results keyed by their (canonical) inputs."""
+#: The answers a server keeps, in bytes (a recommend page is ~1 MB with its charts): the
+#: least recently used go first once over it; one answer over a quarter of it is not kept.
+MEMO_BYTES = 64 * 1024 * 1024
 
-    def __init__(self, size: int = 256) -> None:
+
+class Memo:
+    """A small thread-safe LRU of computed answers (bytes) keyed by their (canonical)
+    inputs, bounded by entries and by bytes."""
+
+    def __init__(self, size: int = 256, max_bytes: int = MEMO_BYTES) -> None:
         self.size = size
+        self.max_bytes = max_bytes
+        self.bytes = 0
         self._items: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
@@ -146,15 +161,23 @@ class Memo:
             return value
 
     def put(self, key: str, value: Any) -> None:
+        size = len(value) if isinstance(value, bytes | str) else 0
+        if size > self.max_bytes // 4:
+            return
         with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.bytes -= len(old) if isinstance(old, bytes | str) else 0
             self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self.bytes += size
+            while len(self._items) > self.size or self.bytes > self.max_bytes:
+                _key, dropped = self._items.popitem(last=False)
+                self.bytes -= len(dropped) if isinstance(dropped, bytes | str) else 0
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self.bytes = 0
 
 
 def memo_key(*parts: object) -> str:
@@ -427,16 +450,57 @@ def recommend_form(
 
 
 def _config_object(text: str) -> Any:
+    """A config given in a request, with the CLI's limits (size, depth, no NaN)."""
+    from whichgpu.models import load_config_json
+
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        reason = getattr(error, "msg", None) or type(error).__name__
-        raise InvalidInput("not_json", field=("config",), reason=reason) from None
+        return load_config_json(text)
+    except InvalidInput as error:
+        raise InvalidInput(error.code, field=("config",), **error.params) from None
+
+
+#: Seconds a request's computation may take before it is answered 503 (the work is
+#: bounded by the request limits: the worst case under them is well below this).
+COMPUTE_TIMEOUT_S = 10.0
+#: Computations running at once, off the event loop (the rest wait their turn): a slow one
+#: never holds the loop, and cheap requests (the GPU list) are answered meanwhile.
+COMPUTE_THREADS = 4
+_limiter: Any = None
+
+
+async def run_off_loop(
+    language: str, compute: Callable[[], Any], timeout_s: float | None = None
+) -> tuple[Any, Problem | None]:
+    """:func:`run` in a worker thread, within ``timeout_s`` (:data:`COMPUTE_TIMEOUT_S`): the
+    event loop goes on serving while it computes; past the limit the request is answered
+    503, in one line."""
+    import anyio
+    from anyio import to_thread
+
+    global _limiter
+    if _limiter is None:
+        _limiter = anyio.CapacityLimiter(COMPUTE_THREADS)
+    limit = COMPUTE_TIMEOUT_S if timeout_s is None else timeout_s
+    try:
+        with anyio.fail_after(limit):
+            result: tuple[Any, Problem | None] = await to_thread.run_sync(
+                run, language, compute, limiter=_limiter, abandon_on_cancel=True
+            )
+            return result
+    except TimeoutError:
+        with speaking(language):
+            message = fmt(
+                _("the request took longer than {seconds:g} s to compute; ask for less"),
+                seconds=limit,
+            )
+        return None, Problem(503, "timeout", message)
 
 
 def run(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]:
-    """``compute()`` in ``language``; a user error becomes a :class:`Problem`."""
-    with speaking(language):
+    """``compute()`` in ``language``; a user error becomes a :class:`Problem`, naming fields
+    by their JSON paths (``components.0.tokens``), also when ``whichgpu serve`` started the
+    server inside the CLI's flag naming."""
+    with speaking(language), naming_fields(dotted):
         try:
             return compute(), None
         except AmbiguousFilter as error:

@@ -20,7 +20,7 @@ from whichgpu.web.core import (
     Service,
     memo_key,
     recommend_form,
-    run,
+    run_off_loop,
     too_large,
 )
 from whichgpu.web.templating import render
@@ -96,7 +96,11 @@ def add_pages(app: FastAPI) -> None:
         service: Service = request.app.state.service
         language = request.state.language
         digest = hashlib.sha256((config or "").encode()).hexdigest()
-        key = memo_key("page-recommend", fields, lists, digest, language, service.today())
+        # the file's name reaches the page ("uploaded: NAME"): it is part of the key, so
+        # one user's name is never shown to another who uploads the same content
+        key = memo_key(
+            "page-recommend", fields, lists, digest, config_name, language, service.today()
+        )
         if computing and problem is None:
             cached = service.memo.get(key)
             if cached is not None:
@@ -113,7 +117,7 @@ def add_pages(app: FastAPI) -> None:
 
                 return built, found, recommendation_svgs(found)
 
-            value, problem = run(language, compute)
+            value, problem = await run_off_loop(language, compute)
             if value is not None:
                 built_form, result, svgs = value
         if problem is not None and problem.status == 413:
@@ -144,7 +148,7 @@ def add_pages(app: FastAPI) -> None:
             from whichgpu.article import article_gpu_ids
 
             names = article_gpu_ids(service.catalog())
-        value, problem = run(
+        value, problem = await run_off_loop(
             request.state.language, lambda: service.comparison(names, markets or None)
         )
         with speaking(request.state.language):
@@ -172,7 +176,7 @@ def add_pages(app: FastAPI) -> None:
             vram = value_of(rule, min_vram, ("min_vram",), text=True) if min_vram else None
             return filter_gpus(service.catalog(), vram, arch or None, features)
 
-        found, problem = run(request.state.language, compute)
+        found, problem = await run_off_loop(request.state.language, compute)
         with speaking(request.state.language):
             return _page(
                 request,
@@ -186,7 +190,9 @@ def add_pages(app: FastAPI) -> None:
     @app.get("/catalog/{gpu}", include_in_schema=False)
     async def gpu_page(request: Request, gpu: str) -> Response:
         service: Service = request.app.state.service
-        found, problem = run(request.state.language, lambda: service.catalog().resolve(gpu))
+        found, problem = await run_off_loop(
+            request.state.language, lambda: service.catalog().resolve(gpu)
+        )
         with speaking(request.state.language):
             return _page(
                 request,

@@ -1,0 +1,165 @@
+"""A service that holds (issue 16): bounded work, computation off the event loop within a
+time limit, connections without a request closed, caches that neither leak nor grow.
+
+The server tests run uvicorn on an ephemeral loopback port; nothing leaves the machine."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from whichgpu.catalog import load_catalog
+from whichgpu.web import create_app
+from whichgpu.web.core import Memo
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+PRESET = Path(__file__).parents[1] / "src/whichgpu/models/presets/llama-3.1-8b.json"
+
+
+def _services(count: int, replicas: int) -> dict[str, Any]:
+    return {
+        "services": [
+            {"model": "llama-3.1-8b", "quant": "int4", "replicas": replicas, "name": f"s{i}"}
+            for i in range(count)
+        ]
+    }
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    with TestClient(create_app(load_catalog())) as test_client:
+        yield test_client
+
+
+def test_the_mig_request_that_froze_the_server_is_refused_at_once(client: TestClient) -> None:
+    """64 services × 1,000 replicas: refused before any work, naming the limit."""
+    started = time.perf_counter()
+    response = client.post("/api/v1/mig", json=_services(64, 1000))
+    assert time.perf_counter() - started < 1.0
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "too_many_replicas" and error["field"] == "services"
+    assert error["message"] == "services: 64000 replicas in all; a MIG plan places at most 4096"
+
+
+def test_the_largest_mig_plan_the_limits_allow_is_well_under_a_second(
+    client: TestClient,
+) -> None:
+    """Replicas of one profile are interchangeable: the packer works on counts."""
+    started = time.perf_counter()
+    response = client.post("/api/v1/mig", json=_services(64, 64))
+    assert response.status_code == 200
+    plan = response.json()["pick"]
+    assert plan["gpus"] == 586  # 4,096 int4 8B replicas, 7 to a GPU
+    assert time.perf_counter() - started < 5.0  # a loose bound: the figure is in bench/
+
+
+def test_an_uploaded_file_name_is_never_shown_to_another_uploader(client: TestClient) -> None:
+    fields = {"task": "inference", "hours": "100", "objective": "cost", "markets": "on-demand"}
+    for name in ("alice-secret-project-llama.json", "bob.json"):
+        files = {"config": (name, PRESET.read_bytes(), "application/json")}
+        text = client.post("/recommend", data=fields, files=files).text
+        assert f"{name}, 8.03 B parameters" in text
+        assert ("alice" in text) == name.startswith("alice")
+
+
+def test_the_memo_is_bounded_in_bytes() -> None:
+    memo = Memo(size=100, max_bytes=1000)
+    for i in range(10):
+        memo.put(f"k{i}", b"x" * 200)
+    assert memo.bytes <= 1000 and memo.get("k0") is None and memo.get("k9") is not None
+    memo.put("huge", b"x" * 300)  # over a quarter of the budget: not kept
+    assert memo.get("huge") is None
+
+
+# a real server on loopback ---------------------------------------------------------------
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    import uvicorn
+
+    from whichgpu.web import core, guard
+    from whichgpu.web.guard import GuardedH11Protocol
+
+    monkeypatch.setattr(guard, "HEADER_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(core, "COMPUTE_TIMEOUT_S", 1.0)
+    app = create_app(load_catalog())
+
+    def slow_mig(self: Any, body: dict[str, Any]) -> Any:  # stands for any slow request
+        time.sleep(3.0)
+        return {}
+
+    monkeypatch.setattr(core.Service, "mig_doc", slow_mig)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error",
+                            http=GuardedH11Protocol, timeout_keep_alive=5)  # fmt: skip
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not instance.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert instance.started
+    yield f"http://127.0.0.1:{port}"
+    instance.should_exit = True
+    thread.join(timeout=10)
+
+
+def _get(url: str) -> tuple[int, float]:
+    started = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=10) as response:
+        response.read()
+        return response.status, time.perf_counter() - started
+
+
+def test_a_slow_request_never_delays_a_cheap_one(server: str) -> None:
+    """While a computation runs (and then hits its time limit), the GPU list answers at once;
+    the slow request gets a 503 in one line, not a hung connection."""
+    outcome: dict[str, Any] = {}
+
+    def slow() -> None:
+        request = urllib.request.Request(
+            f"{server}/api/v1/mig", json.dumps(_services(1, 1)).encode(),
+            {"content-type": "application/json"},
+        )  # fmt: skip
+        started = time.perf_counter()
+        try:
+            urllib.request.urlopen(request, timeout=20)
+        except urllib.error.HTTPError as error:
+            outcome["status"] = error.code
+            outcome["body"] = json.loads(error.read())
+        outcome["seconds"] = time.perf_counter() - started
+
+    thread = threading.Thread(target=slow)
+    thread.start()
+    time.sleep(0.2)
+    for _ in range(5):
+        status, seconds = _get(f"{server}/api/v1/gpus/h100")
+        assert status == 200 and seconds < 0.5
+    thread.join()
+    assert outcome["status"] == 503 and outcome["body"]["error"]["code"] == "timeout"
+    assert 0.9 < outcome["seconds"] < 2.5  # the time limit, not the 3 s of work
+
+
+def test_a_connection_that_sends_no_request_is_closed(server: str) -> None:
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as conn:
+        conn.sendall(b"GET /api/v1/gpus HTTP/1.1\r\nHost: x\r\n")  # headers never finished
+        conn.settimeout(5)
+        started = time.perf_counter()
+        assert conn.recv(100) == b""  # closed by the server
+        assert time.perf_counter() - started < 3
