@@ -163,3 +163,16 @@ def test_a_connection_that_sends_no_request_is_closed(server: str) -> None:
         started = time.perf_counter()
         assert conn.recv(100) == b""  # closed by the server
         assert time.perf_counter() - started < 3
+
+
+def test_an_oversized_workload_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """A 50 MB file of comments once took 85 s: refused by its size, at once."""
+    from tests.conftest import run_cli
+
+    path = tmp_path / "big.toml"
+    with path.open("w") as handle:
+        handle.write("# a comment\n" * 200_000)  # 2.4 MB
+    started = time.perf_counter()
+    result = run_cli("recommend", "-f", str(path))
+    assert time.perf_counter() - started < 1.0
+    assert result.code == 2 and "at most 1,048,576 are read" in result.stderr

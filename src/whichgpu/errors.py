@@ -93,6 +93,7 @@ MESSAGES: dict[str, str] = {
     "too_long": N_("must be at most {n} characters"),
     "too_many": N_("at most {n} items"),
     "too_many_replicas": N_("{total} replicas in all; a MIG plan places at most {n}"),
+    "file_too_large": N_("the file is {size:,} bytes; at most {limit:,} are read"),
     "not_a_table": N_("must be a table of fields"),
     "not_json": N_("not valid JSON ({reason})"),
     "not_yaml": N_("not valid YAML: {reason}"),

@@ -56,13 +56,25 @@ def config_path() -> Path:
     return Path(base) / "whichgpu" / "config.toml"
 
 
-def read_user_file(path: Path) -> str:
-    """A user's text file (workload, config.json, prices); unreadable is one clear error."""
-    return _read(path)[0]
+#: The largest file read, by kind: a workload or a config.json is a few KB (1 MiB
+#: allowed); a price file or a SkyPilot catalog a few MB (AWS's vms.csv is 3.7 MB).
+MAX_FILE_BYTES = 1024 * 1024
+MAX_PRICE_FILE_BYTES = 32 * 1024 * 1024
 
 
-def _read(path: Path) -> tuple[str, date]:
+def read_user_file(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """A user's text file (workload, config.json); unreadable or too large is one clear
+    error, checked before the file is read."""
+    return _read(path, limit)[0]
+
+
+def _read(path: Path, limit: int = MAX_PRICE_FILE_BYTES) -> tuple[str, date]:
     try:
+        size = path.stat().st_size
+        if size > limit:
+            problem = InvalidInput("file_too_large", size=size, limit=limit)
+            problem.origin = str(path)
+            raise problem
         text = path.read_text(encoding="utf-8")
         modified = datetime.fromtimestamp(path.stat().st_mtime).date()
     except OSError as error:

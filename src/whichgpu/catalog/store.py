@@ -81,6 +81,7 @@ class Catalog:
     price_snapshot: tuple[str, tuple[str, ...]] | None = None
     _by_id: dict[str, GPU] = field(init=False, repr=False, compare=False)
     _mig: dict[str, tuple[MigProfile, ...]] = field(init=False, repr=False, compare=False)
+    _prices: dict[str, tuple[Price, ...]] = field(init=False, repr=False, compare=False)
     _sources: dict[str, Source] = field(init=False, repr=False, compare=False)
     _cited: dict[tuple[str, str], FieldSource] = field(init=False, repr=False, compare=False)
     _indexes: dict[str, dict[str, tuple[str, ...]]] = field(
@@ -98,6 +99,10 @@ class Catalog:
         for profile in self.all_mig_profiles:
             mig.setdefault(profile.gpu, []).append(profile)
         object.__setattr__(self, "_mig", {gpu_id: tuple(rows) for gpu_id, rows in mig.items()})
+        by_gpu: dict[str, list[Price]] = {}
+        for price in self.prices:
+            by_gpu.setdefault(price.gpu, []).append(price)
+        object.__setattr__(self, "_prices", {gpu_id: tuple(r) for gpu_id, r in by_gpu.items()})
 
     # lookups -------------------------------------------------------------------------
     def gpu(self, gpu_id: str) -> GPU:
@@ -129,10 +134,11 @@ class Catalog:
     def listings_for(self, gpu_id: str, markets: Iterable[Market] | None = None) -> list[Price]:
         """Every price row of ``gpu_id``, offers and claims (what ``show`` and ``compare``
         list)."""
-        allowed = set(markets) if markets is not None else None
-        return [
-            p for p in self.prices if p.gpu == gpu_id and (allowed is None or p.market in allowed)
-        ]
+        rows = self._prices.get(gpu_id, ())
+        if markets is None:
+            return list(rows)
+        allowed = set(markets)
+        return [p for p in rows if p.market in allowed]
 
     def purchase_for(self, gpu_id: str) -> list[PurchasePrice]:
         return [p for p in self.purchase_prices if p.gpu == gpu_id]

@@ -1,0 +1,68 @@
+"""Warm compute time per command (not a test): the library call each CLI command makes,
+in one process after a first call, without rendering. Median and min of RUNS calls.
+
+    python bench/compute.py [--runs 20]
+
+Target (issue 16): a one-component recommend over the full catalog in <= 30 ms warm.
+The cold CLI start per command is bench/coldstart.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import whichgpu
+from whichgpu.catalog import load_catalog
+from whichgpu.recommender import recommend
+from whichgpu.requests import Workload
+from whichgpu.workload_files import make_component
+
+
+def cases() -> dict[str, Callable[[], object]]:
+    catalog = load_catalog()
+    model = whichgpu.resolve_model("llama-3.1-8b")
+    lora = whichgpu.make_job(task="lora", batch=4, seq=2048)
+    h100 = catalog.resolve("h100")
+
+    def workload(raw: dict[str, object]) -> Workload:
+        return Workload((make_component(raw),))
+
+    train = workload({"kind": "lora", "model": "llama-2-7b", "tokens": 1e8})
+    serve = workload(
+        {"kind": "inference", "model": "llama-3.1-70b", "request_rate": 5, "ttft": "2s",
+         "tpot": "100ms", "hours": 720}
+    )  # fmt: skip
+    services = [whichgpu.make_service({"model": "llama-3.1-8b", "quant": "int4", "replicas": 7})]
+    return {
+        "gpus (catalog load, cached)": lambda: load_catalog(),
+        "fit llama-3.1-8b lora": lambda: whichgpu.fit(catalog, model, lora),
+        "estimate llama-3.1-8b lora on h100": lambda: whichgpu.estimate_throughput(
+            model, lora, h100
+        ),
+        "compare a100 a6000 a2000": lambda: whichgpu.compare(catalog, ["a100", "a6000", "a2000"]),
+        "recommend lora llama-2-7b 1e8 (full catalog)": lambda: recommend(catalog, train),
+        "recommend serve llama-3.1-70b 5 req/s (full catalog)": lambda: recommend(catalog, serve),
+        "mig 7 × llama-3.1-8b int4": lambda: whichgpu.plan_mig(catalog, services),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    print(f"{'command':58} {'min ms':>8} {'median ms':>10}  ({args.runs} warm runs)")
+    for name, call in cases().items():
+        call()  # the first call loads what it needs (tables, fits): that is the cold start
+        times = []
+        for _ in range(args.runs):
+            started = time.perf_counter()
+            call()
+            times.append((time.perf_counter() - started) * 1e3)
+        print(f"{name:58} {min(times):8.1f} {statistics.median(times):10.1f}")
+
+
+if __name__ == "__main__":
+    main()
