@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from whichgpu.estimate.activations import (
     ACTIVATION_SAVED_TENSORS,
@@ -85,13 +85,14 @@ class MemoryEstimate:
     #: What the job keeps in host memory (offloaded states, parameters, activations)
     host_bytes: float = 0.0
 
-    @property
+    @cached_property
     def tensor_bytes(self) -> float:
         """Live tensors at the peak: what ``torch.cuda.max_memory_allocated`` measures."""
         return sum(v for k, v in self.components.items() if k != "overhead")
 
-    @property
+    @cached_property
     def total_bytes(self) -> float:
+        # the recommender reads it for every candidate: computed once per estimate
         return self.tensor_bytes + self.components.get("overhead", 0.0)
 
     @property
@@ -105,12 +106,14 @@ class MemoryEstimate:
 def lora_parameters(arch: ModelArch, job: Job) -> int:
     """Adapter parameters: ``r·(d_in + d_out)`` per adapted matrix (Hu et al., 2021, §4.1),
     on the matrices PEFT's ``target_modules`` select (:mod:`whichgpu.models.lora_targets`)."""
+    return _lora_parameters(arch, job.lora_rank, job.lora_targets)
+
+
+@lru_cache(maxsize=1024)
+def _lora_parameters(arch: ModelArch, rank: int, targets: str) -> int:
     from whichgpu.models.lora_targets import adapted
 
-    return sum(
-        job.lora_rank * (lin.d_in + lin.d_out) * lin.count
-        for lin in adapted(arch, job.lora_targets)
-    )
+    return sum(rank * (lin.d_in + lin.d_out) * lin.count for lin in adapted(arch, targets))
 
 
 def trainable_parameters(arch: ModelArch, job: Job) -> int:

@@ -340,9 +340,13 @@ def evaluate(
     """Every candidate of the catalog, priced and checked (not ranked)."""
     prepared = _prepare(workload)
     out: list[Option] = []
+    c = workload.constraints
     for gpu in gpus or catalog.gpus:
         memo: dict[tuple[int, int, str | None, int | None], tuple[ComponentRun, ...]] = {}
-        for hw in hardware_for(catalog, gpu, workload.components, workload.constraints):
+        # a GPU nobody offers is shown once, at the fewest cards that hold the job: it is
+        # not ranked, and more of it would say nothing more
+        unoffered = c.mode != "buy" and not catalog.prices_for(gpu.id, c.markets)  # type: ignore[arg-type]
+        for hw in hardware_for(catalog, gpu, workload.components, c):
             key = (hw.count, hw.services, hw.mig_profile, hw.node_gpus)
             if key not in memo:  # instance shapes that hold it in one node time it alike
                 memo[key] = _runs(hw, workload, prepared)
@@ -350,6 +354,8 @@ def evaluate(
             for option in _price_options(catalog, hw, runs, workload):
                 blockers = _blockers(option, workload)
                 out.append(replace(option, feasible=not blockers, blockers=blockers))
+            if unoffered and hw.mig is None and all(run.fits for run in runs):
+                break
     return out
 
 
