@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import lru_cache
+from typing import TYPE_CHECKING, NamedTuple
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import memory_of
@@ -35,6 +36,9 @@ from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
 from whichgpu.recipes import RECIPES, parallel_of
 from whichgpu.requests import Component
+
+if TYPE_CHECKING:
+    from whichgpu.throughput import ThroughputEstimate
 
 #: Tokens per optimizer step for pretraining a language model when the user gives no global
 #: batch: Llama 2's 4M (Touvron et al., 2023, Table 1: "a global batch-size of 4M tokens"),
@@ -124,9 +128,7 @@ def trials(
     return tuple(out)
 
 
-def configure(
-    component: Component, arch: ModelArch, job: Job, gpu: GPU, count: int
-) -> tuple[Job, str, list[Note]]:
+def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: int) -> Configured:
     """``job`` on ``count`` × ``gpu`` with the open settings chosen: the job spread over the
     GPUs, its layout, and notes saying what was chosen. Values the user gave are kept."""
     chosen: list[Note] = []
@@ -146,7 +148,7 @@ def configure(
             )
     if not job.training:
         scaled, strategy = scaled_job(job, count, arch)
-        return scaled, strategy, chosen
+        return Configured(scaled, strategy, chosen)
     recipe = RECIPES.get(component.framework or "")
     defaults = recipe.defaults(job.task) if recipe is not None else {}
     cap, source = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
@@ -157,7 +159,7 @@ def configure(
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
     modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
     parallel = parallel_of(component.framework)
-    best: tuple[float, Job, str, Checkpointing] | None = None
+    best: tuple[float, Job, str, Checkpointing, ThroughputEstimate | None] | None = None
     smallest: tuple[Job, str] | None = None
     layouts = trials(
         arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch
@@ -182,17 +184,15 @@ def configure(
             smallest = (per_mode[-1][1][-1], strategy)
         for fit, mode in found:
             # the fastest layout and recomputation (on a tie, the simpler: listed first)
-            rate = (
-                round(_rate(arch, fit, gpu, count, component.framework), 6)
-                if len(found) > 1 or count > 1
-                else 1.0
-            )
+            searching = len(found) > 1 or count > 1
+            est = _estimate(arch, fit, gpu, count, component.framework) if searching else None
+            rate = _value(est) if searching else 1.0
             if best is None or rate > best[0]:
-                best = (rate, fit, strategy, mode)
+                best = (rate, fit, strategy, mode, est)
     if best is None:  # nothing fits: the smallest step, as the memory check will report it
         fallback = smallest or scaled_job(replace(job, batch=batches[-1]), count, arch)
-        return fallback[0], fallback[1], chosen
-    _rate_value, scaled, strategy, mode = best
+        return Configured(fallback[0], fallback[1], chosen)
+    _rate_value, scaled, strategy, mode, estimate = best
     notes = chosen
     if open_batch:
         notes.append(
@@ -218,14 +218,30 @@ def configure(
                 global_batch=scaled.batch * scaled.dp * scaled.grad_accum,
             )
         )
-    return scaled, strategy, notes
+    return Configured(scaled, strategy, notes, estimate)
 
 
-def _rate(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None) -> float:
+class Configured(NamedTuple):
+    """The job as configured, how it is spread, what was chosen and said, and the estimate
+    of the chosen configuration when the search made one (the caller need not again)."""
+
+    job: Job
+    strategy: str
+    chosen: list[Note]
+    estimate: ThroughputEstimate | None = None
+
+
+def _estimate(
+    arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None
+) -> ThroughputEstimate | None:
     from whichgpu.errors import WhichGPUError
     from whichgpu.throughput import estimate_throughput
 
     try:
-        return estimate_throughput(arch, job, gpu, count, framework=framework).throughput.value
+        return estimate_throughput(arch, job, gpu, count, framework=framework)
     except WhichGPUError:
-        return 0.0
+        return None
+
+
+def _value(estimate: ThroughputEstimate | None) -> float:
+    return 0.0 if estimate is None else round(estimate.throughput.value, 6)

@@ -237,7 +237,7 @@ def run_component(
         arch, job = prepared
         from whichgpu.recommender.autoconfig import configure, needed_bytes
 
-        scaled, strategy, chosen = configure(component, arch, job, gpu, hw.count)
+        scaled, strategy, chosen, searched = configure(component, arch, job, gpu, hw.count)
         peak_bytes = needed_bytes(arch, scaled)
         needed = peak_bytes / BYTES_PER_GIB
         fits = peak_bytes <= usable_bytes(gpu)
@@ -254,7 +254,9 @@ def run_component(
                 )
             )
         try:
-            est = estimate_throughput(arch, scaled, gpu, hw.count, framework=component.framework)
+            est = searched or estimate_throughput(
+                arch, scaled, gpu, hw.count, framework=component.framework
+            )
         except WhichGPUError:
             from whichgpu.estimate.perf import missing_math_unit
 
