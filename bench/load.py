@@ -2,6 +2,7 @@
 concurrent clients against the web app served as ``whichgpu serve`` serves it (uvicorn).
 
     python bench/load.py [--clients 50] [--seconds 10] [--distinct 1] [--processes N]
+                         [--workers 1]
 
 Starts the server in its own process on 127.0.0.1, waits until it answers, then runs
 CLIENTS concurrent users for SECONDS, each an ``httpx.AsyncClient`` loop with its own
@@ -63,13 +64,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(port: int) -> subprocess.Popen[bytes]:
-    code = (
-        "import uvicorn; from whichgpu.web import create_app; "
-        f"uvicorn.run(create_app(), host='127.0.0.1', port={port}, log_level='warning', "
-        "access_log=False)"
-    )
+def start_server(port: int, workers: int = 1) -> subprocess.Popen[bytes]:
+    """The server as ``whichgpu serve --workers N`` runs it (uvicorn, its protocol and
+    timeouts)."""
+    code = f"from whichgpu.web import serve; serve('127.0.0.1', {port}, {workers})"
     return subprocess.Popen([sys.executable, "-c", code])
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time of ``pid`` and its children (uvicorn's worker processes)."""
+    total = cpu_seconds(pid)
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == pid:
+            total += tree_cpu_seconds(int(entry))
+    return total
 
 
 async def wait_ready(url: str, bodies: list[dict[str, object]], timeout: float = 30.0) -> None:
@@ -135,12 +150,13 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--distinct", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=1, help="server worker processes")
     parser.add_argument("--processes", type=int, default=min(4, max(1, (os.cpu_count() or 1) - 1)))
     args = parser.parse_args()
     bodies = workloads(args.distinct)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    server = start_server(port)
+    server = start_server(port, args.workers)
     try:
         asyncio.run(wait_ready(url, bodies))
         processes = max(1, min(args.processes, args.clients))
@@ -148,7 +164,7 @@ def main() -> None:
             args.clients // processes + (i < args.clients % processes) for i in range(processes)
         ]
         firsts = [sum(sizes[:i]) for i in range(processes)]
-        cpu_before = cpu_seconds(server.pid)
+        cpu_before = tree_cpu_seconds(server.pid)
         with ProcessPoolExecutor(processes) as pool:
             jobs = [
                 pool.submit(share, url, firsts[i], sizes[i], args.clients, args.seconds, bodies)
@@ -156,7 +172,7 @@ def main() -> None:
             ]
             results = [job.result() for job in jobs]
         elapsed = max(result[2] for result in results)
-        cpu = cpu_seconds(server.pid) - cpu_before
+        cpu = tree_cpu_seconds(server.pid) - cpu_before
     finally:
         server.terminate()
         server.wait(10)

@@ -105,7 +105,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error",
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", ws="none",
                             http=GuardedH11Protocol, timeout_keep_alive=5)  # fmt: skip
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, daemon=True)

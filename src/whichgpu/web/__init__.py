@@ -42,6 +42,7 @@ def serve(host: str, port: int, workers: int = 1) -> None:
         "log_level": "info",
         "access_log": False,
         "http": GuardedH11Protocol,
+        "ws": "none",  # no websockets: nor the websockets package's deprecated legacy API
         "timeout_keep_alive": KEEP_ALIVE_S,
     }
     if workers > 1:
