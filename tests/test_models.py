@@ -208,3 +208,35 @@ def test_a_deep_config_file_is_one_line_in_the_cli(tmp_path: Path) -> None:
     result = run_cli("fit", "-m", str(path), "--task", "inference")
     assert result.code == 2 and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1 and "nested more than 32 levels" in result.stderr
+
+
+def test_models_lists_the_presets_smallest_first_with_a_filter() -> None:
+    from tests.conftest import run_cli
+
+    doc = json.loads(run_cli("models", "--json").stdout)
+    ids = [m["id"] for m in doc["models"]]
+    assert len(ids) == 38 and ids[0] == "resnet-50" and ids[-1] == "deepseek-v3"
+    qwen = json.loads(run_cli("models", "--family", "qwen", "--max-params", "10B", "--json").stdout)
+    assert [m["id"] for m in qwen["models"]] == ["qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-7b"]
+    mixtral = next(m for m in doc["models"] if m["id"] == "mixtral-8x7b")
+    assert mixtral["experts"] == 8 and mixtral["active_params"] < mixtral["params"]
+    bad = run_cli("models", "--min-params", "lots")
+    assert bad.code == 2 and "--min-params: takes a size like 7B" in bad.stderr
+
+
+def test_an_unknown_model_points_at_the_models_list() -> None:
+    with pytest.raises(UnknownName) as caught:
+        resolve_model("zzzzzzzz")
+    assert "run 'whichgpu models' to list them" in caught.value.message()
+
+
+def test_models_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No name or number cut at 80 columns (issue 18's rule for every table)."""
+    from tests.conftest import golden, run_cli
+
+    monkeypatch.setenv("COLUMNS", "80")
+    result = run_cli("models")
+    assert result.code == 0
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    assert "…" not in result.stdout
+    golden("models_80.txt", result.stdout)

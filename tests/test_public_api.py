@@ -23,7 +23,7 @@ PUBLIC = {
     "FitResult", "GPU", "InvalidInput", "Job", "MigResult", "ModelArch", "Recommendation",
     "ServiceSpec", "ThroughputEstimate", "UnknownName", "WhichGPUError", "Workload",
     "compare", "estimate_memory", "estimate_throughput", "fit", "load_catalog", "make_job",
-    "make_service", "make_workload", "plan_mig", "recommend", "resolve_model",
+    "make_service", "make_workload", "plan_mig", "recommend", "resolve_model", "list_models",
 }  # fmt: skip
 
 

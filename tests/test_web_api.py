@@ -584,3 +584,9 @@ def test_recommend_with_a_config_json_object(client: Any) -> None:
     assert by_config.status_code == 200, by_config.text
     a, b = by_config.json()["pick"], by_name.json()["pick"]
     assert a["gpu"] == b["gpu"] and a["cost_usd"] == pytest.approx(b["cost_usd"])
+
+
+def test_models_route_equals_the_cli(client: TestClient) -> None:
+    api = ok(client.get("/api/v1/models", params={"family": "llama", "min_params": 7e9}))
+    assert api == cli_json("models", "--family", "llama", "--min-params", "7B")
+    assert [m["id"] for m in api["models"]][:2] == ["llama-3.1-8b", "llama-2-13b"]

@@ -28,6 +28,7 @@ _EXPORTS = {
     "Catalog": "whichgpu.catalog",
     "load_catalog": "whichgpu.catalog",
     "resolve_model": "whichgpu.models",
+    "list_models": "whichgpu.models.presets",
     "ModelArch": "whichgpu.models.arch",
     "Job": "whichgpu.job",
     "make_job": "whichgpu.requests",
@@ -78,6 +79,7 @@ __all__ = [
     "estimate_memory",
     "estimate_throughput",
     "fit",
+    "list_models",
     "load_catalog",
     "make_job",
     "make_service",
@@ -103,6 +105,7 @@ if TYPE_CHECKING:
     from whichgpu.mig_planner import MigResult, ServiceSpec, make_service, plan_mig
     from whichgpu.models import resolve_model
     from whichgpu.models.arch import ModelArch
+    from whichgpu.models.presets import list_models
     from whichgpu.recommender.engine import recommend
     from whichgpu.recommender.options import Recommendation
     from whichgpu.requests import Component, Constraints, Workload, make_job

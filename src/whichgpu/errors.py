@@ -264,10 +264,15 @@ class UnknownName(WhichGPUError):
 
     code = "unknown_name"
 
-    def __init__(self, kind: str, name: str, suggestions: tuple[str, ...]) -> None:
+    def __init__(
+        self, kind: str, name: str, suggestions: tuple[str, ...], listing: str = "whichgpu gpus"
+    ) -> None:
         super().__init__(kind, name, suggestions)
         self.kind = kind
         self.name = name
+        #: The command that lists the valid names (GPUs: ``whichgpu gpus``, models:
+        #: ``whichgpu models``)
+        self.listing = listing
         self.suggestions = suggestions
         self.field: Path | None = None
 
@@ -280,9 +285,10 @@ class UnknownName(WhichGPUError):
                 matches=", ".join(self.suggestions),
             )
         return fmt(
-            _("unknown {kind} {name!r}; run 'whichgpu gpus' to list them"),
+            _("unknown {kind} {name!r}; run '{listing}' to list them"),
             kind=self.kind,
             name=self.name,
+            listing=self.listing,
         )
 
 

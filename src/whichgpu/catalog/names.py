@@ -37,16 +37,21 @@ def build_index(entries: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]
 
 
 def resolve_name(
-    name: str, index: Mapping[str, tuple[str, ...]], ids: Iterable[str], kind: str = ""
+    name: str,
+    index: Mapping[str, tuple[str, ...]],
+    ids: Iterable[str],
+    kind: str = "",
+    listing: str = "whichgpu gpus",
 ) -> str:
-    """The id that ``name`` denotes; :class:`UnknownName` or :class:`AmbiguousName` if none."""
+    """The id that ``name`` denotes; :class:`UnknownName` (naming the command that lists the
+    valid names) or :class:`AmbiguousName` if none."""
     kind = kind or _("GPU")
     matches = index.get(normalize(name), ())
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
         raise AmbiguousName(kind, name, matches)
-    raise UnknownName(kind, name, suggest(name, index, ids))
+    raise UnknownName(kind, name, suggest(name, index, ids), listing)
 
 
 def suggest(

@@ -194,3 +194,39 @@ def prices_status(json_out: JsonFlag = False) -> None:
         print_json(doc)
         return
     typer.echo(text)
+
+
+@app.command(help=_("List the model presets: parameters, family, layers, heads, context."))
+def models(
+    family: Annotated[
+        str | None,
+        typer.Option("--family", help=_("Only this family (llama, qwen2, mixtral…; a prefix).")),
+    ] = None,
+    min_params: Annotated[
+        str | None, typer.Option("--min-params", metavar="SIZE", help=_("At least: 7B."))
+    ] = None,
+    max_params: Annotated[
+        str | None, typer.Option("--max-params", metavar="SIZE", help=_("At most: 70B."))
+    ] = None,
+    json_out: JsonFlag = False,
+) -> None:
+    from whichgpu.errors import InvalidInput
+    from whichgpu.models.presets import list_models
+    from whichgpu.units import parse_count
+
+    def size(text: str | None, flag: str) -> float | None:
+        if text is None:
+            return None
+        try:
+            return parse_count(text)
+        except ValueError:
+            raise InvalidInput("not_a_size", field=(flag,), value=text) from None
+
+    found = list_models(family, size(min_params, "min_params"), size(max_params, "max_params"))
+    from whichgpu.render import json_doc, tables
+
+    emit(
+        json_out,
+        lambda: json_doc.models_doc(found),
+        lambda console: tables.print_models(found, console),
+    )

@@ -80,7 +80,8 @@ def _index() -> dict[str, tuple[str, ...]]:
 
 def find_preset(name: str) -> Preset:
     """The preset ``name`` denotes (id, display name or Hugging Face id, forgivingly)."""
-    return presets()[resolve_name(name, _index(), presets(), kind=_("model"))]
+    found = resolve_name(name, _index(), presets(), kind=_("model"), listing="whichgpu models")
+    return presets()[found]
 
 
 def preset_arch(name: str) -> ModelArch:
@@ -93,3 +94,34 @@ def _preset_arch(preset_id: str) -> ModelArch:
     preset = presets()[preset_id]
     arch = parse_config(preset.config, preset.id, preset.display_name, preset.source)
     return replace(arch, notes=(f"config: {preset.hf_id or preset.id} ({preset.config_exact})",))
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """One preset as ``whichgpu models`` lists it."""
+
+    preset: Preset
+    arch: ModelArch
+
+    @property
+    def id(self) -> str:
+        return self.preset.id
+
+
+def list_models(
+    family: str | None = None, min_params: float | None = None, max_params: float | None = None
+) -> list[ModelSummary]:
+    """The presets, smallest first, of ``family`` (``llama``, ``qwen2_moe``… as the config's
+    ``model_type`` says; a prefix matches: ``qwen`` takes both Qwen families) and within
+    ``min_params``–``max_params`` parameters."""
+    found = []
+    for preset in presets().values():
+        arch = _preset_arch(preset.id)
+        if family is not None and not arch.family.lower().startswith(family.lower()):
+            continue
+        if min_params is not None and arch.total_params < min_params:
+            continue
+        if max_params is not None and arch.total_params > max_params:
+            continue
+        found.append(ModelSummary(preset, arch))
+    return sorted(found, key=lambda m: (m.arch.total_params, m.id))

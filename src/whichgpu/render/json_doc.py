@@ -6,8 +6,9 @@ The shapes are documented in docs/json.md and pinned by golden tests; scripts re
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.prices import PriceRange, age_months
 from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price, PurchasePrice
@@ -15,6 +16,9 @@ from whichgpu.catalog.store import Catalog
 from whichgpu.comparison import Comparison, GpuComparison
 from whichgpu.estimate.serving_types import ServingPlan, ServingPoint
 from whichgpu.job import Job
+
+if TYPE_CHECKING:
+    from whichgpu.models.presets import ModelSummary
 
 SCHEMA_VERSION = 1
 
@@ -180,6 +184,36 @@ def gpu_list_doc(gpus: list[GPU], catalog: Catalog) -> dict[str, Any]:
         )
         docs.append(doc)
     return {"schema_version": SCHEMA_VERSION, "kind": "gpus", "gpus": docs}
+
+
+def models_doc(models: Sequence[ModelSummary]) -> dict[str, Any]:
+    """``whichgpu models --json``: each preset's shape and where its config comes from."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "models",
+        "models": [
+            {
+                "id": m.id,
+                "name": m.preset.display_name,
+                "hf_id": m.preset.hf_id or None,
+                "family": m.arch.family,
+                "kind": m.arch.kind,
+                "params": m.arch.total_params,
+                "active_params": m.arch.active_params,
+                "published_params": m.preset.published_params,
+                "layers": m.arch.n_layers,
+                "hidden_size": m.arch.hidden_size,
+                "heads": m.arch.n_heads,
+                "kv_heads": m.arch.n_kv_heads,
+                "attention": m.arch.attention,
+                "experts": m.arch.n_experts,
+                "context": m.arch.max_positions or None,
+                "source": m.preset.source,
+                "config_exact": m.preset.config_exact,
+            }
+            for m in models
+        ],
+    }
 
 
 def show_doc(gpu: GPU, catalog: Catalog, today: date) -> dict[str, Any]:

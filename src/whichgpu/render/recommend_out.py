@@ -180,21 +180,25 @@ def print_recommend(
     from rich.table import Table
     from rich.text import Text
 
+    from whichgpu.render.tables import add_columns
+
     rows = shown_options(result, every, top, top)
     title = result.workload.name or _("Recommendation")
     heading = fmt(_("{title} · objective: {objective}"), title=title, objective=_(result.objective))
     table = Table(title=heading, title_justify="left")
-    for header, justify in (
-        ("#", "right"),
-        (_("GPU"), "left"),
-        (_("market"), "left"),
-        (_("$/h"), "right"),
-        (_("time"), "right"),
-        (_("cost"), "right"),
-        (_("throughput"), "right"),
-        (_("status"), "left"),
-    ):
-        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    add_columns(
+        table,
+        (
+            ("#", "right"),
+            (_("GPU"), "left"),
+            (_("market"), "left"),
+            (_("$/h"), "right"),
+            (_("time"), "right"),
+            (_("cost"), "right"),
+            (_("throughput"), "right"),
+            (_("status"), "left"),
+        ),
+    )
     for i, option in enumerate(rows, 1):
         first = option.runs[0] if option.runs else None
         rate = (

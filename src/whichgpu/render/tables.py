@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,19 @@ from whichgpu.i18n import N_, _, fmt, format_decimal
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
+
+    from whichgpu.models.presets import ModelSummary
+
+
+def add_columns(table: Table, columns: Iterable[tuple[str, str]], whole: bool = False) -> None:
+    """The ``(header, justify)`` columns of ``table``; ``whole``: never wrapped, never
+    narrower than the header (a number or a name is not cut)."""
+    for header, justify in columns:
+        if whole:
+            table.add_column(header, justify=justify, no_wrap=True, min_width=len(header))  # type: ignore[arg-type]
+        else:
+            table.add_column(header, justify=justify)  # type: ignore[arg-type]
 
 
 def make_console() -> Console:
@@ -391,3 +404,39 @@ def print_gpu(gpu: GPU, catalog: Catalog, today: date, console: Console) -> None
             title = source.title if source else p.source
             amount = format_usd_range(p.low_usd, p.high_usd)
             console.print(Text(f"- {_(p.condition)}: {amount} ({p.as_of}; {title})"))
+
+
+def print_models(models: Sequence[ModelSummary], console: Console) -> None:
+    """``whichgpu models``: the presets, smallest first, with their shape and context (a
+    light table: it fits 80 columns without cutting a name or a number)."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title=fmt(_("Model presets ({n})"), n=len(models)),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    left = (N_("model"), N_("family"))
+    right = (N_("params"), N_("active"), N_("layers"), N_("heads/KV"), N_("context"))
+    headers = [(_(h), "left") for h in left] + [(_(h), "right") for h in right]
+    add_columns(table, headers, whole=True)
+    for m in models:
+        arch = m.arch
+
+        def billions(count: int) -> str:
+            if count < 1e8:
+                return f"{format_decimal(count / 1e6, 0)} M"
+            return f"{format_decimal(count / 1e9, 1)} B"
+
+        table.add_row(
+            m.id,
+            arch.family,
+            billions(arch.total_params),
+            billions(arch.active_params) if arch.is_moe else "",
+            format_decimal(arch.n_layers) if arch.n_layers else "—",
+            f"{arch.n_heads}/{arch.n_kv_heads}" if arch.n_heads else "—",
+            format_decimal(arch.max_positions) if arch.max_positions else "—",
+        )
+    console.print(table)

@@ -89,6 +89,30 @@ async def list_gpus(
 
 
 @router.get(
+    "/models",
+    responses=ERRORS,
+    summary="The model presets (whichgpu models --json)",
+)
+async def list_models(
+    request: Request,
+    family: Annotated[
+        str | None, Query(max_length=40, description="A family or its prefix: llama, qwen…")
+    ] = None,
+    min_params: Annotated[
+        float | None, Query(ge=0, le=1e13, description="At least this many parameters.")
+    ] = None,
+    max_params: Annotated[
+        float | None, Query(ge=0, le=1e13, description="At most this many parameters.")
+    ] = None,
+) -> Response:
+    return await answer(
+        request,
+        ("models", family, min_params, max_params),
+        lambda: service_of(request).models_doc(family, min_params, max_params),
+    )
+
+
+@router.get(
     "/gpus/{gpu}",
     response_model=schemas.ShowDoc,
     responses=ERRORS,

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Market = Literal["on-demand", "spot", "marketplace", "serverless"]
-Feature = Literal["mig", "nvlink", "rt", "fp64", "display", "ecc"]
+Feature = Literal["mig", "nvlink", "rt", "fp64", "display", "ecc", "nvenc", "nvdec", "cuda"]
 
 
 class Closed(BaseModel):
