@@ -54,7 +54,8 @@ def test_impossible_mix_is_refused_with_the_reason(catalog: Catalog) -> None:
     assert why.params == {"compute": 8, "limit": 7}
     result = run_cli("mig", "--gpu", "a100-80gb", "--profiles", "4g.40gb,4g.40gb", "--json")
     doc = json.loads(result.stdout)
-    assert result.code == 0 and doc["valid"] is False and doc["reason"]["code"] == "mig_compute"
+    assert result.code == 1 and doc["valid"] is False  # a failed check exits non-zero
+    assert doc["valid"] is False and doc["reason"]["code"] == "mig_compute"
     crowded = profiles(catalog, "a100-80gb-sxm", "3g.40gb", "3g.40gb", "1g.10gb")
     assert check_mix(crowded).code == "mig_memory"  # type: ignore[arg-type, union-attr]
 

@@ -94,6 +94,14 @@ MESSAGES: dict[str, str] = {
     "too_many": N_("at most {n} items"),
     "too_many_replicas": N_("{total} replicas in all; a MIG plan places at most {n}"),
     "file_too_large": N_("the file is {size:,} bytes; at most {limit:,} are read"),
+    "bad_job_name": N_(
+        "{value!r} is not a valid job name: lowercase letters, digits and '-', at most 63, "
+        "starting and ending with a letter or digit (try {suggestion!r})"
+    ),
+    "empty_run": N_("an empty command: give the command the job runs"),
+    "json_and_export": N_("--json and --export print different things: give one"),
+    "not_for_kind": N_("{kind} does not use it; {kind} takes {valid}"),
+    "buy_only": N_("applies only to buying (mode buy)"),
     "not_a_table": N_("must be a table of fields"),
     "not_json": N_("not valid JSON ({reason})"),
     "not_yaml": N_("not valid YAML: {reason}"),

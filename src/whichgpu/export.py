@@ -189,9 +189,34 @@ def serving_command(option: Option) -> tuple[str, str] | None:
 
 
 def _dump(doc: dict[str, Any]) -> str:
+    """YAML as a person writes it: no ``&id001`` anchors for repeated values, UTF-8 text
+    (``×``, not ``\\xD7``)."""
     import yaml
 
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+    class Plain(yaml.SafeDumper):
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    return yaml.dump(
+        doc, Dumper=Plain, sort_keys=False, default_flow_style=False, allow_unicode=True
+    )
+
+
+#: A Kubernetes object name (and a Slurm job name we write): an RFC 1123 label.
+_NAME = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+
+
+def check_export_args(name: str, run: str | None) -> None:
+    """The job's name is an RFC 1123 label (what the Kubernetes API server accepts: at most
+    63 characters of a-z, 0-9 and '-', alphanumeric at both ends); a command to run is not
+    empty. One line, with the closest valid name."""
+    import re
+
+    if not re.match(_NAME, name):
+        slug = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:63].strip("-") or "job"
+        raise InvalidInput("bad_job_name", field=("name",), value=name, suggestion=slug)
+    if run is not None and not run.strip():
+        raise InvalidInput("empty_run", field=("run",))
 
 
 def skypilot_task(
@@ -337,6 +362,7 @@ def export(
     in :data:`TRAIN_IMAGE`)."""
     from whichgpu.engines import ENGINES
 
+    check_export_args(name, run)
     option = result.pick
     if option is None:
         raise InvalidInput("nothing_to_export")

@@ -39,7 +39,11 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     model. The request's fields are already checked (:mod:`whichgpu.inputs`)."""
     from whichgpu.requests import make_job
 
+    from whichgpu.workload_files import check_applies
+
     r = request
+    given = {k: getattr(r, k) for k in ("tokens", "images", "frames", "tflop")}
+    check_applies(r.task, {**given, "prompt": r.prompt or None})
     if not r.uses_model:
         return estimate_model_free(r.task, gpu, r.count, r.frames, r.samples_per_frame, r.tflop)
     if arch is None:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from whichgpu.errors import InvalidInput, Path, Ref
+from whichgpu.errors import InvalidInput, Path, Ref, field_name
 from whichgpu.inputs import check_keys, parse
 from whichgpu.requests import MAX_COMPONENTS, Component, Constraints, Workload
 
@@ -30,6 +30,7 @@ def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) 
         raise InvalidInput("model_or_size", field=(*path, "model"))
     if component.request_rate is not None and component.kind != "inference":
         raise InvalidInput("rate_for_inference", field=(*path, "request_rate"))
+    check_applies(component.kind, raw, path)
     if not component.uses_model and (component.model or component.params) and arch is None:
         raise InvalidInput("takes_no_model", field=(*path, "model"), kind=component.kind)
     sizes = [
@@ -48,7 +49,36 @@ def make_constraints(raw: Mapping[str, Any], path: Path = (), text: bool = False
     constraints: Constraints = parse(Constraints, raw, path, text)
     if not constraints.markets and constraints.mode == "rent":
         raise InvalidInput("no_market", field=(*path, "markets"))
+    if constraints.mode != "buy" and raw.get("electricity_usd_per_kwh") is not None:
+        raise InvalidInput("buy_only", field=(*path, "electricity_usd_per_kwh"))
     return constraints
+
+
+#: The size and shape fields each kind of work reads (a field given to a kind that does not
+#: read it would be ignored: it is refused instead).
+APPLIES: dict[str, frozenset[str]] = {
+    "render": frozenset({"frames", "samples_per_frame"}),
+    "fp64": frozenset({"tflop"}),
+    "inference": frozenset({"tokens", "images", "prompt", "generate"}),
+    **{
+        kind: frozenset({"tokens", "images", "epochs"})
+        for kind in ("train", "finetune", "lora", "qlora")
+    },
+}
+CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop", "prompt",
+           "generate")  # fmt: skip
+
+
+def check_applies(kind: str, raw: Mapping[str, Any], path: Path = ()) -> None:
+    """A field given for a kind of work that does not read it (``frames`` for a LoRA job,
+    ``prompt`` for training) is one line naming what that kind takes."""
+    allowed = APPLIES.get(kind)
+    if allowed is None:
+        return
+    for key in CHECKED:
+        if raw.get(key) is not None and key not in allowed:
+            valid = ", ".join(field_name((*path, k)) for k in CHECKED if k in allowed)
+            raise InvalidInput("not_for_kind", field=(*path, key), kind=kind, valid=valid)
 
 
 def make_workload(raw: Mapping[str, Any]) -> Workload:

@@ -65,6 +65,8 @@ def recommend(
     ranking: Ranking = parse(Ranking, take(Ranking, fields), text=True)
     if top < 1:
         raise InvalidInput("out_of_range_int", field=("top",), low=1, high=10**6, value=top)
+    if json_out and export_format is not None:
+        raise InvalidInput("json_and_export", field=("json",))
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
         raise InvalidInput("plot_format", field=("plot",), path=str(plot))
     if plot is not None:
@@ -135,6 +137,8 @@ def mig(
                 target.name, [p.profile for p in chosen], why, console
             ),
         )
+        if why is not None:  # a check that fails exits non-zero (scripts can test it)
+            raise typer.Exit(1)
         return
     if file is None:
         if not {"model", "params", "memory_gib"} & service.keys():

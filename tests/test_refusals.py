@@ -1,0 +1,52 @@
+"""Every ignored or contradictory input is refused in one line (issue 18): a flag the job
+would not read, a setting of another mode, two outputs at once, names the target rejects."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from tests.conftest import run_cli
+
+LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("estimate", "--task", "render", "--gpu", "a6000", "--frames", "100", "--tokens", "1e9"),
+         "--tokens: render does not use it; render takes --frames, --samples-per-frame"),
+        (("estimate", "--task", "lora", "-m", "llama-2-7b", "--gpu", "a6000", "--prompt", "512"),
+         "--prompt: lora does not use it; lora takes --tokens, --images, --epochs"),
+        (("recommend", *LORA, "--frames", "10"), "--frames: lora does not use it"),
+        (("recommend", "--task", "fp64", "--tflop", "1e6", "--tokens", "5"),
+         "--tokens: fp64 does not use it; fp64 takes --tflop"),
+        (("recommend", *LORA, "--electricity", "0.3"),
+         "--electricity: applies only to buying (mode buy)"),
+        (("recommend", *LORA, "--json", "--export", "slurm"),
+         "--json and --export print different things"),
+        (("recommend", *LORA, "--export", "kubernetes", "--name", "Bad Name!!"),
+         "'Bad Name!!' is not a valid job name"),
+        (("recommend", *LORA, "--export", "slurm", "--run", " "), "--run: an empty command"),
+    ],
+)  # fmt: skip
+def test_ignored_or_contradictory_input_is_one_line(args: tuple[str, ...], message: str) -> None:
+    result = run_cli(*args)
+    assert result.code == 2, result.stdout
+    assert message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_bad_name_gets_the_closest_valid_one() -> None:
+    result = run_cli("recommend", *LORA, "--export", "kubernetes", "--name", "My_Job.V2")
+    assert "(try 'my-job-v2')" in result.stderr
+
+
+def test_the_kubernetes_yaml_has_no_anchors_or_escapes() -> None:
+    text = run_cli("recommend", *LORA, "--export", "kubernetes", "--services", "3").stdout
+    assert "&id" not in text and "*id" not in text and "\\x" not in text
+    assert yaml.safe_load(text)["kind"] == "Job"
+
+
+def test_a_buy_job_takes_electricity() -> None:
+    result = run_cli("recommend", *LORA, "--mode", "buy", "--electricity", "0.3", "--json")
+    assert result.code == 0, result.stderr
