@@ -38,7 +38,6 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without a
     model. The request's fields are already checked (:mod:`whichgpu.inputs`)."""
     from whichgpu.requests import make_job
-
     from whichgpu.workload_files import check_applies
 
     r = request
