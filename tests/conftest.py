@@ -20,6 +20,7 @@ def _stable_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iter
     """Fixed date, width and language; no user config file leaks in."""
     monkeypatch.setenv("WHICHGPU_TODAY", "2026-11-29")
     monkeypatch.setenv("COLUMNS", "140")
+    (tmp_path / "no-config.toml").write_text("")  # an empty config: not the user's own
     monkeypatch.setenv("WHICHGPU_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.setenv("WHICHGPU_CACHE", str(tmp_path / "cache"))  # no price snapshot
     monkeypatch.setenv("LANGUAGE", "en")

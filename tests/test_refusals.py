@@ -50,3 +50,22 @@ def test_the_kubernetes_yaml_has_no_anchors_or_escapes() -> None:
 def test_a_buy_job_takes_electricity() -> None:
     result = run_cli("recommend", *LORA, "--mode", "buy", "--electricity", "0.3", "--json")
     assert result.code == 0, result.stderr
+
+
+def test_a_named_config_that_is_not_a_file_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    for path in ("/nonexistent/whichgpu.toml", str(tmp_path)):
+        monkeypatch.setenv("WHICHGPU_CONFIG", path)
+        result = run_cli("show", "a100")
+        assert result.code == 2
+        assert f"WHICHGPU_CONFIG: names {path}, which is not a file" in result.stderr
+
+
+def test_a_price_file_that_prices_nothing_is_refused(tmp_path: object) -> None:
+    from pathlib import Path
+
+    empty = Path(str(tmp_path)) / "prices.csv"
+    empty.write_text("gpu,price_usd_per_h\n")
+    result = run_cli("show", "a100", "--prices", str(empty))
+    assert result.code == 2 and "prices.csv: no prices in the file" in result.stderr

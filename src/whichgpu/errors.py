@@ -102,6 +102,7 @@ MESSAGES: dict[str, str] = {
     "json_and_export": N_("--json and --export print different things: give one"),
     "not_for_kind": N_("{kind} does not use it; {kind} takes {valid}"),
     "buy_only": N_("applies only to buying (mode buy)"),
+    "config_missing_file": N_("names {path}, which is not a file (unset it to use no config)"),
     "not_a_table": N_("must be a table of fields"),
     "not_json": N_("not valid JSON ({reason})"),
     "not_yaml": N_("not valid YAML: {reason}"),

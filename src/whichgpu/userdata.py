@@ -107,6 +107,12 @@ def read_user_data(
     sources: list[Source] = []
     skipped: list[str] = []
     config = config_path()
+    explicit = os.environ.get("WHICHGPU_CONFIG")
+    if use_config and explicit and not config.is_file():
+        # a config the user names must exist (the default one is optional)
+        problem = InvalidInput("config_missing_file", path=str(config))
+        problem.origin = "WHICHGPU_CONFIG"
+        raise problem
     if use_config and config.is_file():
         text, modified = _read(config)
         try:

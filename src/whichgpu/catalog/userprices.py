@@ -75,6 +75,8 @@ def parse_price_file(
         entries = _toml_price_rows(text, path)
     else:
         entries = _csv_price_rows(text, path)
+    if not entries:  # a file that prices nothing would change nothing, without a word
+        raise CatalogError(path, None, _("no prices in the file"))
     return prices_from_entries(entries, path, catalog, source_id, file_date)
 
 
