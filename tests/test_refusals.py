@@ -69,3 +69,15 @@ def test_a_price_file_that_prices_nothing_is_refused(tmp_path: object) -> None:
     empty.write_text("gpu,price_usd_per_h\n")
     result = run_cli("show", "a100", "--prices", str(empty))
     assert result.code == 2 and "prices.csv: no prices in the file" in result.stderr
+
+
+def test_inference_over_gpus_that_cannot_split_the_heads_is_refused() -> None:
+    """--count 3 for a 32-head model: no engine runs tensor parallelism of 3."""
+    result = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "a6000", "--task", "inference",
+                     "--count", "3")  # fmt: skip
+    assert result.code == 2
+    assert "3 GPUs do not split the model's 32 attention (8 KV) heads" in result.stderr
+    assert "counts that do: 1, 2, 4, 8" in result.stderr
+    two = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "a6000", "--task", "inference",
+                  "--count", "2")  # fmt: skip
+    assert "Layout: tensor parallel 2 (one copy of the model)" in two.stdout

@@ -102,6 +102,10 @@ MESSAGES: dict[str, str] = {
     "json_and_export": N_("--json and --export print different things: give one"),
     "not_for_kind": N_("{kind} does not use it; {kind} takes {valid}"),
     "buy_only": N_("applies only to buying (mode buy)"),
+    "count_splits_heads": N_(
+        "{count} GPUs do not split the model's {heads} attention ({kv_heads} KV) heads for "
+        "tensor parallelism; counts that do: {valid}"
+    ),
     "config_missing_file": N_("names {path}, which is not a file (unset it to use no config)"),
     "not_a_table": N_("must be a table of fields"),
     "not_json": N_("not valid JSON ({reason})"),

@@ -287,7 +287,16 @@ class EstimateRequest(TrainingSettings):
     )
     gpu: str = given("a100", replace(GPU_NAME, help=N_("The GPU.")))
     count: int = given(
-        1, Input("int", N_("How many of them (data parallel)."), low=1, high=100_000)
+        1,
+        Input(
+            "int",
+            N_(
+                "How many of them: training spreads as its framework does (data, ZeRO/FSDP or "
+                "tensor × pipeline parallel); inference splits the model by tensor parallelism."
+            ),
+            low=1,
+            high=100_000,
+        ),
     )
     precision: str = given("bf16-true", PRECISION)
     quant: str | None = given(None, QUANT)

@@ -50,6 +50,19 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
             "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
         )
     training = r.task != "inference"
+    if not training and r.count > 1:
+        from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
+
+        if tensor_parallel_degree(arch, r.count) != r.count:
+            valid = [n for n in gpu_counts(64) if tensor_parallel_degree(arch, n) == n]
+            raise InvalidInput(
+                "count_splits_heads",
+                field=("count",),
+                count=r.count,
+                heads=arch.n_heads,
+                kv_heads=arch.n_kv_heads,
+                valid=", ".join(str(n) for n in valid),
+            )
     job = make_job(
         **(r.settings() if training else {}),
         task=r.task,
