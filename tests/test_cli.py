@@ -185,3 +185,17 @@ def test_python_dash_m_and_help_work() -> None:
     assert result.returncode == 0
     for command in ("gpus", "show", "compare"):
         assert command in result.stdout
+
+
+@pytest.mark.parametrize("columns", [80, 160])
+def test_gpus_fits_its_width_without_cutting_a_token(
+    monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    """Issue 18: at 80 columns the catalog was 570 lines of numbers split mid-token."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = run_cli("gpus")
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    assert "…" not in "".join(lines[4:-1])  # no cell cut (the header's own … aside)
+    assert len(lines) == 44 + 6  # one line a GPU
+    golden(f"gpus_{columns}.txt", result.stdout)

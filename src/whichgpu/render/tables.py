@@ -313,42 +313,69 @@ def _purchase_cell(row: GpuComparison, condition: str) -> str:
     return "; ".join(parts)
 
 
-def print_gpu_list(gpus: list[GPU], catalog: Catalog, console: Console) -> None:
+def fitted_table(
+    title: str, columns: Sequence[tuple[str, str, int]], rows: Sequence[Sequence[str]], width: int
+) -> Table:
+    """A light table whose cells are never wrapped: a number, a date or an id is never cut.
+    ``columns`` are ``(header, justify, priority)``; while the table is wider than
+    ``width``, the column of the highest priority number goes (1 is kept last)."""
+    from rich import box
+    from rich.cells import cell_len  # terminal cells: a Japanese character takes two
     from rich.table import Table
 
+    def needed(i: int) -> int:
+        return max([cell_len(columns[i][0])] + [cell_len(r[i]) for r in rows])
+
+    keep = list(range(len(columns)))
+    while len(keep) > 1 and sum(needed(i) + 2 for i in keep) > width:
+        keep.remove(max(keep, key=lambda i: columns[i][2]))
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for i in keep:
+        header, justify, _priority = columns[i]
+        table.add_column(header, justify=justify, no_wrap=True, min_width=needed(i))  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*(row[i] for i in keep))
+    return table
+
+
+def print_gpu_list(gpus: list[GPU], catalog: Catalog, console: Console) -> None:
+    """``whichgpu gpus``: the columns that fit the terminal, the least needed dropped first
+    (at 80 columns: the id, memory, rent, FP16 and bandwidth)."""
     from whichgpu.catalog.prices import rent_range
 
-    table = Table(title=fmt(_("GPU catalog ({n} GPUs)"), n=len(gpus)))
-    for header in (
-        _("ID"),
-        _("Name"),
-        _("VRAM"),
-        _("Bandwidth"),
-        _("FP16 tensor, dense"),
-        _("FP64"),
-        _("Features"),
-        _("Rent $/h"),
-        _("Cheapest … dearest listing (date)"),
-    ):
-        table.add_column(header, overflow="fold", no_wrap=header == _("ID"))
+    columns = [
+        (_("GPU"), "left", 1),
+        (_("VRAM"), "right", 2),
+        (_("rent $/h"), "right", 3),
+        (_("FP16 TFLOPS"), "right", 4),
+        (_("GB/s"), "right", 5),
+        (_("features"), "left", 6),
+        (_("FP64"), "right", 7),
+        (_("name"), "left", 8),
+        (_("cheapest … dearest listing (date)"), "left", 9),
+    ]
+    rows = []
     for gpu in gpus:
         rent = rent_range(catalog, gpu.id)
-        table.add_row(
-            gpu.id,
-            gpu.short_name,
-            f"{format_field('memory_gib', gpu.memory_gib)} {gpu.memory_type}",
-            format_field("memory_bandwidth_gb_per_s", gpu.memory_bandwidth_gb_per_s),
-            format_field("fp16_tensor_dense_tflops", gpu.fp16_tensor_dense_tflops),
-            format_field("fp64_tflops", gpu.fp64_tflops),
-            ", ".join(gpu_features(gpu)) or "—",
-            _("unpriced")
-            if rent is None
-            else format_usd_range(rent.low_usd_per_h, rent.high_usd_per_h),
-            "—" if rent is None else _listing_ends(rent),
+        rows.append(
+            [
+                gpu.id,
+                f"{format_field('memory_gib', gpu.memory_gib)} {gpu.memory_type}",
+                _("unpriced")
+                if rent is None
+                else format_usd_range(rent.low_usd_per_h, rent.high_usd_per_h),
+                format_number(gpu.fp16_tensor_dense_tflops),
+                format_number(gpu.memory_bandwidth_gb_per_s),
+                ",".join(gpu_features(gpu)) or "—",
+                format_number(gpu.fp64_tflops),
+                gpu.short_name,
+                "—" if rent is None else _listing_ends(rent),
+            ]
         )
-    console.print(table)
+    title = fmt(_("GPU catalog ({n} GPUs)"), n=len(gpus))
+    console.print(fitted_table(title, columns, rows, console.width))
     console.print(
-        _("Rent: on-demand, spot and marketplace listings; 'whichgpu show GPU' cites each one."),
+        _("Rent: the range of the offers; 'whichgpu show GPU' cites each one."),
         style="dim",
     )
 
@@ -361,10 +388,12 @@ def _listing_ends(rent: PriceRange) -> str:
 
 
 def gpu_features(gpu: GPU) -> list[str]:
-    """The capability flags ``gpus --feature`` filters on, in a fixed order."""
+    """The capability flags ``gpus --feature`` filters on, in a fixed order; the software
+    stack shown only where it is not CUDA (``rocm``: every other GPU has ``cuda``)."""
     from whichgpu.catalog.filters import FEATURES
 
-    return [name for name, test in FEATURES.items() if test(gpu)]
+    found = [name for name, test in FEATURES.items() if test(gpu) and name != "cuda"]
+    return found if gpu.cuda else [*found, "rocm"]
 
 
 def print_gpu(gpu: GPU, catalog: Catalog, today: date, console: Console) -> None:
