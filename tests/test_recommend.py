@@ -656,3 +656,17 @@ def test_no_ties_on_a_cost_the_hours_fix(catalog: Catalog) -> None:
     component = make_component({"kind": "inference", "model": "llama-3.1-8b", "hours": 100})
     result = recommend(catalog, Workload((component,)))
     assert result.pick is not None and not any(o.tied for o in result.options)
+
+
+@pytest.mark.parametrize("columns", [80, 160])
+def test_the_table_fits_its_width_without_cutting_a_token(
+    monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    """Issue 18: 'marketpl…' and 'throughp…' cut, a status wrapped over six lines."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = run_cli("recommend", "--task", "train", "-m", "llama-2-13b", "--tokens", "2e9",
+                     "--catalog", "article")  # fmt: skip
+    table = result.stdout.split("Pick:")[0]
+    assert max(len(line) for line in table.splitlines()) <= columns
+    assert "…" not in table
+    golden(f"recommend_train_article_{columns}.txt", result.stdout)

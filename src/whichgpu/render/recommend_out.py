@@ -177,49 +177,47 @@ def hardware_cell(option: Option) -> str:
 def print_recommend(
     result: Recommendation, console: Console, top: int = 8, every: bool = False
 ) -> None:
-    from rich.table import Table
     from rich.text import Text
 
-    from whichgpu.render.tables import add_columns
+    from whichgpu.render.tables import fitted_table
 
-    rows = shown_options(result, every, top, top)
+    shown = shown_options(result, every, top, top)
     title = result.workload.name or _("Recommendation")
     heading = fmt(_("{title} · objective: {objective}"), title=title, objective=_(result.objective))
-    table = Table(title=heading, title_justify="left")
-    add_columns(
-        table,
-        (
-            ("#", "right"),
-            (_("GPU"), "left"),
-            (_("market"), "left"),
-            (_("$/h"), "right"),
-            (_("time"), "right"),
-            (_("cost"), "right"),
-            (_("throughput"), "right"),
-            (_("status"), "left"),
-        ),
-    )
-    for i, option in enumerate(rows, 1):
+    columns = [
+        ("#", "right", 1),
+        (_("GPU"), "left", 1),
+        (_("cost"), "right", 1),
+        (_("time"), "right", 2),
+        (_("$/h"), "right", 3),
+        (_("status"), "left", 4),
+        (_("throughput"), "right", 5),
+        (_("market"), "left", 6),
+    ]
+    rows, styles = [], []
+    for i, option in enumerate(shown, 1):
         first = option.runs[0] if option.runs else None
         rate = (
             "—"
             if first is None or first.throughput is None
             else format_rate(first.throughput, first.unit)
         )
-        status = status_text(option, result, _("Pareto"))
-        style = "bold green" if option is result.pick else ("dim" if not option.feasible else "")
-        table.add_row(
-            str(i),
-            hardware_cell(option),
-            localize(option.market) if option.market else "—",
-            format_cost(option.usd_per_h),
-            format_duration(option.time_s),
-            format_cost(option.cost_usd),
-            rate,
-            status,
-            style=style,
+        rows.append(
+            [
+                str(i),
+                hardware_cell(option),
+                format_cost(option.cost_usd),
+                format_duration(option.time_s),
+                format_cost(option.usd_per_h),
+                status_text(option, result, _("Pareto")),
+                rate,
+                localize(option.market) if option.market else "—",
+            ]
         )
-    console.print(table)
+        styles.append(
+            "bold green" if option is result.pick else ("dim" if not option.feasible else "")
+        )
+    console.print(fitted_table(heading, columns, rows, console.width, frozenset({5}), styles))
     if result.pick is None:
         console.print(Text(_("No option meets every constraint."), style="bold red"))
         for n in result.infeasible:

@@ -313,28 +313,45 @@ def _purchase_cell(row: GpuComparison, condition: str) -> str:
     return "; ".join(parts)
 
 
+#: The width a prose column (a status, a reason) is given at least; it wraps beyond.
+PROSE_MIN_WIDTH = 18
+
+
 def fitted_table(
-    title: str, columns: Sequence[tuple[str, str, int]], rows: Sequence[Sequence[str]], width: int
+    title: str,
+    columns: Sequence[tuple[str, str, int]],
+    rows: Sequence[Sequence[str]],
+    width: int,
+    prose: frozenset[int] = frozenset(),
+    styles: Sequence[str] = (),
 ) -> Table:
     """A light table whose cells are never wrapped: a number, a date or an id is never cut.
     ``columns`` are ``(header, justify, priority)``; while the table is wider than
-    ``width``, the column of the highest priority number goes (1 is kept last)."""
+    ``width``, the column of the highest priority number goes (1 is kept last). Columns in
+    ``prose`` hold sentences: they wrap at word boundaries, in the width left to them."""
     from rich import box
     from rich.cells import cell_len  # terminal cells: a Japanese character takes two
     from rich.table import Table
 
     def needed(i: int) -> int:
-        return max([cell_len(columns[i][0])] + [cell_len(r[i]) for r in rows])
+        widest = max([cell_len(columns[i][0])] + [cell_len(r[i]) for r in rows])
+        return min(widest, PROSE_MIN_WIDTH) if i in prose else widest
 
     keep = list(range(len(columns)))
     while len(keep) > 1 and sum(needed(i) + 2 for i in keep) > width:
         keep.remove(max(keep, key=lambda i: columns[i][2]))
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+        collapse_padding=True,
+    )  # fmt: skip
     for i in keep:
         header, justify, _priority = columns[i]
-        table.add_column(header, justify=justify, no_wrap=True, min_width=needed(i))  # type: ignore[arg-type]
-    for row in rows:
-        table.add_row(*(row[i] for i in keep))
+        if i in prose:
+            table.add_column(header, justify=justify, min_width=needed(i), ratio=1)  # type: ignore[arg-type]
+        else:
+            table.add_column(header, justify=justify, no_wrap=True, min_width=needed(i))  # type: ignore[arg-type]
+    for n, row in enumerate(rows):
+        table.add_row(*(row[i] for i in keep), style=styles[n] if n < len(styles) else None)
     return table
 
 
