@@ -165,21 +165,33 @@ def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: 
         arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch
     )
     fitted_tp: set[int] = set()
+    replicas_fit = False
     for strategy, per_mode in layouts:
-        tp, pp = per_mode[0][1][0].tp, per_mode[0][1][0].pp
+        first = per_mode[0][1][0]
+        tp, pp = first.tp, first.pp
         if pp > 1 and tp in fitted_tp:
             # pipeline stages only once the model does not fit without them: a deeper
             # pipeline adds bubble (Narayanan et al., 2021, §3.3, takeaway #1)
+            continue
+        if replicas_fit and tp == 1 and pp == 1 and first.zero > 0:
+            # whole replicas hold the largest micro-batch: sharding them (ZeRO/FSDP) runs the
+            # same compute with more communication (Rajbhandari et al., 2020, §7: 1.5× the
+            # all-reduce's volume at stage 3), so it cannot be faster
             continue
         found: list[tuple[Job, Checkpointing]] = []
         for mode, variants in per_mode:
             fit = _largest(arch, variants, gpu)
             if fit is not None:
+                if found and fit.batch <= found[-1][0].batch:
+                    continue  # recomputation that buys no larger micro-batch only adds work
                 found.append((fit, mode))
                 if fit is variants[0]:
                     break  # the largest batch without recomputation: recomputing only adds work
         if found:
             fitted_tp.add(tp)
+            replicas_fit = replicas_fit or (
+                tp == 1 and pp == 1 and first.zero == 0 and found[0][0] is first
+            )
         if smallest is None:
             smallest = (per_mode[-1][1][-1], strategy)
         for fit, mode in found:
