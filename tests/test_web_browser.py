@@ -182,3 +182,36 @@ def test_recommend_page_in_each_language(
     assert price in page.locator("table.ranked").inner_text()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"recommend-{language}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_after_submitting_the_summary_is_in_view_and_focused(
+    page: Any, base_url: str, width: int
+) -> None:
+    """Issue 18: the answer was below the fold, with no summary line."""
+    page.set_viewport_size({"width": width, "height": 844})
+    page.goto(f"{base_url}/")
+    page.select_option("#task", "lora")
+    page.fill("#tokens", "1e8")
+    page.click("#submit")
+    page.wait_for_selector("#summary")
+    summary = page.locator("#summary")
+    assert summary.inner_text().startswith("Pick: ")
+    box = summary.bounding_box()
+    assert box is not None and 0 <= box["y"] < 844  # in the viewport
+    assert page.evaluate("document.activeElement.id") == "summary"
+    page.screenshot(path=str(ARTIFACTS / f"recommend-summary-{width}.png"))
+
+
+def test_the_form_shows_the_fields_of_the_chosen_task(page: Any, base_url: str) -> None:
+    """A LoRA job has no Frames or TFLOP field; a render job has no tokens or batch."""
+    page.goto(f"{base_url}/")
+    page.select_option("#task", "lora")
+    assert not page.locator("input[name=frames]").is_visible()
+    assert not page.locator("input[name=tflop]").is_visible()
+    assert page.locator("input[name=tokens]").is_visible()
+    page.select_option("#task", "render")
+    assert page.locator("input[name=frames]").is_visible()
+    assert not page.locator("input[name=tokens]").is_visible()
+    assert not page.locator("input[name=batch]").is_visible()
+    assert page.locator("input[name=tokens]").is_disabled()  # hidden fields are not sent

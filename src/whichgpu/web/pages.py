@@ -132,6 +132,7 @@ def add_pages(app: FastAPI) -> None:
                 form=built_form,
                 result=result,
                 rows=rows_of(result, bool(fields.get("all"))) if result is not None else [],
+                summary=summary_of(result),
                 charts=None if svgs is None else tuple(Markup(s) for s in svgs),
             )
         if result is not None:
@@ -234,6 +235,27 @@ def recommend_context(
         "engines": [(e.id, e.name) for e in ENGINES.values()],
         "percentiles": ("p50", "p95", "p99"),
     }
+
+
+def summary_of(result: Any) -> str:
+    """The answer in one line, for the top of the page: ``Pick: 4 × RTX 4090 · $9.90 ·
+    7.1 h`` (or that nothing meets every constraint)."""
+    from whichgpu.fields import format_cost, format_duration
+    from whichgpu.render.recommend_out import hardware_cell
+
+    if result is None:
+        return ""
+    pick = result.pick
+    if pick is None:
+        return _("No option meets every constraint.")
+    parts = [fmt(_("Pick: {option}"), option=hardware_cell(pick))]
+    if pick.cost_usd is not None:
+        parts.append(format_cost(pick.cost_usd))
+    elif pick.usd_per_h is not None:
+        parts.append(fmt(_("{price}/h"), price=format_cost(pick.usd_per_h)))
+    if pick.time_s is not None:
+        parts.append(format_duration(pick.time_s))
+    return " · ".join(parts)
 
 
 def offer_text(option: Any) -> str:
