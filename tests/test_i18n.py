@@ -156,3 +156,22 @@ def test_language_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LC_ALL")
     monkeypatch.setenv("LANG", "C.UTF-8")
     assert language_from_environment() == "en"
+
+
+@pytest.mark.parametrize(
+    ("value", "decimals", "expected"),
+    [(0.175, 2, "0.18"), (0.125, 2, "0.13"), (2.675, 2, "2.68"), (1234.5, 0, "1235"),
+     (0.005, 2, "0.01"), (-0.125, 2, "-0.13"), (0.1749, 2, "0.17")],
+)  # fmt: skip
+def test_one_rounding_rule_in_every_language(value: float, decimals: int, expected: str) -> None:
+    """Half-way values round the same way in English, French and Japanese (issue 18: $0.17
+    in English and 0,18 $ in French for 0.175)."""
+    from whichgpu.i18n import format_decimal, set_language
+
+    seen = set()
+    for language in ("en", "fr", "ja"):
+        set_language(language)
+        text = format_decimal(value, decimals, grouping=False)
+        seen.add(text.replace(",", ".").replace("\u2212", "-"))
+    set_language("en")
+    assert seen == {expected}

@@ -590,3 +590,13 @@ def test_models_route_equals_the_cli(client: TestClient) -> None:
     api = ok(client.get("/api/v1/models", params={"family": "llama", "min_params": 7e9}))
     assert api == cli_json("models", "--family", "llama", "--min-params", "7B")
     assert [m["id"] for m in api["models"]][:2] == ["llama-3.1-8b", "llama-2-13b"]
+
+
+def test_the_markets_stay_ticked_across_a_language_link(client: TestClient) -> None:
+    """Issue 18: every market rendered unticked after any query string (?lang=fr)."""
+    import re
+
+    for url in ("/recommend?lang=fr", "/recommend?lang=ja&model=llama-2-7b"):
+        text = client.get(url).text
+        ticked = re.findall(r'name="markets" value="([a-z-]+)" checked', text)
+        assert ticked == ["on-demand", "marketplace"], url

@@ -19,6 +19,7 @@ import string
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -104,10 +105,21 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 _SPEC = re.compile(r"^(?P<group>,?)(?:\.(?P<decimals>\d+))?(?P<kind>[f%d]?)$")
 
 
+def half_up(value: float, decimals: int) -> Decimal:
+    """``value`` rounded as a person rounds what they read: half away from zero, on its
+    shortest decimal form (0.175 → 0.18 in every language; the float 0.175 is a hair under
+    it, which Python's own formatting rounds down and Babel's up)."""
+    from decimal import ROUND_HALF_UP
+
+    return Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+
+
 def format_decimal(value: float, decimals: int | None = None, grouping: bool = True) -> str:
     """A number as the current language writes it: ``1,234.56`` (en), ``1 234,56`` (fr);
     ``decimals=None`` keeps up to three significant decimals."""
     language = current_language()
+    if decimals is not None:
+        value = half_up(value, decimals)  # type: ignore[assignment]
     if language == "en":
         if decimals is None:
             return f"{value:,}" if grouping else f"{value}"

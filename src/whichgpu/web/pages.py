@@ -220,7 +220,12 @@ def recommend_context(
     return {
         "values": values,
         "checked": {
-            "markets": lists.get("markets", list(DEFAULT_MARKETS) if not fields else []),
+            # a submitted form says its markets (none ticked is an answer); a page opened
+            # without them (a language link, a bare query) shows the defaults ticked
+            "markets": lists.get(
+                "markets",
+                [] if "task" in fields and "submitted" in fields else list(DEFAULT_MARKETS),
+            ),
             "requires": lists.get("requires", []),
         },
         "config_name": config_name,
