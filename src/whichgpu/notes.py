@@ -220,7 +220,7 @@ MESSAGES: dict[str, str] = {
     "warn_price_range": N_(
         "At the high end of the listings the job costs ${high:,.2f} instead of ${cost:,.2f}."
     ),
-    "warn_unpriced": N_("Not ranked, no price in {markets}: {gpus} (add yours with --prices)."),
+    "warn_unpriced": N_("Not ranked, no offer in {markets}: {gpus}."),
     # recommend: assumptions
     "assume_rent": N_(
         "Prices: the lowest listing in each market ({markets}), per GPU-hour; the high end is "
