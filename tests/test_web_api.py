@@ -600,3 +600,31 @@ def test_the_markets_stay_ticked_across_a_language_link(client: TestClient) -> N
         text = client.get(url).text
         ticked = re.findall(r'name="markets" value="([a-z-]+)" checked', text)
         assert ticked == ["on-demand", "marketplace"], url
+
+
+LEAKED = ("undated", "sparse", "the article", "marketplace", "on-demand", "claim, not an offer",
+          "retrieved", "months old", "no offer")  # fmt: skip
+
+
+@pytest.mark.parametrize("language", ["fr", "ja"])
+@pytest.mark.parametrize(
+    "url",
+    ["/catalog", "/catalog/a100", "/catalog/a2000", "/compare?gpu=a100&gpu=a6000&gpu=a2000",
+     "/recommend?task=lora&model=llama-2-7b&tokens=1e8&catalog=article"],
+)  # fmt: skip
+def test_no_english_word_leaks_into_a_translated_page(
+    client: TestClient, url: str, language: str
+) -> None:
+    """Issue 18: French and Japanese pages left 'undated', 'sparse', 'the article (C20)'…
+    (source titles and publishers are names, kept as published)."""
+    import re
+
+    text = client.get(url + ("&" if "?" in url else "?") + f"lang={language}").text
+    text = re.sub(r"<a [^>]*>[^<]*</a>", " ", text)  # linked source titles are names
+    text = re.sub(r"<[^>]+>", " ", text)
+    text = re.sub(r"SkyPilot catalog[^)]*\)", " ", text)  # a source's title, inside a citation
+    found = [word for word in LEAKED if re.search(rf"\b{re.escape(word)}\b", text)]
+    context = [
+        m.group(0) for w in found for m in re.finditer(rf".{{60}}\b{w}\b.{{20}}", text, re.S)
+    ]
+    assert found == [], context[:2]

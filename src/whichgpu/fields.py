@@ -78,6 +78,8 @@ def format_field(field: str, value: object) -> str:
         unit = FIELDS.get(field, ("", ""))[1]
         text = format_number(value)
         return f"{text} {unit}" if unit else text
+    if field == "vendor_fp16_tensor_basis":  # a word (dense, sparse), not a name
+        return _(str(value))
     return str(value)
 
 

@@ -326,6 +326,12 @@ WORDS: dict[str, str] = {
         N_("buy-new"), N_("buy-used"), N_("purchase"), N_("cost"), N_("time"), N_("value"),
         N_("NVIDIA DeepLearningExamples' ResNet-50 recipe"), N_("the DeiT recipe"),
         N_("the Hugging Face Trainer's default"),
+        # the article's price rows' provider; tensor-figure bases; kinds of source
+        N_("the article (C20)"), N_("dense"), N_("sparse"),
+        N_("article"), N_("benchmark"), N_("config"), N_("datasheet"), N_("documentation"),
+        N_("guide"), N_("news (third party)"), N_("press release"), N_("price catalog"),
+        N_("price list"), N_("product page"), N_("reference"), N_("review"),
+        N_("review (third party)"), N_("whitepaper"),
     )
 } | {
     # capability codes (--requires) as readers name them

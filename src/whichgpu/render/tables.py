@@ -187,7 +187,9 @@ def price_citation(price: Price, catalog: Catalog, today: date) -> str:
         region = fmt(
             _("{region} and {more} more regions"), region=region or "", more=price.region_count - 1
         )
-    where = ", ".join(part for part in (price.provider, region, price.instance) if part)
+    from whichgpu.notes import localize
+
+    where = ", ".join(part for part in (localize(price.provider), region, price.instance) if part)
     source = catalog.source(price.source)
     title = source.title if source else price.source
     text = fmt(
@@ -398,10 +400,12 @@ def print_gpu_list(gpus: list[GPU], catalog: Catalog, console: Console) -> None:
 
 
 def _listing_ends(rent: PriceRange) -> str:
-    low = f"{rent.low.provider} ({rent.low.as_of})"
+    from whichgpu.notes import localize
+
+    low = f"{localize(rent.low.provider)} ({localize(rent.low.as_of)})"
     if rent.high is rent.low or rent.high_usd_per_h == rent.low_usd_per_h:
         return low
-    return f"{low} … {rent.high.provider} ({rent.high.as_of})"
+    return f"{low} … {localize(rent.high.provider)} ({localize(rent.high.as_of)})"
 
 
 def gpu_features(gpu: GPU) -> list[str]:

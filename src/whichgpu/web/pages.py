@@ -13,6 +13,7 @@ from markupsafe import Markup
 from starlette.datastructures import UploadFile
 
 from whichgpu.i18n import _, fmt, speaking
+from whichgpu.notes import localize as notes_localize
 from whichgpu.web.core import (
     LANGUAGES,
     MAX_CONFIG_BYTES,
@@ -274,14 +275,14 @@ def offer_text(option: Any) -> str:
     if listing.instance is None:
         return fmt(
             _("{provider}, {price}/GPU·h"),
-            provider=listing.provider,
+            provider=notes_localize(listing.provider),
             price=format_usd(listing.price_usd_per_h),
         )
     return fmt(
         _("{count} × {instance} ({provider}), {price}/h each, {per_gpu}/GPU·h"),
         count=option.hardware.instances,
         instance=listing.instance,
-        provider=listing.provider,
+        provider=notes_localize(listing.provider),
         price=format_usd(listing.instance_usd_per_h),
         per_gpu=format_usd(listing.price_usd_per_h),
     )
@@ -471,7 +472,7 @@ def gpu_context(service: Service, gpu: Any) -> dict[str, Any]:
                 _(p.condition),
                 format_usd_range(p.low_usd, p.high_usd),
                 source.title if source else p.source,
-                p.as_of,
+                notes_localize(p.as_of),
             )
         )
     return {"gpu": gpu, "specs": specs, "markets": markets, "purchases": purchases}
