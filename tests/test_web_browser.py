@@ -112,11 +112,11 @@ def test_recommend_form_shows_the_ranked_table_and_charts(page: Any, base_url: s
     assert "pick" in (rows.first.get_attribute("class") or "")
     assert page.locator("ul.reasons li").count() >= 1
     assert page.locator("ul.assumptions li").count() >= 1
-    for chart in ("#chart-value svg", "#chart-memory svg"):
+    for chart in ("#chart-cost-time svg", "#chart-memory svg"):
         box = page.locator(chart).bounding_box()
         assert box is not None and box["width"] > 200 and box["height"] > 100
-    assert page.locator("#chart-value svg path").count() > 5
-    assert page.locator("#chart-value svg text").count() > 5
+    assert page.locator("#chart-cost-time svg path").count() > 5
+    assert page.locator("#chart-cost-time svg text").count() > 5
     # the form keeps what was asked
     assert page.input_value("#tokens") == "1e8"
     ARTIFACTS.mkdir(exist_ok=True)
@@ -215,3 +215,10 @@ def test_the_form_shows_the_fields_of_the_chosen_task(page: Any, base_url: str) 
     assert not page.locator("input[name=tokens]").is_visible()
     assert not page.locator("input[name=batch]").is_visible()
     assert page.locator("input[name=tokens]").is_disabled()  # hidden fields are not sent
+
+
+def test_a_render_job_draws_no_memory_chart(page: Any, base_url: str) -> None:
+    """Issue 18: an empty memory chart was drawn for a render job."""
+    page.goto(f"{base_url}/recommend?task=render&frames=2000")
+    page.wait_for_selector("#chart-cost-time svg")
+    assert page.locator("#chart-memory").count() == 0

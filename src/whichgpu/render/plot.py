@@ -30,48 +30,59 @@ def _cost(option: Option) -> float:
     return option.cost_usd if option.cost_usd is not None else (option.usd_per_h or 0.0)
 
 
-def _value_chart(ax: Axes, result: Recommendation) -> None:
-    from whichgpu.render.recommend_out import best_per_gpu
+def _x_of(option: Option, by_time: bool) -> float:
+    if by_time:
+        return (option.time_s or 0.0) / 3600
+    return option.throughput or 0.0
 
-    shown = [o for o in result.options if o.feasible and o.value is not None]
-    per_job = any(o.cost_usd is not None for o in shown)
+
+def _cost_time_chart(ax: Axes, result: Recommendation) -> None:
+    """Cost against time of every feasible option (against throughput when the hours are
+    fixed: then time says nothing), the Pareto front as a line, the pick in green and the
+    front in blue, labelled; the other options grey and unlabelled."""
+    shown = [o for o in result.options if o.feasible and o.cost_usd is not None]
+    if not shown:
+        shown = [o for o in result.options if o.feasible and o.usd_per_h is not None]
+    by_time = len({round(o.time_s or 0.0) for o in shown}) > 1
     groups: dict[tuple[str, int], tuple[list[float], list[float]]] = {}
     for option in shown:
-        color = "tab:green" if option is result.pick else ("tab:blue" if option.pareto else "0.6")
-        xs, ys = groups.setdefault((color, 40 if option.pareto else 18), ([], []))
-        xs.append(_cost(option))
-        ys.append(option.value or 0.0)
+        if option is result.pick:
+            style = ("tab:green", 70)
+        elif option.pareto:
+            style = ("tab:blue", 36)
+        else:
+            style = ("0.7", 14)
+        xs, ys = groups.setdefault(style, ([], []))
+        xs.append(_x_of(option, by_time))
+        ys.append(_cost(option))
     for (color, size), (xs, ys) in groups.items():  # one collection per style: fast to draw
         ax.scatter(xs, ys, color=color, s=size, zorder=3)
-    front = sorted((o for o in shown if o.pareto), key=lambda o: _cost(o) or 0.0)
-    if front:
-        ax.plot(
-            [_cost(o) for o in front],
-            [o.value or 0.0 for o in front],
-            color="tab:blue",
-            linewidth=1,
-            zorder=2,
-            label=_("Pareto front (time vs cost)"),
-        )
-    for option in best_per_gpu([o for o in shown]):
-        ax.annotate(
-            _label(option),
-            (_cost(option) or 0.0, option.value or 0.0),
-            fontsize=7,
-            xytext=(4, 3),
-            textcoords="offset points",
-            parse_math=False,
-        )
-    unit = shown[0].runs[0].unit if shown else ""
-    if not shown:
-        ax.text(0.5, 0.5, _("no priced option"), ha="center", va="center")
+    front = sorted((o for o in shown if o.pareto), key=lambda o: _x_of(o, by_time))
+    if len(front) > 1:
+        ax.plot([_x_of(o, by_time) for o in front], [_cost(o) for o in front],
+                color="tab:blue", linewidth=1, zorder=2,
+                label=_("Pareto front (time vs cost)"))  # fmt: skip
+        ax.legend(fontsize=8, loc="best")
+    for option in front:  # labels on the front only: the options worth naming
+        ax.annotate(_label(option), (_x_of(option, by_time), _cost(option)), fontsize=8,
+                    xytext=(4, 3), textcoords="offset points", parse_math=False)  # fmt: skip
+    per_job = any(o.cost_usd is not None for o in shown)
     ax.set_xscale("log")
-    ax.set_xlabel(_("cost per job, US$") if per_job else _("cost per hour, US$"))
-    ax.set_ylabel(fmt(_("throughput per $/h ({unit})"), unit=unit))
-    ax.set_title(_("Value against cost"))
-    if front:
-        ax.legend(fontsize=7)
+    ax.set_yscale("log")
+    unit = shown[0].runs[0].unit if shown and shown[0].runs else ""
+    ax.set_xlabel(_("time, hours") if by_time else fmt(_("throughput ({unit})"), unit=unit))
+    ax.set_ylabel(_("cost per job, US$") if per_job else _("cost per hour, US$"))
+    ax.set_title(_("Cost against time"))
     ax.grid(True, which="both", linewidth=0.3)
+
+
+def _has_priced(result: Recommendation) -> bool:
+    return any(o.feasible and o.usd_per_h is not None for o in result.options)
+
+
+def _has_model(result: Recommendation) -> bool:
+    option = result.pick or (result.options[0] if result.options else None)
+    return option is not None and any(r.component.uses_model for r in option.runs)
 
 
 def _memory_chart(ax: Axes, result: Recommendation) -> None:
@@ -112,7 +123,8 @@ def _memory_chart(ax: Axes, result: Recommendation) -> None:
     ax.set_title(
         fmt(_("Memory on {option}"), option=_label(option)) if option else "", parse_math=False
     )
-    ax.legend(fontsize=7)
+    # the legend beside the bars, not over them
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
 
 
 #: Fonts tried glyph by glyph (matplotlib ≥ 3.6 falls back per character): Latin first, then
@@ -143,7 +155,7 @@ def plot_recommendation(result: Recommendation, path: Path) -> None:
     with _fonts():
         fig = Figure(figsize=(11, 4.5))
         left, right = fig.subplots(1, 2)
-        _value_chart(left, result)
+        _cost_time_chart(left, result)
         _memory_chart(right, result)
         fig.tight_layout()
         _save(fig, path)
@@ -160,23 +172,28 @@ def _save(fig: Any, path: Path) -> None:
         ) from None
 
 
-def recommendation_svgs(result: Recommendation) -> tuple[str, str]:
-    """The two charts (value against cost with the Pareto front; memory breakdown) as SVG
-    documents to inline in HTML: no XML prolog, text kept as text, stable element ids."""
+def recommendation_svgs(result: Recommendation) -> tuple[tuple[str, str], ...]:
+    """The charts that have something to show, as ``(name, SVG)`` to inline in HTML: cost
+    against time with the Pareto front (``cost-time``), and the pick's memory by component
+    (``memory``, for a model). No XML prolog, text kept as text, stable element ids; fonts
+    sized to stay legible when a phone scales the chart to its width."""
     import io
 
     from matplotlib.figure import Figure
 
-    out: list[str] = []
-    with _fonts({"svg.fonttype": "none", "svg.hashsalt": "whichgpu"}):
-        for draw, prefix in ((_value_chart, "value"), (_memory_chart, "memory")):
-            fig = Figure(figsize=(6.4, 4.2))
+    charts = [("cost-time", _cost_time_chart, _has_priced), ("memory", _memory_chart, _has_model)]
+    out: list[tuple[str, str]] = []
+    with _fonts({"svg.fonttype": "none", "svg.hashsalt": "whichgpu", "font.size": 11}):
+        for name, draw, shows in charts:
+            if not shows(result):
+                continue  # an empty chart says nothing: not drawn
+            fig = Figure(figsize=(5.6, 4.0))
             draw(fig.add_subplot(), result)
             fig.tight_layout()
             buffer = io.StringIO()
             fig.savefig(buffer, format="svg", metadata={"Date": None})
-            out.append(_inline_svg(buffer.getvalue(), prefix))
-    return out[0], out[1]
+            out.append((name, _inline_svg(buffer.getvalue(), name)))
+    return tuple(out)
 
 
 def _inline_svg(text: str, prefix: str) -> str:

@@ -134,7 +134,7 @@ def add_pages(app: FastAPI) -> None:
                 result=result,
                 rows=rows_of(result, bool(fields.get("all"))) if result is not None else [],
                 summary=summary_of(result),
-                charts=None if svgs is None else tuple(Markup(s) for s in svgs),
+                charts=None if svgs is None else tuple((n, Markup(s)) for n, s in svgs),
             )
         if result is not None:
             service.memo.put(key, bytes(response.body))
