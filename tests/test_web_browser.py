@@ -222,3 +222,19 @@ def test_a_render_job_draws_no_memory_chart(page: Any, base_url: str) -> None:
     page.goto(f"{base_url}/recommend?task=render&frames=2000")
     page.wait_for_selector("#chart-cost-time svg")
     assert page.locator("#chart-memory").count() == 0
+
+
+def test_the_catalog_sorts_by_a_column_and_filters_by_text(page: Any, base_url: str) -> None:
+    """Issue 18: the catalog could not be sorted or filtered by column."""
+    page.goto(f"{base_url}/catalog")
+    vram = page.locator("#catalog thead th").nth(2)
+    vram.click()  # ascending by memory
+    first = page.locator("#catalog tbody tr").first.locator("td").nth(2).inner_text()
+    vram.click()  # descending
+    top = page.locator("#catalog tbody tr").first.locator("td").first.inner_text()
+    assert first.startswith("6 GB") and top == "mi325x"
+    assert vram.get_attribute("aria-sort") == "descending"
+    page.fill("#catalog-filter", "hopper 80")
+    shown = [r for r in page.locator("#catalog tbody tr").all() if r.is_visible()]
+    ids = {r.locator("td").first.inner_text() for r in shown}
+    assert ids == {"h100-sxm", "h100-pcie"}

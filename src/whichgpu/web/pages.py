@@ -429,6 +429,14 @@ def catalog_context(service: Service, found: list[Any]) -> dict[str, Any]:
                 if rent is None
                 else format_usd_range(rent.low_usd_per_h, rent.high_usd_per_h),
                 "ends": ends,
+                # the numbers the table sorts on (the cells show them formatted)
+                "sort": {
+                    "vram": gpu.memory_gib,
+                    "bandwidth": gpu.memory_bandwidth_gb_per_s,
+                    "fp16": gpu.fp16_tensor_dense_tflops,
+                    "fp64": gpu.fp64_tflops,
+                    "rent": "" if rent is None else rent.low_usd_per_h,
+                },
             }
         )
     return {

@@ -35,3 +35,46 @@ document.addEventListener("DOMContentLoaded", () => {
     button.textContent = button.textContent + "…";
   });
 });
+
+// Tables marked "sortable" sort by a column when its header is clicked (numbers by their
+// data-sort value; a second click reverses); a search box filters the catalog's rows.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("table.sortable").forEach((table) => {
+    const body = table.tBodies[0];
+    table.querySelectorAll("thead th").forEach((th, column) => {
+      th.tabIndex = 0;
+      th.setAttribute("role", "columnheader");
+      const sort = () => {
+        const ascending = th.getAttribute("aria-sort") !== "ascending";
+        table.querySelectorAll("thead th").forEach((other) => other.removeAttribute("aria-sort"));
+        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+        const key = (row) => {
+          const cell = row.cells[column];
+          const value = cell.dataset.sort;
+          if (value !== undefined) return value === "" ? Infinity : parseFloat(value);
+          return cell.textContent.trim().toLowerCase();
+        };
+        const rows = Array.from(body.rows);
+        rows.sort((a, b) => {
+          const x = key(a), y = key(b);
+          const order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+          return ascending ? order : -order;
+        });
+        rows.forEach((row) => body.appendChild(row));
+      };
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); } });
+    });
+  });
+  const filter = document.getElementById("catalog-filter");
+  if (filter) {
+    const rows = document.querySelectorAll("#catalog tbody tr");
+    filter.addEventListener("input", () => {
+      const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+      rows.forEach((row) => {
+        const text = (row.dataset.text || row.textContent).toLowerCase();
+        row.classList.toggle("hidden", !words.every((w) => text.includes(w)));
+      });
+    });
+  }
+});
