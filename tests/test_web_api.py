@@ -628,3 +628,26 @@ def test_no_english_word_leaks_into_a_translated_page(
         m.group(0) for w in found for m in re.finditer(rf".{{60}}\b{w}\b.{{20}}", text, re.S)
     ]
     assert found == [], context[:2]
+
+
+def test_the_fit_page_answers_on_one_screen(client: TestClient) -> None:
+    """Issue 18: there was no fit page (the HF 'Model Memory Usage' space answers memory on
+    one screen). The page's figures are the API's."""
+    import re
+
+    page = client.get(
+        "/fit", params={"model": "llama-3.1-8b", "task": "lora", "seq": "4096", "lang": "en"}
+    )
+    assert page.status_code == 200
+    api = ok(
+        client.post("/api/v1/fit", json={"model": "llama-3.1-8b", "task": "lora", "seq": 4096})
+    )
+    summary = re.search(r'<p id="summary"[^>]*><a [^>]*>([^<]+)</a>', page.text)
+    assert summary is not None
+    assert f"{api['total_gib']:,.1f} GiB per GPU" in summary.group(1)
+    holding = sum(1 for g in api["gpus"] if g["fits"])
+    assert f"{holding} of {len(api['gpus'])} GPUs hold it alone" in summary.group(1)
+    assert page.text.count('<tr class="pick"') == holding
+    bad = client.get("/fit", params={"model": "llama-3.1-8b", "batch": "two", "lang": "en"})
+    assert bad.status_code == 422 and "batch: must be a whole number" in bad.text
+    assert client.get("/fit").status_code == 200  # the form alone

@@ -189,6 +189,39 @@ def add_pages(app: FastAPI) -> None:
                 problem=problem,
             )
 
+    @app.get("/fit", include_in_schema=False)
+    async def fit_page(request: Request) -> Response:
+        """Will it fit? The memory at the job's peak by component, and every GPU: fits on
+        one, headroom, the fewest that hold it (``whichgpu fit`` on one screen)."""
+        service: Service = request.app.state.service
+        fields = {k: v[-1] for k, v in parse_qs(request.url.query).items() if v[-1].strip()}
+        fields.pop("lang", None)
+        values = {"model": "llama-3.1-8b", "task": "lora", **fields}
+        result = None
+        problem = None
+        if "model" in fields or "params" in fields:
+
+            def compute() -> Any:
+                from whichgpu.fitting import fit_request
+                from whichgpu.inputs import parse, take
+                from whichgpu.requests import FitRequest
+                from whichgpu.web.core import model_arch
+
+                request_fields = take(FitRequest, dict(fields))
+                parsed: FitRequest = parse(FitRequest, request_fields, text=True)
+                arch = model_arch(parsed.model, parsed.params, None)
+                return fit_request(service.catalog(), arch, parsed)[0]
+
+            result, problem = await run_off_loop(request.state.language, compute)
+        with speaking(request.state.language):
+            return _page(
+                request,
+                "fit.html",
+                status=problem.status if problem else 200,
+                **fit_context(service, values, result),
+                problem=problem,
+            )
+
     @app.get("/catalog/{gpu}", include_in_schema=False)
     async def gpu_page(request: Request, gpu: str) -> Response:
         service: Service = request.app.state.service
@@ -396,6 +429,54 @@ def compare_context(
         listings=listings,
     )
     return context
+
+
+def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[str, Any]:
+    """The fit form's choices, and the result's rows: the memory by component, and per GPU
+    whether one holds it, the headroom and the fewest that do."""
+    from whichgpu.job import PRECISIONS, QUANT_BITS
+    from whichgpu.models.presets import presets
+    from whichgpu.render.fit_out import COMPONENT_LABELS
+    from whichgpu.requests import KINDS
+    from whichgpu.units import BYTES_PER_GIB
+
+    parts, gpus, summary = [], [], ""
+    if result is not None:
+        est = result.estimate
+        parts = [
+            (_(COMPONENT_LABELS.get(k, k)), v / BYTES_PER_GIB)
+            for k, v in est.components.items()
+            if v > 0
+        ]
+        holding = [row for row in result.gpus if row.fits]
+        summary = fmt(
+            _("{model}: {gib:,.1f} GiB per GPU at the peak ({phase}); {n} of {total} GPUs hold it"
+              " alone."),
+            model=result.arch.name, gib=est.total_bytes / BYTES_PER_GIB, phase=_(est.phase),
+            n=len(holding), total=len(result.gpus),
+        )  # fmt: skip
+        gpus = [
+            {
+                "id": row.gpu.id,
+                "name": row.gpu.short_name,
+                "vram": row.gpu.memory_gib,
+                "fits": row.fits,
+                "headroom": row.headroom_gib,
+                "count": row.min_count,
+                "strategy": row.strategy,
+            }
+            for row in result.gpus
+        ]
+    return {
+        "values": values,
+        "kinds": [k for k in KINDS if k not in ("render", "fp64")],
+        "presets": [(p.id, p.display_name) for p in presets().values()],
+        "precisions": PRECISIONS,
+        "quants": sorted(QUANT_BITS),
+        "parts": parts,
+        "rows": gpus,
+        "summary": summary,
+    }
 
 
 def catalog_context(service: Service, found: list[Any]) -> dict[str, Any]:
