@@ -4,6 +4,7 @@ frame every page shares (languages, navigation) and the context each template ge
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -39,6 +40,19 @@ def chrome(language: str, path: str, query: dict[str, list[str]]) -> dict[str, A
         kept["lang"] = [code]
         links[code] = f"{path}?{urlencode(kept, doseq=True)}"
     return {"language": language, "languages": LANGUAGES, "language_links": links, "path": path}
+
+
+def _answer_page(
+    request: Request,
+    template: str,
+    problem: Problem | None,
+    context: Callable[[], dict[str, Any]],
+) -> HTMLResponse:
+    """A page in the request's language (its context built in it: labels are translated),
+    with the problem, and its status, if there is one."""
+    with speaking(request.state.language):
+        status = problem.status if problem else 200
+        return _page(request, template, status=status, problem=problem, **context())
 
 
 def _page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -153,14 +167,12 @@ def add_pages(app: FastAPI) -> None:
         value, problem = await run_off_loop(
             request.state.language, lambda: service.comparison(names, markets or None)
         )
-        with speaking(request.state.language):
-            return _page(
-                request,
-                "compare.html",
-                status=problem.status if problem else 200,
-                **compare_context(service, value, names, markets),
-                problem=problem,
-            )
+        return _answer_page(
+            request,
+            "compare.html",
+            problem,
+            lambda: compare_context(service, value, names, markets),
+        )
 
     @app.get("/catalog", include_in_schema=False)
     async def catalog_page(request: Request) -> Response:
@@ -179,15 +191,15 @@ def add_pages(app: FastAPI) -> None:
             return filter_gpus(service.catalog(), vram, arch or None, features)
 
         found, problem = await run_off_loop(request.state.language, compute)
-        with speaking(request.state.language):
-            return _page(
-                request,
-                "catalog.html",
-                status=problem.status if problem else 200,
+        return _answer_page(
+            request,
+            "catalog.html",
+            problem,
+            lambda: {
                 **catalog_context(service, found or []),
-                filters={"min_vram": min_vram, "arch": arch, "features": features},
-                problem=problem,
-            )
+                "filters": {"min_vram": min_vram, "arch": arch, "features": features},
+            },
+        )
 
     @app.get("/fit", include_in_schema=False)
     async def fit_page(request: Request) -> Response:
@@ -213,14 +225,12 @@ def add_pages(app: FastAPI) -> None:
                 return fit_request(service.catalog(), arch, parsed)[0]
 
             result, problem = await run_off_loop(request.state.language, compute)
-        with speaking(request.state.language):
-            return _page(
-                request,
-                "fit.html",
-                status=problem.status if problem else 200,
-                **fit_context(service, values, result),
-                problem=problem,
-            )
+        return _answer_page(
+            request,
+            "fit.html",
+            problem,
+            lambda: fit_context(service, values, result),
+        )
 
     @app.get("/catalog/{gpu}", include_in_schema=False)
     async def gpu_page(request: Request, gpu: str) -> Response:
@@ -228,14 +238,12 @@ def add_pages(app: FastAPI) -> None:
         found, problem = await run_off_loop(
             request.state.language, lambda: service.catalog().resolve(gpu)
         )
-        with speaking(request.state.language):
-            return _page(
-                request,
-                "gpu.html",
-                status=problem.status if problem else 200,
-                **gpu_context(service, found),
-                problem=problem,
-            )
+        return _answer_page(
+            request,
+            "gpu.html",
+            problem,
+            lambda: gpu_context(service, found),
+        )
 
 
 # -- page contexts -------------------------------------------------------------------------
