@@ -651,3 +651,22 @@ def test_the_fit_page_answers_on_one_screen(client: TestClient) -> None:
     bad = client.get("/fit", params={"model": "llama-3.1-8b", "batch": "two", "lang": "en"})
     assert bad.status_code == 422 and "batch: must be a whole number" in bad.text
     assert client.get("/fit").status_code == 200  # the form alone
+
+
+def test_the_mig_page_plans_the_article_s_d4(client: TestClient) -> None:
+    """Issue 18: there was no MIG page. Seven isolated int4 8B services, as the API plans."""
+    import re
+
+    page = client.get(
+        "/mig", params={"model": "llama-3.1-8b", "quant": "int4", "replicas": "7", "lang": "en"}
+    )
+    assert page.status_code == 200
+    api = ok(client.post("/api/v1/mig", json={"services": [
+        {"model": "llama-3.1-8b", "quant": "int4", "replicas": 7}]}))  # fmt: skip
+    pick = api["pick"]
+    assert f"Pick: {pick['gpus']} ×" in page.text
+    for command in pick["commands"]:
+        assert command in page.text
+    assert re.search(r"<tr class=\"pick\"><td>", page.text)
+    bad = client.get("/mig", params={"model": "llama-3.1-8b", "replicas": "99999", "lang": "en"})
+    assert bad.status_code == 422 and "replicas" in bad.text

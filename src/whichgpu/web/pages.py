@@ -232,6 +232,28 @@ def add_pages(app: FastAPI) -> None:
             lambda: fit_context(service, values, result),
         )
 
+    @app.get("/mig", include_in_schema=False)
+    async def mig_page(request: Request) -> Response:
+        """MIG: isolated services packed onto the fewest MIG GPUs, the plan per GPU, the
+        commands that create it, and whole smaller cards priced beside it."""
+        service: Service = request.app.state.service
+        fields = {k: v[-1] for k, v in parse_qs(request.url.query).items() if v[-1].strip()}
+        fields.pop("lang", None)
+        values = {"model": "llama-3.1-8b", "quant": "int4", "replicas": "7", **fields}
+        result = None
+        problem = None
+        if "model" in fields or "memory_gib" in fields:
+
+            def compute() -> Any:
+                from whichgpu.mig_planner import make_services, plan_mig
+
+                wanted = ("model", "quant", "replicas", "memory_gib", "precision")
+                spec = {k: fields[k] for k in wanted if k in fields}
+                return plan_mig(service.catalog(), make_services([spec], text=True))
+
+            result, problem = await run_off_loop(request.state.language, compute)
+        return _answer_page(request, "mig.html", problem, lambda: mig_context(values, result))
+
     @app.get("/catalog/{gpu}", include_in_schema=False)
     async def gpu_page(request: Request, gpu: str) -> Response:
         service: Service = request.app.state.service
@@ -484,6 +506,55 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
         "parts": parts,
         "rows": gpus,
         "summary": summary,
+    }
+
+
+def mig_context(values: dict[str, str], result: Any) -> dict[str, Any]:
+    """The MIG form's choices, and the plan: the pick's GPUs and instances, its commands,
+    every MIG GPU's plan and the whole cards beside them."""
+    from whichgpu.fields import format_cost
+    from whichgpu.job import QUANT_BITS
+    from whichgpu.models.presets import presets
+    from whichgpu.render.mig_out import smi_commands
+
+    summary, options, cards, pick_gpus, commands = "", [], [], [], []
+    if result is not None:
+        pick = result.pick
+        if pick is None:
+            summary = _("No MIG GPU places every service.")
+        else:
+            cost = None if pick.usd_per_h is None else pick.usd_per_h * pick.gpus
+            summary = fmt(
+                _("Pick: {gpus} × {gpu}, {instances} instances{cost}"),
+                gpus=pick.gpus, gpu=pick.gpu.short_name,
+                instances=sum(len(g.instances) for g in pick.plan.gpus),
+                cost="" if cost is None else f" · {format_cost(cost)}/h",
+            )  # fmt: skip
+            pick_gpus = [
+                (g.index, [(i.service, i.profile.profile, i.start) for i in g.instances])
+                for g in pick.plan.gpus[:16]
+            ]
+            commands = smi_commands(pick.plan)
+        options = [
+            {
+                "gpu": o.gpu.short_name,
+                "gpus": o.gpus,
+                "cost": format_cost(None if o.usd_per_h is None else o.usd_per_h * o.gpus),
+                "unplaced": len(o.plan.unplaced),
+                "pick": o is pick,
+            }
+            for o in result.options
+        ]
+        cards = [(c.gpu.short_name, c.cards, format_cost(c.usd_per_h)) for c in result.cards[:8]]
+    return {
+        "values": values,
+        "presets": [(p.id, p.display_name) for p in presets().values()],
+        "quants": sorted(QUANT_BITS),
+        "summary": summary,
+        "options": options,
+        "cards": cards,
+        "pick_gpus": pick_gpus,
+        "commands": commands,
     }
 
 
