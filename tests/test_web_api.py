@@ -670,3 +670,15 @@ def test_the_mig_page_plans_the_article_s_d4(client: TestClient) -> None:
     assert re.search(r"<tr class=\"pick\"><td>", page.text)
     bad = client.get("/mig", params={"model": "llama-3.1-8b", "replicas": "99999", "lang": "en"})
     assert bad.status_code == 422 and "replicas" in bad.text
+
+
+def test_the_estimate_page_gives_the_api_s_rate(client: TestClient) -> None:
+    """Issue 18: there was no estimate page."""
+    params = {"model": "llama-3.1-8b", "task": "lora", "gpu": "rtx-a6000", "tokens": "1e8",
+              "batch": "2"}  # fmt: skip
+    page = client.get("/estimate", params={**params, "lang": "en"})
+    assert page.status_code == 200
+    body = {**params, "tokens": 1e8, "batch": 2}
+    api = ok(client.post("/api/v1/estimate", json=body))
+    assert f"{api['throughput']['value']:,.0f} tok/s on 1 × RTX A6000" in page.text
+    assert client.get("/estimate", params={**params, "gpu": "zzz"}).status_code == 404

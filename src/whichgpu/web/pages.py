@@ -42,6 +42,14 @@ def chrome(language: str, path: str, query: dict[str, list[str]]) -> dict[str, A
     return {"language": language, "languages": LANGUAGES, "language_links": links, "path": path}
 
 
+def query_fields(request: Request) -> dict[str, str]:
+    """A GET form's fields as typed (the last value of each, empty ones and the language
+    switch left out)."""
+    fields = {k: v[-1] for k, v in parse_qs(request.url.query).items() if v[-1].strip()}
+    fields.pop("lang", None)
+    return fields
+
+
 def _answer_page(
     request: Request,
     template: str,
@@ -206,8 +214,7 @@ def add_pages(app: FastAPI) -> None:
         """Will it fit? The memory at the job's peak by component, and every GPU: fits on
         one, headroom, the fewest that hold it (``whichgpu fit`` on one screen)."""
         service: Service = request.app.state.service
-        fields = {k: v[-1] for k, v in parse_qs(request.url.query).items() if v[-1].strip()}
-        fields.pop("lang", None)
+        fields = query_fields(request)
         values = {"model": "llama-3.1-8b", "task": "lora", **fields}
         result = None
         problem = None
@@ -232,13 +239,40 @@ def add_pages(app: FastAPI) -> None:
             lambda: fit_context(service, values, result),
         )
 
+    @app.get("/estimate", include_in_schema=False)
+    async def estimate_page(request: Request) -> Response:
+        """How fast, how long? A job on one GPU model: the throughput with its range, the
+        bound, the time for a size, the MFU (``whichgpu estimate`` on one screen)."""
+        service: Service = request.app.state.service
+        fields = query_fields(request)
+        values = {"model": "llama-3.1-8b", "task": "lora", "gpu": "rtx-a6000", **fields}
+        result = None
+        problem = None
+        if "gpu" in fields:
+
+            def compute() -> Any:
+                from whichgpu.inputs import parse, take
+                from whichgpu.requests import EstimateRequest
+                from whichgpu.sizing import estimate_job
+                from whichgpu.web.core import model_arch
+
+                parsed: EstimateRequest = parse(
+                    EstimateRequest, take(EstimateRequest, dict(fields)), text=True
+                )
+                arch = model_arch(parsed.model, parsed.params, None) if parsed.uses_model else None
+                return estimate_job(service.catalog().resolve(parsed.gpu), arch, parsed)
+
+            result, problem = await run_off_loop(request.state.language, compute)
+        return _answer_page(
+            request, "estimate.html", problem, lambda: estimate_context(service, values, result)
+        )
+
     @app.get("/mig", include_in_schema=False)
     async def mig_page(request: Request) -> Response:
         """MIG: isolated services packed onto the fewest MIG GPUs, the plan per GPU, the
         commands that create it, and whole smaller cards priced beside it."""
         service: Service = request.app.state.service
-        fields = {k: v[-1] for k, v in parse_qs(request.url.query).items() if v[-1].strip()}
-        fields.pop("lang", None)
+        fields = query_fields(request)
         values = {"model": "llama-3.1-8b", "quant": "int4", "replicas": "7", **fields}
         result = None
         problem = None
@@ -506,6 +540,46 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
         "parts": parts,
         "rows": gpus,
         "summary": summary,
+    }
+
+
+def estimate_context(service: Service, values: dict[str, str], result: Any) -> dict[str, Any]:
+    """The estimate form's choices, and the answer's figures as lines."""
+    from whichgpu.fields import format_duration, format_rate
+    from whichgpu.job import PRECISIONS
+    from whichgpu.models.presets import presets
+    from whichgpu.requests import KINDS
+
+    summary, lines = "", []
+    if result is not None:
+        rate = result.throughput
+        summary = fmt(
+            _("{rate} on {count} × {gpu} (likely {low}–{high}), {bound}-bound"),
+            rate=format_rate(rate.value, rate.unit), count=result.count,
+            gpu=result.gpu.short_name, low=format_rate(rate.low, rate.unit),
+            high=format_rate(rate.high, rate.unit), bound=_(result.bound),
+        )  # fmt: skip
+        if result.time_s is not None:
+            lines.append(fmt(_("Time: {time}"), time=format_duration(result.time_s)))
+        if result.mfu is not None:
+            lines.append(fmt(_("MFU: {mfu:.0%}"), mfu=result.mfu))
+        if result.ttft_s is not None:
+            lines.append(fmt(_("Time to first token: {ms:,.0f} ms"), ms=result.ttft_s * 1e3))
+        lines.append(
+            fmt(
+                _("Efficiency {eta:.0%} of the roofline ({provenance})."),
+                eta=result.efficiency,
+                provenance=result.provenance,
+            )
+        )
+    return {
+        "values": values,
+        "kinds": KINDS,
+        "presets": [(p.id, p.display_name) for p in presets().values()],
+        "gpus": [(g.id, g.name) for g in service.catalog().gpus],
+        "precisions": PRECISIONS,
+        "summary": summary,
+        "lines": lines,
     }
 
 
