@@ -158,22 +158,33 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
     )
     console.print(table)
 
-    gpus = Table(title=_("Which GPUs hold it"))
-    for header in (_("GPU"), _("VRAM"), _("Fits on 1"), _("Headroom GiB"), _("Min GPUs")):
-        gpus.add_column(header, justify="right" if header != _("GPU") else "left")
+    from whichgpu.render.tables import fitted_table
+
+    columns = [
+        (_("GPU"), "left", 1),
+        (_("VRAM"), "right", 2),
+        (_("Fits on 1"), "left", 1),
+        (_("Headroom GiB"), "right", 3),
+        (_("Min GPUs"), "left", 2),
+    ]
+    rows, styles = [], []
     for row in result.gpus:
-        fits = _("yes") if row.fits else _("no")
         count = "—" if row.min_count is None else f"{row.min_count} ({localize(row.strategy)})"
         if row.min_count is None:
             count = _("no count: activations alone exceed it")
-        gpus.add_row(
-            row.gpu.short_name,
-            f"{format_number(row.gpu.memory_gib)} GB",
-            Text(fits, style="green" if row.fits else "red"),
-            format_decimal(row.headroom_gib, 1),
-            count,
+        rows.append(
+            [
+                row.gpu.short_name,
+                f"{format_number(row.gpu.memory_gib)} GB",
+                _("yes") if row.fits else _("no"),
+                format_decimal(row.headroom_gib, 1),
+                count,
+            ]
         )
-    console.print(gpus)
+        styles.append("" if row.fits else "dim")
+    # the count column is prose where nothing holds it: it wraps, the numbers do not
+    console.print(fitted_table(_("Which GPUs hold it"), columns, rows, console.width,
+                               frozenset({4}), styles))  # fmt: skip
     if result.changes:
         where = result.target.short_name if result.target else _("the largest GPU")
         console.print(Text(fmt(_("What would make it fit on {gpu}:"), gpu=where), style="bold"))
