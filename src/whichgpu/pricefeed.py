@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -83,6 +81,9 @@ def update(
 ) -> Snapshot:
     """Fetch ``clouds``' catalogs from ``url``, check them, and store them as the snapshot
     (replacing the last one only once every file has been fetched and read)."""
+    import shutil
+    import tempfile
+
     fetched = today or date.today()
     target = snapshot_dir()
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import WhichGPUError
-from whichgpu.estimate.parallel import gpu_counts
+from whichgpu.estimate.parallel import GPUS_PER_NODE, gpu_counts
 from whichgpu.notes import Note, note
 from whichgpu.requests import Component, Constraints
 from whichgpu.units import BYTES_PER_GIB
@@ -47,8 +47,6 @@ class Hardware:
     def node_gpus(self) -> int | None:
         """GPUs a node where the candidate spans instances smaller than a full node (the
         estimate then differs from one node's); None otherwise."""
-        from whichgpu.estimate.parallel import GPUS_PER_NODE
-
         if self.per_node is None or self.per_node >= min(self.count, GPUS_PER_NODE):
             return None
         return self.per_node
