@@ -50,6 +50,7 @@ test: lint
 	$(BIN)/python scripts/i18n.py compile >/dev/null
 	$(BIN)/python scripts/i18n.py check
 	$(BIN)/python scripts/fit_frameworks.py --check
+	$(BIN)/python scripts/import_diffusion.py --check
 	$(BIN)/python scripts/gen_docs.py --check
 	$(BIN)/python scripts/fit_efficiency.py --check
 	$(BIN)/python -m pytest

@@ -403,6 +403,9 @@ class Benchmark(Record, frozen=True, kw_only=True):
     value: Annotated[float, Meta(gt=0)]
     unit: Text
     harness: Id
+    #: Image generation: pixels per image side, and denoising steps a call
+    resolution: Annotated[int, Meta(ge=8, le=16384)] | None = None
+    steps: Annotated[int, Meta(ge=1, le=10000)] | None = None
     software: Text | None = None
     source: Id
     as_of: DateText

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.estimate.parallel import tensor_parallel_seconds
@@ -26,6 +27,10 @@ from whichgpu.estimate.perf import (
 from whichgpu.job import MATH_STORAGE, QUANT_BITS, Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.requests import make_job
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.diffusion import ImageJob
+    from whichgpu.models.diffusion import DiffusionPipeline
 
 #: Benchmark model names that are presets under another name, or generic sizes (MosaicML's
 #: MPT configurations as published in llm-foundry's benchmark tables).
@@ -88,6 +93,8 @@ def math_unit(bench: Benchmark, gpu: GPU) -> str:
     precision = bench.precision or "16-true"
     if precision in QUANT_BITS and precision not in ("fp8", "int8"):
         return "dequant-16"
+    if precision == "32-true" and bench.regime == "diffusion-infer":
+        return "tf32" if gpu.tf32_tensor_dense_tflops else "fp32"  # as diffusion.image_times
     if precision == "32-true":
         return "fp32"
     if precision == "tf32":
@@ -162,6 +169,8 @@ def ideal_rate(
     benchmark's defaults."""
     if bench.regime == "render" and bench.metric in SCORE_METRICS:
         return render_ideal(bench, gpu)
+    if bench.regime == "diffusion-infer":
+        return diffusion_ideal(bench, gpu)
     if bench.metric not in RATE_METRICS:
         return None
     n = bench.gpus
@@ -230,6 +239,74 @@ def ideal_rate(
     return None
 
 
+#: Image-generation harnesses whose attention materialises its score matrices: diffusers
+#: on PyTorch 1.x without xformers (its default ``AttnProcessor``); every other harness runs
+#: a fused kernel (PyTorch 2's SDPA, xformers, TensorRT's, AITemplate's)
+EAGER_ATTENTION_HARNESSES = frozenset({"diffusers-eager"})
+#: The prefix of the architecture factors fitted on image-generation work alone
+DIFFUSION_FAMILY = "diffusion:"
+#: Benchmark model names of image pipelines whose architecture a preset has
+PIPELINE_ALIASES = {"sd-1.4": "sd-1.5"}
+
+
+def image_job_of(bench: Benchmark) -> tuple[DiffusionPipeline, ImageJob] | None:
+    """The pipeline and image job a diffusion measurement describes (its resolution and
+    steps, else the pipeline's defaults)."""
+    from whichgpu.estimate.diffusion import ImageJob
+    from whichgpu.models.pipelines import find_pipeline, is_pipeline
+
+    name = PIPELINE_ALIASES.get(bench.model, bench.model)
+    if not is_pipeline(name):
+        return None
+    pipeline = find_pipeline(name)
+    precision = bench.precision or "16-true"
+    quant = precision if precision in QUANT_BITS else None
+    job = ImageJob(
+        resolution=bench.resolution or pipeline.default_resolution,
+        steps=bench.steps or pipeline.default_steps,
+        batch=bench.batch or 1,
+        precision="16-true" if quant else precision,  # type: ignore[arg-type]
+        quant=quant,
+        fused_attention=bench.harness not in EAGER_ATTENTION_HARNESSES,
+    )
+    return pipeline, job
+
+
+def diffusion_units_per_step(bench: Benchmark) -> float:
+    """Units of a diffusion measurement per denoising step (the step is what launches the
+    denoiser's kernels, the overhead a harness pays): a step for ``it/s``, ``1 / steps`` of a
+    pipeline call for a latency, ``batch / steps`` images for images per second."""
+    found = image_job_of(bench)
+    if found is None:
+        return float("inf")
+    _pipeline, job = found
+    if bench.unit == "it/s":
+        return 1.0
+    if bench.unit == "images/s":
+        return job.batch / job.steps
+    return 1.0 / job.steps
+
+
+def diffusion_ideal(bench: Benchmark, gpu: GPU) -> Ideal | None:
+    """A diffusion measurement's ideal rate (:func:`~whichgpu.estimate.diffusion.
+    image_times` at η = 1): pipeline calls per second for a latency in seconds, images per
+    second, or denoising steps per second (``it/s``, the denoiser alone)."""
+    from whichgpu.estimate.diffusion import image_times
+
+    found = image_job_of(bench)
+    if found is None:
+        return None
+    pipeline, job = found
+    times = image_times(pipeline, job, gpu)
+    if bench.unit == "it/s":
+        return Ideal(1 / times.step_s, times.bound)
+    if bench.unit == "s":
+        return Ideal(1 / times.compute_s, times.bound)
+    if bench.unit == "images/s":
+        return Ideal(job.batch / times.compute_s, times.bound)
+    return None
+
+
 def _serve_prefill_s(arch: ModelArch, prompt: int, batch: int, peak: float) -> float:
     """The ideal prefill of a served batch's prompts: a causal forward over each
     (``forward_flops_per_token`` at half the prompt, the mean context) at the peak."""
@@ -293,6 +370,8 @@ def memory_class(gpu: GPU) -> str:
 def units_per_step(bench: Benchmark) -> float:
     """Units of work one step of the software produces (what a per-step overhead divides):
     a batch of images or of decoded tokens, a prompt's tokens, a training batch's tokens."""
+    if bench.regime == "diffusion-infer":
+        return diffusion_units_per_step(bench)
     if bench.batch is None and bench.regime not in ("llm-decode", "llm-prefill"):
         return float("inf")  # a throughput figure at a large, unstated batch
     batch = float(bench.batch or 1)
@@ -371,11 +450,20 @@ def observe(
     ideal = ideal_rate(bench, gpu, arch, job)
     if ideal is None or ideal.rate <= 0:
         return None
-    measured_rate = 1e3 / bench.value if bench.unit == "ms" else bench.value
+    measured_rate = (
+        1e3 / bench.value
+        if bench.unit == "ms"
+        else (1 / bench.value if bench.unit == "s" else bench.value)
+    )
     compute = ideal.bound == "compute"
     if bench.regime == "render":
         factor = f"rt:{gpu.rt_core_gen if gpu.rt_cores and gpu.rt_core_gen else 'none'}"
         unit = "render"
+    elif bench.regime == "diffusion-infer":
+        # a pipeline of convolutions, attention and many small kernels: how well each
+        # architecture runs it is its own factor (shared ones would mix it with GEMM work)
+        factor = f"{DIFFUSION_FAMILY}{gpu.architecture if compute else memory_class(gpu)}"
+        unit = f"{DIFFUSION_FAMILY}{math_unit(bench, gpu) if compute else 'memory'}"
     else:
         factor = gpu.architecture if compute else memory_class(gpu)
         unit = math_unit(bench, gpu) if compute else "memory"
@@ -388,7 +476,11 @@ def observe(
         group=(bench.harness, bench.regime),
         factor=factor,
         unit=unit,
-        power_w_per_tflops=power_density(gpu) if compute else None,
+        # a power-limited clock binds under sustained full load; a denoising pipeline's
+        # small launches and idle gaps between them do not hold it there
+        power_w_per_tflops=power_density(gpu)
+        if compute and bench.regime not in ("diffusion-infer",)
+        else None,
         collectives=collectives_per_unit(bench, arch),
         stream_s=stream_seconds(bench, gpu, arch),
         memory=memory_class(gpu),
@@ -498,11 +590,14 @@ class EfficiencyModel:
             eta = sum(same) / len(same) if same else 0.5
             provenance = "prior: mean of other harnesses" if same else "prior: η = 0.5"
         f = self.factor.get(factor)
-        inherited = PREDECESSOR.get((factor, memory))
+        family, _, base = factor.rpartition(":") if factor.startswith(DIFFUSION_FAMILY) else (
+            "", "", factor)  # fmt: skip
+        prefix = f"{family}:" if family else ""
+        inherited = PREDECESSOR.get((base, memory))
         while f is None and inherited is not None:
-            f = self.factor.get(inherited)
+            f = self.factor.get(prefix + inherited)
             if f is not None:
-                provenance += f"; {factor} not fitted: {inherited}'s factor"
+                provenance += f"; {base} not fitted: {inherited}'s factor"
             else:
                 inherited = PREDECESSOR.get((inherited, memory))
         if f is None:

@@ -137,3 +137,19 @@ def decode_bytes_per_step(
     kv_elem = 1.0 if job.kv_dtype == "fp8" else 2.0
     kv = float(arch.n_layers) * arch.kv_dim * context * job.batch * kv_elem
     return weights + kv
+
+
+def check_math_unit(gpu: GPU, precision: str) -> None:
+    """``precision``'s tensor-core format on ``gpu``, or one line naming what runs there."""
+    from whichgpu.errors import InvalidInput
+
+    missing = missing_math_unit(gpu, precision)
+    if missing is not None:
+        raise InvalidInput(
+            "precision_unsupported",
+            field=("precision",),
+            gpu=gpu.name,
+            unit=missing,
+            precision=precision,
+            instead=supported_instead(gpu, precision),
+        )

@@ -1,0 +1,352 @@
+"""Image generation with a diffusion pipeline: memory on the GPU (and in host memory when
+components are offloaded) and the time of one pipeline call, from the components' walks
+(:mod:`whichgpu.models.diffusion`) and the GPU's roofline.
+
+One call of a diffusers text-to-image pipeline (``StableDiffusionPipeline.__call__`` and its
+SDXL, SD3 and FLUX siblings) encodes the prompt (and, with classifier-free guidance, the
+negative prompt: Ho & Salimans, 2022), runs the denoiser ``steps`` times on the latents (on a
+doubled batch under guidance), and decodes the latents with the VAE. Its time is
+
+    t = t_text + steps · t_step + t_decode (+ weight transfers when offloaded),
+
+each stage a roofline ``max(FLOPs / peak, bytes / bandwidth)`` (Williams et al., 2009) over
+the fitted efficiency of its software (:mod:`whichgpu.estimate.efficiency`); attention that
+is not fused (PyTorch 1.x diffusers without xformers) writes and reads its score matrices
+through DRAM, a memory-bound term added to each step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from whichgpu.catalog.records import GPU
+from whichgpu.estimate.parallel import host_link_gb_per_s
+from whichgpu.job import QUANT_BITS
+from whichgpu.models.diffusion import DiffusionComponent, DiffusionPipeline, Walk, walk
+from whichgpu.units import BYTES_PER_GIB
+
+ImagePrecision = Literal["16-true", "bf16-true", "32-true"]
+#: ``model``: diffusers' ``enable_model_cpu_offload`` (each component moved to the GPU when
+#: it runs, back after); ``sequential``: ``enable_sequential_cpu_offload`` (each submodule's
+#: weights streamed in as it runs, accelerate's hooks)
+ImageOffload = Literal["none", "model", "sequential"]
+IMAGE_OFFLOADS: tuple[str, ...] = ("none", "model", "sequential")
+IMAGE_PRECISIONS: tuple[str, ...] = ("16-true", "bf16-true", "32-true")
+#: Weight formats a denoiser (and a T5 encoder) is loaded in: fp8 (torchao / ComfyUI's
+#: e4m3 checkpoints), bitsandbytes NF4 (diffusers' BitsAndBytesConfig), GGUF k-quants
+#: (diffusers' GGUFQuantizationConfig, city96's FLUX.1 GGUF files): weight-only, computed
+#: in 16 bits after dequantisation
+IMAGE_QUANTS: tuple[str, ...] = ("fp8", "nf4", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0")
+#: Score matrices through DRAM in eager attention: the QKᵀ product written, the softmax
+#: read and written, read again by the weighted sum
+EAGER_SCORE_PASSES = 4
+#: diffusers' VAE tiling: tiles of the VAE config's ``sample_size`` pixels, overlapping by
+#: a quarter (``AutoencoderKL.tile_overlap_factor``)
+TILE_OVERLAP = 0.25
+#: The roles whose weights a quantised load applies to: the denoiser and a T5 encoder,
+#: what diffusers' quantization guides quantise (the CLIP encoders and the VAE stay 16-bit)
+QUANTISED_KINDS = frozenset({"unet", "mmdit", "flux", "t5"})
+
+
+@dataclass(frozen=True)
+class ImageJob:
+    """One pipeline call, repeated: ``batch`` images of ``resolution``² pixels in ``steps``
+    denoising steps."""
+
+    resolution: int
+    steps: int
+    batch: int = 1
+    precision: ImagePrecision = "16-true"
+    quant: str | None = None
+    offload: ImageOffload = "none"
+    vae_tiling: bool = False
+    #: classifier-free guidance; None: the pipeline's (off for guidance-distilled models)
+    cfg: bool | None = None
+    #: attention through a fused kernel (SDPA, xformers, FlashAttention) or materialised
+    fused_attention: bool = True
+
+
+def guided(pipeline: DiffusionPipeline, job: ImageJob) -> int:
+    """Denoiser passes per image a step: 2 under classifier-free guidance, else 1."""
+    cfg = pipeline.cfg if job.cfg is None else job.cfg
+    return 2 if cfg else 1
+
+
+def context_tokens(pipeline: DiffusionPipeline) -> int:
+    """Text tokens the denoiser attends to: the UNet's CLIP states (77), MMDiT's CLIP and T5
+    states joined (77 + 256), FLUX's T5 states (512; the CLIP output is pooled)."""
+    tokens = pipeline.text_tokens
+    if pipeline.denoiser.kind == "unet":
+        return max(tokens.values())
+    if pipeline.denoiser.kind == "flux":
+        return sum(v for k, v in tokens.items() if pipeline.component(k).kind == "t5")
+    clip = max((v for k, v in tokens.items() if pipeline.component(k).kind == "clip"), default=0)
+    return clip + sum(v for k, v in tokens.items() if pipeline.component(k).kind == "t5")
+
+
+@lru_cache(maxsize=512)
+def component_walk(pipeline: DiffusionPipeline, role: str, latent: int) -> Walk:
+    """A component's walk at a square ``latent``-side latent (text encoders at their own
+    token counts)."""
+    component = pipeline.component(role)
+    if role.startswith("text_encoder"):
+        return walk(component, latent, latent, pipeline.text_tokens[role])
+    return walk(component, latent, latent, context_tokens(pipeline))
+
+
+def bytes_per_weight(component: DiffusionComponent, job: ImageJob) -> float:
+    """Bytes a weight of ``component`` takes as loaded: the job's precision, or its
+    quantised format for the denoiser and T5."""
+    if job.quant is not None and component.kind in QUANTISED_KINDS:
+        return QUANT_BITS[job.quant] / 8
+    return 4.0 if job.precision == "32-true" else 2.0
+
+
+def _compute_bytes(job: ImageJob) -> float:
+    return 4.0 if job.precision == "32-true" else 2.0
+
+
+def _vae_bytes(pipeline: DiffusionPipeline, job: ImageJob) -> float:
+    """The VAE decodes in FP32 when the pipeline upcasts it (SDXL in FP16)."""
+    return 4.0 if pipeline.vae_upcast and job.precision == "16-true" else _compute_bytes(job)
+
+
+def tile_latent(pipeline: DiffusionPipeline) -> int:
+    return int(pipeline.component("vae").config.get("sample_size", 512)) // pipeline.vae_scale
+
+
+@dataclass(frozen=True)
+class ImageMemory:
+    """Bytes on the GPU at the pipeline's peak stage, by part, and in host memory."""
+
+    parts: dict[str, float]
+    stage: str
+    host_bytes: float
+
+    @property
+    def tensor_bytes(self) -> float:
+        return sum(v for k, v in self.parts.items() if k != "overhead")
+
+    @property
+    def total_bytes(self) -> float:
+        return sum(self.parts.values())
+
+    @property
+    def total_gib(self) -> float:
+        return self.total_bytes / BYTES_PER_GIB
+
+
+def image_memory(pipeline: DiffusionPipeline, job: ImageJob) -> ImageMemory:
+    """Peak GPU memory of a pipeline call: the weights resident at each stage (all of them
+    without offload; the running component's with model offload; the largest submodule's with
+    sequential offload) plus that stage's activations — the denoiser's at ``guided × batch``
+    latents (skip connections and one block's working set; eager attention's score matrices),
+    the text encoders', the VAE decoder's at full resolution (or one tile)."""
+    from whichgpu.estimate.memory import overhead_bytes
+
+    latent = pipeline.latent_side(job.resolution)
+    act = _compute_bytes(job)
+    weights = {
+        c.role: c.params * (
+            _vae_bytes(pipeline, job) if c.kind == "vae" else bytes_per_weight(c, job)
+        )
+        for c in pipeline.components
+    }  # fmt: skip
+    den = component_walk(pipeline, "denoiser", latent)
+    passes = guided(pipeline, job) * job.batch
+    denoise_act = den.activation_elements * passes * act
+    if not job.fused_attention:
+        denoise_act += 2 * den.score_elements * passes * act
+    text_act = max(
+        component_walk(pipeline, c.role, latent).activation_elements
+        for c in pipeline.text_encoders
+    ) * guided(pipeline, job) * job.batch * act  # fmt: skip
+    decode_latent = latent
+    if job.vae_tiling and latent > tile_latent(pipeline):
+        decode_latent = tile_latent(pipeline)
+    vae = component_walk(pipeline, "vae", decode_latent)
+    decode_act = vae.activation_elements * job.batch * _vae_bytes(pipeline, job)
+    decode_act += 3 * job.resolution**2 * job.batch * 4  # the decoded images, in FP32
+    stages = {
+        "text encoding": (tuple(c.role for c in pipeline.text_encoders), text_act),
+        "denoising": (("denoiser",), denoise_act),
+        "VAE decode": (("vae",), decode_act),
+    }
+    host = 0.0
+    best: tuple[float, str, dict[str, float]] | None = None
+    for stage, (roles, activations) in stages.items():
+        if job.offload == "none":
+            resident = sum(weights.values())
+        elif job.offload == "model":
+            resident = sum(weights[r] for r in roles)
+        else:
+            resident = max(
+                component_walk(pipeline, r, latent).largest_module
+                * (weights[r] / max(pipeline.component(r).params, 1))
+                for r in roles
+            )
+        parts = {"weights": resident, "activations": activations}
+        total = resident + activations
+        if best is None or total > best[0]:
+            best = (total, stage, parts)
+    assert best is not None
+    if job.offload != "none":
+        host = sum(weights.values())
+    parts = dict(best[2])
+    parts["overhead"] = overhead_bytes(sum(parts.values()))
+    return ImageMemory(parts, best[1], host)
+
+
+@dataclass(frozen=True)
+class ImageTimes:
+    """A pipeline call's ideal seconds (η = 1) by stage, the bound of its denoising step,
+    and the seconds spent moving offloaded weights over the host link (not scaled by η)."""
+
+    text_s: float
+    step_s: float
+    decode_s: float
+    steps: int
+    bound: str
+    transfer_s: float = 0.0
+
+    @property
+    def compute_s(self) -> float:
+        return self.text_s + self.steps * self.step_s + self.decode_s
+
+
+def _peak_flops(gpu: GPU, job: ImageJob, fp32_work: bool) -> float:
+    """FLOP/s a stage's math runs at: 16-bit tensor cores, or for FP32 work TF32 tensor cores
+    where the GPU has them (cuDNN's convolutions take TF32 by default in PyTorch,
+    ``torch.backends.cudnn.allow_tf32``, and the published FP32 runs are faster than FP32
+    cores allow: their matmuls ran in TF32 too), else the FP32 cores."""
+    from whichgpu.estimate.perf import tensor_tflops
+
+    if not fp32_work:
+        return tensor_tflops(gpu, "bf16-true" if job.precision == "bf16-true" else "16-true") * 1e12
+    return (gpu.tf32_tensor_dense_tflops or gpu.fp32_tflops) * 1e12
+
+
+def _stage_s(w: Walk, passes: float, gpu: GPU, job: ImageJob, fp32: bool, weight_b: float) -> float:
+    compute = w.flops * passes / _peak_flops(gpu, job, fp32)
+    memory = weight_b / (gpu.memory_bandwidth_gb_per_s * 1e9)
+    return max(compute, memory)
+
+
+def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTimes:
+    """The ideal seconds of one pipeline call of ``job.batch`` images on ``gpu``."""
+    latent = pipeline.latent_side(job.resolution)
+    fp32 = job.precision == "32-true"
+    prompts = guided(pipeline, job) * job.batch
+    text = 0.0
+    for c in pipeline.text_encoders:
+        w = component_walk(pipeline, c.role, latent)
+        text += _stage_s(w, prompts, gpu, job, fp32, c.params * bytes_per_weight(c, job))
+    den = component_walk(pipeline, "denoiser", latent)
+    den_bytes = pipeline.denoiser.params * bytes_per_weight(pipeline.denoiser, job)
+    compute = den.flops * prompts / _peak_flops(gpu, job, fp32)
+    memory = den_bytes / (gpu.memory_bandwidth_gb_per_s * 1e9)
+    step = max(compute, memory)
+    if not job.fused_attention:
+        scores = den.score_total * prompts * _compute_bytes(job) * EAGER_SCORE_PASSES
+        step += scores / (gpu.memory_bandwidth_gb_per_s * 1e9)
+    bound = "compute" if compute >= memory else "memory bandwidth"
+    vae_fp32 = fp32 or _vae_bytes(pipeline, job) == 4.0
+    decode_latent = latent
+    tiles = 1.0
+    if job.vae_tiling and latent > tile_latent(pipeline):
+        tile = tile_latent(pipeline)
+        stride = tile * (1 - TILE_OVERLAP)
+        tiles = max(1.0, -(-(latent - tile) // stride) + 1) ** 2
+        decode_latent = tile
+    vae = component_walk(pipeline, "vae", decode_latent)
+    vae_c = pipeline.component("vae")
+    decode = tiles * _stage_s(vae, job.batch, gpu, job, vae_fp32, vae_c.params * 4.0)
+    transfer = 0.0
+    if job.offload != "none":
+        link = host_link_gb_per_s(gpu) * 1e9
+        moved = sum(c.params * bytes_per_weight(c, job) for c in pipeline.components)
+        if job.offload == "sequential":
+            moved += den_bytes * (job.steps - 1)
+        transfer = moved / link
+    return ImageTimes(text, step, decode, job.steps, bound, transfer)
+
+
+#: Images a call when the batch is left open: the largest power of two up to this that
+#: fits (diffusers' ``num_images_per_prompt``); batching amortises each step's launches.
+MAX_AUTO_IMAGE_BATCH = 8
+
+
+def fitting_image_job(
+    pipeline: DiffusionPipeline, job: ImageJob, capacity_bytes: float, batch_open: bool,
+    offload_open: bool, tiling_open: bool,
+) -> tuple[ImageJob, list[str]]:  # fmt: skip
+    """The job as a skilled user would set what was left open for a GPU of
+    ``capacity_bytes``: the largest batch up to :data:`MAX_AUTO_IMAGE_BATCH` that fits
+    whole; else, one image with the VAE tiled, then model CPU offload, then sequential
+    offload (the order of diffusers' memory guide: cheapest in time first). Returns the
+    job and the names of the settings chosen."""
+    from dataclasses import replace
+
+    def fits(j: ImageJob) -> bool:
+        return image_memory(pipeline, j).total_bytes <= capacity_bytes
+
+    chosen: list[str] = []
+    if batch_open:
+        batch = MAX_AUTO_IMAGE_BATCH
+        while batch > 1 and not fits(replace(job, batch=batch)):
+            batch //= 2
+        job = replace(job, batch=batch)
+        chosen.append("batch")
+    if fits(job):
+        return job, chosen
+    if tiling_open and not job.vae_tiling and fits(replace(job, vae_tiling=True)):
+        return replace(job, vae_tiling=True), [*chosen, "vae_tiling"]
+    if offload_open:
+        for offload in ("model", "sequential"):
+            for tiled in (job.vae_tiling, True) if tiling_open else (job.vae_tiling,):
+                candidate = replace(job, offload=offload, vae_tiling=tiled)
+                if fits(candidate):
+                    extra = ["vae_tiling"] if tiled and not job.vae_tiling else []
+                    return candidate, [*chosen, "cpu_offload", *extra]
+    return job, chosen
+
+
+def make_image_job(
+    pipeline: DiffusionPipeline,
+    gpu: GPU | None,
+    *,
+    resolution: int | None = None,
+    steps: int | None = None,
+    batch: int | None = None,
+    precision: str | None = None,
+    quant: str | None = None,
+    offload: str | None = None,
+    vae_tiling: bool | None = None,
+) -> ImageJob:
+    """An :class:`ImageJob` from user settings; what is left open takes the pipeline's
+    defaults (its resolution, steps, dtype: FP16 where the GPU has no BF16 tensor cores, as
+    diffusers' docs advise for such cards)."""
+    from whichgpu.errors import InvalidInput
+
+    if precision is not None and precision not in IMAGE_PRECISIONS:
+        raise InvalidInput(
+            "image_precision",
+            field=("precision",),
+            precision=precision,
+            valid=", ".join(IMAGE_PRECISIONS),
+        )
+    chosen = precision or pipeline.default_precision
+    no_bf16 = gpu is not None and gpu.bf16_tensor_dense_tflops is None
+    if precision is None and chosen == "bf16-true" and no_bf16:
+        chosen = "16-true"
+    return ImageJob(
+        resolution=resolution or pipeline.default_resolution,
+        steps=steps or pipeline.default_steps,
+        batch=batch or 1,
+        precision=chosen,  # type: ignore[arg-type]
+        quant=quant,
+        offload=offload or "none",  # type: ignore[arg-type]
+        vae_tiling=bool(vae_tiling),
+    )
