@@ -194,6 +194,16 @@ MESSAGES: dict[str, str] = {
     "rate_for_inference": N_("a request rate is for inference"),
     "size_or_hours": N_("give a job size ({size}) or hours of use, not both"),
     "render_frames": N_("a render component needs frames (or hours)"),
+    "image_resolution_stride": N_(
+        "resolution {resolution} px: {model} takes sides that are multiples of {stride} px "
+        "(try {low} or {high})"
+    ),
+    "image_quant": N_("image generation loads weights as {valid}, not {quant}"),
+    "image_precision": N_("image generation runs in {valid}, not {precision}"),
+    "image_needs_pipeline": N_(
+        "image generation needs an image model preset: sd-1.5, sdxl, sd-3-medium, "
+        "sd-3.5-large, flux.1-dev or flux.1-schnell (whichgpu models)"
+    ),
     "fp64_tflop": N_("an fp64 component needs tflop of work (or hours)"),
     "no_market": N_("name at least one market"),
     "no_components": N_("give at least one [[components]] table"),

@@ -157,6 +157,11 @@ MESSAGES: dict[str, str] = {
         "requests/s with {concurrency} sequences in flight: time to first token {ttft_ms:,} ms, "
         "{tpot_ms:,.1f} ms per output token ({percentile}; limited by {binding})."
     ),
+    "chosen_image": N_(
+        "{component}: {batch} image(s) a call, CPU offload {offload}, VAE tiling {tiling} "
+        "(chosen to fit and run fastest here: {seconds:,.2f} s an image; host memory "
+        "{host_gib:,.1f} GiB); give batch, cpu_offload or vae_tiling to set them."
+    ),
     "chosen_split": N_(
         "{component}: {replicas} replica(s) of {gpus} GPU(s) serve {rate:,.2f} requests/s "
         "under the targets; {other_replicas} of {other_gpus} would serve {other_rate:,.2f}."
@@ -332,6 +337,9 @@ WORDS: dict[str, str] = {
         N_("guide"), N_("news (third party)"), N_("press release"), N_("price catalog"),
         N_("price list"), N_("product page"), N_("reference"), N_("review"),
         N_("review (third party)"), N_("whitepaper"),
+        # image generation: a pipeline's stages, its CPU offload modes, VAE tiling
+        N_("text encoding"), N_("denoising"), N_("VAE decode"), N_("host link"), N_("none"),
+        N_("model"), N_("sequential"), N_("on"), N_("off"),
     )
 } | {
     # capability codes (--requires) as readers name them

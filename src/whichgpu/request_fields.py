@@ -36,6 +36,21 @@ EPOCHS = Input("number", N_("Passes over --images."), low=1e-3, high=1e6)
 FRAMES = Input("size", N_("Render: frames to render."), low=1, high=1e9)
 SAMPLES = Input("int", N_("Render: path-tracing samples per frame."), low=1, high=1_000_000)
 TFLOP = Input("size", N_("FP64: work in TFLOP (1e6 = 1 EFLOP)."), low=1e-6, high=1e15)
+RESOLUTION = Input(
+    "int",
+    N_("Image generation: pixels per side (default: the model's, 512 or 1024)."),
+    low=64,
+    high=8192,
+)
+STEPS = Input(
+    "int", N_("Image generation: denoising steps (default: the pipeline's)."), low=1, high=1000
+)
+CPU_OFFLOAD = Input(
+    "choice",
+    N_("Image generation: none, model or sequential CPU offload (default: only if needed)."),
+    choices=("none", "model", "sequential"),
+)
+VAE_TILING = Input("bool", N_("Image generation: decode the VAE in tiles (default: if needed)."))
 GPU_NAME = Input("text", N_("The GPU you have in mind."), flag="gpu")
 FRAMEWORK = Input(
     "choice",

@@ -35,6 +35,7 @@ from whichgpu.request_fields import (
     CHECKPOINTING,
     CHUNKED_LOSS,
     COMPILED,
+    CPU_OFFLOAD,
     EPOCHS,
     FRAMES,
     FRAMEWORK,
@@ -58,20 +59,23 @@ from whichgpu.request_fields import (
     PROMPT,
     QUANT,
     REQUEST_RATE,
+    RESOLUTION,
     SAMPLES,
     SEQ,
     SERVE_ENGINE,
+    STEPS,
     TFLOP,
     TOKENS,
     TP,
     TPOT,
     TTFT,
+    VAE_TILING,
     VP,
 )
 from whichgpu.request_fields import MARKETS as MARKETS
 from whichgpu.request_fields import QUANTS as QUANTS
 
-Kind = Literal["train", "finetune", "lora", "qlora", "inference", "render", "fp64"]
+Kind = Literal["train", "finetune", "lora", "qlora", "inference", "image", "render", "fp64"]
 Objective = Literal["cost", "time", "value"]
 Mode = Literal["rent", "buy"]
 Capability = Literal["rt", "display", "ecc", "fp64", "nvlink", "mig", "nvenc", "nvdec", "cuda"]
@@ -282,7 +286,9 @@ class EstimateRequest(TrainingSettings):
     task: str = given(
         "inference",
         Input(
-            "choice", N_("inference, train, finetune, lora, qlora, render or fp64."), choices=KINDS
+            "choice",
+            N_("inference, train, finetune, lora, qlora, image, render or fp64."),
+            choices=KINDS,
         ),
     )
     gpu: str = given("a100", replace(GPU_NAME, help=N_("The GPU.")))
@@ -298,7 +304,16 @@ class EstimateRequest(TrainingSettings):
             high=100_000,
         ),
     )
-    precision: str = given("bf16-true", PRECISION)
+    precision: str | None = given(
+        None,
+        replace(
+            PRECISION,
+            help=N_(
+                "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
+                "bf16-true; image generation: the pipeline's)."
+            ),
+        ),
+    )
     quant: str | None = given(None, QUANT)
     batch: int | None = given(
         None,
@@ -334,6 +349,10 @@ class EstimateRequest(TrainingSettings):
     frames: float | None = given(None, FRAMES)
     samples_per_frame: int = given(DEFAULT_SAMPLES_PER_FRAME, SAMPLES)
     tflop: float | None = given(None, replace(TFLOP, help=N_("FP64: work in TFLOP.")))
+    resolution: int | None = given(None, RESOLUTION)
+    steps: int | None = given(None, STEPS)
+    cpu_offload: str | None = given(None, CPU_OFFLOAD)
+    vae_tiling: bool | None = given(None, VAE_TILING)
     engine: str | None = given(None, SERVE_ENGINE)
     request_rate: float | None = given(None, REQUEST_RATE)
     ttft: float | None = given(None, TTFT)
@@ -349,7 +368,9 @@ class EstimateRequest(TrainingSettings):
 
     @property
     def uses_model(self) -> bool:
-        return self.task not in ("render", "fp64")
+        """A language or vision model (:class:`~whichgpu.models.arch.ModelArch`); image
+        generation names a pipeline instead."""
+        return self.task not in ("render", "fp64", "image")
 
 
 # -- recommend -----------------------------------------------------------------------------
@@ -365,7 +386,7 @@ class Component(TrainingSettings):
         dataclasses.MISSING,
         Input(
             "choice",
-            N_("train, finetune, lora, qlora, inference, render or fp64."),
+            N_("train, finetune, lora, qlora, inference, image, render or fp64."),
             choices=KINDS,
             flag="task",
         ),
@@ -419,6 +440,10 @@ class Component(TrainingSettings):
     frames: float | None = given(None, FRAMES)
     samples_per_frame: int = given(DEFAULT_SAMPLES_PER_FRAME, SAMPLES)
     tflop: float | None = given(None, TFLOP)
+    resolution: int | None = given(None, RESOLUTION)
+    steps: int | None = given(None, STEPS)
+    cpu_offload: str | None = given(None, CPU_OFFLOAD)
+    vae_tiling: bool | None = given(None, VAE_TILING)
     hours: float | None = given(
         None,
         Input(
@@ -448,7 +473,9 @@ class Component(TrainingSettings):
 
     @property
     def uses_model(self) -> bool:
-        return self.kind not in ("render", "fp64")
+        """A language or vision model (:class:`~whichgpu.models.arch.ModelArch`); image
+        generation names a pipeline instead."""
+        return self.kind not in ("render", "fp64", "image")
 
     @property
     def label(self) -> str:

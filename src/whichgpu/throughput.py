@@ -29,6 +29,7 @@ from whichgpu.models.arch import ModelArch
 if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.estimate.training import Step
+    from whichgpu.imaging import ImageEstimate
 
 #: The harness a user's job is assumed to run like, per regime: the best-covered,
 #: well-tuned software of each kind in the calibration set.
@@ -81,6 +82,8 @@ class ThroughputEstimate:
     serving: ServingPlan | None = None
     #: Serving: the requests per second asked for
     demand_rps: float | None = None
+    #: Image generation: the pipeline's memory, per-call and per-step times
+    image: ImageEstimate | None = None
 
 
 def regime_of(arch: ModelArch, job: Job, count: int = 1) -> str:
@@ -240,6 +243,50 @@ def estimate_model_free(
     return replace(est, time_s=time_s)
 
 
+def estimate_image_job(
+    pipeline_name: str,
+    gpu: GPU,
+    count: int = 1,
+    images: float | None = None,
+    **settings: object,
+) -> ThroughputEstimate:
+    """``estimate --task image``: a pipeline's images per second on ``count`` × ``gpu``
+    (each GPU its own pipeline), the range from the regime's leave-one-out errors, and the
+    time for ``images``."""
+    from dataclasses import replace
+
+    from whichgpu.estimate.diffusion import fitting_image_job, make_image_job
+    from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.imaging import estimate_image
+    from whichgpu.models.pipelines import find_pipeline
+
+    pipeline = find_pipeline(pipeline_name)
+    job = make_image_job(pipeline, gpu, **settings)  # type: ignore[arg-type]
+    job, chosen = fitting_image_job(
+        pipeline, job, usable_bytes(gpu), settings.get("batch") is None,
+        settings.get("offload") is None, settings.get("vae_tiling") is None,
+    )  # fmt: skip
+    est = replace(estimate_image(pipeline, job, gpu, count), chosen=tuple(chosen))
+    _model, spread = load_efficiency()
+    low_err, high_err = spread.get("diffusion-infer", spread["*"])
+    rate = est.images_per_s
+    return ThroughputEstimate(
+        gpu=gpu,
+        count=count,
+        regime="diffusion-infer",
+        harness=est.harness,
+        throughput=Rate(rate, "images/s", rate / (1 + high_err), rate / (1 + low_err)),
+        bound=est.bound,
+        mfu=None,
+        time_s=None if images is None else images / rate,
+        ttft_s=None,
+        tokens_per_s_per_sequence=None,
+        efficiency=est.efficiency,
+        provenance=est.provenance,
+        image=est,
+    )
+
+
 def _roofline(
     arch: ModelArch, job: Job | None, gpu: GPU, bench: Benchmark
 ) -> tuple[float, str, float, str]:
@@ -296,21 +343,12 @@ def check_runnable(arch: ModelArch, job: Job, gpu: GPU) -> None:
             "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
         )
     from whichgpu.estimate.parallel import check_layout
-    from whichgpu.estimate.perf import missing_math_unit, supported_instead
+    from whichgpu.estimate.perf import check_math_unit
     from whichgpu.job import check_positions
 
     check_positions(arch, job)
     check_layout(arch, job)
-    missing = missing_math_unit(gpu, job.math_precision)
-    if missing is not None:
-        raise InvalidInput(
-            "precision_unsupported",
-            field=("precision",),
-            gpu=gpu.name,
-            unit=missing,
-            precision=job.math_precision,
-            instead=supported_instead(gpu, job.math_precision),
-        )
+    check_math_unit(gpu, job.math_precision)
 
 
 def estimate_throughput(

@@ -31,7 +31,9 @@ def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) 
     if component.request_rate is not None and component.kind != "inference":
         raise InvalidInput("rate_for_inference", field=(*path, "request_rate"))
     check_applies(component.kind, raw, path)
-    if not component.uses_model and (component.model or component.params) and arch is None:
+    if component.kind == "image":
+        check_image_model(component.model, component.params, path)
+    elif not component.uses_model and (component.model or component.params) and arch is None:
         raise InvalidInput("takes_no_model", field=(*path, "model"), kind=component.kind)
     sizes = [
         k for k in ("tokens", "images", "frames", "tflop") if getattr(component, k) is not None
@@ -43,6 +45,17 @@ def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) 
     if component.kind == "fp64" and component.tflop is None and component.hours is None:
         raise InvalidInput("fp64_tflop", field=(*path, "tflop"))
     return component
+
+
+def check_image_model(model: str | None, params: str | None, path: Path = ()) -> None:
+    """Image generation names one of the pipeline presets (``whichgpu models``)."""
+    if params is not None:
+        raise InvalidInput("image_needs_pipeline", field=(*path, "params"))
+    if model is None:
+        raise InvalidInput("image_needs_pipeline", field=(*path, "model"))
+    from whichgpu.models.pipelines import find_pipeline
+
+    find_pipeline(model)
 
 
 def make_constraints(raw: Mapping[str, Any], path: Path = (), text: bool = False) -> Constraints:
@@ -59,6 +72,7 @@ def make_constraints(raw: Mapping[str, Any], path: Path = (), text: bool = False
 APPLIES: dict[str, frozenset[str]] = {
     "render": frozenset({"frames", "samples_per_frame"}),
     "fp64": frozenset({"tflop"}),
+    "image": frozenset({"images", "resolution", "steps", "cpu_offload", "vae_tiling"}),
     "inference": frozenset({"tokens", "images", "prompt", "generate"}),
     **{
         kind: frozenset({"tokens", "images", "epochs"})
@@ -66,7 +80,7 @@ APPLIES: dict[str, frozenset[str]] = {
     },
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop", "prompt",
-           "generate")  # fmt: skip
+           "generate", "resolution", "steps", "cpu_offload", "vae_tiling")  # fmt: skip
 
 
 def check_applies(kind: str, raw: Mapping[str, Any], path: Path = ()) -> None:

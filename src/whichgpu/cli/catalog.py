@@ -222,11 +222,15 @@ def models(
         except ValueError:
             raise InvalidInput("not_a_size", field=(flag,), value=text) from None
 
-    found = list_models(family, size(min_params, "min_params"), size(max_params, "max_params"))
+    from whichgpu.models.pipelines import list_pipelines
+
+    low, high = size(min_params, "min_params"), size(max_params, "max_params")
+    found = list_models(family, low, high)
+    pipes = list_pipelines(family, low, high)
     from whichgpu.render import json_doc, tables
 
     emit(
         json_out,
-        lambda: json_doc.models_doc(found),
-        lambda console: tables.print_models(found, console),
+        lambda: json_doc.models_doc(found, pipes),
+        lambda console: tables.print_models(found, console, pipes),
     )

@@ -213,6 +213,8 @@ def run_component(
     from whichgpu.throughput import estimate_rate, estimate_throughput
 
     gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
+    if component.kind == "image":
+        return image_component(component, hw, gpu)
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     notes: list[Note] = []
     if prepared is not None and hw.node_gpus is not None:
@@ -304,6 +306,82 @@ def run_component(
         meets = rate.value >= need
     time_s = _timed(component, rate.value, rate.unit, prepared)
     return replace(run, time_s=time_s, meets_rate=meets, notes=tuple(notes))
+
+
+def image_component(component: Component, hw: Hardware, gpu: GPU) -> ComponentRun:
+    """An image job on ``hw``: each GPU runs its own pipeline on a share of the images; what
+    the user left open (images a call, CPU offload, VAE tiling) set as
+    :func:`~whichgpu.estimate.diffusion.fitting_image_job` would for this GPU's memory."""
+    from whichgpu.estimate.diffusion import fitting_image_job, make_image_job
+    from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.imaging import estimate_image
+    from whichgpu.models.pipelines import find_pipeline
+
+    assert component.model is not None  # make_component checked it
+    pipeline = find_pipeline(component.model)
+    capacity = usable_bytes(gpu)
+    capacity_gib = capacity / BYTES_PER_GIB
+    strategy = f"{hw.count} GPU" if hw.count == 1 else f"data parallel {hw.count}"
+    try:
+        job = make_image_job(
+            pipeline, gpu, resolution=component.resolution, steps=component.steps,
+            batch=component.batch, precision=component.precision, quant=component.quant,
+            offload=component.cpu_offload, vae_tiling=component.vae_tiling,
+        )  # fmt: skip
+        job, chosen = fitting_image_job(
+            pipeline, job, capacity, component.batch is None, component.cpu_offload is None,
+            component.vae_tiling is None,
+        )  # fmt: skip
+        est = estimate_image(pipeline, job, gpu, hw.count)
+    except WhichGPUError:
+        from whichgpu.estimate.perf import missing_math_unit
+
+        return ComponentRun(component, True, None, capacity_gib, strategy, provenance="none",
+                            missing_unit=missing_math_unit(gpu, "bf16-true"))  # fmt: skip
+    needed = est.memory.total_gib
+    if needed > capacity_gib:
+        return ComponentRun(component, False, needed, capacity_gib, strategy)
+    from whichgpu.estimate.efficiency import load_efficiency
+
+    _model, spread = load_efficiency()
+    low_err, high_err = spread.get("diffusion-infer", spread["*"])
+    rate = est.images_per_s
+    notes: list[Note] = []
+    if needed > capacity_gib * (1 - TIGHT_HEADROOM):
+        notes.append(note("warn_tight_memory", component=component.label, gpu=gpu.name,
+                          needed=round(needed, 1), capacity=round(capacity_gib, 1)))  # fmt: skip
+    made: list[Note] = []
+    if chosen:
+        made.append(
+            note(
+                "chosen_image",
+                component=component.label,
+                batch=job.batch,
+                offload=job.offload,
+                tiling="on" if job.vae_tiling else "off",
+                seconds=round(est.seconds_per_image, 2),
+                host_gib=round(est.memory.host_bytes / BYTES_PER_GIB, 1),
+            )
+        )
+    images = None if component.images is None else component.images * component.epochs
+    time_s = component.hours * 3600.0 if component.hours is not None else (
+        None if images is None else images / rate)  # fmt: skip
+    return ComponentRun(
+        component,
+        True,
+        needed,
+        capacity_gib,
+        strategy,
+        rate,
+        rate / (1 + high_err),
+        rate / (1 + low_err),
+        "images/s",
+        time_s,
+        est.bound,
+        est.provenance,
+        notes=tuple(notes),
+        chosen=tuple(made),
+    )
 
 
 def serves(component: Component) -> bool:

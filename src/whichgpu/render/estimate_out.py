@@ -5,16 +5,20 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.fields import format_duration
+from whichgpu.estimate.diffusion import guided
+from whichgpu.fields import format_duration, format_rate
 from whichgpu.i18n import _, fmt
+from whichgpu.imaging import ImageEstimate
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import count_label, localize
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.throughput import ThroughputEstimate
+from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from whichgpu.catalog.records import GPU
     from whichgpu.estimate.serving_types import ServingPlan
 
 
@@ -40,6 +44,7 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
         if result.step is None
         else {k: getattr(result.step, k) for k in result.step.__dataclass_fields__},
         "serving": None if result.serving is None else serving_doc(result.serving, None),
+        "image": None if result.image is None else image_doc(result.image),
     }
 
 
@@ -110,23 +115,124 @@ def print_serving(plan: ServingPlan, demand_rps: float | None, console: Console)
     )
 
 
+def print_image(image: ImageEstimate, gpu: GPU, console: Console) -> None:
+    """An image job's settings (those whichgpu chose said so), time per image and memory,
+    and a job that fits no way on the GPU said so."""
+    job = image.job
+    console.print(
+        fmt(
+            _(
+                "Job: {resolution}×{resolution} px, {steps} steps, {batch} image(s) a call, "
+                "{precision}{quant}; guidance: {passes} denoiser pass(es) a step; CPU offload "
+                "{offload}, VAE tiling {tiling}"
+            ),
+            resolution=job.resolution,
+            steps=job.steps,
+            batch=job.batch,
+            precision=job.precision,
+            quant="" if job.quant is None else f", {job.quant}",
+            passes=guided(image.pipeline, job),
+            offload=localize(job.offload),
+            tiling=localize("on" if job.vae_tiling else "off"),
+        )
+    )
+    console.print(
+        fmt(
+            _(
+                "Per image: {seconds:,.2f} s on one GPU ({per_min:,.1f} images/min); a "
+                "denoising step {step_ms:,.0f} ms"
+            ),
+            seconds=image.seconds_per_image,
+            per_min=60 / image.seconds_per_image,
+            step_ms=image.seconds_per_step * 1e3,
+        )
+    )
+    if image.chosen:
+        console.print(
+            fmt(
+                _("Chosen for this GPU (left open): {settings}"),
+                settings=", ".join(f"--{name.replace('_', '-')}" for name in image.chosen),
+            ),
+            style="dim",
+        )
+    mem = image.memory
+    console.print(
+        fmt(
+            _("Memory: {gib:,.1f} GiB at the peak ({stage}); host memory {host:,.1f} GiB"),
+            gib=mem.total_gib,
+            stage=localize(mem.stage),
+            host=mem.host_bytes / BYTES_PER_GIB,
+        )
+    )
+    if mem.total_gib > gpu.memory_gib:
+        console.print(
+            fmt(
+                _(
+                    "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB, even "
+                    "with the settings left open chosen to fit; try --quant fp8 or nf4"
+                ),
+                gib=mem.total_gib,
+                gpu=gpu.short_name,
+                capacity=gpu.memory_gib,
+            ),
+            style="bold red",
+        )
+
+
+def image_doc(image: ImageEstimate) -> dict[str, Any]:
+    job = image.job
+    return {
+        "pipeline": image.pipeline.id,
+        "resolution_px": job.resolution,
+        "steps": job.steps,
+        "batch": job.batch,
+        "precision": job.precision,
+        "quant": job.quant,
+        "cpu_offload": job.offload,
+        "vae_tiling": job.vae_tiling,
+        "denoiser_passes_per_step": guided(image.pipeline, job),
+        "seconds_per_image": image.seconds_per_image,
+        "seconds_per_step": image.seconds_per_step,
+        "transfer_s_per_call": image.transfer_s,
+        "memory_gib": image.memory.total_gib,
+        "memory_peak_stage": image.memory.stage,
+        "memory_parts_gib": {k: v / BYTES_PER_GIB for k, v in image.memory.parts.items()},
+        "host_memory_gib": image.memory.host_bytes / BYTES_PER_GIB,
+        "chosen": list(image.chosen),
+    }
+
+
 def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: Console) -> None:
     from rich.text import Text
 
     rate = result.throughput
     gpus = count_label(result.count, result.gpu.short_name)
-    what = arch.name if arch is not None else _(result.regime)
+    image = result.image
+    what = arch.name if arch is not None else (
+        image.pipeline.name if image is not None else _(result.regime))  # fmt: skip
     console.print(Text(f"{what} · {result.regime} · {gpus}", style="bold"))
-    console.print(
-        fmt(
-            _("Throughput: {value:,.1f} {unit} (likely {low:,.1f}–{high:,.1f}), {bound}-bound"),
-            value=rate.value,
-            unit=rate.unit,
-            low=rate.low,
-            high=rate.high,
-            bound=_(result.bound),
+    if image is not None:  # a fraction of an image a second: two significant digits
+        console.print(
+            fmt(
+                _("Throughput: {rate} (likely {low}–{high}), {bound}-bound"),
+                rate=format_rate(rate.value, rate.unit),
+                low=format_rate(rate.low, rate.unit),
+                high=format_rate(rate.high, rate.unit),
+                bound=localize(result.bound),
+            )
         )
-    )
+        print_image(image, result.gpu, console)
+    else:
+        console.print(
+            fmt(
+                _("Throughput: {value:,.1f} {unit} (likely {low:,.1f}–{high:,.1f}), {bound}-bound"),
+                value=rate.value,
+                unit=rate.unit,
+                low=rate.low,
+                high=rate.high,
+                bound=localize(result.bound),
+            )
+        )
     if result.tokens_per_s_per_sequence is not None:
         console.print(fmt(_("Per sequence: {n:,.1f} tokens/s"), n=result.tokens_per_s_per_sequence))
     if result.ttft_s is not None:

@@ -18,6 +18,7 @@ from whichgpu.estimate.serving_types import ServingPlan, ServingPoint
 from whichgpu.job import Job
 
 if TYPE_CHECKING:
+    from whichgpu.models.diffusion import DiffusionPipeline
     from whichgpu.models.presets import ModelSummary
 
 SCHEMA_VERSION = 1
@@ -186,9 +187,29 @@ def gpu_list_doc(gpus: list[GPU], catalog: Catalog) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "kind": "gpus", "gpus": docs}
 
 
-def models_doc(models: Sequence[ModelSummary]) -> dict[str, Any]:
-    """``whichgpu models --json``: each preset's shape and where its config comes from."""
+def models_doc(
+    models: Sequence[ModelSummary], pipelines: Sequence[DiffusionPipeline] = ()
+) -> dict[str, Any]:
+    """``whichgpu models --json``: each preset's shape and where its config comes from; the
+    image-generation pipelines with their components' parameters."""
     return {
+        "pipelines": [
+            {
+                "id": p.id,
+                "name": p.name,
+                "family": p.family,
+                "params": p.total_params,
+                "components": {
+                    c.role: {"class": c.class_name, "params": c.params} for c in p.components
+                },
+                "resolution_px": p.default_resolution,
+                "steps": p.default_steps,
+                "guidance_passes": 2 if p.cfg else 1,
+                "precision": p.default_precision,
+                "source": p.source,
+            }
+            for p in pipelines
+        ],
         "schema_version": SCHEMA_VERSION,
         "kind": "models",
         "models": [

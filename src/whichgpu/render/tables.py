@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from whichgpu.models.diffusion import DiffusionPipeline
     from whichgpu.models.presets import ModelSummary
 
 
@@ -456,7 +457,9 @@ def print_gpu(gpu: GPU, catalog: Catalog, today: date, console: Console) -> None
             console.print(Text(f"- {_(p.condition)}: {amount} ({p.as_of}; {title})"))
 
 
-def print_models(models: Sequence[ModelSummary], console: Console) -> None:
+def print_models(
+    models: Sequence[ModelSummary], console: Console, pipelines: Sequence[DiffusionPipeline] = ()
+) -> None:
     """``whichgpu models``: the presets, smallest first, with their shape and context (a
     light table: it fits 80 columns without cutting a name or a number)."""
     from rich import box
@@ -488,5 +491,34 @@ def print_models(models: Sequence[ModelSummary], console: Console) -> None:
             format_decimal(arch.n_layers) if arch.n_layers else "—",
             f"{arch.n_heads}/{arch.n_kv_heads}" if arch.n_heads else "—",
             format_decimal(arch.max_positions) if arch.max_positions else "—",
+        )
+    console.print(table)
+    if pipelines:
+        print_pipelines(pipelines, console)
+
+
+def print_pipelines(pipelines: Sequence[DiffusionPipeline], console: Console) -> None:
+    """The image-generation pipelines: denoiser and text encoders, defaults."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(
+        title=fmt(_("Image-generation pipelines ({n})"), n=len(pipelines)),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    left = (N_("model"), N_("family"))
+    right = (N_("params"), N_("denoiser"), N_("resolution"), N_("steps"))
+    headers = [(_(h), "left") for h in left] + [(_(h), "right") for h in right]
+    add_columns(table, headers, whole=True)
+    for p in pipelines:
+        table.add_row(
+            p.id,
+            p.family,
+            f"{format_decimal(p.total_params / 1e9, 1)} B",
+            f"{format_decimal(p.denoiser.params / 1e9, 1)} B",
+            format_decimal(p.default_resolution),
+            format_decimal(p.default_steps),
         )
     console.print(table)

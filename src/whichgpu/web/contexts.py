@@ -10,6 +10,13 @@ from whichgpu.notes import localize as notes_localize
 from whichgpu.web.core import Service
 
 
+def image_presets() -> list[tuple[str, str]]:
+    """The image-generation pipelines, for the model choice of image tasks."""
+    from whichgpu.models.pipelines import list_pipelines
+
+    return [(p.id, p.name) for p in list_pipelines()]
+
+
 def recommend_context(
     service: Service, fields: dict[str, str], lists: dict[str, list[str]], config_name: str
 ) -> dict[str, Any]:
@@ -34,6 +41,7 @@ def recommend_context(
         "config_name": config_name,
         "kinds": KINDS,
         "presets": sorted((p.id, p.display_name) for p in presets().values()),
+        "image_presets": image_presets(),
         "precisions": PRECISIONS,
         "quants": tuple(QUANT_BITS),
         "markets": MARKETS,
@@ -270,6 +278,18 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
             lines.append(fmt(_("MFU: {mfu:.0%}"), mfu=result.mfu))
         if result.ttft_s is not None:
             lines.append(fmt(_("Time to first token: {ms:,.0f} ms"), ms=result.ttft_s * 1e3))
+        if result.image is not None:
+            image = result.image
+            lines.append(
+                fmt(_("Per image: {seconds:,.2f} s on one GPU ({per_min:,.1f} images/min); a "
+                      "denoising step {step_ms:,.0f} ms"), seconds=image.seconds_per_image,
+                    per_min=60 / image.seconds_per_image, step_ms=image.seconds_per_step * 1e3)
+            )  # fmt: skip
+            lines.append(
+                fmt(_("Memory: {gib:,.1f} GiB at the peak ({stage}); host memory {host:,.1f} GiB"),
+                    gib=image.memory.total_gib, stage=notes_localize(image.memory.stage),
+                    host=image.memory.host_bytes / 2**30)
+            )  # fmt: skip
         lines.append(
             fmt(
                 _("Efficiency {eta:.0%} of the roofline ({provenance})."),
@@ -281,6 +301,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
         "values": values,
         "kinds": KINDS,
         "presets": [(p.id, p.display_name) for p in presets().values()],
+        "image_presets": image_presets(),
         "gpus": [(g.id, g.name) for g in service.catalog().gpus],
         "precisions": PRECISIONS,
         "summary": summary,

@@ -245,10 +245,14 @@ class Service:
     def models_doc(
         self, family: str | None, min_params: float | None, max_params: float | None
     ) -> dict[str, Any]:
+        from whichgpu.models.pipelines import list_pipelines
         from whichgpu.models.presets import list_models
         from whichgpu.render.json_doc import models_doc
 
-        return models_doc(list_models(family, min_params, max_params))
+        return models_doc(
+            list_models(family, min_params, max_params),
+            list_pipelines(family, min_params, max_params),
+        )
 
     def gpus_doc(
         self, min_vram: float | None, arch: str | None, features: Sequence[str]

@@ -1,0 +1,206 @@
+"""Image generation: pipeline presets parsed as data, their exact parameter counts and FLOPs,
+memory and time as the job changes, and the CLI, API and recommender end to end."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from whichgpu.catalog import load_catalog
+from whichgpu.estimate.diffusion import ImageJob, fitting_image_job, image_memory, make_image_job
+from whichgpu.imaging import estimate_image
+from whichgpu.models.diffusion import walk
+from whichgpu.models.pipelines import find_pipeline, pipeline_data, pipelines
+
+from .conftest import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_parameter_counts_equal_the_libraries_sums() -> None:
+    """Every component's walk equals diffusers'/transformers' own parameter sum, recorded by
+    building each shipped config on the meta device (validation/diffusion_params.csv)."""
+    text = (ROOT / "validation" / "diffusion_params.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(text.splitlines()))
+    assert len(rows) == sum(len(p.components) for p in pipelines().values()) == 25
+    for row in rows:
+        component = pipelines()[row["pipeline"]].component(row["role"])
+        assert component.params == int(row["params"]), row
+
+
+def test_parameter_counts_equal_the_published_totals() -> None:
+    """Exact published counts are met exactly; rounded ones ("2B", "8.1B") to their rounding."""
+    for pid, data in pipeline_data().items():
+        for role, published in data["_whichgpu"]["published_params"].items():
+            ours = pipelines()[pid].component(role).params
+            if published % 10_000_000 == 0:  # a rounded figure
+                assert abs(ours / published - 1) < 0.05, (pid, role)
+            else:
+                assert ours == published, (pid, role)
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "role", "side", "tokens", "flops"),
+    [
+        # torch.utils.flop_counter.FlopCounterMode over the diffusers modules (meta device)
+        ("sd-1.5", "denoiser", 64, 77, 803_273_441_280),
+        ("sdxl", "denoiser", 128, 77, 6_761_236_398_080),
+        ("flux.1-dev", "denoiser", 128, 512, 74_384_653_418_496),
+        ("sd-1.5", "vae", 64, 77, 2_514_518_933_504),
+    ],
+)
+def test_forward_flops_equal_pytorchs_count(
+    pipeline: str, role: str, side: int, tokens: int, flops: int
+) -> None:
+    component = pipelines()[pipeline].component(role)
+    assert walk(component, side, side, tokens).flops == pytest.approx(flops, rel=1e-9)
+
+
+def test_names_resolve_forgivingly() -> None:
+    assert find_pipeline("SDXL").id == "sdxl"
+    assert find_pipeline("black-forest-labs/FLUX.1-dev").id == "flux.1-dev"
+    assert find_pipeline("sd-1.4").id == "sd-1.5"
+
+
+def _gpu(name: str):  # type: ignore[no-untyped-def]
+    return load_catalog().gpu(name)
+
+
+def test_more_steps_take_longer_and_larger_images_need_more() -> None:
+    sdxl, gpu = find_pipeline("sdxl"), _gpu("rtx-4090")
+    base = make_image_job(sdxl, gpu, steps=30)
+    fast = estimate_image(sdxl, base, gpu)
+    slow = estimate_image(sdxl, replace(base, steps=60), gpu)
+    assert slow.seconds_per_image > fast.seconds_per_image * 1.7
+    small = image_memory(sdxl, replace(base, resolution=768)).total_bytes
+    assert image_memory(sdxl, base).total_bytes > small
+
+
+def test_guidance_doubles_the_denoisers_work() -> None:
+    from whichgpu.estimate.diffusion import image_times
+
+    sd, gpu = find_pipeline("sd-1.5"), _gpu("a100-80gb-sxm")
+    job = make_image_job(sd, gpu)
+    with_cfg = image_times(sd, job, gpu).step_s
+    without = image_times(sd, replace(job, cfg=False), gpu).step_s
+    assert with_cfg == pytest.approx(2 * without, rel=0.05)
+    assert find_pipeline("flux.1-dev").cfg is False  # guidance-distilled
+
+
+def test_offload_trades_gpu_memory_for_host_memory_and_time() -> None:
+    flux, gpu = find_pipeline("flux.1-dev"), _gpu("rtx-4090")
+    whole = make_image_job(flux, gpu)
+    resident = estimate_image(flux, whole, gpu)
+    model = estimate_image(flux, replace(whole, offload="model"), gpu)
+    sequential = estimate_image(flux, replace(whole, offload="sequential"), gpu)
+    assert resident.memory.total_gib > 30  # FLUX.1 in BF16 does not fit a 24 GB card whole
+    assert model.memory.total_gib < resident.memory.total_gib
+    assert sequential.memory.total_gib < 4 < model.memory.total_gib
+    assert model.memory.host_bytes > 30 * 2**30 and resident.memory.host_bytes == 0
+    assert sequential.seconds_per_image > model.seconds_per_image > resident.seconds_per_image
+
+
+def test_an_open_setting_is_chosen_to_fit() -> None:
+    flux, gpu = find_pipeline("flux.1-dev"), _gpu("rtx-4090")
+    job, chosen = fitting_image_job(flux, make_image_job(flux, gpu), 24 * 2**30, True, True, True)
+    # its transformer alone is 23.8 GB in BF16: only sequential offload fits a 24 GB card
+    assert job.offload == "sequential" and "cpu_offload" in chosen
+    assert image_memory(flux, job).total_bytes <= 24 * 2**30
+
+
+def test_bf16_falls_back_to_fp16_where_the_gpu_has_no_bf16() -> None:
+    flux = find_pipeline("flux.1-dev")
+    assert make_image_job(flux, _gpu("t4")).precision == "16-true"
+    assert make_image_job(flux, _gpu("rtx-4090")).precision == "bf16-true"
+
+
+@settings(max_examples=30, deadline=None)
+@given(batch=st.integers(1, 15), side=st.sampled_from([512, 768, 1024, 1536]))
+def test_memory_grows_with_the_batch(batch: int, side: int) -> None:
+    sdxl = find_pipeline("sdxl")
+    job = ImageJob(resolution=side, steps=30, batch=batch)
+    more = replace(job, batch=batch + 1)
+    assert image_memory(sdxl, more).total_bytes > image_memory(sdxl, job).total_bytes
+    tiled = replace(job, vae_tiling=True)
+    assert image_memory(sdxl, tiled).total_bytes <= image_memory(sdxl, job).total_bytes
+
+
+def test_estimate_cli_prints_the_job_and_its_memory() -> None:
+    result = run_cli(*["estimate", "--task", "image", "-m", "sdxl", "--gpu", "rtx-4090", "--steps", "30",
+              "--images", "1000", "--json"],
+    )  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["regime"] == "diffusion-infer" and doc["throughput"]["unit"] == "images/s"
+    image = doc["image"]
+    assert image["steps"] == 30 and image["resolution_px"] == 1024
+    assert image["denoiser_passes_per_step"] == 2
+    # left open, the images a call are the most that fit the card (up to 8), and said so
+    assert "batch" in image["chosen"] and 1 < image["batch"] <= 8
+    assert 8 < image["memory_gib"] < 24
+    assert doc["time_s"] == pytest.approx(1000 * image["seconds_per_image"], rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--resolution", "1000"], "multiples of 32 px (try 992 or 1024)"),
+        (["--steps", "0"], "--steps"),
+        (["--quant", "int4"], "not int4"),
+        (["--tokens", "1e9"], "image does not use it"),
+    ],
+)
+def test_bad_image_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
+    result = run_cli(*["estimate", "--task", "image", "-m", "sdxl", "--gpu", "a6000", *args],
+    )  # fmt: skip
+    assert result.code == 2
+    assert needle in (result.stdout + result.stderr) and "Traceback" not in (
+        result.stdout + result.stderr
+    )
+    assert len(result.stderr.strip().splitlines()) == 1 and not result.stdout
+
+
+def test_other_tasks_refuse_image_settings() -> None:
+    result = run_cli(*["estimate", "--task", "lora", "-m", "llama-3.1-8b", "--resolution", "512"],
+    )  # fmt: skip
+    assert result.code == 2 and "--resolution" in (result.stdout + result.stderr)
+
+
+def test_recommend_takes_image_jobs_and_says_what_it_chose() -> None:
+    result = run_cli(*["recommend", "--task", "image", "-m", "flux.1-dev", "--images", "1000",
+              "--max-gpus", "1", "--json"],
+    )  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    pick = doc["pick"]
+    assert pick is not None
+    run = pick["components"][0]
+    assert run["unit"] == "images/s" and run["time_s"] > 0
+    reasons = " ".join(r["text"] for r in doc["reasons"])
+    assert "image(s) a call" in reasons
+
+
+def test_image_components_in_workload_files_and_the_api(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from whichgpu.web import create_app
+
+    client = TestClient(create_app())
+    body = {"components": [{"kind": "image", "model": "sd-1.5", "images": 1000}]}
+    response = client.post("/api/v1/recommend", json=body)
+    assert response.status_code == 200
+    assert response.json()["pick"] is not None
+    bad = {"components": [{"kind": "image", "params": "7B", "images": 10}]}
+    assert client.post("/api/v1/recommend", json=bad).status_code == 422
+    models = client.get("/api/v1/models").json()
+    assert {p["id"] for p in models["pipelines"]} == set(pipelines())
+    path = tmp_path / "job.toml"
+    path.write_text('[[components]]\nkind = "image"\nmodel = "sdxl"\nimages = 500\nsteps = 25\n')
+    result = run_cli(*["recommend", "--file", str(path), "--json"])
+    assert result.code == 0, result.stdout + result.stderr
