@@ -17,6 +17,7 @@ from whichgpu.estimate.published_runs import check_runs, fit_factors
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "validation" / "published_training.csv"
+IMAGE_RUNS = ROOT / "validation" / "published_diffusion_training.csv"
 OUT = ROOT / "src" / "whichgpu" / "catalog" / "data" / "framework_efficiency.csv"
 
 
@@ -25,6 +26,15 @@ def table() -> str:
     lines = ["kind,key,regime,value,unit,fitted_on"]
     for framework, (factor, runs) in factors.items():
         lines.append(f"factor,{framework},llm-train,{factor:.6f},x,{runs}")
+    # fine-tuning an image pipeline: one factor over the published runs' steps a second
+    # (their trainers: diffusers scripts, SimpleTuner, kohya's sd-scripts), against the
+    # estimate without it
+    from whichgpu.catalog import load_catalog
+    from whichgpu.imaging import IMAGE_TRAIN_FACTOR, published_training_runs, speed_factor
+
+    runs = published_training_runs(IMAGE_RUNS.read_text(encoding="utf-8"), load_catalog())
+    factor, n = speed_factor(runs)
+    lines.append(f"factor,{IMAGE_TRAIN_FACTOR},diffusion-train,{factor:.6f},x,{n}")
     return "\n".join(lines) + "\n"
 
 

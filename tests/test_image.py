@@ -204,3 +204,81 @@ def test_image_components_in_workload_files_and_the_api(tmp_path: Path) -> None:
     path.write_text('[[components]]\nkind = "image"\nmodel = "sdxl"\nimages = 500\nsteps = 25\n')
     result = run_cli(*["recommend", "--file", str(path), "--json"])
     assert result.code == 0, result.stdout + result.stderr
+
+
+# -- fine-tuning the denoiser ----------------------------------------------------------
+
+
+def test_lora_adapters_count_as_peft_builds_them() -> None:
+    """Rank-4 adapters on the diffusers scripts' default targets, as PEFT's
+    ``add_adapter(LoraConfig(r=4, target_modules=...))`` counts them on the meta model."""
+    from whichgpu.models.diffusion import DEFAULT_LORA_TARGETS, lora_params
+
+    for name, want in [("sd-1.5", 797_184), ("sdxl", 5_806_080), ("sd-3-medium", 1_179_648),
+                       ("flux.1-dev", 11_206_656)]:  # fmt: skip
+        den = find_pipeline(name).denoiser
+        assert lora_params(den, 4, DEFAULT_LORA_TARGETS[den.kind]) == want
+
+
+def test_training_memory_and_time_follow_the_settings() -> None:
+    from whichgpu.estimate.diffusion import image_train_memory, make_train_job
+
+    sdxl, gpu = find_pipeline("sdxl"), _gpu("a100-80gb-sxm")
+    lora = make_train_job(sdxl, gpu, "lora", batch=2)
+    full = make_train_job(sdxl, gpu, "full", batch=2)
+    assert (
+        image_train_memory(sdxl, full).total_bytes > 2 * image_train_memory(sdxl, lora).total_bytes
+    )
+    ckpt = replace(lora, checkpointing=True)
+    assert (
+        image_train_memory(sdxl, ckpt).parts["activations"]
+        < image_train_memory(sdxl, lora).parts["activations"]
+    )
+    from whichgpu.imaging import estimate_image_training
+
+    assert (
+        estimate_image_training(sdxl, ckpt, gpu).seconds_per_step
+        > estimate_image_training(sdxl, lora, gpu).seconds_per_step
+    )
+    assert (
+        estimate_image_training(sdxl, full, gpu).seconds_per_step
+        > estimate_image_training(sdxl, lora, gpu).seconds_per_step
+    )
+    eight = make_train_job(sdxl, gpu, "full", batch=2, optimizer="adamw-8bit")
+    assert image_train_memory(sdxl, eight).parts["optimizer"] == pytest.approx(
+        image_train_memory(sdxl, full).parts["optimizer"] / 4
+    )
+
+
+def test_published_fine_tuning_peaks_within_a_quarter() -> None:
+    """Out of sample (nothing fitted on memory): every published peak in
+    validation/published_diffusion_training.csv within 25 %."""
+    from whichgpu.imaging import estimate_image_training, published_training_runs
+
+    text = (ROOT / "validation" / "published_diffusion_training.csv").read_text("utf-8")
+    runs = [r for r in published_training_runs(text, load_catalog())
+            if r.row["metric"] == "peak_memory"]  # fmt: skip
+    assert len(runs) >= 10
+    for run in runs:
+        est = estimate_image_training(run.pipeline, run.job, run.gpu)
+        assert abs(est.memory.total_gib / run.published - 1) < 0.25, run.row["id"]
+
+
+def test_image_lora_estimate_and_recommend() -> None:
+    result = run_cli(
+        "estimate", "--task", "image-lora", "-m", "flux.1-dev", "--gpu", "rtx-4090",
+        "--quant", "nf4", "--cache-latents", "--images", "1000", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    training = doc["image_training"]
+    assert training["method"] == "lora" and training["trainable_params"] == 11_206_656
+    assert training["memory_gib"] < 24 and doc["time_s"] > 0
+    bad = run_cli("estimate", "--task", "image-finetune", "-m", "sdxl", "--quant", "nf4")
+    assert bad.code == 2 and "image-lora" in bad.stderr
+    rec = run_cli(
+        "recommend", "--task", "image-lora", "-m", "sdxl", "--images", "500", "--epochs", "4",
+        "--max-gpus", "2", "--json",
+    )  # fmt: skip
+    assert rec.code == 0, rec.stderr
+    assert json.loads(rec.stdout)["pick"] is not None

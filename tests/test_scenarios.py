@@ -142,13 +142,15 @@ def test_d6_rendering_a2000_has_rt_cores_too(catalog: Catalog) -> None:
 def test_d7_mixed_ai_and_rendering_on_the_a6000(catalog: Catalog) -> None:
     result = run(catalog, "d07")
     assert result.pick is not None and result.pick.gpu.id == "rtx-a6000"
-    assert [r.component.kind for r in result.pick.runs] == ["lora", "render"]
-    assert codes(result.reasons).count("reason_speed_time") == 2
-    # the A100 fits the fine-tune but, without RT cores, renders far slower per dollar
+    assert [r.component.kind for r in result.pick.runs] == ["lora", "image", "render"]
+    assert codes(result.reasons).count("reason_speed_time") == 3
+    # the A100 fits the fine-tune and generates SDXL images faster, but, without RT cores,
+    # renders far slower per dollar
     a100 = best(result, "a100-80gb-sxm")
-    render_a100 = a100.runs[1].throughput or 0
-    render_a6000 = result.pick.runs[1].throughput or 0
+    render_a100 = a100.runs[2].throughput or 0
+    render_a6000 = result.pick.runs[2].throughput or 0
     assert render_a100 < render_a6000 / 2
+    assert (a100.runs[1].throughput or 0) > (result.pick.runs[1].throughput or 0)
 
 
 def test_d8_prototyping_on_the_a2000(catalog: Catalog) -> None:

@@ -199,6 +199,10 @@ MESSAGES: dict[str, str] = {
         "(try {low} or {high})"
     ),
     "image_quant": N_("image generation loads weights as {valid}, not {quant}"),
+    "image_optimizer": N_("image fine-tuning runs {valid}, not {optimizer}"),
+    "image_quant_full": N_(
+        "a full fine-tune trains every weight in FP32: a {quant} base is for image-lora"
+    ),
     "image_precision": N_("image generation runs in {valid}, not {precision}"),
     "image_needs_pipeline": N_(
         "image generation needs an image model preset: sd-1.5, sdxl, sd-3-medium, "

@@ -13,8 +13,12 @@ from whichgpu.estimate.diffusion import (
     IMAGE_QUANTS,
     ImageJob,
     ImageMemory,
+    ImageTrainJob,
     image_memory,
     image_times,
+    image_train_memory,
+    image_train_times,
+    trainable_params,
 )
 from whichgpu.models.diffusion import DiffusionPipeline
 
@@ -136,3 +140,206 @@ def estimate_image(
         provenance=provenance,
         bound="host link" if transfer > model.seconds_per_unit(call) else call.bound,
     )
+
+
+@dataclass(frozen=True)
+class ImageTrainEstimate:
+    """Fine-tuning a pipeline's denoiser on ``count`` GPUs (data parallel: each GPU a whole
+    copy, gradients all-reduced a step): memory per GPU, seconds a step, images a second."""
+
+    pipeline: DiffusionPipeline
+    job: ImageTrainJob
+    count: int
+    memory: ImageMemory
+    seconds_per_step: float
+    allreduce_s: float
+    trainable_params: int
+    harness: str
+    efficiency: float
+    provenance: str
+    bound: str
+    chosen: tuple[str, ...] = ()
+
+    @property
+    def images_per_s(self) -> float:
+        return self.count * self.job.batch / self.seconds_per_step
+
+
+#: The key of the fitted speed factor of fine-tuning an image pipeline, relative to the
+#: image-generation calibration (``catalog/data/framework_efficiency.csv``, written by
+#: scripts/fit_frameworks.py from validation/published_diffusion_training.csv)
+IMAGE_TRAIN_FACTOR = "image-train"
+
+
+def estimate_image_training(
+    pipeline: DiffusionPipeline,
+    job: ImageTrainJob,
+    gpu: GPU,
+    count: int = 1,
+    harness: str = DEFAULT_IMAGE_HARNESS,
+    factored: bool = True,
+) -> ImageTrainEstimate:
+    """A fine-tuning step timed with the efficiency fitted on ``harness``'s image-generation
+    runs (no published fine-tuning run is fitted: the forward's kernels are the same, the
+    backward's are taken to run as well), its per-step launch overhead once a denoiser pass,
+    and the ring all-reduce of the trainable gradients over the GPUs' links; then, with
+    ``factored``, the speed factor fitted on published fine-tuning runs (what a training
+    step's backward, optimizer and data loading cost beyond that)."""
+    from whichgpu.errors import InvalidInput
+    from whichgpu.estimate.efficiency import load_efficiency, load_framework_factors, observe
+    from whichgpu.estimate.parallel import allreduce_seconds
+    from whichgpu.estimate.perf import check_math_unit
+
+    check_image_job(pipeline, ImageJob(job.resolution, 1, precision=job.precision), gpu)
+    model, _spread = load_efficiency()
+    probe = observe(_bench(pipeline, ImageJob(job.resolution, 1, precision=job.precision), gpu,
+                           "it/s", harness), gpu)  # fmt: skip
+    if probe is None:
+        raise InvalidInput("no_throughput_model", regime="diffusion-infer", gpu=gpu.name)
+    check_math_unit(gpu, job.precision)
+    eta, provenance = model.efficiency(
+        probe.group, probe.factor, probe.unit, probe.power_w_per_tflops, probe.memory
+    )
+    times = image_train_times(pipeline, job, gpu)
+    trainable = trainable_params(pipeline, job)
+    allreduce = allreduce_seconds(trainable * 4.0, count, gpu)
+    launch = model.overhead_s.get(harness, 0.0) * times.passes
+    step = times.compute_s / eta + launch
+    fitted = load_framework_factors().get(IMAGE_TRAIN_FACTOR) if factored else None
+    if fitted is not None:
+        step /= fitted[0]
+        provenance += f"; × {fitted[0]:.2f} fitted on {fitted[1]} published fine-tuning runs"
+    step += allreduce
+    return ImageTrainEstimate(
+        pipeline=pipeline,
+        job=job,
+        count=count,
+        memory=image_train_memory(pipeline, job),
+        seconds_per_step=step,
+        allreduce_s=allreduce,
+        trainable_params=trainable,
+        harness=harness,
+        efficiency=eta,
+        provenance=provenance,
+        bound="interconnect" if allreduce > times.compute_s / eta else "compute",
+    )
+
+
+@dataclass(frozen=True)
+class PublishedImageRun:
+    """A published fine-tuning run of an image pipeline, as whichgpu estimates it."""
+
+    row: dict[str, str]
+    pipeline: DiffusionPipeline
+    job: ImageTrainJob
+    gpu: GPU
+
+    @property
+    def source(self) -> str:
+        return self.row["source_url"].split("/blob/")[0]
+
+    @property
+    def published(self) -> float:
+        """GiB for a peak, optimizer steps a second for a speed."""
+        value = float(self.row["value"])
+        if self.row["metric"] == "peak_memory":
+            return value * (1e9 / 2**30 if self.row["unit"] == "GB" else 1.0)
+        return value if self.row["unit"] == "it/s" else 1 / value
+
+
+def published_training_runs(text: str, catalog: Any) -> list[PublishedImageRun]:
+    """The rows of ``validation/published_diffusion_training.csv`` as jobs."""
+    import csv
+
+    from whichgpu.estimate.diffusion import make_train_job
+    from whichgpu.models.pipelines import find_pipeline
+
+    runs = []
+    for row in csv.DictReader(text.splitlines()):
+        pipeline = find_pipeline(row["model"])
+        gpu = catalog.gpu(row["gpu"])
+        job = make_train_job(
+            pipeline, gpu, row["method"], resolution=int(row["resolution"]),
+            batch=int(row["batch"]), precision=row["precision"], optimizer=row["optimizer"],
+            lora_rank=int(row["lora_rank"]) if row["lora_rank"] else None,
+            checkpointing=row["checkpointing"] == "yes", cached=row["cache_latents"] == "yes",
+            quant=row["quant"] or None, lora_targets=row["lora_targets"] or None,
+        )  # fmt: skip
+        runs.append(PublishedImageRun(row, pipeline, job, gpu))
+    return runs
+
+
+def speed_factor(runs: list[PublishedImageRun]) -> tuple[float, int]:
+    """The geometric mean of published over estimated (unfactored) steps a second."""
+    import math
+
+    ratios = [
+        r.published
+        * estimate_image_training(r.pipeline, r.job, r.gpu, factored=False).seconds_per_step
+        for r in runs
+        if r.row["metric"] != "peak_memory"
+    ]
+    if not ratios:
+        return 1.0, 0
+    return math.exp(sum(math.log(x) for x in ratios) / len(ratios)), len(ratios)
+
+
+def plan_image(
+    pipeline: DiffusionPipeline, gpu: GPU, count: int, settings: dict[str, Any]
+) -> ImageEstimate:
+    """An image job as the user set it, what was left open (images a call, CPU offload, VAE
+    tiling) set for ``gpu``'s memory, estimated; ``settings`` are
+    :func:`~whichgpu.estimate.diffusion.make_image_job`'s."""
+    from dataclasses import replace
+
+    from whichgpu.estimate.diffusion import fitting_image_job, make_image_job
+    from whichgpu.estimate.parallel import usable_bytes
+
+    job = make_image_job(pipeline, gpu, **settings)
+    job, chosen = fitting_image_job(
+        pipeline, job, usable_bytes(gpu), settings.get("batch") is None,
+        settings.get("offload") is None, settings.get("vae_tiling") is None,
+    )  # fmt: skip
+    return replace(estimate_image(pipeline, job, gpu, count), chosen=tuple(chosen))
+
+
+def plan_image_training(
+    pipeline: DiffusionPipeline, gpu: GPU, count: int, method: str, settings: dict[str, Any]
+) -> ImageTrainEstimate:
+    """A fine-tuning job as the user set it, the batch and checkpointing left open set for
+    ``gpu``'s memory, estimated; ``settings`` are
+    :func:`~whichgpu.estimate.diffusion.make_train_job`'s."""
+    from dataclasses import replace
+
+    from whichgpu.estimate.diffusion import fitting_train_job, make_train_job
+    from whichgpu.estimate.parallel import usable_bytes
+
+    if method == "full":
+        settings = {k: v for k, v in settings.items() if k != "lora_targets"}
+    job = make_train_job(pipeline, gpu, method, **settings)
+    job, chosen = fitting_train_job(
+        pipeline, job, usable_bytes(gpu), settings.get("batch") is None,
+        settings.get("checkpointing") is None,
+    )  # fmt: skip
+    return replace(estimate_image_training(pipeline, job, gpu, count), chosen=tuple(chosen))
+
+
+def image_settings(request: Any, task: str) -> dict[str, Any]:
+    """The settings an image request gives (an ``estimate`` request or a ``recommend``
+    component: the same field names), for :func:`plan_image` or
+    :func:`plan_image_training`; None where left open."""
+    if task == "image":
+        return {
+            "resolution": request.resolution, "steps": request.steps, "batch": request.batch,
+            "precision": request.precision, "quant": request.quant,
+            "offload": request.cpu_offload, "vae_tiling": request.vae_tiling,
+        }  # fmt: skip
+    checkpointing = request.checkpointing
+    return {
+        "resolution": request.resolution, "batch": request.batch,
+        "precision": request.precision, "lora_rank": request.lora_rank,
+        "optimizer": request.optimizer,
+        "checkpointing": None if checkpointing is None else bool(checkpointing),
+        "cached": request.cache_latents, "quant": request.quant,
+        "lora_targets": request.lora_targets,
+    }  # fmt: skip

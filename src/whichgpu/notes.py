@@ -162,6 +162,11 @@ MESSAGES: dict[str, str] = {
         "(chosen to fit and run fastest here: {seconds:,.2f} s an image; host memory "
         "{host_gib:,.1f} GiB); give batch, cpu_offload or vae_tiling to set them."
     ),
+    "chosen_image_training": N_(
+        "{component}: {batch} image(s) a GPU step, gradient checkpointing {checkpointing} "
+        "(chosen to fit and run fastest here: {seconds:,.2f} s a step); give batch or "
+        "checkpointing to set them."
+    ),
     "chosen_split": N_(
         "{component}: {replicas} replica(s) of {gpus} GPU(s) serve {rate:,.2f} requests/s "
         "under the targets; {other_replicas} of {other_gpus} would serve {other_rate:,.2f}."
@@ -339,7 +344,8 @@ WORDS: dict[str, str] = {
         N_("review (third party)"), N_("whitepaper"),
         # image generation: a pipeline's stages, its CPU offload modes, VAE tiling
         N_("text encoding"), N_("denoising"), N_("VAE decode"), N_("host link"), N_("none"),
-        N_("model"), N_("sequential"), N_("on"), N_("off"),
+        N_("model"), N_("sequential"), N_("on"), N_("off"), N_("cached"),
+        N_("encoded each step"),
     )
 } | {
     # capability codes (--requires) as readers name them

@@ -51,6 +51,10 @@ CPU_OFFLOAD = Input(
     choices=("none", "model", "sequential"),
 )
 VAE_TILING = Input("bool", N_("Image generation: decode the VAE in tiles (default: if needed)."))
+CACHE_LATENTS = Input(
+    "bool",
+    N_("Image fine-tuning: latents and text embeddings computed beforehand (no encoders loaded)."),
+)
 GPU_NAME = Input("text", N_("The GPU you have in mind."), flag="gpu")
 FRAMEWORK = Input(
     "choice",

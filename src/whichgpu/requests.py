@@ -32,6 +32,7 @@ from whichgpu.recipes import RECIPES
 from whichgpu.request_fields import (
     ACTIVATION_OFFLOAD,
     BATCH,
+    CACHE_LATENTS,
     CHECKPOINTING,
     CHUNKED_LOSS,
     COMPILED,
@@ -75,7 +76,12 @@ from whichgpu.request_fields import (
 from whichgpu.request_fields import MARKETS as MARKETS
 from whichgpu.request_fields import QUANTS as QUANTS
 
-Kind = Literal["train", "finetune", "lora", "qlora", "inference", "image", "render", "fp64"]
+Kind = Literal[
+    "train", "finetune", "lora", "qlora", "inference", "image", "image-lora", "image-finetune",
+    "render", "fp64",
+]  # fmt: skip
+#: Image generation and the fine-tuning of an image pipeline's denoiser
+IMAGE_KINDS: tuple[str, ...] = ("image", "image-lora", "image-finetune")
 Objective = Literal["cost", "time", "value"]
 Mode = Literal["rent", "buy"]
 Capability = Literal["rt", "display", "ecc", "fp64", "nvlink", "mig", "nvenc", "nvdec", "cuda"]
@@ -287,7 +293,10 @@ class EstimateRequest(TrainingSettings):
         "inference",
         Input(
             "choice",
-            N_("inference, train, finetune, lora, qlora, image, render or fp64."),
+            N_(
+                "inference, train, finetune, lora, qlora, image, image-lora, image-finetune, "
+                "render or fp64."
+            ),
             choices=KINDS,
         ),
     )
@@ -353,6 +362,7 @@ class EstimateRequest(TrainingSettings):
     steps: int | None = given(None, STEPS)
     cpu_offload: str | None = given(None, CPU_OFFLOAD)
     vae_tiling: bool | None = given(None, VAE_TILING)
+    cache_latents: bool | None = given(None, CACHE_LATENTS)
     engine: str | None = given(None, SERVE_ENGINE)
     request_rate: float | None = given(None, REQUEST_RATE)
     ttft: float | None = given(None, TTFT)
@@ -370,7 +380,7 @@ class EstimateRequest(TrainingSettings):
     def uses_model(self) -> bool:
         """A language or vision model (:class:`~whichgpu.models.arch.ModelArch`); image
         generation names a pipeline instead."""
-        return self.task not in ("render", "fp64", "image")
+        return self.task not in ("render", "fp64", *IMAGE_KINDS)
 
 
 # -- recommend -----------------------------------------------------------------------------
@@ -386,7 +396,10 @@ class Component(TrainingSettings):
         dataclasses.MISSING,
         Input(
             "choice",
-            N_("train, finetune, lora, qlora, inference, image, render or fp64."),
+            N_(
+                "train, finetune, lora, qlora, inference, image, image-lora, image-finetune, "
+                "render or fp64."
+            ),
             choices=KINDS,
             flag="task",
         ),
@@ -444,6 +457,7 @@ class Component(TrainingSettings):
     steps: int | None = given(None, STEPS)
     cpu_offload: str | None = given(None, CPU_OFFLOAD)
     vae_tiling: bool | None = given(None, VAE_TILING)
+    cache_latents: bool | None = given(None, CACHE_LATENTS)
     hours: float | None = given(
         None,
         Input(
@@ -475,7 +489,7 @@ class Component(TrainingSettings):
     def uses_model(self) -> bool:
         """A language or vision model (:class:`~whichgpu.models.arch.ModelArch`); image
         generation names a pipeline instead."""
-        return self.kind not in ("render", "fp64", "image")
+        return self.kind not in ("render", "fp64", *IMAGE_KINDS)
 
     @property
     def label(self) -> str:

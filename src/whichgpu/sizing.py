@@ -17,6 +17,7 @@ from whichgpu.estimate.serving_plan import (
     serving_provenance,
 )
 from whichgpu.job import Job
+from whichgpu.requests import IMAGE_KINDS
 from whichgpu.throughput import (
     Rate,
     ThroughputEstimate,
@@ -41,22 +42,20 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     from whichgpu.workload_files import check_applies
 
     r = request
-    given = {k: getattr(r, k) for k in ("tokens", "images", "frames", "tflop")}
+    image_fields = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents")
+    given = {k: getattr(r, k) for k in ("tokens", "images", "frames", "tflop", *image_fields)}
     check_applies(r.task, {**given, "prompt": r.prompt or None})
-    if r.task == "image":
-        check_applies(r.task, {"resolution": r.resolution, "steps": r.steps, **given})
+    if r.task in IMAGE_KINDS:
         from whichgpu.throughput import estimate_image_job
         from whichgpu.workload_files import check_image_model
 
         check_image_model(r.model, r.params)
         assert r.model is not None
-        return estimate_image_job(
-            r.model, gpu, r.count, None if r.images is None else r.images * r.epochs,
-            resolution=r.resolution, steps=r.steps, batch=r.batch,
-            precision=r.precision,
-            quant=r.quant, offload=r.cpu_offload, vae_tiling=r.vae_tiling,
-        )  # fmt: skip
-    check_applies(r.task, {"resolution": r.resolution, "steps": r.steps, **given})
+        images = None if r.images is None else r.images * r.epochs
+        from whichgpu.imaging import image_settings
+
+        settings = image_settings(r, r.task)
+        return estimate_image_job(r.model, gpu, r.task, r.count, images, **settings)
     if not r.uses_model:
         return estimate_model_free(r.task, gpu, r.count, r.frames, r.samples_per_frame, r.tflop)
     if arch is None:

@@ -29,7 +29,7 @@ from whichgpu.models.arch import ModelArch
 if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.estimate.training import Step
-    from whichgpu.imaging import ImageEstimate
+    from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
 
 #: The harness a user's job is assumed to run like, per regime: the best-covered,
 #: well-tuned software of each kind in the calibration set.
@@ -84,6 +84,8 @@ class ThroughputEstimate:
     demand_rps: float | None = None
     #: Image generation: the pipeline's memory, per-call and per-step times
     image: ImageEstimate | None = None
+    #: Fine-tuning an image pipeline's denoiser: memory, step time, what trains
+    image_training: ImageTrainEstimate | None = None
 
 
 def regime_of(arch: ModelArch, job: Job, count: int = 1) -> str:
@@ -246,34 +248,34 @@ def estimate_model_free(
 def estimate_image_job(
     pipeline_name: str,
     gpu: GPU,
+    task: str,
     count: int = 1,
     images: float | None = None,
     **settings: object,
 ) -> ThroughputEstimate:
-    """``estimate --task image``: a pipeline's images per second on ``count`` × ``gpu``
-    (each GPU its own pipeline), the range from the regime's leave-one-out errors, and the
-    time for ``images``."""
-    from dataclasses import replace
-
-    from whichgpu.estimate.diffusion import fitting_image_job, make_image_job
-    from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.imaging import estimate_image
+    """``estimate --task image|image-lora|image-finetune``: a pipeline's images a second on
+    ``count`` × ``gpu`` (each GPU its own pipeline: images generated apart, or data-parallel
+    training), the range from the regime's leave-one-out errors, the time for ``images``,
+    and what was chosen where the settings were left open."""
+    from whichgpu.imaging import plan_image, plan_image_training
     from whichgpu.models.pipelines import find_pipeline
 
     pipeline = find_pipeline(pipeline_name)
-    job = make_image_job(pipeline, gpu, **settings)  # type: ignore[arg-type]
-    job, chosen = fitting_image_job(
-        pipeline, job, usable_bytes(gpu), settings.get("batch") is None,
-        settings.get("offload") is None, settings.get("vae_tiling") is None,
-    )  # fmt: skip
-    est = replace(estimate_image(pipeline, job, gpu, count), chosen=tuple(chosen))
+    image = training = None
+    if task == "image":
+        image = plan_image(pipeline, gpu, count, dict(settings))
+        est: ImageEstimate | ImageTrainEstimate = image
+    else:
+        method = "full" if task == "image-finetune" else "lora"
+        training = plan_image_training(pipeline, gpu, count, method, dict(settings))
+        est = training
     _model, spread = load_efficiency()
     low_err, high_err = spread.get("diffusion-infer", spread["*"])
     rate = est.images_per_s
     return ThroughputEstimate(
         gpu=gpu,
         count=count,
-        regime="diffusion-infer",
+        regime="diffusion-infer" if image is not None else "diffusion-train",
         harness=est.harness,
         throughput=Rate(rate, "images/s", rate / (1 + high_err), rate / (1 + low_err)),
         bound=est.bound,
@@ -283,7 +285,8 @@ def estimate_image_job(
         tokens_per_s_per_sequence=None,
         efficiency=est.efficiency,
         provenance=est.provenance,
-        image=est,
+        image=image,
+        image_training=training,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from whichgpu.errors import InvalidInput, Path, Ref, field_name
 from whichgpu.inputs import check_keys, parse
-from whichgpu.requests import MAX_COMPONENTS, Component, Constraints, Workload
+from whichgpu.requests import IMAGE_KINDS, MAX_COMPONENTS, Component, Constraints, Workload
 
 
 def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) -> Component:
@@ -31,7 +31,7 @@ def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) 
     if component.request_rate is not None and component.kind != "inference":
         raise InvalidInput("rate_for_inference", field=(*path, "request_rate"))
     check_applies(component.kind, raw, path)
-    if component.kind == "image":
+    if component.kind in IMAGE_KINDS:
         check_image_model(component.model, component.params, path)
     elif not component.uses_model and (component.model or component.params) and arch is None:
         raise InvalidInput("takes_no_model", field=(*path, "model"), kind=component.kind)
@@ -73,6 +73,10 @@ APPLIES: dict[str, frozenset[str]] = {
     "render": frozenset({"frames", "samples_per_frame"}),
     "fp64": frozenset({"tflop"}),
     "image": frozenset({"images", "resolution", "steps", "cpu_offload", "vae_tiling"}),
+    **{
+        kind: frozenset({"images", "epochs", "resolution", "cache_latents"})
+        for kind in ("image-lora", "image-finetune")
+    },
     "inference": frozenset({"tokens", "images", "prompt", "generate"}),
     **{
         kind: frozenset({"tokens", "images", "epochs"})
@@ -80,7 +84,8 @@ APPLIES: dict[str, frozenset[str]] = {
     },
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop", "prompt",
-           "generate", "resolution", "steps", "cpu_offload", "vae_tiling")  # fmt: skip
+           "generate", "resolution", "steps", "cpu_offload", "vae_tiling",
+           "cache_latents")  # fmt: skip
 
 
 def check_applies(kind: str, raw: Mapping[str, Any], path: Path = ()) -> None:

@@ -52,6 +52,23 @@ class Tally:
     #: score elements of every attention layer summed (what eager attention writes and reads)
     conv_flops: float = 0.0
     score_total: float = 0.0
+    #: Training: elements the backward pass needs, saved by the forward (each op's input:
+    #: what a linear or conv needs for its weight gradient, a norm or activation for its
+    #: own), and with gradient checkpointing only each checkpointed unit's input plus the
+    #: largest unit's saved set, recomputed in the backward (diffusers checkpoints each
+    #: ResNet and transformer block)
+    saved: float = 0.0
+    boundaries: float = 0.0
+    largest_unit: float = 0.0
+    #: Named weight matrices by attribute path (what LoRA targets match): Σ (d_in + d_out)
+    #: over the copies, so that a rank-r adapter on them has r times that many parameters
+    named: dict[str, int] = field(default_factory=dict)
+
+    def unit(self, saved: float, boundary: float) -> None:
+        """A checkpointed unit: ``saved`` elements for its backward, ``boundary`` its input."""
+        self.saved += saved
+        self.boundaries += boundary
+        self.largest_unit = max(self.largest_unit, saved)
 
     def conv(self, c_in: int, c_out: int, k: int, hw: float, bias: bool = True) -> None:
         n = k * k * c_in * c_out + (c_out if bias else 0)
@@ -60,7 +77,11 @@ class Tally:
         self.conv_flops += 2.0 * k * k * c_in * c_out * hw
         self.largest_module = max(self.largest_module, n)
 
-    def linear(self, d_in: int, d_out: int, tokens: float, bias: bool = True) -> None:
+    def linear(
+        self, d_in: int, d_out: int, tokens: float, bias: bool = True, name: str = ""
+    ) -> None:
+        if name:
+            self.named[name] = self.named.get(name, 0) + d_in + d_out
         n = d_in * d_out + (d_out if bias else 0)
         self.params += n
         self.flops += 2.0 * d_in * d_out * tokens
@@ -94,6 +115,9 @@ class Walk:
     largest_module: int
     conv_flops: float = 0.0
     score_total: float = 0.0
+    saved_elements: float = 0.0
+    checkpointed_elements: float = 0.0
+    named: Mapping[str, int] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -195,6 +219,7 @@ def _resnet(t: Tally, c_in: int, c_out: int, hw: float, temb: int | None) -> Non
     if c_in != c_out:
         t.conv(c_in, c_out, 1, hw)
     t.live(max(3 * c_in, 2 * c_in + c_out, c_in + 2 * c_out) * hw)
+    t.unit(3 * (c_in + c_out) * hw, c_in * hw)  # each norm's, activation's and conv's input
 
 
 def _basic_block(t: Tally, inner: int, heads: int, tokens: float, context: int, cross: int) -> None:
@@ -202,20 +227,23 @@ def _basic_block(t: Tally, inner: int, heads: int, tokens: float, context: int, 
     values from ``cross``-wide text states), GEGLU feed-forward (4× inner, its projection
     doubled for the gate); LayerNorms before each."""
     t.norm(inner)
-    for _ in range(3):
-        t.linear(inner, inner, tokens, bias=False)
-    t.linear(inner, inner, tokens)
+    for name in ("attn1.to_q", "attn1.to_k", "attn1.to_v"):
+        t.linear(inner, inner, tokens, bias=False, name=name)
+    t.linear(inner, inner, tokens, name="attn1.to_out.0")
     t.attention(tokens, tokens, inner, heads)
     t.norm(inner)
-    t.linear(inner, inner, tokens, bias=False)
-    t.linear(cross, inner, context, bias=False)
-    t.linear(cross, inner, context, bias=False)
-    t.linear(inner, inner, tokens)
+    t.linear(inner, inner, tokens, bias=False, name="attn2.to_q")
+    t.linear(cross, inner, context, bias=False, name="attn2.to_k")
+    t.linear(cross, inner, context, bias=False, name="attn2.to_v")
+    t.linear(inner, inner, tokens, name="attn2.to_out.0")
     t.attention(tokens, context, inner, heads)
     t.norm(inner)
-    t.linear(inner, 8 * inner, tokens)
-    t.linear(4 * inner, inner, tokens)
+    t.linear(inner, 8 * inner, tokens, name="ff.net.0.proj")
+    t.linear(4 * inner, inner, tokens, name="ff.net.2")
     t.live(tokens * (2 + 8 + 4 + 4) * inner)  # residual, norm, GEGLU projection, gate, product
+    # saved for the backward: norm inputs (3), attention inputs and Q, K, V, outputs (2 × 5),
+    # the output projections' inputs (2), the feed-forward's input, projection and gate (13)
+    t.unit(tokens * inner * 28, tokens * inner)
 
 
 def _transformer_2d(
@@ -313,20 +341,20 @@ def _joint_attention(
     """MMDiT's joint attention: Q, K, V of the image and of the text stream (each with
     bias), one attention over both, an output projection per stream; RMS norms of the
     queries and keys per head where the config asks (SD 3.5, FLUX)."""
-    for _ in range(3):
-        t.linear(dim, dim, tokens)
-        t.linear(dim, dim, context)
+    for name, added in (("to_q", "add_q_proj"), ("to_k", "add_k_proj"), ("to_v", "add_v_proj")):
+        t.linear(dim, dim, tokens, name=f"attn.{name}")
+        t.linear(dim, dim, context, name=f"attn.{added}")
     if qk_norm:
         t.params += 4 * (dim // heads)
     t.attention(tokens + context, tokens + context, dim, heads)
-    t.linear(dim, dim, tokens)
+    t.linear(dim, dim, tokens, name="attn.to_out.0")
     if context_out:
-        t.linear(dim, dim, context)
+        t.linear(dim, dim, context, name="attn.to_add_out")
 
 
-def _gelu_ff(t: Tally, dim: int, tokens: float) -> None:
-    t.linear(dim, 4 * dim, tokens)
-    t.linear(4 * dim, dim, tokens)
+def _gelu_ff(t: Tally, dim: int, tokens: float, prefix: str = "ff") -> None:
+    t.linear(dim, 4 * dim, tokens, name=f"{prefix}.net.0.proj")
+    t.linear(4 * dim, dim, tokens, name=f"{prefix}.net.2")
 
 
 def walk_mmdit(config: Config, h: int, w: int, context: int) -> Tally:
@@ -355,8 +383,12 @@ def walk_mmdit(config: Config, h: int, w: int, context: int) -> Tally:
         _joint_attention(t, dim, heads, tokens, context, qk, not last)
         _gelu_ff(t, dim, tokens)
         if not last:
-            _gelu_ff(t, dim, context)
+            _gelu_ff(t, dim, context, "ff_context")
         t.live((tokens + context) * dim * 10)  # both streams, Q/K/V, the 4× MLP of one
+        # saved per token: the modulated norms' inputs and outputs (2), Q, K, V and the
+        # attention's output (4, with its input), the projections' inputs (1), the MLP's
+        # input, hidden and activation (1 + 4 + 4)
+        t.unit((tokens + context) * dim * 17, (tokens + context) * dim)
     t.linear(dim, 2 * dim, 1)
     t.linear(dim, p * p * c_out, tokens)
     return t
@@ -387,17 +419,21 @@ def walk_flux(config: Config, h: int, w: int, context: int) -> Tally:
         t.linear(dim, 6 * dim, 1)
         _joint_attention(t, dim, heads, tokens, context, True, True)
         _gelu_ff(t, dim, tokens)
-        _gelu_ff(t, dim, context)
+        _gelu_ff(t, dim, context, "ff_context")
         t.live(joined * dim * 10)
+        t.unit(joined * dim * 17, joined * dim)
     for _ in range(int(config["num_single_layers"])):
         t.linear(dim, 3 * dim, 1)
-        t.linear(dim, 4 * dim, joined)
-        for _ in range(3):
-            t.linear(dim, dim, joined)
+        t.linear(dim, 4 * dim, joined, name="proj_mlp")
+        for name in ("to_q", "to_k", "to_v"):
+            t.linear(dim, dim, joined, name=f"attn.{name}")
         t.params += 2 * (dim // heads)
         t.attention(joined, joined, dim, heads)
-        t.linear(5 * dim, dim, joined)
+        t.linear(5 * dim, dim, joined, name="proj_out")
         t.live(joined * dim * 12)
+        # saved per token: the norm (2), Q, K, V and the attention output (4), the MLP's
+        # hidden and activation (8), the output projection's input (5)
+        t.unit(joined * dim * 19, joined * dim)
     t.linear(dim, 2 * dim, 1)
     t.linear(dim, p * p * c_out, tokens)
     return t
@@ -540,5 +576,34 @@ def walk(component: DiffusionComponent, h: int, w: int, context: int) -> Walk:
         params = walk_vae(cfg, 1, 1, "all").params
         return Walk(params, t.flops, t.working, t.scores, t.largest_module, t.conv_flops,
                     t.score_total)  # fmt: skip
-    return Walk(t.params, t.flops, t.held + t.working, t.scores, t.largest_module, t.conv_flops,
-                t.score_total)  # fmt: skip
+    return Walk(
+        t.params, t.flops, t.held + t.working, t.scores, t.largest_module, t.conv_flops,
+        t.score_total, t.saved, t.boundaries + t.largest_unit, t.named,
+    )  # fmt: skip
+
+
+#: The LoRA target modules of the diffusers training scripts (examples/dreambooth,
+#: examples/text_to_image at 58eb52c0): ``["to_k", "to_q", "to_v", "to_out.0"]`` for the
+#: UNet scripts (train_dreambooth_lora_sdxl.py, train_text_to_image_lora.py; the SD3 script
+#: takes the same), and train_dreambooth_lora_flux.py's attention and feed-forward layers.
+DEFAULT_LORA_TARGETS: dict[str, tuple[str, ...]] = {
+    "unet": ("to_k", "to_q", "to_v", "to_out.0"),
+    "mmdit": ("to_k", "to_q", "to_v", "to_out.0"),
+    "flux": (
+        "attn.to_k", "attn.to_q", "attn.to_v", "attn.to_out.0", "attn.add_k_proj",
+        "attn.add_q_proj", "attn.add_v_proj", "attn.to_add_out", "ff.net.0.proj", "ff.net.2",
+        "ff_context.net.0.proj", "ff_context.net.2",
+    ),
+}  # fmt: skip
+
+
+def lora_params(component: DiffusionComponent, rank: int, targets: Sequence[str]) -> int:
+    """Parameters of rank-``rank`` LoRA adapters (Hu et al., 2021: ``r·(d_in + d_out)`` a
+    matrix) on the modules whose path ends with one of ``targets``, as PEFT matches
+    ``target_modules`` (a suffix after a dot)."""
+    named = walk(component, 8, 8, 8).named
+    total = 0
+    for path, width in named.items():
+        if any(path == t or path.endswith("." + t) for t in targets):
+            total += width
+    return rank * total

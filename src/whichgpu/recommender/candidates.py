@@ -14,13 +14,14 @@ from whichgpu.catalog.records import GPU
 from whichgpu.errors import WhichGPUError
 from whichgpu.estimate.parallel import GPUS_PER_NODE, gpu_counts
 from whichgpu.notes import Note, note
-from whichgpu.requests import Component, Constraints
+from whichgpu.requests import IMAGE_KINDS, Component, Constraints
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import MigProfile
     from whichgpu.catalog.store import Catalog
     from whichgpu.estimate.serving_types import ServingPlan
+    from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
     from whichgpu.job import Checkpointing, Job, Network
     from whichgpu.models.arch import ModelArch
 
@@ -213,7 +214,7 @@ def run_component(
     from whichgpu.throughput import estimate_rate, estimate_throughput
 
     gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
-    if component.kind == "image":
+    if component.kind in IMAGE_KINDS:
         return image_component(component, hw, gpu)
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     notes: list[Note] = []
@@ -309,30 +310,43 @@ def run_component(
 
 
 def image_component(component: Component, hw: Hardware, gpu: GPU) -> ComponentRun:
-    """An image job on ``hw``: each GPU runs its own pipeline on a share of the images; what
-    the user left open (images a call, CPU offload, VAE tiling) set as
-    :func:`~whichgpu.estimate.diffusion.fitting_image_job` would for this GPU's memory."""
-    from whichgpu.estimate.diffusion import fitting_image_job, make_image_job
+    """An image job on ``hw``: each GPU runs its own pipeline on a share of the images
+    (generation), or a data-parallel copy (fine-tuning); what the user left open (images a
+    call, CPU offload, VAE tiling; the training batch, checkpointing) set as a skilled user
+    would for this GPU's memory (:mod:`whichgpu.imaging`), and said."""
+    from whichgpu.estimate.efficiency import load_efficiency
     from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.imaging import estimate_image
+    from whichgpu.imaging import image_settings, plan_image, plan_image_training
     from whichgpu.models.pipelines import find_pipeline
 
     assert component.model is not None  # make_component checked it
     pipeline = find_pipeline(component.model)
-    capacity = usable_bytes(gpu)
-    capacity_gib = capacity / BYTES_PER_GIB
+    capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     strategy = f"{hw.count} GPU" if hw.count == 1 else f"data parallel {hw.count}"
+    settings = image_settings(component, component.kind)
+    made: list[Note] = []
     try:
-        job = make_image_job(
-            pipeline, gpu, resolution=component.resolution, steps=component.steps,
-            batch=component.batch, precision=component.precision, quant=component.quant,
-            offload=component.cpu_offload, vae_tiling=component.vae_tiling,
-        )  # fmt: skip
-        job, chosen = fitting_image_job(
-            pipeline, job, capacity, component.batch is None, component.cpu_offload is None,
-            component.vae_tiling is None,
-        )  # fmt: skip
-        est = estimate_image(pipeline, job, gpu, hw.count)
+        if component.kind == "image":
+            image = plan_image(pipeline, gpu, hw.count, settings)
+            est: ImageEstimate | ImageTrainEstimate = image
+            if image.chosen:
+                made.append(note(
+                    "chosen_image", component=component.label, batch=image.job.batch,
+                    offload=image.job.offload, tiling="on" if image.job.vae_tiling else "off",
+                    seconds=round(image.seconds_per_image, 2),
+                    host_gib=round(image.memory.host_bytes / BYTES_PER_GIB, 1),
+                ))  # fmt: skip
+        else:
+            method = "full" if component.kind == "image-finetune" else "lora"
+            training = plan_image_training(pipeline, gpu, hw.count, method, settings)
+            est = training
+            if training.chosen:
+                made.append(note(
+                    "chosen_image_training", component=component.label,
+                    batch=training.job.batch,
+                    checkpointing="on" if training.job.checkpointing else "off",
+                    seconds=round(training.seconds_per_step, 2),
+                ))  # fmt: skip
     except WhichGPUError:
         from whichgpu.estimate.perf import missing_math_unit
 
@@ -341,8 +355,6 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> ComponentRu
     needed = est.memory.total_gib
     if needed > capacity_gib:
         return ComponentRun(component, False, needed, capacity_gib, strategy)
-    from whichgpu.estimate.efficiency import load_efficiency
-
     _model, spread = load_efficiency()
     low_err, high_err = spread.get("diffusion-infer", spread["*"])
     rate = est.images_per_s
@@ -350,38 +362,14 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> ComponentRu
     if needed > capacity_gib * (1 - TIGHT_HEADROOM):
         notes.append(note("warn_tight_memory", component=component.label, gpu=gpu.name,
                           needed=round(needed, 1), capacity=round(capacity_gib, 1)))  # fmt: skip
-    made: list[Note] = []
-    if chosen:
-        made.append(
-            note(
-                "chosen_image",
-                component=component.label,
-                batch=job.batch,
-                offload=job.offload,
-                tiling="on" if job.vae_tiling else "off",
-                seconds=round(est.seconds_per_image, 2),
-                host_gib=round(est.memory.host_bytes / BYTES_PER_GIB, 1),
-            )
-        )
     images = None if component.images is None else component.images * component.epochs
     time_s = component.hours * 3600.0 if component.hours is not None else (
         None if images is None else images / rate)  # fmt: skip
     return ComponentRun(
-        component,
-        True,
-        needed,
-        capacity_gib,
-        strategy,
-        rate,
-        rate / (1 + high_err),
-        rate / (1 + low_err),
-        "images/s",
-        time_s,
-        est.bound,
-        est.provenance,
-        notes=tuple(notes),
-        chosen=tuple(made),
-    )
+        component, True, needed, capacity_gib, strategy, rate, rate / (1 + high_err),
+        rate / (1 + low_err), "images/s", time_s, est.bound, est.provenance,
+        notes=tuple(notes), chosen=tuple(made),
+    )  # fmt: skip
 
 
 def serves(component: Component) -> bool:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.estimate.diffusion import guided
 from whichgpu.fields import format_duration, format_rate
 from whichgpu.i18n import _, fmt
-from whichgpu.imaging import ImageEstimate
+from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import count_label, localize
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
@@ -45,6 +45,9 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
         else {k: getattr(result.step, k) for k in result.step.__dataclass_fields__},
         "serving": None if result.serving is None else serving_doc(result.serving, None),
         "image": None if result.image is None else image_doc(result.image),
+        "image_training": None
+        if result.image_training is None
+        else image_training_doc(result.image_training),
     }
 
 
@@ -115,6 +118,14 @@ def print_serving(plan: ServingPlan, demand_rps: float | None, console: Console)
     )
 
 
+def print_chosen(chosen: tuple[str, ...], console: Console) -> None:
+    """The settings whichgpu chose where the user left them open, as their flags."""
+    if chosen:
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in chosen)
+        console.print(fmt(_("Chosen for this GPU (left open): {settings}"), settings=flags),
+                      style="dim")  # fmt: skip
+
+
 def print_image(image: ImageEstimate, gpu: GPU, console: Console) -> None:
     """An image job's settings (those whichgpu chose said so), time per image and memory,
     and a job that fits no way on the GPU said so."""
@@ -147,14 +158,7 @@ def print_image(image: ImageEstimate, gpu: GPU, console: Console) -> None:
             step_ms=image.seconds_per_step * 1e3,
         )
     )
-    if image.chosen:
-        console.print(
-            fmt(
-                _("Chosen for this GPU (left open): {settings}"),
-                settings=", ".join(f"--{name.replace('_', '-')}" for name in image.chosen),
-            ),
-            style="dim",
-        )
+    print_chosen(image.chosen, console)
     mem = image.memory
     console.print(
         fmt(
@@ -177,6 +181,87 @@ def print_image(image: ImageEstimate, gpu: GPU, console: Console) -> None:
             ),
             style="bold red",
         )
+
+
+def print_image_training(est: ImageTrainEstimate, gpu: GPU, console: Console) -> None:
+    """A fine-tuning job's settings, step time, memory by part."""
+    job = est.job
+    console.print(
+        fmt(
+            _(
+                "Job: {method} of the denoiser ({trainable} trainable parameters), "
+                "{resolution}×{resolution} px, {batch} image(s) a GPU step, {precision}{quant}, "
+                "{optimizer}, gradient checkpointing {ckpt}, latents {cached}"
+            ),
+            method=_("LoRA rank {rank}").format(rank=job.lora_rank)
+            if job.method == "lora"
+            else _("full fine-tune"),
+            trainable=f"{est.trainable_params:,}",
+            resolution=job.resolution,
+            batch=job.batch,
+            precision=job.precision.replace("-true", "-mixed"),
+            quant="" if job.quant is None else f", {job.quant} base",
+            optimizer=job.optimizer,
+            ckpt=localize("on" if job.checkpointing else "off"),
+            cached=localize("cached" if job.cached else "encoded each step"),
+        )
+    )
+    console.print(
+        fmt(
+            _("Step: {seconds:,.2f} s ({allreduce:.0%} gradient all-reduce)"),
+            seconds=est.seconds_per_step,
+            allreduce=est.allreduce_s / est.seconds_per_step,
+        )
+    )
+    print_chosen(est.chosen, console)
+    parts = est.memory.parts
+    console.print(
+        fmt(
+            _(
+                "Memory: {gib:,.1f} GiB a GPU (weights {weights:,.1f}, gradients "
+                "{gradients:,.1f}, optimizer {optimizer:,.1f}, activations {activations:,.1f})"
+            ),
+            gib=est.memory.total_gib,
+            **{k: parts.get(k, 0.0) / BYTES_PER_GIB
+               for k in ("weights", "gradients", "optimizer", "activations")},
+        )
+    )  # fmt: skip
+    if est.memory.total_gib > gpu.memory_gib:
+        console.print(
+            fmt(
+                _(
+                    "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB; try "
+                    "--checkpointing, --optimizer adamw-8bit, --cache-latents or image-lora "
+                    "with --quant nf4"
+                ),
+                gib=est.memory.total_gib,
+                gpu=gpu.short_name,
+                capacity=gpu.memory_gib,
+            ),
+            style="bold red",
+        )
+
+
+def image_training_doc(est: ImageTrainEstimate) -> dict[str, Any]:
+    job = est.job
+    return {
+        "pipeline": est.pipeline.id,
+        "method": job.method,
+        "resolution_px": job.resolution,
+        "batch": job.batch,
+        "precision": job.precision,
+        "quant": job.quant,
+        "lora_rank": job.lora_rank if job.method == "lora" else None,
+        "optimizer": job.optimizer,
+        "checkpointing": job.checkpointing,
+        "cache_latents": job.cached,
+        "trainable_params": est.trainable_params,
+        "seconds_per_step": est.seconds_per_step,
+        "allreduce_s_per_step": est.allreduce_s,
+        "memory_gib": est.memory.total_gib,
+        "memory_parts_gib": {k: v / BYTES_PER_GIB for k, v in est.memory.parts.items()},
+        "chosen": list(est.chosen),
+    }
 
 
 def image_doc(image: ImageEstimate) -> dict[str, Any]:
@@ -208,10 +293,13 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
     rate = result.throughput
     gpus = count_label(result.count, result.gpu.short_name)
     image = result.image
+    training = result.image_training
+    pipeline = image.pipeline if image is not None else (
+        training.pipeline if training is not None else None)  # fmt: skip
     what = arch.name if arch is not None else (
-        image.pipeline.name if image is not None else _(result.regime))  # fmt: skip
+        pipeline.name if pipeline is not None else _(result.regime))  # fmt: skip
     console.print(Text(f"{what} · {result.regime} · {gpus}", style="bold"))
-    if image is not None:  # a fraction of an image a second: two significant digits
+    if pipeline is not None:  # a fraction of an image a second: two significant digits
         console.print(
             fmt(
                 _("Throughput: {rate} (likely {low}–{high}), {bound}-bound"),
@@ -221,7 +309,10 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
                 bound=localize(result.bound),
             )
         )
-        print_image(image, result.gpu, console)
+        if image is not None:
+            print_image(image, result.gpu, console)
+        if training is not None:
+            print_image_training(training, result.gpu, console)
     else:
         console.print(
             fmt(
@@ -290,6 +381,17 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
                 high=format_duration(high),
             )
         )
+    if pipeline is not None:
+        console.print(
+            Text(
+                fmt(_("Efficiency {eta:.0%} of the roofline ({provenance}; as the {harness} "
+                      "harness runs it). Accuracy: docs/image-accuracy.md"),
+                    eta=result.efficiency, provenance=localize(result.provenance),
+                    harness=result.harness),
+                style="dim",
+            )
+        )  # fmt: skip
+        return
     console.print(
         Text(
             fmt(_("Efficiency {eta:.0%} of the roofline ({provenance}; as the {harness} harness "
