@@ -35,6 +35,8 @@ def cases() -> dict[str, Callable[[], object]]:
         {"kind": "inference", "model": "llama-3.1-70b", "request_rate": 5, "ttft": "2s",
          "tpot": "100ms", "hours": 720}
     )  # fmt: skip
+    image = workload({"kind": "image", "model": "sdxl", "images": 10_000, "steps": 30})
+    image_lora = workload({"kind": "image-lora", "model": "flux.1-dev", "images": 2_000})
     services = [whichgpu.make_service({"model": "llama-3.1-8b", "quant": "int4", "replicas": 7})]
     return {
         "gpus (catalog load, cached)": lambda: load_catalog(),
@@ -45,6 +47,10 @@ def cases() -> dict[str, Callable[[], object]]:
         "compare a100 a6000 a2000": lambda: whichgpu.compare(catalog, ["a100", "a6000", "a2000"]),
         "recommend lora llama-2-7b 1e8 (full catalog)": lambda: recommend(catalog, train),
         "recommend serve llama-3.1-70b 5 req/s (full catalog)": lambda: recommend(catalog, serve),
+        "recommend image sdxl 10k images (full catalog)": lambda: recommend(catalog, image),
+        "recommend image-lora flux.1-dev 2k images (full catalog)": lambda: recommend(
+            catalog, image_lora
+        ),
         "mig 7 × llama-3.1-8b int4": lambda: whichgpu.plan_mig(catalog, services),
     }
 

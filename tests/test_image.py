@@ -282,3 +282,23 @@ def test_image_lora_estimate_and_recommend() -> None:
     )  # fmt: skip
     assert rec.code == 0, rec.stderr
     assert json.loads(rec.stdout)["pick"] is not None
+
+
+def test_fit_takes_image_jobs_and_says_the_settings_that_fit() -> None:
+    result = run_cli("fit", "--task", "image", "-m", "flux.1-dev", "--gpu", "rtx-4090", "--json")
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    target = doc["target"]
+    # FLUX.1 in BF16 (35 GiB whole) fits a 24 GB card only with sequential offload
+    assert target["fits"] and "--cpu-offload sequential" in target["settings"]
+    assert target["host_memory_gib"] > 30
+    big = {r["gpu"]: r for r in doc["gpus"]}["a100-80gb-sxm"]
+    assert big["settings"] == "batch 1" and 30 < big["needed_gib"] < 40
+    text = run_cli("fit", "--task", "image-lora", "-m", "sdxl", "--gpu", "a6000")
+    assert text.code == 0 and "it fits" in text.stdout
+
+
+def test_an_image_model_where_a_language_model_is_asked_says_which_task() -> None:
+    result = run_cli("estimate", "-m", "sdxl", "--gpu", "a6000")
+    assert result.code == 2
+    assert "--task image" in result.stderr and "unknown model" not in result.stderr

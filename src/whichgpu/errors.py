@@ -199,6 +199,10 @@ MESSAGES: dict[str, str] = {
         "(try {low} or {high})"
     ),
     "image_quant": N_("image generation loads weights as {valid}, not {quant}"),
+    "model_is_pipeline": N_(
+        "{name} is an image-generation model: give --task image (generate), image-lora or "
+        "image-finetune (fine-tune)"
+    ),
     "image_optimizer": N_("image fine-tuning runs {valid}, not {optimizer}"),
     "image_quant_full": N_(
         "a full fine-tune trains every weight in FP32: a {quant} base is for image-lora"

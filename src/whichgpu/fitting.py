@@ -167,3 +167,112 @@ def fit_request(
             arch, job, target or catalog.resolve("a100"), request.gpu_memory_utilization
         )
     return fit(catalog, arch, job, target), serving
+
+
+# -- image pipelines ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImageGpuFit:
+    """An image job on one GPU: the memory with the settings left open chosen to fit (the
+    images a call, CPU offload, VAE tiling; the training batch, checkpointing), and those."""
+
+    gpu: GPU
+    fits: bool
+    needed_gib: float
+    headroom_gib: float
+    host_gib: float
+    chosen: str
+
+
+@dataclass(frozen=True)
+class ImageFitResult:
+    pipeline_id: str
+    pipeline_name: str
+    task: str
+    gpus: tuple[ImageGpuFit, ...]
+    target: ImageGpuFit | None
+    #: the memory by part on the target (or the first GPU that holds it)
+    parts_gib: dict[str, float]
+    stage: str
+
+
+def _image_settings_text(est: object) -> str:
+    """The settings an image estimate ran with, as flags a user would type."""
+    from whichgpu.imaging import ImageEstimate
+
+    if isinstance(est, ImageEstimate):
+        job = est.job
+        text = f"batch {job.batch}"
+        if job.offload != "none":
+            text += f", --cpu-offload {job.offload}"
+        if job.vae_tiling:
+            text += ", --vae-tiling"
+        return text
+    train = est.job  # type: ignore[attr-defined]
+    text = f"batch {train.batch}"
+    if train.checkpointing:
+        text += ", --checkpointing"
+    return text
+
+
+def fit_image_request(catalog: Catalog, request: FitRequest) -> ImageFitResult:
+    """``whichgpu fit --task image|image-lora|image-finetune``: on every GPU of the
+    catalog, the memory an image job needs once what was left open is set to fit
+    (:mod:`whichgpu.imaging`), and on ``request.gpu``."""
+    from whichgpu.errors import WhichGPUError
+    from whichgpu.imaging import image_settings, plan_image, plan_image_training
+    from whichgpu.models.pipelines import find_pipeline
+    from whichgpu.workload_files import check_applies, check_image_model
+
+    check_image_model(request.model, request.params)
+    assert request.model is not None
+    check_applies(request.task, {k: getattr(request, k) for k in ("resolution", "steps",
+                  "cpu_offload", "vae_tiling", "cache_latents")})  # fmt: skip
+    pipeline = find_pipeline(request.model)
+    settings = image_settings(request, request.task)
+    # will it fit: one image a call (a step) unless asked; offload, tiling, checkpointing
+    # still chosen where left open
+    settings["batch"] = settings["batch"] or 1
+    method = "full" if request.task == "image-finetune" else "lora"
+    target_gpu = catalog.resolve(request.gpu) if request.gpu else None
+
+    def on(gpu: GPU) -> tuple[ImageGpuFit, object] | None:
+        try:
+            if request.task == "image":
+                est: object = plan_image(pipeline, gpu, 1, dict(settings))
+            else:
+                est = plan_image_training(pipeline, gpu, 1, method, dict(settings))
+        except WhichGPUError:
+            if gpu is target_gpu:
+                raise
+            return None  # a precision or format the GPU does not run: not listed
+        memory = est.memory  # type: ignore[attr-defined]
+        needed = memory.total_bytes
+        row = ImageGpuFit(
+            gpu=gpu,
+            fits=needed <= usable_bytes(gpu),
+            needed_gib=needed / BYTES_PER_GIB,
+            headroom_gib=(usable_bytes(gpu) - needed) / BYTES_PER_GIB,
+            host_gib=memory.host_bytes / BYTES_PER_GIB,
+            chosen=_image_settings_text(est)
+            + (f" (host {memory.host_bytes / BYTES_PER_GIB:.0f} GiB)" if memory.host_bytes else ""),
+        )
+        return row, est
+
+    results = [r for gpu in catalog.gpus if (r := on(gpu)) is not None]
+    target = on(target_gpu) if target_gpu is not None else None
+    shown = target or next((r for r in results if r[0].fits), results[0] if results else None)
+    parts = {} if shown is None else {
+        k: v / BYTES_PER_GIB for k, v in shown[1].memory.parts.items()  # type: ignore[attr-defined]
+    }  # fmt: skip
+    stage = "" if shown is None else shown[1].memory.stage  # type: ignore[attr-defined]
+    return ImageFitResult(
+        pipeline_id=pipeline.id,
+        pipeline_name=pipeline.name,
+        task=request.task,
+        gpus=tuple(r[0] for r in results),
+        target=None if target is None else target[0],
+        parts_gib=parts,
+        stage=stage,
+    )

@@ -82,6 +82,9 @@ Kind = Literal[
 ]  # fmt: skip
 #: Image generation and the fine-tuning of an image pipeline's denoiser
 IMAGE_KINDS: tuple[str, ...] = ("image", "image-lora", "image-finetune")
+#: The settings only image jobs read
+IMAGE_FIELDS: tuple[str, ...] = ("resolution", "steps", "cpu_offload", "vae_tiling",
+                                 "cache_latents")  # fmt: skip
 Objective = Literal["cost", "time", "value"]
 Mode = Literal["rent", "buy"]
 Capability = Literal["rt", "display", "ecc", "fp64", "nvlink", "mig", "nvenc", "nvdec", "cuda"]
@@ -140,7 +143,11 @@ class FitRequest(TrainingSettings):
     params: str | None = given(None, PARAMS)
     task: str = given(
         "inference",
-        Input("choice", N_("inference, train, finetune, lora or qlora."), choices=TASKS),
+        Input(
+            "choice",
+            N_("inference, train, finetune, lora, qlora, image, image-lora or image-finetune."),
+            choices=(*TASKS, *IMAGE_KINDS),
+        ),
     )
     precision: str | None = given(
         None, replace(PRECISION, help=N_(
@@ -183,6 +190,11 @@ class FitRequest(TrainingSettings):
     kv_dtype: str = given(
         "auto", Input("choice", N_("KV cache: auto, fp16, bf16 or fp8."), choices=get_args(KvDtype))
     )
+    resolution: int | None = given(None, RESOLUTION)
+    steps: int | None = given(None, STEPS)
+    cpu_offload: str | None = given(None, CPU_OFFLOAD)
+    vae_tiling: bool | None = given(None, VAE_TILING)
+    cache_latents: bool | None = given(None, CACHE_LATENTS)
     gpu: str | None = given(None, GPU_NAME)
     gpu_memory_utilization: float | None = given(
         None,
@@ -196,7 +208,8 @@ class FitRequest(TrainingSettings):
 
     def job_fields(self) -> dict[str, Any]:
         """The fields of the :class:`~whichgpu.job.Job` (checkpointing as a mode)."""
-        skip = {"model", "params", "gpu", "gpu_memory_utilization", "checkpointing", "recompute"}
+        skip = {"model", "params", "gpu", "gpu_memory_utilization", "checkpointing", "recompute",
+                *IMAGE_FIELDS}  # fmt: skip
         values = {
             f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip
         }
@@ -211,7 +224,8 @@ def job_inputs() -> dict[str, Input]:
 
     rules = {s.name: s.input for s in specs(FitRequest)}
     rules["checkpointing"] = rules.pop("recompute")
-    for name in ("model", "params", "gpu", "gpu_memory_utilization"):
+    rules["task"] = Input("choice", N_("inference, train, finetune, lora or qlora."), choices=TASKS)
+    for name in ("model", "params", "gpu", "gpu_memory_utilization", *IMAGE_FIELDS):
         del rules[name]
     rules["grad_accum"] = GRAD_ACCUM  # set by the library (recipes, the published runs)
     return rules

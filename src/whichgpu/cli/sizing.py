@@ -9,7 +9,7 @@ from typing import Any
 from whichgpu.cli._app import HubModel, JsonFlag, app, emit, model_arch
 from whichgpu.cli.options import with_fields
 from whichgpu.i18n import _
-from whichgpu.requests import EstimateRequest, FitRequest
+from whichgpu.requests import IMAGE_KINDS, EstimateRequest, FitRequest
 
 
 @app.command(
@@ -22,6 +22,17 @@ def fit(fields: dict[str, Any], hub: HubModel = None, json_out: JsonFlag = False
     from whichgpu.inputs import parse
 
     request: FitRequest = parse(FitRequest, fields, text=True)
+    if request.task in IMAGE_KINDS:
+        from whichgpu.fitting import fit_image_request
+        from whichgpu.render import fit_out
+
+        image = fit_image_request(load_catalog(), request)
+        emit(
+            json_out,
+            lambda: fit_out.image_fit_doc(image),
+            lambda console: fit_out.print_image_fit(image, console),
+        )
+        return
     arch = model_arch(request.model, request.params, hub)
     result, serving = fit_request(load_catalog(), arch, request)
     from whichgpu.render import fit_out

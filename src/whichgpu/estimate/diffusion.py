@@ -147,6 +147,7 @@ class ImageMemory:
         return self.total_bytes / BYTES_PER_GIB
 
 
+@lru_cache(maxsize=4096)
 def image_memory(pipeline: DiffusionPipeline, job: ImageJob) -> ImageMemory:
     """Peak GPU memory of a pipeline call: the weights resident at each stage (all of them
     without offload; the running component's with model offload; the largest submodule's with
@@ -243,6 +244,7 @@ def _stage_s(w: Walk, passes: float, gpu: GPU, job: ImageJob, fp32: bool, weight
     return max(compute, memory)
 
 
+@lru_cache(maxsize=4096)
 def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTimes:
     """The ideal seconds of one pipeline call of ``job.batch`` images on ``gpu``."""
     latent = pipeline.latent_side(job.resolution)
@@ -319,7 +321,16 @@ def fitting_image_job(
                 if fits(candidate):
                     extra = ["vae_tiling"] if tiled and not job.vae_tiling else []
                     return candidate, [*chosen, "cpu_offload", *extra]
-    return job, chosen
+    # nothing fits: the least memory the open settings allow, for the answer to show
+    least = replace(
+        job,
+        offload="sequential" if offload_open else job.offload,
+        vae_tiling=True if tiling_open else job.vae_tiling,
+    )
+    return least, [
+        *chosen, *(["cpu_offload"] if offload_open else []),
+        *(["vae_tiling"] if tiling_open else []),
+    ]  # fmt: skip
 
 
 def make_image_job(
@@ -402,6 +413,7 @@ def trainable_params(pipeline: DiffusionPipeline, job: ImageTrainJob) -> int:
     return lora_params(den, job.lora_rank, job.targets or DEFAULT_LORA_TARGETS[den.kind])
 
 
+@lru_cache(maxsize=4096)
 def image_train_memory(pipeline: DiffusionPipeline, job: ImageTrainJob) -> ImageMemory:
     """Peak GPU memory of a fine-tuning step: the frozen encoders (unless cached; the VAE in
     FP32 where the pipeline upcasts it, as the SDXL scripts keep it), the denoiser (FP32 and
@@ -459,6 +471,7 @@ class ImageTrainTimes:
         return self.encode_s + self.denoiser_s + self.optimizer_s
 
 
+@lru_cache(maxsize=4096)
 def image_train_times(pipeline: DiffusionPipeline, job: ImageTrainJob, gpu: GPU) -> ImageTrainTimes:
     """The backward costs twice the forward (the gradients of activations and of weights,
     Kaplan et al., 2020), once for LoRA (frozen weights need no gradient; the adapters'
@@ -560,4 +573,8 @@ def fitting_train_job(
                 chosen = (["batch"] if batch_open else []) + (
                     ["checkpointing"] if checkpointing_open else [])  # fmt: skip
                 return candidate, chosen
-    return job, []
+    # nothing fits: the least memory the open settings allow, for the answer to show
+    smallest = replace(job, batch=1 if batch_open else job.batch,
+                       checkpointing=True if checkpointing_open else job.checkpointing)  # fmt: skip
+    return smallest, (["batch"] if batch_open else []) + (
+        ["checkpointing"] if checkpointing_open else [])  # fmt: skip

@@ -64,7 +64,17 @@ def resolve_model(name: str | None = None, params: str | None = None) -> ModelAr
         from whichgpu.models.generic import generic_arch
 
         return generic_arch(params)
+    from whichgpu.errors import UnknownName
     from whichgpu.models.presets import preset_arch
 
     assert name is not None
-    return preset_arch(name)
+    try:
+        return preset_arch(name)
+    except UnknownName:
+        from whichgpu.models.pipelines import find_pipeline, is_pipeline
+
+        if is_pipeline(name):  # an image pipeline named where a language model is asked
+            raise InvalidInput(
+                "model_is_pipeline", field=("model",), name=find_pipeline(name).name
+            ) from None
+        raise

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from whichgpu.errors import InvalidInput
@@ -120,20 +121,23 @@ class Walk:
     named: Mapping[str, int] = field(default_factory=dict, compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DiffusionComponent:
     """One module of a pipeline: its role (``denoiser``, ``text_encoder``…), its class and
-    config; its walk at an image size is :func:`walk`."""
+    config; its walk at an image size is :func:`walk`. Compared and hashed by identity: each
+    preset's components are built once (:func:`whichgpu.models.pipelines.find_pipeline`), and
+    the walks' caches key on them."""
 
     role: str
     kind: ComponentKind
-    config: Mapping[str, Any] = field(compare=False, hash=False)
+    config: Mapping[str, Any]
     #: the published config's class (``_class_name`` / ``architectures``)
     class_name: str = ""
 
-    @property
+    @cached_property
     def params(self) -> int:
-        return walk(self, 64, 64, 77).params
+        """Parameters: the same at every image size (one walk, kept)."""
+        return walk(self, 8, 8, 8).params
 
 
 @dataclass(frozen=True)
@@ -597,7 +601,8 @@ DEFAULT_LORA_TARGETS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
-def lora_params(component: DiffusionComponent, rank: int, targets: Sequence[str]) -> int:
+@lru_cache(maxsize=256)
+def lora_params(component: DiffusionComponent, rank: int, targets: tuple[str, ...]) -> int:
     """Parameters of rank-``rank`` LoRA adapters (Hu et al., 2021: ``r·(d_in + d_out)`` a
     matrix) on the modules whose path ends with one of ``targets``, as PEFT matches
     ``target_modules`` (a suffix after a dot)."""

@@ -5,7 +5,7 @@ defaults of the pipeline's diffusers call; a forgiving name lookup."""
 from __future__ import annotations
 
 import json
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -101,6 +101,7 @@ def _index() -> dict[str, tuple[str, ...]]:
     return build_index(pairs)
 
 
+@lru_cache(maxsize=256)
 def is_pipeline(name: str) -> bool:
     """``name`` denotes an image-generation pipeline preset (exactly or forgivingly)."""
     try:
@@ -112,8 +113,10 @@ def is_pipeline(name: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=256)
 def find_pipeline(name: str) -> DiffusionPipeline:
-    """The pipeline ``name`` denotes (id, display name or Hugging Face id, forgivingly)."""
+    """The pipeline ``name`` denotes (id, display name or Hugging Face id, forgivingly);
+    found names are remembered (a name that is not one raises, and is not)."""
     found = resolve_name(
         name, _index(), pipeline_data(), kind=_("image model"), listing="whichgpu models"
     )

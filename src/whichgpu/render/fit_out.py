@@ -8,7 +8,7 @@ from whichgpu.estimate.assumptions import DEFAULTS
 from whichgpu.estimate.memory import COMPONENTS
 from whichgpu.estimate.serving import ServingCapacity
 from whichgpu.fields import format_number
-from whichgpu.fitting import FitResult
+from whichgpu.fitting import FitResult, ImageFitResult, ImageGpuFit
 from whichgpu.i18n import N_, _, fmt, format_decimal
 from whichgpu.notes import localize
 from whichgpu.render.json_doc import SCHEMA_VERSION
@@ -219,3 +219,78 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
             style="dim",
         )
     )
+
+
+def image_fit_doc(result: ImageFitResult) -> dict[str, Any]:
+    """``whichgpu fit --task image… --json``: per GPU, the memory once the settings left open
+    are chosen to fit, and those settings."""
+
+    def row(r: ImageGpuFit) -> dict[str, Any]:
+        return {
+            "gpu": r.gpu.id,
+            "fits": r.fits,
+            "needed_gib": round(r.needed_gib, 3),
+            "headroom_gib": round(r.headroom_gib, 3),
+            "host_memory_gib": round(r.host_gib, 3),
+            "settings": r.chosen,
+        }
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "fit",
+        "pipeline": result.pipeline_id,
+        "task": result.task,
+        "memory_gib": {k: round(v, 3) for k, v in result.parts_gib.items()},
+        "peak_stage": result.stage,
+        "target": None if result.target is None else row(result.target),
+        "gpus": [row(r) for r in result.gpus],
+    }
+
+
+def print_image_fit(result: ImageFitResult, console: Console) -> None:
+    """An image job's memory by part (on ``--gpu``, or the first GPU that holds it) and the
+    GPUs that hold it, with the settings chosen on each."""
+    from rich.text import Text
+
+    from whichgpu.render.tables import fitted_table
+
+    console.print(Text(f"{result.pipeline_name} · {result.task}", style="bold"))
+    if result.target is not None:
+        t = result.target
+        console.print(
+            fmt(
+                _("On the {gpu}: {gib:,.1f} GiB ({settings}); {verdict}"),
+                gpu=t.gpu.short_name,
+                gib=t.needed_gib,
+                settings=t.chosen,
+                verdict=_("it fits") if t.fits else _("it does not fit"),
+            )
+        )
+    parts = ", ".join(
+        f"{_(COMPONENT_LABELS.get(k, k))} {format_decimal(v, 1)}"
+        for k, v in result.parts_gib.items()
+        if v > 0.05
+    )
+    console.print(fmt(_("Memory at the peak ({stage}), GiB: {parts}"),
+                      stage=localize(result.stage), parts=parts))  # fmt: skip
+    columns = [
+        (_("GPU"), "left", 1),
+        (_("VRAM"), "right", 2),
+        (_("Fits on 1"), "left", 1),
+        (_("Needs GiB"), "right", 3),
+        (_("Settings"), "left", 2),
+    ]
+    rows, styles = [], []
+    for r in result.gpus:
+        rows.append(
+            [
+                r.gpu.short_name,
+                f"{format_number(r.gpu.memory_gib)} GB",
+                _("yes") if r.fits else _("no"),
+                format_decimal(r.needed_gib, 1),
+                r.chosen,
+            ]
+        )
+        styles.append("" if r.fits else "dim")
+    console.print(fitted_table(_("Which GPUs hold it"), columns, rows, console.width,
+                               frozenset({4}), styles))  # fmt: skip

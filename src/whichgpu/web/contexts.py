@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from whichgpu.i18n import _, fmt
+from whichgpu.i18n import N_, _, fmt
 from whichgpu.notes import localize as notes_localize
 from whichgpu.web.core import Service
 
@@ -211,6 +211,7 @@ def compare_context(
 def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[str, Any]:
     """The fit form's choices, and the result's rows: the memory by component, and per GPU
     whether one holds it, the headroom and the fewest that do."""
+    from whichgpu.fitting import ImageFitResult
     from whichgpu.job import PRECISIONS, QUANT_BITS
     from whichgpu.models.presets import presets
     from whichgpu.render.fit_out import COMPONENT_LABELS
@@ -218,7 +219,23 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
     from whichgpu.units import BYTES_PER_GIB
 
     parts, gpus, summary = [], [], ""
-    if result is not None:
+    if isinstance(result, ImageFitResult):
+        parts = [(_(COMPONENT_LABELS.get(k, k)), v) for k, v in result.parts_gib.items() if v > 0]
+        holding = [row for row in result.gpus if row.fits]
+        shown = result.target or (holding[0] if holding else None)
+        summary = fmt(
+            _("{model}: {gib:,.1f} GiB per GPU at the peak ({phase}); {n} of {total} GPUs hold it"
+              " alone."),
+            model=result.pipeline_name, gib=shown.needed_gib if shown else 0.0,
+            phase=notes_localize(result.stage), n=len(holding), total=len(result.gpus),
+        )  # fmt: skip
+        gpus = [
+            {"id": row.gpu.id, "name": row.gpu.short_name, "vram": row.gpu.memory_gib,
+             "fits": row.fits, "headroom": row.headroom_gib, "count": 1 if row.fits else None,
+             "strategy": row.chosen}
+            for row in result.gpus
+        ]  # fmt: skip
+    elif result is not None:
         est = result.estimate
         parts = [
             (_(COMPONENT_LABELS.get(k, k)), v / BYTES_PER_GIB)
@@ -248,6 +265,7 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
         "values": values,
         "kinds": [k for k in KINDS if k not in ("render", "fp64")],
         "presets": [(p.id, p.display_name) for p in presets().values()],
+        "image_presets": image_presets(),
         "precisions": PRECISIONS,
         "quants": sorted(QUANT_BITS),
         "parts": parts,
@@ -290,6 +308,33 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
                     gib=image.memory.total_gib, stage=notes_localize(image.memory.stage),
                     host=image.memory.host_bytes / 2**30)
             )  # fmt: skip
+        if result.image_training is not None:
+            training = result.image_training
+            lines.append(
+                fmt(_("Step: {seconds:,.2f} s ({allreduce:.0%} gradient all-reduce)"),
+                    seconds=training.seconds_per_step,
+                    allreduce=training.allreduce_s / training.seconds_per_step)
+            )  # fmt: skip
+            parts = training.memory.parts
+            lines.append(
+                fmt(_("Memory: {gib:,.1f} GiB a GPU (weights {weights:,.1f}, gradients "
+                      "{gradients:,.1f}, optimizer {optimizer:,.1f}, activations "
+                      "{activations:,.1f})"), gib=training.memory.total_gib,
+                    **{k: parts.get(k, 0.0) / 2**30
+                       for k in ("weights", "gradients", "optimizer", "activations")})
+            )  # fmt: skip
+        est = result.image or result.image_training
+        if est is not None and est.memory.total_gib > result.gpu.memory_gib:
+            message = (
+                N_("It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB, even "
+                   "with the settings left open chosen to fit; try --quant fp8 or nf4")
+                if result.image is not None
+                else N_("It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB; "
+                        "try --checkpointing, --optimizer adamw-8bit, --cache-latents or "
+                        "image-lora with --quant nf4")
+            )  # fmt: skip
+            lines.append(fmt(_(message), gib=est.memory.total_gib, gpu=result.gpu.short_name,
+                             capacity=result.gpu.memory_gib))  # fmt: skip
         lines.append(
             fmt(
                 _("Efficiency {eta:.0%} of the roofline ({provenance})."),

@@ -294,6 +294,13 @@ class Service:
         fields = dict(body)
         config = fields.pop("config", None)
         request: FitRequest = parse(FitRequest, fields)
+        from whichgpu.requests import IMAGE_KINDS
+
+        if request.task in IMAGE_KINDS:
+            from whichgpu.fitting import fit_image_request
+            from whichgpu.render.fit_out import image_fit_doc
+
+            return image_fit_doc(fit_image_request(self.catalog(), request))
         arch = model_arch(request.model, request.params, config)
         return fit_doc(*fit_request(self.catalog(), arch, request))
 

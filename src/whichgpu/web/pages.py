@@ -238,6 +238,12 @@ def add_pages(app: FastAPI) -> None:
 
                 request_fields = take(FitRequest, dict(fields))
                 parsed: FitRequest = parse(FitRequest, request_fields, text=True)
+                from whichgpu.requests import IMAGE_KINDS
+
+                if parsed.task in IMAGE_KINDS:
+                    from whichgpu.fitting import fit_image_request
+
+                    return fit_image_request(service.catalog(), parsed)
                 arch = model_arch(parsed.model, parsed.params, None)
                 return fit_request(service.catalog(), arch, parsed)[0]
 
