@@ -158,7 +158,9 @@ def print_mig(result: MigResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=_("MIG plans"), title_justify="left")
+    from rich import box
+
+    table = Table(title=_("MIG plans"), title_justify="left", box=box.SIMPLE_HEAD)
     for header in (_("GPU"), _("GPUs"), _("$/h"), _("memory used"), _("unplaced")):
         table.add_column(header)
     for o in result.options:
@@ -187,16 +189,17 @@ def print_mig(result: MigResult, console: Console) -> None:
         console.print(
             Text(fmt(_("Plan: {gpus} × {gpu}"), gpus=pick.gpus, gpu=pick.gpu.name), style="bold")
         )
-        for gpu in pick.plan.gpus:
-            parts = ", ".join(
-                f"{i.service} → {i.profile.profile} @{i.start} "
-                f"({format_decimal(profile_gib(i.profile), 1)} GiB)"
-                for i in gpu.instances
-            )
-            console.print(f"  GPU {gpu.index} {slot_map(gpu)}  {parts}")
+        for gpu in pick.plan.gpus:  # the slot map, then one instance a line
+            console.print(f"  GPU {gpu.index} {slot_map(gpu)}", markup=False)
+            for i in gpu.instances:
+                console.print(
+                    f"    {i.service} → {i.profile.profile} @{i.start} "
+                    f"({format_decimal(profile_gib(i.profile), 1)} GiB)",
+                    markup=False,
+                )
         console.print(Text(_("Commands"), style="bold"))
-        for line in smi_commands(pick.plan):
-            console.print(f"  {line}", markup=False)
+        for line in smi_commands(pick.plan):  # never wrapped: copied and pasted whole
+            console.print(f"  {line}", markup=False, soft_wrap=True)
         console.print(Text(_("mig-parted config"), style="bold"))
         console.print(mig_parted_config(pick.plan).rstrip(), markup=False)
         console.print(Text(_("Kubernetes requests (device plugin, mixed strategy)"), style="bold"))

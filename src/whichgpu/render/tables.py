@@ -163,7 +163,7 @@ def _pair(values: tuple[float, float] | None, suffix: str = "") -> str:
     if values is None:
         return _("unpriced")
     low, high = (format_number(round(v, 0 if v >= 10 else 2)) for v in values)
-    return f"{low}–{high}{suffix}"
+    return f"{low}{suffix}" if low == high else f"{low}–{high}{suffix}"  # one listing: one value
 
 
 def _ratio(value: float) -> str:
@@ -422,31 +422,42 @@ def print_gpu(gpu: GPU, catalog: Catalog, today: date, console: Console) -> None
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=gpu.name)
-    for header in (_("Spec"), _("Value"), _("Source")):
-        table.add_column(header, overflow="fold")
+    from rich import box
+
+    # each figure cites its source by number (the sources listed once below, their
+    # addresses on lines of their own, never broken): the table fits 80 columns
+    order: dict[str, int] = {}
+    for name in GPU_SPEC_FIELDS:
+        order.setdefault(catalog.citation(gpu.id, name).source.id, len(order) + 1)
+    table = Table(title=gpu.name, box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column(_("Spec"), overflow="fold")
+    table.add_column(_("Value"), overflow="fold")
+    table.add_column(_("Source"), overflow="fold")
     for name in GPU_SPEC_FIELDS:
         citation = catalog.citation(gpu.id, name)
-        where = citation.source.title + (f" — {citation.note}" if citation.note else "")
+        where = f"[{order[citation.source.id]}]" + (f" {citation.note}" if citation.note else "")
         label = _(FIELDS[name][0]) if name in FIELDS else name
-        table.add_row(label, format_field(name, getattr(gpu, name)), where)
+        table.add_row(label, format_field(name, getattr(gpu, name)), Text(where))
     console.print(table)
     console.print(Text(_("Sources:"), style="bold"))
-    used = {catalog.citation(gpu.id, name).source.id for name in GPU_SPEC_FIELDS}
-    for source_id in sorted(used):
+    for source_id, number in order.items():
         source = catalog.source(source_id)
         assert source is not None
-        console.print(
-            Text(f"- {source.title}, {source.publisher}, {source.published}: {source.url}")
-        )
+        console.print(Text(f"[{number}] {source.title}, {source.publisher}, {source.published}"))
+        console.print(Text(f"    {source.url}"), soft_wrap=True)
     console.print(Text(_("Rent:"), style="bold"))
     markets = listing_markets(catalog, gpu.id)
     if not markets:
         console.print(Text(_("no rental listing in the catalog; add yours with --prices.")))
     for market, found, listed in markets:
         console.print(Text(f"- {_(market)}: {_range_cell(found)}"))
-        for price in listed:
-            console.print(Text("    " + price_citation(price, catalog, today)))
+        if listed:  # a hanging indent: a listing's wrapped lines stay under its first
+            grid = Table.grid()
+            grid.add_column(width=4)
+            grid.add_column(overflow="fold")
+            for price in listed:
+                grid.add_row("", Text(price_citation(price, catalog, today)))
+            console.print(grid)
     purchases = catalog.purchase_for(gpu.id)
     if purchases:
         console.print(Text(_("Buy:"), style="bold"))
