@@ -155,10 +155,9 @@ def mig_doc(result: MigResult) -> dict[str, Any]:
 
 
 def print_mig(result: MigResult, console: Console) -> None:
+    from rich import box
     from rich.table import Table
     from rich.text import Text
-
-    from rich import box
 
     table = Table(title=_("MIG plans"), title_justify="left", box=box.SIMPLE_HEAD)
     for header in (_("GPU"), _("GPUs"), _("$/h"), _("memory used"), _("unplaced")):

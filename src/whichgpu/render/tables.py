@@ -419,10 +419,9 @@ def gpu_features(gpu: GPU) -> list[str]:
 
 
 def print_gpu(gpu: GPU, catalog: Catalog, today: date, console: Console) -> None:
+    from rich import box
     from rich.table import Table
     from rich.text import Text
-
-    from rich import box
 
     # each figure cites its source by number (the sources listed once below, their
     # addresses on lines of their own, never broken): the table fits 80 columns
