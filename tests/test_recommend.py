@@ -166,14 +166,25 @@ def test_model_too_big_for_max_gpus_is_explained(catalog: Catalog) -> None:
 
 
 def test_no_gpu_count_fits_suggests_changes(catalog: Catalog) -> None:
-    """405B without recomputation (the user says so) on the 80 GB class: its activations
-    alone exceed the GPU at any count whichgpu considers; what would fit is said."""
+    """405B without recomputation (the user says so) on the 80 GB class: ZeRO-3 leaves each
+    GPU its whole activations, but tensor × pipeline parallelism splits them: 128 GPUs hold
+    it, beyond the 8 allowed, and the answer says how many. On a 12 GB card no count and no
+    change holds it, and the answer says so."""
     big = make_component(
         {"kind": "train", "model": "llama-3.1-405b", "tokens": 1e9, "checkpointing": False}
     )
     small = catalog.restricted(["a100-80gb-sxm", "h100-sxm"])
     result = recommend(small, Workload((big,), Constraints(max_gpus=8)))
     assert result.pick is None
+    first = result.infeasible[0]
+    assert first.code == "infeasible_memory" and dict(first.params)["count"] == 128
+    tiny = recommend(catalog.restricted(["rtx-a2000-12gb"]), Workload((big,), Constraints()))
+    assert [n.code for n in tiny.infeasible] == ["infeasible_no_change"]
+    # 131,072-token sequences without recomputation: no layout holds the activations at any
+    # count; recomputation or shorter sequences would
+    long = make_component({"kind": "train", "model": "llama-3.1-8b", "tokens": 1e9,
+                           "checkpointing": False, "seq": 131072})  # fmt: skip
+    result = recommend(small, Workload((long,), Constraints(max_gpus=8)))
     codes = [n.code for n in result.infeasible]
     assert codes[0] == "infeasible_no_count" and len(codes) > 1
     assert all(code.startswith("change_") for code in codes[1:])

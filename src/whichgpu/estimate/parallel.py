@@ -153,11 +153,18 @@ def gpu_counts(limit: int = MAX_GPUS) -> list[int]:
 
 def min_gpus(arch: ModelArch, job: Job, gpu: GPU, limit: int = MAX_GPUS) -> tuple[int | None, str]:
     """The fewest of ``gpu`` (among :func:`gpu_counts`) that hold the job, spread by
-    :func:`scaled_job`, and how it is spread."""
+    :func:`scaled_job` — or, for training where ZeRO-3 cannot (each GPU still holds whole
+    activations), by a tensor × pipeline layout of :func:`training_layouts`, which splits
+    the activations too — and how it is spread."""
+    capacity = usable_bytes(gpu)
     for count in gpu_counts(limit):
         scaled, strategy = scaled_job(job, count, arch)
-        if estimate_memory(arch, scaled).total_bytes <= usable_bytes(gpu):
+        if estimate_memory(arch, scaled).total_bytes <= capacity:
             return count, strategy
+        if job.training and count > 1 and not (job.tp > 1 or job.pp > 1):
+            for layout, name in training_layouts(arch, job, count, "3d")[2:]:
+                if estimate_memory(arch, layout).total_bytes <= capacity:
+                    return count, name
     return None, f"more than {limit}"
 
 
