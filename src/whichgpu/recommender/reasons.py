@@ -84,10 +84,13 @@ def _run_reasons(pick: Option) -> list[Note]:
                 )
             )
         if run.throughput is not None:
+            rate, unit = run.throughput, run.unit or ""
+            if unit.endswith("/s") and rate < 1:  # a fraction a second reads as a rate a minute
+                rate, unit = rate * 60, unit[: -len("/s")] + "/min"
             params: dict[str, str | float] = {
                 "component": label,
-                "rate": round(run.throughput, 1),
-                "unit": run.unit or "",
+                "rate": round(rate, 1),
+                "unit": unit,
                 "bound": run.bound or "",
                 "provenance": run.provenance,
             }
