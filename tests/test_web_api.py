@@ -682,3 +682,21 @@ def test_the_estimate_page_gives_the_api_s_rate(client: TestClient) -> None:
     api = ok(client.post("/api/v1/estimate", json=body))
     assert f"{api['throughput']['value']:,.0f} tok/s on 1 × RTX A6000" in page.text
     assert client.get("/estimate", params={**params, "gpu": "zzz"}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("lang", "task", "precision"),
+    [
+        ("en", "LoRA fine-tune (lora)", "BF16 mixed precision (bf16-mixed)"),
+        ("fr", "Affinage LoRA (lora)", "Précision mixte BF16 (bf16-mixed)"),
+        ("ja", "LoRA ファインチューニング (lora)", "BF16 混合精度 (bf16-mixed)"),
+    ],
+)
+def test_forms_name_their_choices_in_the_readers_language(
+    client: TestClient, lang: str, task: str, precision: str
+) -> None:
+    """Tasks and precisions read as words, their codes (the CLI's values) beside them."""
+    for page in ("/recommend", "/estimate", "/fit"):
+        text = client.get(page, params={"lang": lang}).text
+        assert f">{task}</option>" in text, page
+    assert f">{precision}</option>" in client.get("/recommend", params={"lang": lang}).text

@@ -9,7 +9,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from whichgpu.fields import format_cost, format_duration, format_rate
-from whichgpu.i18n import _, fmt, format_decimal, ngettext
+from whichgpu.i18n import N_, _, fmt, format_decimal, ngettext
 from whichgpu.notes import localize
 
 
@@ -23,6 +23,33 @@ def _ngettext(singular: str, plural: str, n: int) -> str:
 
 usd = format_cost
 rate = format_rate
+
+#: What the forms' choices are called for a reader (the code beside it: the CLI's value)
+OPTION_LABELS: dict[str, str] = {
+    "inference": N_("Inference: serve or chat"),
+    "train": N_("Train from scratch"),
+    "finetune": N_("Full fine-tune"),
+    "lora": N_("LoRA fine-tune"),
+    "qlora": N_("QLoRA fine-tune (4-bit base)"),
+    "image": N_("Image generation"),
+    "image-lora": N_("Image model, LoRA fine-tune"),
+    "image-finetune": N_("Image model, full fine-tune"),
+    "render": N_("3D rendering"),
+    "fp64": N_("FP64 simulation"),
+    "32-true": N_("FP32"),
+    "16-mixed": N_("FP16 mixed precision"),
+    "bf16-mixed": N_("BF16 mixed precision"),
+    "16-true": N_("FP16"),
+    "bf16-true": N_("BF16"),
+    "tf32": N_("TF32 (FP32 storage)"),
+    "fp8-mixed": N_("FP8 (Transformer Engine)"),
+}
+
+
+def label(code: str) -> str:
+    """A choice's name in the reader's language, its code beside it (``lora``)."""
+    name = OPTION_LABELS.get(code)
+    return code if name is None else f"{_(name)} ({code})"
 
 
 def number(value: float | None, digits: int = 2) -> str:
@@ -44,7 +71,13 @@ def environment() -> Environment:
         _gettext, _ngettext, newstyle=True
     )
     env.filters.update(
-        usd=usd, rate=rate, number=number, duration=format_duration, localize=localize, fmt=fmt
+        usd=usd,
+        rate=rate,
+        number=number,
+        duration=format_duration,
+        localize=localize,
+        fmt=fmt,
+        label=label,
     )
     return env
 
