@@ -221,7 +221,7 @@ def test_lora_adapters_count_as_peft_builds_them() -> None:
 
 
 def test_training_memory_and_time_follow_the_settings() -> None:
-    from whichgpu.estimate.diffusion import image_train_memory, make_train_job
+    from whichgpu.estimate.diffusion_training import image_train_memory, make_train_job
 
     sdxl, gpu = find_pipeline("sdxl"), _gpu("a100-80gb-sxm")
     lora = make_train_job(sdxl, gpu, "lora", batch=2)

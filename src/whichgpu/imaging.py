@@ -13,9 +13,11 @@ from whichgpu.estimate.diffusion import (
     IMAGE_QUANTS,
     ImageJob,
     ImageMemory,
-    ImageTrainJob,
     image_memory,
     image_times,
+)
+from whichgpu.estimate.diffusion_training import (
+    ImageTrainJob,
     image_train_memory,
     image_train_times,
     trainable_params,
@@ -188,15 +190,13 @@ def estimate_image_training(
     from whichgpu.errors import InvalidInput
     from whichgpu.estimate.efficiency import load_efficiency, load_framework_factors, observe
     from whichgpu.estimate.parallel import allreduce_seconds
-    from whichgpu.estimate.perf import check_math_unit
 
-    check_image_job(pipeline, ImageJob(job.resolution, 1, precision=job.precision), gpu)
+    one_image = ImageJob(job.resolution, 1, precision=job.precision)
+    check_image_job(pipeline, one_image, gpu)  # the stride, and the precision's tensor cores
     model, _spread = load_efficiency()
-    probe = observe(_bench(pipeline, ImageJob(job.resolution, 1, precision=job.precision), gpu,
-                           "it/s", harness), gpu)  # fmt: skip
+    probe = observe(_bench(pipeline, one_image, gpu, "it/s", harness), gpu)
     if probe is None:
         raise InvalidInput("no_throughput_model", regime="diffusion-infer", gpu=gpu.name)
-    check_math_unit(gpu, job.precision)
     eta, provenance = model.efficiency(
         probe.group, probe.factor, probe.unit, probe.power_w_per_tflops, probe.memory
     )
@@ -251,7 +251,7 @@ def published_training_runs(text: str, catalog: Any) -> list[PublishedImageRun]:
     """The rows of ``validation/published_diffusion_training.csv`` as jobs."""
     import csv
 
-    from whichgpu.estimate.diffusion import make_train_job
+    from whichgpu.estimate.diffusion_training import make_train_job
     from whichgpu.models.pipelines import find_pipeline
 
     runs = []
@@ -311,7 +311,7 @@ def plan_image_training(
     :func:`~whichgpu.estimate.diffusion.make_train_job`'s."""
     from dataclasses import replace
 
-    from whichgpu.estimate.diffusion import fitting_train_job, make_train_job
+    from whichgpu.estimate.diffusion_training import fitting_train_job, make_train_job
     from whichgpu.estimate.parallel import usable_bytes
 
     if method == "full":

@@ -162,6 +162,15 @@ MESSAGES: dict[str, str] = {
         "(chosen to fit and run fastest here: {seconds:,.2f} s an image; host memory "
         "{host_gib:,.1f} GiB); give batch, cpu_offload or vae_tiling to set them."
     ),
+    "image_no_fit": N_(
+        "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB, even with the "
+        "settings left open chosen to fit; try --quant fp8 or nf4"
+    ),
+    "image_training_no_fit": N_(
+        "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB; try "
+        "--checkpointing, --optimizer adamw-8bit, --cache-latents or image-lora with --quant "
+        "nf4"
+    ),
     "chosen_image_training": N_(
         "{component}: {batch} image(s) a GPU step, gradient checkpointing {checkpointing} "
         "(chosen to fit and run fastest here: {seconds:,.2f} s a step); give batch or "

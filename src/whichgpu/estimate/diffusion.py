@@ -24,15 +24,7 @@ from typing import Literal
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.parallel import host_link_gb_per_s
 from whichgpu.job import QUANT_BITS
-from whichgpu.models.diffusion import (
-    DEFAULT_LORA_TARGETS,
-    DiffusionComponent,
-    DiffusionPipeline,
-    Walk,
-    lora_params,
-    walk,
-    walk_vae,
-)
+from whichgpu.models.diffusion import DiffusionComponent, DiffusionPipeline, Walk, walk
 from whichgpu.units import BYTES_PER_GIB
 
 ImagePrecision = Literal["16-true", "bf16-true", "32-true"]
@@ -112,14 +104,16 @@ def bytes_per_weight(component: DiffusionComponent, job: ImageJob) -> float:
     return 4.0 if job.precision == "32-true" else 2.0
 
 
-def _compute_bytes(job: ImageJob | ImageTrainJob) -> float:
+def compute_bytes(precision: str) -> float:
     """Bytes an activation takes: FP32 work, or the 16-bit dtype."""
-    return 4.0 if job.precision == "32-true" else 2.0
+    return 4.0 if precision == "32-true" else 2.0
 
 
 def _vae_bytes(pipeline: DiffusionPipeline, job: ImageJob) -> float:
     """The VAE decodes in FP32 when the pipeline upcasts it (SDXL in FP16)."""
-    return 4.0 if pipeline.vae_upcast and job.precision == "16-true" else _compute_bytes(job)
+    return (
+        4.0 if pipeline.vae_upcast and job.precision == "16-true" else compute_bytes(job.precision)
+    )
 
 
 def tile_latent(pipeline: DiffusionPipeline) -> int:
@@ -157,7 +151,7 @@ def image_memory(pipeline: DiffusionPipeline, job: ImageJob) -> ImageMemory:
     from whichgpu.estimate.memory import overhead_bytes
 
     latent = pipeline.latent_side(job.resolution)
-    act = _compute_bytes(job)
+    act = compute_bytes(job.precision)
     weights = {
         c.role: c.params * (
             _vae_bytes(pipeline, job) if c.kind == "vae" else bytes_per_weight(c, job)
@@ -226,7 +220,7 @@ class ImageTimes:
         return self.text_s + self.steps * self.step_s + self.decode_s
 
 
-def _peak_flops(gpu: GPU, job: ImageJob, fp32_work: bool) -> float:
+def peak_flops(gpu: GPU, precision: str, fp32_work: bool) -> float:
     """FLOP/s a stage's math runs at: 16-bit tensor cores, or for FP32 work TF32 tensor cores
     where the GPU has them (cuDNN's convolutions take TF32 by default in PyTorch,
     ``torch.backends.cudnn.allow_tf32``, and the published FP32 runs are faster than FP32
@@ -234,12 +228,12 @@ def _peak_flops(gpu: GPU, job: ImageJob, fp32_work: bool) -> float:
     from whichgpu.estimate.perf import tensor_tflops
 
     if not fp32_work:
-        return tensor_tflops(gpu, "bf16-true" if job.precision == "bf16-true" else "16-true") * 1e12
+        return tensor_tflops(gpu, "bf16-true" if precision == "bf16-true" else "16-true") * 1e12
     return (gpu.tf32_tensor_dense_tflops or gpu.fp32_tflops) * 1e12
 
 
 def _stage_s(w: Walk, passes: float, gpu: GPU, job: ImageJob, fp32: bool, weight_b: float) -> float:
-    compute = w.flops * passes / _peak_flops(gpu, job, fp32)
+    compute = w.flops * passes / peak_flops(gpu, job.precision, fp32)
     memory = weight_b / (gpu.memory_bandwidth_gb_per_s * 1e9)
     return max(compute, memory)
 
@@ -256,11 +250,11 @@ def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTi
         text += _stage_s(w, prompts, gpu, job, fp32, c.params * bytes_per_weight(c, job))
     den = component_walk(pipeline, "denoiser", latent)
     den_bytes = pipeline.denoiser.params * bytes_per_weight(pipeline.denoiser, job)
-    compute = den.flops * prompts / _peak_flops(gpu, job, fp32)
+    compute = den.flops * prompts / peak_flops(gpu, job.precision, fp32)
     memory = den_bytes / (gpu.memory_bandwidth_gb_per_s * 1e9)
     step = max(compute, memory)
     if not job.fused_attention:
-        scores = den.score_total * prompts * _compute_bytes(job) * EAGER_SCORE_PASSES
+        scores = den.score_total * prompts * compute_bytes(job.precision) * EAGER_SCORE_PASSES
         step += scores / (gpu.memory_bandwidth_gb_per_s * 1e9)
     bound = "compute" if compute >= memory else "memory bandwidth"
     vae_fp32 = fp32 or _vae_bytes(pipeline, job) == 4.0
@@ -370,211 +364,3 @@ def make_image_job(
         offload=offload or "none",  # type: ignore[arg-type]
         vae_tiling=bool(vae_tiling),
     )
-
-
-# -- fine-tuning a pipeline's denoiser ------------------------------------------------------
-
-ImageTrainMethod = Literal["lora", "full"]
-#: Images per GPU a step when the batch is left open: the largest that fits up to the
-#: diffusers DreamBooth scripts' ``--train_batch_size`` default (4)
-MAX_AUTO_TRAIN_BATCH = 4
-#: Bytes of optimizer state per trainable parameter: AdamW's two fp32 moments, or
-#: bitsandbytes' 8-bit ones (``--use_8bit_adam``)
-OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adamw-8bit": 2.0}
-
-
-@dataclass(frozen=True)
-class ImageTrainJob:
-    """Fine-tuning a pipeline's denoiser on ``batch`` images a GPU step (diffusers'
-    train_text_to_image / train_dreambooth_lora scripts): LoRA on the default targets, or
-    every weight; frozen parts in the mixed precision's 16-bit dtype; trainable weights,
-    their gradients and AdamW's moments in FP32 (accelerate's mixed precision)."""
-
-    method: ImageTrainMethod
-    resolution: int
-    batch: int = 1
-    precision: ImagePrecision = "bf16-true"
-    lora_rank: int = 4
-    optimizer: str = "adamw"
-    checkpointing: bool = False
-    #: latents and text embeddings computed once beforehand (``--cache_latents``; the
-    #: FLUX QLoRA recipe): no encoders resident, no encoding a step
-    cached: bool = False
-    #: the frozen base's format for LoRA (QLoRA's NF4, an FP8 base)
-    quant: str | None = None
-    #: LoRA target modules (PEFT's suffix match); None: the diffusers script's
-    targets: tuple[str, ...] | None = None
-
-
-def trainable_params(pipeline: DiffusionPipeline, job: ImageTrainJob) -> int:
-    den = pipeline.denoiser
-    if job.method == "full":
-        return den.params
-    return lora_params(den, job.lora_rank, job.targets or DEFAULT_LORA_TARGETS[den.kind])
-
-
-@lru_cache(maxsize=4096)
-def image_train_memory(pipeline: DiffusionPipeline, job: ImageTrainJob) -> ImageMemory:
-    """Peak GPU memory of a fine-tuning step: the frozen encoders (unless cached; the VAE in
-    FP32 where the pipeline upcasts it, as the SDXL scripts keep it), the denoiser (FP32 and
-    trainable for a full fine-tune; its 16-bit or quantised base plus FP32 adapters for
-    LoRA), gradients and optimizer states of what trains, and the activations the backward
-    needs (each checkpointed unit's input plus one unit's with gradient checkpointing)."""
-    from whichgpu.estimate.memory import overhead_bytes
-
-    den = pipeline.denoiser
-    latent = pipeline.latent_side(job.resolution)
-    frozen = 0.0
-    if not job.cached:
-        for c in pipeline.components:
-            if c.role.startswith("text_encoder"):
-                frozen += c.params * 2.0
-            elif c.kind == "vae":
-                frozen += c.params * (4.0 if pipeline.vae_upcast else 2.0)
-    trainable = trainable_params(pipeline, job)
-    states = OPTIMIZER_STATE_BYTES.get(job.optimizer, 8.0)
-    if job.method == "full":
-        base = den.params * 4.0
-    else:
-        bits = QUANT_BITS[job.quant] if job.quant else 16.0
-        base = den.params * bits / 8 + trainable * 4.0
-    w = component_walk(pipeline, "denoiser", latent)
-    per_image = w.checkpointed_elements if job.checkpointing else w.saved_elements
-    activations = per_image * job.batch * _compute_bytes(job)
-    parts = {
-        "weights": frozen + base,
-        "gradients": trainable * 4.0,
-        "optimizer": trainable * states,
-        "activations": activations,
-    }
-    if not job.cached:  # the VAE encodes the batch before the denoiser's forward
-        enc = walk_vae(pipeline.component("vae").config, latent, latent, "encoder")
-        encode = enc.working * job.batch * (4.0 if pipeline.vae_upcast else 2.0)
-        parts["activations"] = max(activations, encode)
-    parts["overhead"] = overhead_bytes(sum(parts.values()))
-    return ImageMemory(parts, "backward", 0.0)
-
-
-@dataclass(frozen=True)
-class ImageTrainTimes:
-    """A fine-tuning step's ideal seconds (η = 1): encoding the batch, the denoiser's
-    forward and backward (and recomputation), and the denoiser passes it launches."""
-
-    encode_s: float
-    denoiser_s: float
-    optimizer_s: float
-    passes: int
-    bound: str
-
-    @property
-    def compute_s(self) -> float:
-        return self.encode_s + self.denoiser_s + self.optimizer_s
-
-
-@lru_cache(maxsize=4096)
-def image_train_times(pipeline: DiffusionPipeline, job: ImageTrainJob, gpu: GPU) -> ImageTrainTimes:
-    """The backward costs twice the forward (the gradients of activations and of weights,
-    Kaplan et al., 2020), once for LoRA (frozen weights need no gradient; the adapters'
-    are small); checkpointing adds a forward. The optimizer step reads and writes each
-    trainable weight, gradient and state once (memory-bound). The text encoders and the VAE
-    encoder run forward on the batch unless cached."""
-    latent = pipeline.latent_side(job.resolution)
-    fp32 = job.precision == "32-true"
-    peak = _peak_flops(gpu, ImageJob(job.resolution, 1, precision=job.precision), fp32)
-    w = component_walk(pipeline, "denoiser", latent)
-    passes = (3 if job.method == "full" else 2) + (1 if job.checkpointing else 0)
-    denoiser = w.flops * job.batch * passes / peak
-    encode = 0.0
-    if not job.cached:
-        vae = walk_vae(pipeline.component("vae").config, latent, latent, "encoder").flops
-        text = sum(component_walk(pipeline, c.role, latent).flops for c in pipeline.text_encoders)
-        encode = (vae + text) * job.batch / peak
-    trainable = trainable_params(pipeline, job)
-    states = OPTIMIZER_STATE_BYTES.get(job.optimizer, 8.0)
-    moved = trainable * (4.0 + 4.0 + states) * 2
-    optimizer = moved / (gpu.memory_bandwidth_gb_per_s * 1e9)
-    return ImageTrainTimes(encode, denoiser, optimizer, passes, "compute")
-
-
-def make_train_job(
-    pipeline: DiffusionPipeline,
-    gpu: GPU | None,
-    method: str,
-    *,
-    resolution: int | None = None,
-    batch: int | None = None,
-    precision: str | None = None,
-    lora_rank: int | None = None,
-    optimizer: str | None = None,
-    checkpointing: bool | None = None,
-    cached: bool | None = None,
-    quant: str | None = None,
-    lora_targets: str | None = None,
-) -> ImageTrainJob:
-    """An :class:`ImageTrainJob` from user settings; left open: the pipeline's resolution,
-    LoRA rank 4 (the scripts' ``--rank``), AdamW, BF16 mixed precision (FP16 where the GPU
-    has no BF16)."""
-    from whichgpu.errors import InvalidInput
-
-    if optimizer is not None and optimizer not in OPTIMIZER_STATE_BYTES:
-        raise InvalidInput(
-            "image_optimizer",
-            field=("optimizer",),
-            optimizer=optimizer,
-            valid=", ".join(OPTIMIZER_STATE_BYTES),
-        )
-    mixed = {"bf16-mixed": "bf16-true", "16-mixed": "16-true", "32-true": "32-true"}
-    if precision is not None and precision not in mixed:
-        raise InvalidInput(
-            "image_precision", field=("precision",), precision=precision,
-            valid=", ".join(mixed),
-        )  # fmt: skip
-    chosen = mixed[precision] if precision else "bf16-true"
-    if precision is None and gpu is not None and gpu.bf16_tensor_dense_tflops is None:
-        chosen = "16-true"
-    if quant is not None and method == "full":
-        raise InvalidInput("image_quant_full", field=("quant",), quant=quant)
-    return ImageTrainJob(
-        method="full" if method == "full" else "lora",
-        resolution=resolution or pipeline.default_resolution,
-        batch=batch or 1,
-        precision=chosen,  # type: ignore[arg-type]
-        lora_rank=lora_rank or 4,
-        optimizer=optimizer or "adamw",
-        checkpointing=bool(checkpointing),
-        cached=bool(cached),
-        quant=quant,
-        targets=None
-        if lora_targets in (None, "peft-default")
-        else tuple(t.strip() for t in str(lora_targets).split(",") if t.strip()),
-    )
-
-
-def fitting_train_job(
-    pipeline: DiffusionPipeline, job: ImageTrainJob, capacity_bytes: float, batch_open: bool,
-    checkpointing_open: bool,
-) -> tuple[ImageTrainJob, list[str]]:  # fmt: skip
-    """What a skilled user sets when left open for a GPU of ``capacity_bytes``: the largest
-    batch up to :data:`MAX_AUTO_TRAIN_BATCH` that fits, without checkpointing where that
-    fits (it costs a forward), else with it."""
-    from dataclasses import replace
-
-    def fits(j: ImageTrainJob) -> bool:
-        return image_train_memory(pipeline, j).total_bytes <= capacity_bytes
-
-    options = [job.checkpointing] if not checkpointing_open else [False, True]
-    for ckpt in options:
-        halvings = MAX_AUTO_TRAIN_BATCH.bit_length()
-        batches = [MAX_AUTO_TRAIN_BATCH >> k for k in range(halvings)] if batch_open else [
-            job.batch]  # fmt: skip
-        for batch in batches:
-            candidate = replace(job, batch=batch, checkpointing=ckpt)
-            if fits(candidate):
-                chosen = (["batch"] if batch_open else []) + (
-                    ["checkpointing"] if checkpointing_open else [])  # fmt: skip
-                return candidate, chosen
-    # nothing fits: the least memory the open settings allow, for the answer to show
-    smallest = replace(job, batch=1 if batch_open else job.batch,
-                       checkpointing=True if checkpointing_open else job.checkpointing)  # fmt: skip
-    return smallest, (["batch"] if batch_open else []) + (
-        ["checkpointing"] if checkpointing_open else [])  # fmt: skip

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.estimate.parallel import tensor_parallel_seconds
@@ -24,13 +23,10 @@ from whichgpu.estimate.perf import (
     tensor_tflops,
     train_flops_per_token,
 )
+from whichgpu.estimate.render_roofline import SCORE_METRICS, render_ideal
 from whichgpu.job import MATH_STORAGE, QUANT_BITS, Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.requests import make_job
-
-if TYPE_CHECKING:
-    from whichgpu.estimate.diffusion import ImageJob
-    from whichgpu.models.diffusion import DiffusionPipeline
 
 #: Benchmark model names that are presets under another name, or generic sizes (MosaicML's
 #: MPT configurations as published in llm-foundry's benchmark tables).
@@ -46,22 +42,6 @@ GENERIC_SIZES = {
     "mpt-70b": "65B",
 }
 RATE_METRICS = {"throughput", "output_throughput", "ttft"}
-#: Render benchmarks publish a score (a rate in an arbitrary unit): samples per minute
-#: summed over Blender's scenes, OctaneBench points (GTX 980 = 102), V-Ray vpaths.
-SCORE_METRICS = {"score"}
-#: Score per FP32 TFLOPS at η = 1, per render unit: a fixed normalisation (not fitted) that
-#: keeps η of a score in (0, 1]; only ratios between GPUs of one harness carry meaning.
-RENDER_SCORE_PER_TFLOPS = {"samples/min": 1000.0, "score": 100.0, "vpaths": 100.0}
-#: Share of a software path tracer's time spent in BVH traversal and ray/triangle tests, the
-#: work RT cores take over (Aila & Laine, "Understanding the efficiency of ray traversal on
-#: GPUs", HPG 2009: traversal and intersection dominate; 0.5 is an assumption, not a fit).
-RENDER_TRAVERSAL_SHARE = 0.5
-#: Traversal speedup of an RT core generation over the same GPU's CUDA cores: Turing
-#: whitepaper (2018): 10 Giga Rays/s on RTX 2080 Ti vs ~1.1 in software on GTX 1080 Ti
-#: (≈ 10×); Ampere GA102 whitepaper: 2× Turing's ray/triangle intersection rate; Ada
-#: whitepaper: 2× Ampere's. The per-generation factors ``rt:<gen>`` fitted on published
-#: scores correct these vendor peaks.
-RT_TRAVERSAL_SPEEDUP = {1: 10.0, 2: 20.0, 3: 40.0}
 #: Harnesses that split a model's layers across GPUs, so that the GPUs work in turn.
 LAYER_SPLIT_HARNESSES = frozenset({"llamacpp", "llamacpp-2023-12"})
 #: Harnesses whose 16-bit matmuls accumulate in FP16 (llama.cpp calls cuBLAS with
@@ -168,9 +148,13 @@ def ideal_rate(
     (LoRA's cheaper backward), recomputation and precision set the work, not the
     benchmark's defaults."""
     if bench.regime == "render" and bench.metric in SCORE_METRICS:
-        return render_ideal(bench, gpu)
+        found = render_ideal(bench, gpu)
+        return None if found is None else Ideal(*found)
     if bench.regime == "diffusion-infer":
-        return diffusion_ideal(bench, gpu)
+        from whichgpu.estimate.diffusion_bench import diffusion_ideal
+
+        found = diffusion_ideal(bench, gpu)
+        return None if found is None else Ideal(*found)
     if bench.metric not in RATE_METRICS:
         return None
     n = bench.gpus
@@ -239,72 +223,8 @@ def ideal_rate(
     return None
 
 
-#: Image-generation harnesses whose attention materialises its score matrices: diffusers
-#: on PyTorch 1.x without xformers (its default ``AttnProcessor``); every other harness runs
-#: a fused kernel (PyTorch 2's SDPA, xformers, TensorRT's, AITemplate's)
-EAGER_ATTENTION_HARNESSES = frozenset({"diffusers-eager"})
 #: The prefix of the architecture factors fitted on image-generation work alone
 DIFFUSION_FAMILY = "diffusion:"
-#: Benchmark model names of image pipelines whose architecture a preset has
-PIPELINE_ALIASES = {"sd-1.4": "sd-1.5"}
-
-
-def image_job_of(bench: Benchmark) -> tuple[DiffusionPipeline, ImageJob] | None:
-    """The pipeline and image job a diffusion measurement describes (its resolution and
-    steps, else the pipeline's defaults)."""
-    from whichgpu.estimate.diffusion import ImageJob
-    from whichgpu.models.pipelines import find_pipeline, is_pipeline
-
-    name = PIPELINE_ALIASES.get(bench.model, bench.model)
-    if not is_pipeline(name):
-        return None
-    pipeline = find_pipeline(name)
-    precision = bench.precision or "16-true"
-    quant = precision if precision in QUANT_BITS else None
-    job = ImageJob(
-        resolution=bench.resolution or pipeline.default_resolution,
-        steps=bench.steps or pipeline.default_steps,
-        batch=bench.batch or 1,
-        precision="16-true" if quant else precision,  # type: ignore[arg-type]
-        quant=quant,
-        fused_attention=bench.harness not in EAGER_ATTENTION_HARNESSES,
-    )
-    return pipeline, job
-
-
-def diffusion_units_per_step(bench: Benchmark) -> float:
-    """Units of a diffusion measurement per denoising step (the step is what launches the
-    denoiser's kernels, the overhead a harness pays): a step for ``it/s``, ``1 / steps`` of a
-    pipeline call for a latency, ``batch / steps`` images for images per second."""
-    found = image_job_of(bench)
-    if found is None:
-        return float("inf")
-    _pipeline, job = found
-    if bench.unit == "it/s":
-        return 1.0
-    if bench.unit == "images/s":
-        return job.batch / job.steps
-    return 1.0 / job.steps
-
-
-def diffusion_ideal(bench: Benchmark, gpu: GPU) -> Ideal | None:
-    """A diffusion measurement's ideal rate (:func:`~whichgpu.estimate.diffusion.
-    image_times` at η = 1): pipeline calls per second for a latency in seconds, images per
-    second, or denoising steps per second (``it/s``, the denoiser alone)."""
-    from whichgpu.estimate.diffusion import image_times
-
-    found = image_job_of(bench)
-    if found is None:
-        return None
-    pipeline, job = found
-    times = image_times(pipeline, job, gpu)
-    if bench.unit == "it/s":
-        return Ideal(1 / times.step_s, times.bound)
-    if bench.unit == "s":
-        return Ideal(1 / times.compute_s, times.bound)
-    if bench.unit == "images/s":
-        return Ideal(job.batch / times.compute_s, times.bound)
-    return None
 
 
 def _serve_prefill_s(arch: ModelArch, prompt: int, batch: int, peak: float) -> float:
@@ -325,27 +245,6 @@ def _bound(compute_s: float, memory_s: float) -> str:
     """The roofline's binding resource: a decode step or a served batch is compute-bound
     once its FLOPs take longer than its bytes (Williams et al., 2009), as large batches do."""
     return "compute" if compute_s > memory_s else "memory bandwidth"
-
-
-def rt_traversal_speedup(gpu: GPU) -> float:
-    """How much faster the GPU traverses rays than its CUDA cores would: 1 without RT cores."""
-    if not gpu.rt_cores or gpu.rt_core_gen is None:
-        return 1.0
-    return RT_TRAVERSAL_SPEEDUP.get(gpu.rt_core_gen, max(RT_TRAVERSAL_SPEEDUP.values()))
-
-
-def render_ideal(bench: Benchmark, gpu: GPU) -> Ideal | None:
-    """Path tracing from first principles: each sample is BVH traversal + ray/triangle tests
-    (on RT cores where the GPU has them, else on CUDA cores) plus shading on the FP32 cores.
-    Time per sample ∝ ``(1 − τ) + τ / s`` over the FP32 rate, with τ the traversal share of a
-    software tracer and ``s`` the RT-core speedup of traversal (1 without RT cores, so such a
-    GPU comes out about twice as slow per FP32 TFLOPS — slower, never impossible)."""
-    scale = RENDER_SCORE_PER_TFLOPS.get(bench.unit)
-    if scale is None:
-        return None
-    tau = RENDER_TRAVERSAL_SHARE
-    per_tflops = scale / ((1 - tau) + tau / rt_traversal_speedup(gpu))
-    return Ideal(gpu.fp32_tflops * bench.gpus * per_tflops, "compute")
 
 
 def _weights(arch: ModelArch, job: Job, bench: Benchmark) -> float:
@@ -371,6 +270,8 @@ def units_per_step(bench: Benchmark) -> float:
     """Units of work one step of the software produces (what a per-step overhead divides):
     a batch of images or of decoded tokens, a prompt's tokens, a training batch's tokens."""
     if bench.regime == "diffusion-infer":
+        from whichgpu.estimate.diffusion_bench import diffusion_units_per_step
+
         return diffusion_units_per_step(bench)
     if bench.batch is None and bench.regime not in ("llm-decode", "llm-prefill"):
         return float("inf")  # a throughput figure at a large, unstated batch

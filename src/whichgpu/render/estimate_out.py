@@ -10,7 +10,7 @@ from whichgpu.fields import format_duration, format_rate
 from whichgpu.i18n import _, fmt
 from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
 from whichgpu.models.arch import ModelArch
-from whichgpu.notes import count_label, localize
+from whichgpu.notes import Note, count_label, localize, note
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.throughput import ThroughputEstimate
 from whichgpu.units import BYTES_PER_GIB
@@ -118,6 +118,15 @@ def print_serving(plan: ServingPlan, demand_rps: float | None, console: Console)
     )
 
 
+def no_fit(est: ImageEstimate | ImageTrainEstimate, gpu: GPU) -> Note | None:
+    """What an image job that no setting fits on ``gpu`` needs, and what to try."""
+    if est.memory.total_gib <= gpu.memory_gib:
+        return None
+    code = "image_no_fit" if isinstance(est, ImageEstimate) else "image_training_no_fit"
+    return note(code, gib=round(est.memory.total_gib, 1), gpu=gpu.short_name,
+                capacity=round(gpu.memory_gib, 1))  # fmt: skip
+
+
 def print_chosen(chosen: tuple[str, ...], console: Console) -> None:
     """The settings whichgpu chose where the user left them open, as their flags."""
     if chosen:
@@ -168,19 +177,8 @@ def print_image(image: ImageEstimate, gpu: GPU, console: Console) -> None:
             host=mem.host_bytes / BYTES_PER_GIB,
         )
     )
-    if mem.total_gib > gpu.memory_gib:
-        console.print(
-            fmt(
-                _(
-                    "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB, even "
-                    "with the settings left open chosen to fit; try --quant fp8 or nf4"
-                ),
-                gib=mem.total_gib,
-                gpu=gpu.short_name,
-                capacity=gpu.memory_gib,
-            ),
-            style="bold red",
-        )
+    if (why := no_fit(image, gpu)) is not None:
+        console.print(why.render(), style="bold red")
 
 
 def print_image_training(est: ImageTrainEstimate, gpu: GPU, console: Console) -> None:
@@ -226,20 +224,8 @@ def print_image_training(est: ImageTrainEstimate, gpu: GPU, console: Console) ->
                for k in ("weights", "gradients", "optimizer", "activations")},
         )
     )  # fmt: skip
-    if est.memory.total_gib > gpu.memory_gib:
-        console.print(
-            fmt(
-                _(
-                    "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB; try "
-                    "--checkpointing, --optimizer adamw-8bit, --cache-latents or image-lora "
-                    "with --quant nf4"
-                ),
-                gib=est.memory.total_gib,
-                gpu=gpu.short_name,
-                capacity=gpu.memory_gib,
-            ),
-            style="bold red",
-        )
+    if (why := no_fit(est, gpu)) is not None:
+        console.print(why.render(), style="bold red")
 
 
 def image_training_doc(est: ImageTrainEstimate) -> dict[str, Any]:

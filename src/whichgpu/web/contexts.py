@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from whichgpu.i18n import N_, _, fmt
+from whichgpu.i18n import _, fmt
 from whichgpu.notes import localize as notes_localize
 from whichgpu.web.core import Service
 
@@ -279,6 +279,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
     from whichgpu.fields import format_duration, format_rate
     from whichgpu.job import PRECISIONS
     from whichgpu.models.presets import presets
+    from whichgpu.render.estimate_out import no_fit
     from whichgpu.requests import KINDS
 
     summary, lines = "", []
@@ -324,17 +325,8 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
                        for k in ("weights", "gradients", "optimizer", "activations")})
             )  # fmt: skip
         est = result.image or result.image_training
-        if est is not None and est.memory.total_gib > result.gpu.memory_gib:
-            message = (
-                N_("It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB, even "
-                   "with the settings left open chosen to fit; try --quant fp8 or nf4")
-                if result.image is not None
-                else N_("It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB; "
-                        "try --checkpointing, --optimizer adamw-8bit, --cache-latents or "
-                        "image-lora with --quant nf4")
-            )  # fmt: skip
-            lines.append(fmt(_(message), gib=est.memory.total_gib, gpu=result.gpu.short_name,
-                             capacity=result.gpu.memory_gib))  # fmt: skip
+        if est is not None and (why := no_fit(est, result.gpu)) is not None:
+            lines.append(why.render())
         lines.append(
             fmt(
                 _("Efficiency {eta:.0%} of the roofline ({provenance})."),
