@@ -13,12 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import golden, run_cli
-from whichgpu.catalog import Catalog
+from whichgpu.catalog import Catalog, load_catalog
 from whichgpu.catalog.records import Price
 from whichgpu.estimate.cost import break_even_months, rent_cost_usd
 from whichgpu.recommender import recommend
 from whichgpu.recommender.candidates import rents_as
-from whichgpu.recommender.engine import _objective_key, evaluate
+from whichgpu.recommender.engine import _objective_key, evaluate, pareto_front
+from whichgpu.recommender.options import Option, evolve
 from whichgpu.requests import Constraints, Workload
 from whichgpu.workload_files import make_component, make_workload, parse_workload_text
 
@@ -132,6 +133,45 @@ def test_pareto_front_is_not_dominated(catalog: Catalog) -> None:
                 assert not (
                     (b.cost_usd or 0) < (a.cost_usd or 0) and (b.time_s or 0) < (a.time_s or 0)
                 )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([1.0, 2.0, 3.0, None]),
+            st.sampled_from([10.0, 20.0, None]),
+            st.booleans(),
+        ),
+        max_size=25,
+    )
+)
+def test_pareto_front_equals_the_definition(
+    points: list[tuple[float | None, float | None, bool]],
+) -> None:
+    """The sorted sweep marks exactly the feasible options no other feasible one dominates
+    (duplicates included: equal points do not dominate each other)."""
+    options = recommend(load_catalog(), _workload()).options
+    base = options[0]
+    made = [evolve(base, cost_usd=c, time_s=t, feasible=f, usd_per_h=1.0) for c, t, f in points]
+    inf = float("inf")
+
+    def key(o: Option) -> tuple[float, float, float]:
+        cost = o.cost_usd if o.cost_usd is not None else (o.usd_per_h or inf)
+        return (cost, o.time_s if o.time_s is not None else inf, -(o.throughput or 0.0))
+
+    expected = {
+        i
+        for i, a in enumerate(made)
+        if a.feasible
+        and not any(
+            b.feasible
+            and all(x <= y for x, y in zip(key(b), key(a), strict=True))
+            and key(b) != key(a)
+            for b in made
+        )
+    }
+    assert pareto_front(made) == expected
 
 
 # -- constraints and infeasible workloads ------------------------------------------------------

@@ -8,9 +8,11 @@ sequence) and goes through the same roofline and fitted efficiencies as the cali
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
@@ -52,16 +54,19 @@ RENDER_MODEL = "blender-4.2"
 FP64_MATMUL_N = 8000
 
 
-@dataclass(frozen=True)
-class Rate:
+class Rate(msgspec.Struct, frozen=True):
+    """A rate and its 10th–90th band, in ``unit`` (a C-built record: the layout search makes
+    hundreds a request)."""
+
     value: float
     unit: str
     low: float
     high: float
 
 
-@dataclass(frozen=True)
-class ThroughputEstimate:
+class ThroughputEstimate(msgspec.Struct, frozen=True):
+    """One job's estimate on ``count`` × ``gpu``: rate, bound, efficiency and provenance."""
+
     gpu: GPU
     count: int
     regime: str
@@ -230,8 +235,6 @@ def estimate_model_free(
 ) -> ThroughputEstimate:
     """``estimate --task render|fp64``: frames per hour (a frame of ``samples_per_frame``
     path-tracing samples) or FP64 TFLOPS, and the time for ``frames`` or ``tflop``."""
-    from dataclasses import replace
-
     est = estimate_rate(kind, gpu, count)
     if kind == "render":
         per_hour = 60.0 / samples_per_frame  # samples/min → frames/h
@@ -240,9 +243,9 @@ def estimate_model_free(
             rate.value * per_hour, "frames/h", rate.low * per_hour, rate.high * per_hour
         )
         time_s = None if frames is None else frames / throughput.value * 3600
-        return replace(est, throughput=throughput, time_s=time_s)
+        return msgspec.structs.replace(est, throughput=throughput, time_s=time_s)
     time_s = None if tflop is None else tflop / est.throughput.value
-    return replace(est, time_s=time_s)
+    return msgspec.structs.replace(est, time_s=time_s)
 
 
 def estimate_image_job(
@@ -368,6 +371,20 @@ def estimate_throughput(
     job run with ``framework`` takes that framework's fitted speed factor, where it has one
     (:func:`~whichgpu.estimate.efficiency.load_framework_factors`)."""
     check_runnable(arch, job, gpu)
+    return checked_throughput(arch, job, gpu, count, harness, work, framework)
+
+
+def checked_throughput(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int = 1,
+    harness: str | None = None,
+    work: float | None = None,
+    framework: str | None = None,
+) -> ThroughputEstimate:
+    """:func:`estimate_throughput` of a job :func:`check_runnable` has passed (the layout
+    search checks its model, sequence and GPU once, and builds only valid layouts)."""
     if job.training and job.pp > 1 and not job.vp:
         from whichgpu.estimate.pipeline import virtual_stages
 

@@ -30,7 +30,7 @@ memory on cards without peer-to-peer), and the network between nodes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import (
@@ -50,8 +50,7 @@ from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(msgspec.Struct, frozen=True):
     """One optimizer step: its seconds and the share of each term in them."""
 
     seconds: float

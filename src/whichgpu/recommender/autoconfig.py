@@ -13,7 +13,8 @@ would, and said: a training run left without ``batch`` is not run one sample at 
 * **Layout** (several GPUs): data-parallel replicas, ZeRO-3 / FSDP, or tensor × pipeline
   × data parallelism, as the framework allows (:func:`whichgpu.estimate.parallel.
   training_layouts`): the fastest that fits, with the fewest pipeline stages that hold the
-  model for each tensor-parallel degree.
+  model for each tensor-parallel degree, and no tensor × pipeline split larger than the
+  smallest that holds it (Narayanan et al., 2021, §3.3, takeaway #2).
 * **Gradient accumulation**: to the user's global batch, to 4M tokens a step when
   pretraining a language model, else the recipe's (the HF Trainer's is none).
 
@@ -166,6 +167,8 @@ def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: 
     )
     fitted_tp: set[int] = set()
     replicas_fit = False
+    runnable: bool | None = None  # checked once: the layouts differ only in valid splits
+    whole_split: int | None = None  # the smallest t·p that holds the model
     for strategy, per_mode in layouts:
         first = per_mode[0][1][0]
         tp, pp = first.tp, first.pp
@@ -177,6 +180,12 @@ def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: 
             # whole replicas hold the largest micro-batch: sharding them (ZeRO/FSDP) runs the
             # same compute with more communication (Rajbhandari et al., 2020, §7: 1.5× the
             # all-reduce's volume at stage 3), so it cannot be faster
+            continue
+        if whole_split is not None and tp * pp > whole_split:
+            # "a total model-parallel size of M = t·p should be used so that the model's
+            # parameters and intermediate metadata fit in GPU memory; data parallelism can be
+            # used to scale up training to more GPUs" (Narayanan et al., 2021, §3.3,
+            # takeaway #2): a smaller split already holds it
             continue
         found: list[tuple[Job, Checkpointing]] = []
         for mode, variants in per_mode:
@@ -192,12 +201,20 @@ def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: 
             replicas_fit = replicas_fit or (
                 tp == 1 and pp == 1 and first.zero == 0 and found[0][0] is first
             )
+            if first.zero == 0 and whole_split is None:
+                whole_split = tp * pp
         if smallest is None:
             smallest = (per_mode[-1][1][-1], strategy)
         for fit, mode in found:
             # the fastest layout and recomputation (on a tie, the simpler: listed first)
             searching = len(found) > 1 or count > 1
-            est = _estimate(arch, fit, gpu, count, component.framework) if searching else None
+            if searching and runnable is None:
+                runnable = _runnable(arch, fit, gpu)
+            est = (
+                _estimate(arch, fit, gpu, count, component.framework)
+                if searching and runnable
+                else None
+            )
             rate = _value(est) if searching else 1.0
             if best is None or rate > best[0]:
                 best = (rate, fit, strategy, mode, est)
@@ -243,14 +260,25 @@ class Configured(NamedTuple):
     estimate: ThroughputEstimate | None = None
 
 
+def _runnable(arch: ModelArch, job: Job, gpu: GPU) -> bool:
+    from whichgpu.errors import WhichGPUError
+    from whichgpu.throughput import check_runnable
+
+    try:
+        check_runnable(arch, job, gpu)
+    except WhichGPUError:
+        return False
+    return True
+
+
 def _estimate(
     arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None
 ) -> ThroughputEstimate | None:
     from whichgpu.errors import WhichGPUError
-    from whichgpu.throughput import estimate_throughput
+    from whichgpu.throughput import checked_throughput
 
     try:
-        return estimate_throughput(arch, job, gpu, count, framework=framework)
+        return checked_throughput(arch, job, gpu, count, framework=framework)
     except WhichGPUError:
         return None
 

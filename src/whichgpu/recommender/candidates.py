@@ -272,22 +272,6 @@ def run_component(
                 missing_unit=missing,
             )
     rate = est.throughput
-    run = ComponentRun(
-        component,
-        fits,
-        needed,
-        capacity_gib,
-        strategy,
-        rate.value,
-        rate.low,
-        rate.high,
-        rate.unit,
-        None,
-        est.bound,
-        est.provenance,
-    )
-    if prepared is not None:
-        run = replace(run, chosen=tuple(chosen), job=scaled)
     if "prior" in est.provenance or "not fitted" in est.provenance:
         notes.append(
             note(
@@ -305,8 +289,24 @@ def run_component(
     if component.kind == "inference" and component.request_rate is not None:
         need = component.request_rate * max(component.generate, 1)
         meets = rate.value >= need
-    time_s = _timed(component, rate.value, rate.unit, prepared)
-    return replace(run, time_s=time_s, meets_rate=meets, notes=tuple(notes))
+    return ComponentRun(
+        component,
+        fits,
+        needed,
+        capacity_gib,
+        strategy,
+        rate.value,
+        rate.low,
+        rate.high,
+        rate.unit,
+        _timed(component, rate.value, rate.unit, prepared),
+        est.bound,
+        est.provenance,
+        meets,
+        tuple(notes),
+        chosen=() if prepared is None else tuple(chosen),
+        job=None if prepared is None else scaled,
+    )
 
 
 def image_component(component: Component, hw: Hardware, gpu: GPU) -> ComponentRun:

@@ -8,7 +8,6 @@ Pipeline (DESIGN.md): workload → candidates (GPU × count × MIG slice) → me
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -31,7 +30,7 @@ from whichgpu.recommender.candidates import (
     model_job,
     run_component,
 )
-from whichgpu.recommender.options import Option, Recommendation, typical_error
+from whichgpu.recommender.options import Option, Recommendation, evolve, typical_error
 from whichgpu.recommender.reasons import explain
 from whichgpu.requests import Workload
 
@@ -306,7 +305,7 @@ def mark_ties(ranked: list[Option], workload: Workload, objective: str) -> list[
         if abs(option.score - score) / abs(score) > band:
             break  # ranked by the objective: the rest are further
         if option.gpu.id not in seen:  # another GPU's best: the same card is not a rival
-            out[i] = replace(option, tied=True)
+            out[i] = evolve(option, tied=True)
             seen.add(option.gpu.id)
     return out
 
@@ -328,10 +327,16 @@ def pareto_front(options: Sequence[Option]) -> set[int]:
         if o.feasible
     ]
 
-    def dominates(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
-        return all(x <= y for x, y in zip(a, b, strict=True)) and a != b
-
-    return {i for i, p in points if not any(dominates(q, p) for _j, q in points)}
+    # Kung, Luccio & Preparata (1975): in lexicographic order a point can only be dominated
+    # by one before it, and if it is, by one on the front so far (domination is transitive)
+    points.sort(key=lambda point: point[1])
+    front: list[tuple[float, ...]] = []
+    out: set[int] = set()
+    for i, p in points:
+        if not any(q != p and q[0] <= p[0] and q[1] <= p[1] and q[2] <= p[2] for q in front):
+            front.append(p)
+            out.add(i)
+    return out
 
 
 def evaluate(
@@ -353,7 +358,7 @@ def evaluate(
             runs = memo[key]
             for option in _price_options(catalog, hw, runs, workload):
                 blockers = _blockers(option, workload)
-                out.append(replace(option, feasible=not blockers, blockers=blockers))
+                out.append(evolve(option, feasible=not blockers, blockers=blockers))
             if unoffered and hw.mig is None and all(run.fits for run in runs):
                 break
     return out
@@ -376,7 +381,7 @@ def recommend(
     ranked = rank(options, objective)
     front = pareto_front(ranked)
     ranked = [
-        replace(o, score=score_of(o, objective), pareto=i in front) for i, o in enumerate(ranked)
+        evolve(o, score=score_of(o, objective), pareto=i in front) for i, o in enumerate(ranked)
     ]
     pick = ranked[0] if ranked and ranked[0].feasible else None
     if pick is not None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from whichgpu.estimate.diffusion import guided
 from whichgpu.fields import format_duration, format_rate
 from whichgpu.i18n import _, fmt
@@ -40,9 +42,7 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
         "efficiency": result.efficiency,
         "efficiency_provenance": result.provenance,
         "configuration": None if result.job is None else job_configuration(result.job),
-        "step": None
-        if result.step is None
-        else {k: getattr(result.step, k) for k in result.step.__dataclass_fields__},
+        "step": None if result.step is None else msgspec.structs.asdict(result.step),
         "serving": None if result.serving is None else serving_doc(result.serving, None),
         "image": None if result.image is None else image_doc(result.image),
         "image_training": None
