@@ -96,3 +96,28 @@ def test_peft_default_lora_cases_resolve_as_whichgpu_does() -> None:
         names = {lin.name.rsplit(".", 1)[-1] for lin in adapted(arch, "peft-default")}
         assert names == set(PEFT_DEFAULT_TARGETS[arch.family]) == set(c.job.lora_targets.split(","))
         assert c.job.precision == "bf16-mixed" and c.job.lora_rank == 8
+
+
+def test_pcie_bus_share_is_the_median_of_the_published_p2p_runs() -> None:
+    """The share of the PCIe link rate a ring reaches between peer-to-peer cards is the
+    median of the nccl-tests runs in validation/nccl_busbw.csv, each row's share its busbw
+    over the link rate."""
+    import csv
+    import statistics
+    from pathlib import Path
+
+    from whichgpu.estimate.parallel import PCIE_P2P_BUS_SHARE, PCIE_X16_GB_PER_S
+
+    path = Path(__file__).parent.parent / "validation" / "nccl_busbw.csv"
+    with path.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert all(r["source"] and r["quote"] for r in rows)
+    for r in rows:
+        generation = int(r["link"].removeprefix("pcie"))
+        assert float(r["link_gb_s"]) == PCIE_X16_GB_PER_S[generation]
+        assert float(r["share"]) == pytest.approx(
+            float(r["busbw_gb_s"]) / float(r["link_gb_s"]), abs=1e-3
+        )
+    shares = [float(r["share"]) for r in rows if r["p2p"] == "yes"]
+    assert len(shares) == 8
+    assert statistics.median(shares) == pytest.approx(PCIE_P2P_BUS_SHARE, abs=0.005)

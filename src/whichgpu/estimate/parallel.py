@@ -194,13 +194,17 @@ INFINIBAND_GBIT_PER_GPU = {3: 100.0, 4: 200.0, 5: 400.0, 6: 800.0}
 ETHERNET_GBIT_PER_NODE = 100.0
 
 #: GeForce cards have peer-to-peer over PCIe disabled (the RTX 4090's driver reports no P2P;
-#: NCCL then stages through host memory): each transfer crosses PCIe twice.
+#: NCCL then stages through host memory): each transfer crosses PCIe twice. Measured,
+#: host-staged rings reach 0.46 (8 × RTX 4090, stock driver) and 0.57 (4 × RTX 4090, SHM) of
+#: the x16 rate (validation/nccl_busbw.csv; nccl-tests all_reduce_perf busbw).
 NO_P2P_SHARE = 0.5
-#: PCIe cards one CPU socket's root complexes serve in a two-socket 8-GPU server: a ring over
-#: more crosses the socket interconnect, where NCCL does not use peer-to-peer by default
-#: (NCCL_P2P_LEVEL: P2P up to PHB, not across SYS, "the SMP interconnect between NUMA
-#: nodes"; NCCL environment-variable docs) and stages through host memory, as without P2P.
-PCIE_GPUS_PER_SOCKET = 4
+#: What NCCL's ring all-reduce reaches of the x16 link rate between cards with peer-to-peer:
+#: the median busbw of the eight large-message nccl-tests runs over PCIe with P2P in
+#: validation/nccl_busbw.csv (4-8 GPUs, PCIe 4 and 5, under one socket and across two: the
+#: cross-socket runs reach as much, 0.60-0.66; an A100 PCIe box with every pair across the
+#: root complexes reaches 0.17). NVLink rings are taken at the link rate: 8 × A100 SXM reach
+#: 232 GB/s of 300, 8 × H100 SXM 474 of 450 with NVLink SHARP.
+PCIE_P2P_BUS_SHARE = 0.66
 
 
 def host_link_gb_per_s(gpu: GPU) -> float:
@@ -221,15 +225,15 @@ def collective_gb_per_s(
 ) -> float:
     """One direction of the slowest link a ring over ``ranks`` GPUs crosses: NVLink (half its
     bidirectional figure) while it stays inside one NVLink domain, PCIe x16 of the card's
-    generation inside a node of ``per_node`` GPUs (halved without peer-to-peer), and the
-    network once it spans nodes."""
+    generation inside a node of ``per_node`` GPUs at what NCCL reaches of it (with peer-to-
+    peer or staged through host memory), and the network once it spans nodes."""
     if gpu.nvlink_gb_per_s and ranks <= min(nvlink_domain(gpu), per_node):
         return gpu.nvlink_gb_per_s / 2
     pcie = host_link_gb_per_s(gpu)
     if not gpu.nvlink_gb_per_s and "consumer" in gpu.form_factor:
         pcie *= NO_P2P_SHARE
-    elif PCIE_GPUS_PER_SOCKET < ranks <= per_node:
-        pcie *= NO_P2P_SHARE  # a ring of PCIe cards across the sockets, staged through host
+    elif ranks <= per_node:
+        return pcie * PCIE_P2P_BUS_SHARE  # a ring between the cards of one node
     if ranks <= per_node:
         return pcie
     return min(pcie, network_gb_per_s(gpu, network, per_node))
