@@ -51,6 +51,7 @@ test: lint
 	$(BIN)/python scripts/i18n.py check
 	$(BIN)/python scripts/fit_frameworks.py --check
 	$(BIN)/python scripts/import_diffusion.py --check
+	$(BIN)/python scripts/import_skypilot_offers.py --check
 	$(BIN)/python scripts/gen_docs.py --check
 	$(BIN)/python scripts/fit_efficiency.py --check
 	$(BIN)/python -m pytest

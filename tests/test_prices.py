@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 from whichgpu.catalog import Catalog
 from whichgpu.catalog.prices import age_months, price_range, rent_range
 from whichgpu.catalog.records import Price
-from whichgpu.catalog.userprices import gpu_info, parse_price_file, parse_skypilot_vms
+from whichgpu.catalog.userprices import (
+    gpu_info,
+    parse_price_file,
+    parse_skypilot_vms,
+    per_gpu_memory_gb,
+)
 from whichgpu.comparison import per_dollar
 from whichgpu.errors import CatalogError
 from whichgpu.userdata import catalog_with_user_data
@@ -332,3 +337,27 @@ def test_a_catalog_that_is_not_skypilot_s_is_refused_before_anything_is_stored(
     result = run_cli("prices", "update", "--url", tmp_path.as_uri(), "--cloud", "lambda")
     assert result.code == 2 and "not a SkyPilot vms.csv" in result.stderr
     assert not (Path(os.environ["WHICHGPU_CACHE"]) / "prices").exists()
+
+
+def test_total_gpu_memory_settles_whether_memory_info_is_per_gpu() -> None:
+    seeweb = (
+        "{'Gpus': [{'Name': 'A100', 'Count': 2.0, 'MemoryInfo': {'SizeInMiB': 81920}}], "
+        "'TotalGpuMemoryInMiB': 163840}"
+    )
+    assert per_gpu_memory_gb(seeweb, 2) == (80.0,)
+    vast = (
+        "{'Gpus': [{'Name': 'H200', 'Count': 2, 'MemoryInfo': {'SizeInMiB': 287542}}], "
+        "'TotalGpuMemoryInMiB': 287542}"
+    )
+    total = 287542 / 1024
+    assert per_gpu_memory_gb(vast, 2) == (total, total / 2)  # the instance's total, or not
+    assert per_gpu_memory_gb(None, 4) == ()
+
+
+def test_a_row_that_names_no_form_between_two_cards_is_skipped(catalog: Catalog) -> None:
+    """Seeweb's 80 GB A100 names neither SXM nor PCIe: both cards agree, so it is a guess."""
+    text = (Path(__file__).parent.parent / "validation/skypilot/seeweb-0082b04/vms.csv").read_text()
+    result = parse_skypilot_vms(text, "catalogs/v8/seeweb/vms.csv", catalog, "s", date(2026, 12, 1))
+    assert "ECS1GPU3" in result.skipped and "ECS2GPU3" in result.skipped
+    assert not any(p.gpu.startswith("a100") for p in result.prices)
+    assert {p.gpu for p in result.prices} >= {"a30", "h200", "l4", "l40s", "rtx-a6000"}

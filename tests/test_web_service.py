@@ -63,7 +63,7 @@ def test_the_largest_mig_plan_the_limits_allow_is_well_under_a_second(
     response = client.post("/api/v1/mig", json=_services(64, 64))
     assert response.status_code == 200
     plan = response.json()["pick"]
-    assert plan["gpus"] == 586  # 4,096 int4 8B replicas, 7 to a GPU
+    assert plan["gpus"] == 2048  # 4,096 int4 8B replicas, two 2g.12gb slices to an A30
     assert time.perf_counter() - started < 5.0  # a loose bound: the figure is in bench/
 
 

@@ -166,6 +166,9 @@ SKYPILOT_PROVIDERS = {
     "datacrunch": "DataCrunch/Verda",
     "scp": "Samsung Cloud Platform",
     "ibm": "IBM Cloud",
+    "hyperstack": "Hyperstack",
+    "seeweb": "Seeweb",
+    "shadeform": "Shadeform",
 }
 #: Clouds whose listings are hosts of a marketplace (each a separate machine), not a
 #: provider's own instances.
@@ -190,23 +193,62 @@ def gpu_info(cell: str | None) -> tuple[str, float | None]:
     (read with :func:`ast.literal_eval`: data only, never code). RunPod's catalog writes
     gigabytes in ``SizeInMiB`` (80 for an 80 GB card): a figure under 1,024 is read as GB.
     Anything unreadable is no information ("", None)."""
-    import ast
-
-    if not cell or len(cell) > GPU_INFO_MAX_CHARS:
-        return "", None
-    try:
-        data = ast.literal_eval(cell)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-        return "", None
-    gpus = data.get("Gpus") if isinstance(data, dict) else None
+    data = _gpu_info_literal(cell)
+    gpus = data.get("Gpus")
     first = gpus[0] if isinstance(gpus, list) and gpus and isinstance(gpus[0], dict) else {}
     found = first.get("Name")
     name = found if isinstance(found, str) else ""
     memory = first.get("MemoryInfo")
-    size = memory.get("SizeInMiB") if isinstance(memory, dict) else None
-    if not isinstance(size, int | float) or isinstance(size, bool) or not 0 < size < 1e9:
+    size = _size(memory.get("SizeInMiB") if isinstance(memory, dict) else None)
+    if size is None:
         return name, None
-    return name, float(size) / 1024 if size >= 1024 else float(size)
+    return name, _gb(size)
+
+
+def per_gpu_memory_gb(cell: str | None, count: int) -> tuple[float, ...]:
+    """The memory one GPU of a row may have, in GB: ``GpuInfo``'s ``SizeInMiB`` is per GPU
+    on most clouds and the instance's total on Vast's, so both readings stand, unless
+    ``TotalGpuMemoryInMiB`` is ``count`` times it (Seeweb's 2 × A100 row: 81,920 of
+    163,840): then it is per GPU. Nothing when the cell gives no size."""
+    _name, memory = gpu_info(cell)
+    if memory is None:
+        return ()
+    if count > 1:
+        data = _gpu_info_literal(cell)
+        gpus = data.get("Gpus")
+        first = gpus[0] if isinstance(gpus, list) and gpus and isinstance(gpus[0], dict) else {}
+        info = first.get("MemoryInfo")
+        size = _size(info.get("SizeInMiB") if isinstance(info, dict) else None)
+        total = _size(data.get("TotalGpuMemoryInMiB"))
+        if size is not None and total is not None and abs(total / (size * count) - 1) < 0.02:
+            return (memory,)
+    return (memory, memory / count)
+
+
+def _gpu_info_literal(cell: str | None) -> dict[str, object]:
+    """A ``GpuInfo`` cell read with :func:`ast.literal_eval` (data only, never code); {}
+    when unreadable."""
+    import ast
+
+    if not cell or len(cell) > GPU_INFO_MAX_CHARS:
+        return {}
+    try:
+        data = ast.literal_eval(cell)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _size(value: object) -> float | None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < 1e9:
+        return None
+    return float(value)
+
+
+def _gb(size: float) -> float:
+    """RunPod's catalog writes gigabytes in ``SizeInMiB`` (80 for an 80 GB card): a figure
+    under 1,024 is GB."""
+    return size / 1024 if size >= 1024 else size
 
 
 def _form(hints: str) -> str | None:
@@ -239,7 +281,7 @@ def skypilot_variant(
     ``H100`` rows are SXM or PCIe by instance type only; RunPod's ``H100`` is
     ``H100 PCIe``). The base is kept when it agrees with both; a variant is another card of
     the base's chip and model (an H100 NVL, not an L40S for a 48 GB RTX 4090). None when no
-    carried card agrees: the row is skipped, never filed under the wrong card."""
+    carried card agrees, or several do: the row is skipped, never filed under a guess."""
     form = _form(hints.lower())
 
     def agrees(gpu: GPU) -> bool:
@@ -251,7 +293,9 @@ def skypilot_variant(
         return base
     token = _model_token(base)
     siblings = [g for g in catalog.gpus if g.chip == base.chip and token in g.short_name.split()]
-    return next((g for g in siblings if agrees(g)), None)
+    agreeing = [g for g in siblings if agrees(g)]
+    # two cards that agree (an 80 GB A100 whose row names no form: SXM or PCIe?) are a guess
+    return agreeing[0] if len(agreeing) == 1 else None
 
 
 @dataclass
@@ -321,8 +365,8 @@ def parse_skypilot_vms(
             except (UnknownName, AmbiguousName):
                 skipped[name] = None
                 continue
-        info_name, memory = gpu_info(entry.get("GpuInfo"))
-        sizes = () if memory is None else (memory, memory / count)
+        info_name, _memory = gpu_info(entry.get("GpuInfo"))
+        sizes = per_gpu_memory_gb(entry.get("GpuInfo"), int(count))
         gpu = skypilot_variant(catalog, base, f"{instance} {name} {info_name}", sizes)
         if gpu is None:
             skipped[instance or name] = None
