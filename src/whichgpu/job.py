@@ -116,6 +116,15 @@ class Job:
     #: Inference engines that keep only the last position's logits (vLLM, generate()).
     all_logits: bool = True
 
+    def __hash__(self) -> int:
+        """The dataclass hash of every field, computed once: jobs key the estimators' caches
+        (memory, compute, the layout search's trials), hundreds of lookups a recommend."""
+        cached: int | None = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, name) for name in self.__dataclass_fields__))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
     @property
     def training(self) -> bool:
         return self.task != "inference"
