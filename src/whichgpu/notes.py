@@ -394,6 +394,10 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         N_("× {factor} for {framework}, fitted on {n} published runs"),
     ),
+    (
+        re.compile(r"^× (?P<factor>[\d.]+) fitted on (?P<n>\d+) published fine-tuning runs$"),
+        N_("× {factor} fitted on {n} published fine-tuning runs"),
+    ),
     (re.compile(r"^(?P<n>\d+) GPUs$"), N_("{n} GPUs")),
     (re.compile(r"^more than (?P<n>\d+)$"), N_("more than {n}")),
 )

@@ -257,7 +257,7 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
                 "fits": row.fits,
                 "headroom": row.headroom_gib,
                 "count": row.min_count,
-                "strategy": row.strategy,
+                "strategy": notes_localize(row.strategy),
             }
             for row in result.gpus
         ]
@@ -331,7 +331,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
             fmt(
                 _("Efficiency {eta:.0%} of the roofline ({provenance})."),
                 eta=result.efficiency,
-                provenance=result.provenance,
+                provenance=notes_localize(result.provenance),
             )
         )
     return {
