@@ -11,7 +11,7 @@ from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, MARKETS, Market, Pric
 from whichgpu.catalog.store import Catalog
 from whichgpu.comparison import Comparison, GpuComparison
 from whichgpu.fields import FIELDS, format_field, format_number, format_usd, format_usd_range
-from whichgpu.i18n import N_, _, fmt, format_decimal
+from whichgpu.i18n import N_, _, fmt, format_decimal, ngettext
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -185,8 +185,11 @@ def price_citation(price: Price, catalog: Catalog, today: date) -> str:
     a claim says it is one (rankings use offers)."""
     region = price.region
     if price.region_count > 1:
+        more = price.region_count - 1
         region = fmt(
-            _("{region} and {more} more regions"), region=region or "", more=price.region_count - 1
+            ngettext("{region} and {more} more region", "{region} and {more} more regions", more),
+            region=region or "",
+            more=more,
         )
     from whichgpu.notes import localize
 
