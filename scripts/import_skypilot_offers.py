@@ -97,15 +97,21 @@ def imported() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
 
 
 def merged(table: Path, rows: list[dict[str, str]], key: str, ours: set[str]) -> str:
-    """``table`` with its rows whose ``key`` is one of ``ours`` replaced by ``rows``."""
+    """``table`` with its rows whose ``key`` is one of ``ours`` replaced by ``rows``, placed
+    after the other SkyPilot rows (scripts/import_diffusion.py keeps its own rows last: each
+    script leaves the other's where they are)."""
     with table.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         header = list(reader.fieldnames or [])
         kept = [r for r in reader if r[key] not in ours]
+    after = max(
+        (i + 1 for i, r in enumerate(kept) if r[key].startswith("skypilot-catalog-")),
+        default=len(kept),
+    )
     out = io.StringIO()
     writer = csv.DictWriter(out, header, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(kept + rows)
+    writer.writerows(kept[:after] + rows + kept[after:])
     return out.getvalue()
 
 
