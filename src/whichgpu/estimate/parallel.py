@@ -230,13 +230,12 @@ def collective_gb_per_s(
     if gpu.nvlink_gb_per_s and ranks <= min(nvlink_domain(gpu), per_node):
         return gpu.nvlink_gb_per_s / 2
     pcie = host_link_gb_per_s(gpu)
-    if not gpu.nvlink_gb_per_s and "consumer" in gpu.form_factor:
-        pcie *= NO_P2P_SHARE
-    elif ranks <= per_node:
-        return pcie * PCIE_P2P_BUS_SHARE  # a ring between the cards of one node
-    if ranks <= per_node:
-        return pcie
-    return min(pcie, network_gb_per_s(gpu, network, per_node))
+    staged = not gpu.nvlink_gb_per_s and "consumer" in gpu.form_factor  # no peer-to-peer
+    if ranks <= per_node:  # a ring between the cards of one node
+        return pcie * (NO_P2P_SHARE if staged else PCIE_P2P_BUS_SHARE)
+    # across nodes each GPU's data leaves through its NIC (GPUDirect RDMA): the network is
+    # the bound, or the card's own link where that is slower
+    return min(pcie * NO_P2P_SHARE if staged else pcie, network_gb_per_s(gpu, network, per_node))
 
 
 def link_gb_per_s(gpu: GPU, gpus: int = 2) -> float:
