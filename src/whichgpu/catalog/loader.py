@@ -69,7 +69,8 @@ def parse_rows(text: str, path: str, model: type[R]) -> list[Row[R]]:
     missing = [name for name in model.required_fields() if name not in header]
     if missing:
         raise CatalogError(path, 1, fmt(_("missing required column {column!r}"), column=missing[0]))
-    rows: list[Row[R]] = []
+    lines: list[int] = []
+    cells: list[dict[str, str]] = []
     for row in reader:
         if None in row:
             raise CatalogError(
@@ -81,9 +82,14 @@ def parse_rows(text: str, path: str, model: type[R]) -> list[Row[R]]:
                     expected=len(header),
                 ),
             )
-        values = {key: value for key, value in row.items() if value not in ("", None)}
-        rows.append((reader.line_num, validate(model, values, path, reader.line_num)))
-    return rows
+        lines.append(reader.line_num)
+        cells.append({key: value for key, value in row.items() if value})
+    try:  # the whole table in one conversion: msgspec builds the record type's plan once
+        records = msgspec.convert(cells, list[model], strict=False)  # type: ignore[valid-type]
+    except msgspec.ValidationError:
+        # name the first bad row and field, as one row's conversion does
+        records = [validate(model, v, path, line) for line, v in zip(lines, cells, strict=True)]
+    return list(zip(lines, records, strict=True))
 
 
 def read_package_table(name: str, model: type[R]) -> list[Row[R]]:
