@@ -28,6 +28,13 @@ LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
         (("recommend", *LORA, "--export", "kubernetes", "--name", "Bad Name!!"),
          "'Bad Name!!' is not a valid job name"),
         (("recommend", *LORA, "--export", "slurm", "--run", " "), "--run: an empty command"),
+        # one request served beyond the model's context, with no request rate: estimate's
+        # inference path refuses it as the serving planner does
+        (("estimate", "-m", "llama-3.1-8b", "--gpu", "h100", "--prompt", "200000"),
+         "--prompt: Llama 3.1 8B reads 131,072 tokens at most"),
+        # estimate's GPU count is --count (the job's field is gpus): the error names the flag
+        (("estimate", "-m", "llama-3.1-8b", "--gpu", "h100", "--task", "train", "--tp", "3"),
+         "--count: must be a multiple of --tp × --pp (3); got 1"),
     ],
 )  # fmt: skip
 def test_ignored_or_contradictory_input_is_one_line(args: tuple[str, ...], message: str) -> None:

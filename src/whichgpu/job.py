@@ -161,6 +161,24 @@ def check_positions(arch: ModelArch, job: Job) -> None:
         )
 
 
+def check_context(arch: ModelArch, job: Job) -> None:
+    """A served request must fit the model's context: engines refuse a longer one (vLLM
+    raises when ``max_model_len`` exceeds the model's ``max_position_embeddings`` unless told
+    to allow it)."""
+    if job.task != "inference" or not (job.prompt or job.generate):
+        return
+    if arch.max_positions and job.tokens > arch.max_positions:
+        raise InvalidInput(
+            "serving_context",
+            field=("prompt",),
+            model=arch.name,
+            n=arch.max_positions,
+            tokens=job.tokens,
+            prompt=Ref(("prompt",)),
+            generate=Ref(("generate",)),
+        )
+
+
 def check_lora_targets(arch: ModelArch, job: Job) -> None:
     """LoRA targets must name linear modules the model has (PEFT raises for a name that
     matches nothing: "Target modules ... not found in the base model")."""

@@ -38,7 +38,6 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     """``whichgpu estimate`` (the CLI, the HTTP API and the web share it): a model's job
     (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without a
     model. The request's fields are already checked (:mod:`whichgpu.inputs`)."""
-    from whichgpu.requests import make_job
     from whichgpu.workload_files import check_applies
 
     r = request
@@ -76,7 +75,25 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
                 kv_heads=arch.n_kv_heads,
                 valid=", ".join(str(n) for n in valid),
             )
-    job = make_job(
+    try:
+        job = _estimate_job_of(arch, r, training)
+    except InvalidInput as error:
+        if error.field == ("gpus",):  # the request names its GPU count "count"
+            error.field = ("count",)
+        raise
+    work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
+    if r.serves:
+        return estimate_service(arch, job, gpu, r)
+    if training and r.count > 1 and r.tp is None and r.pp is None:
+        job = fastest_layout(arch, job, gpu, r.count, r.framework)
+    return estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
+
+
+def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job:
+    """The request's job: the training settings it gives, its lengths, its layout."""
+    from whichgpu.requests import make_job
+
+    return make_job(
         **(r.settings() if training else {}),
         task=r.task,
         precision=r.precision,
@@ -90,12 +107,6 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
         pp=r.pp,
         gpus=r.count,
     )
-    work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
-    if r.serves:
-        return estimate_service(arch, job, gpu, r)
-    if training and r.count > 1 and r.tp is None and r.pp is None:
-        job = fastest_layout(arch, job, gpu, r.count, r.framework)
-    return estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
 
 
 def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> ThroughputEstimate:

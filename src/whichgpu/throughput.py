@@ -350,9 +350,10 @@ def check_runnable(arch: ModelArch, job: Job, gpu: GPU) -> None:
         )
     from whichgpu.estimate.parallel import check_layout
     from whichgpu.estimate.perf import check_math_unit
-    from whichgpu.job import check_positions
+    from whichgpu.job import check_context, check_positions
 
     check_positions(arch, job)
+    check_context(arch, job)
     check_layout(arch, job)
     check_math_unit(gpu, job.math_precision)
 

@@ -354,19 +354,10 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
     """A served request must fit the model's context, and the engine must run its weight
     format: one clear error naming what would (the engines that run it)."""
     from whichgpu.engines import DEFAULT_ENGINE, ENGINES
-    from whichgpu.errors import InvalidInput, Ref
+    from whichgpu.errors import InvalidInput
+    from whichgpu.job import check_context
 
-    tokens = job.prompt + job.generate
-    if arch.max_positions and tokens > arch.max_positions:
-        raise InvalidInput(
-            "serving_context",
-            field=("prompt",),
-            model=arch.name,
-            n=arch.max_positions,
-            tokens=tokens,
-            prompt=Ref(("prompt",)),
-            generate=Ref(("generate",)),
-        )
+    check_context(arch, replace(job, task="inference"))
     engine = ENGINES[engine_id or DEFAULT_ENGINE]
     if job.quant is not None and job.quant not in engine.formats:
         able = [e.id for e in ENGINES.values() if job.quant in e.formats]
