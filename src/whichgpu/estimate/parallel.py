@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
-from whichgpu.estimate.memory import estimate_memory
+from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.pipeline import virtual_stages
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
@@ -158,14 +159,22 @@ def min_gpus(arch: ModelArch, job: Job, gpu: GPU, limit: int = MAX_GPUS) -> tupl
     the activations too — and how it is spread."""
     capacity = usable_bytes(gpu)
     for count in gpu_counts(limit):
-        scaled, strategy = scaled_job(job, count, arch)
-        if estimate_memory(arch, scaled).total_bytes <= capacity:
-            return count, strategy
-        if job.training and count > 1 and not (job.tp > 1 or job.pp > 1):
-            for layout, name in training_layouts(arch, job, count, "3d")[2:]:
-                if estimate_memory(arch, layout).total_bytes <= capacity:
-                    return count, name
+        for layout, name in _spreads(arch, job, count):
+            if memory_of(arch, layout).total_bytes <= capacity:
+                return count, name
     return None, f"more than {limit}"
+
+
+@lru_cache(maxsize=1024)
+def _spreads(arch: ModelArch, job: Job, count: int) -> tuple[tuple[Job, str], ...]:
+    """The layouts :func:`min_gpus` tries at ``count``, in order: :func:`scaled_job`, then
+    for training (its layout left open) the tensor × pipeline layouts of
+    :func:`training_layouts`. Built once for every GPU ``fit`` and ``recommend`` ask about:
+    they do not depend on it, only whether they fit does."""
+    out = [scaled_job(job, count, arch)]
+    if job.training and count > 1 and not (job.tp > 1 or job.pp > 1):
+        out += training_layouts(arch, job, count, "3d")[2:]
+    return tuple(out)
 
 
 #: GPUs one NVLink fabric joins all-to-all: an SXM baseboard's 8 (NVSwitch on HGX A100,
