@@ -1,5 +1,7 @@
 """Warm compute time per command (not a test): the library call each CLI command makes,
-in one process after a first call, without rendering. Median and min of RUNS calls.
+in one process after a first call, without rendering. Median and min of RUNS calls of the
+same request, and the median of RUNS requests that differ in their sequence length (or
+image count), which no cache of an earlier answer serves: the per-request figure.
 
     python bench/compute.py [--runs 20]
 
@@ -21,22 +23,28 @@ from whichgpu.requests import Workload
 from whichgpu.workload_files import make_component
 
 
-def cases() -> dict[str, Callable[[], object]]:
+def cases(variant: int = 0) -> dict[str, Callable[[], object]]:
+    """The calls; ``variant`` > 0 changes each request's lengths (sequence, prompt, steps) so
+    that it is a request no earlier call made."""
     catalog = load_catalog()
     model = whichgpu.resolve_model("llama-3.1-8b")
-    lora = whichgpu.make_job(task="lora", batch=4, seq=2048)
+    seq = 2048 + 16 * variant
+    lora = whichgpu.make_job(task="lora", batch=4, seq=seq)
     h100 = catalog.resolve("h100")
 
     def workload(raw: dict[str, object]) -> Workload:
         return Workload((make_component(raw),))
 
-    train = workload({"kind": "lora", "model": "llama-2-7b", "tokens": 1e8})
+    train = workload({"kind": "lora", "model": "llama-2-7b", "tokens": 1e8, "seq": seq})
     serve = workload(
         {"kind": "inference", "model": "llama-3.1-70b", "request_rate": 5, "ttft": "2s",
-         "tpot": "100ms", "hours": 720}
+         "tpot": "100ms", "hours": 720, "prompt": 1000 + variant}
     )  # fmt: skip
-    image = workload({"kind": "image", "model": "sdxl", "images": 10_000, "steps": 30})
-    image_lora = workload({"kind": "image-lora", "model": "flux.1-dev", "images": 2_000})
+    image = workload({"kind": "image", "model": "sdxl", "images": 10_000, "steps": 30 + variant})
+    image_lora = workload(
+        {"kind": "image-lora", "model": "flux.1-dev", "images": 2_000,
+         "resolution": 1024 - 32 * (variant % 8)}
+    )  # fmt: skip
     services = [whichgpu.make_service({"model": "llama-3.1-8b", "quant": "int4", "replicas": 7})]
     return {
         "gpus (catalog load, cached)": lambda: load_catalog(),
@@ -59,7 +67,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    print(f"{'command':58} {'min ms':>8} {'median ms':>10}  ({args.runs} warm runs)")
+    print(
+        f"{'command':58} {'min ms':>8} {'median ms':>10} {'distinct ms':>12}"
+        f"  ({args.runs} warm runs each)"
+    )
+    distinct = [cases(i) for i in range(1, args.runs + 1)]
     for name, call in cases().items():
         call()  # the first call loads what it needs (tables, fits): that is the cold start
         times = []
@@ -67,7 +79,15 @@ def main() -> None:
             started = time.perf_counter()
             call()
             times.append((time.perf_counter() - started) * 1e3)
-        print(f"{name:58} {min(times):8.1f} {statistics.median(times):10.1f}")
+        fresh = []
+        for other in distinct:
+            started = time.perf_counter()
+            other[name]()
+            fresh.append((time.perf_counter() - started) * 1e3)
+        print(
+            f"{name:58} {min(times):8.1f} {statistics.median(times):10.1f}"
+            f" {statistics.median(fresh):12.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -16,10 +16,11 @@ from tests.conftest import golden, run_cli
 from whichgpu.catalog import Catalog, load_catalog
 from whichgpu.catalog.records import Price
 from whichgpu.estimate.cost import break_even_months, rent_cost_usd
+from whichgpu.frozen import evolve
 from whichgpu.recommender import recommend
 from whichgpu.recommender.candidates import rents_as
 from whichgpu.recommender.engine import _objective_key, evaluate, pareto_front
-from whichgpu.recommender.options import Option, evolve
+from whichgpu.recommender.options import Option
 from whichgpu.requests import Constraints, Workload
 from whichgpu.workload_files import make_component, make_workload, parse_workload_text
 

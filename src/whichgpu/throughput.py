@@ -25,6 +25,7 @@ from whichgpu.estimate.efficiency import (
     serve_prefill_ideal_s,
 )
 from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
+from whichgpu.frozen import evolve
 from whichgpu.job import Attention, Checkpointing, Job, Math, Precision, Task
 from whichgpu.models.arch import ModelArch
 
@@ -506,7 +507,7 @@ def serving_seconds(
     η), which a decode step is what is left of the cycle without."""
     model, _spread = load_efficiency()
     prompt, out = job.prompt or job.seq, max(job.generate, 1)
-    one = replace(job, batch=1)  # a prefill is one request's
+    one = evolve(job, batch=1)  # a prefill is one request's
     prefill = _bench(arch, one, gpu, count, "llm-prefill", harness, "ms", prompt, 1)
     prefill_obs = observe(prefill, gpu, arch)
     if prefill_obs is None:

@@ -5,12 +5,12 @@ takes, less the weights, the profiled activations and the CUDA context, in whole
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from whichgpu.catalog.records import GPU
 from whichgpu.engines import EngineProfile
 from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB
 from whichgpu.estimate.memory import activations_bytes, kv_cache_bytes, weights_bytes
+from whichgpu.frozen import evolve
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
@@ -25,7 +25,7 @@ def _pool(
     """A replica's bytes outside the KV cache (weights, profiled activations, CUDA contexts),
     its KV budget as the engine sizes it, and one sequence's KV cache in whole blocks."""
     total = gpu.memory_gib * BYTES_PER_GIB * tp
-    profile = replace(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
+    profile = evolve(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
                       all_logits=False, tp=tp)  # fmt: skip
     used = (
         weights_bytes(arch, job)
@@ -39,7 +39,7 @@ def _pool(
     tokens = job.prompt + max(job.generate, 1)
     if engine.block_tokens:
         tokens = math.ceil(tokens / engine.block_tokens) * engine.block_tokens
-    one = kv_cache_bytes(arch, replace(job, batch=1, tp=tp), tokens=tokens) * tp
+    one = kv_cache_bytes(arch, evolve(job, batch=1, tp=tp), tokens=tokens) * tp
     return used, budget, one
 
 

@@ -37,6 +37,7 @@ from whichgpu.engines import EngineProfile
 from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.queueing import waiting_s
 from whichgpu.estimate.serving_types import ServingPlan, ServingPoint, Targets
+from whichgpu.frozen import evolve
 
 __all__ = [
     "PERCENTILES",
@@ -99,10 +100,10 @@ def _curve(
     grid = sorted({*(1 << k for k in range(b_max.bit_length()) if 1 << k <= b_max), b_max})
     out = max(job.generate, 1)
     decode, bounds, prefill, eta, in_cycle = [], [], 0.0, 0.0, 0.0
-    base = replace(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
+    base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
     for batch in grid:
         per_token, prefill, eta, bound, in_cycle = serving_seconds(
-            arch, replace(base, batch=batch), gpu, tp, engine.harness
+            arch, evolve(base, batch=batch), gpu, tp, engine.harness
         )
         bounds.append(bound)
         per_token, prefill, in_cycle = per_token / factor, prefill / factor, in_cycle / factor

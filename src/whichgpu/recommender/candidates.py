@@ -13,6 +13,7 @@ from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import WhichGPUError
 from whichgpu.estimate.parallel import GPUS_PER_NODE, gpu_counts
+from whichgpu.frozen import evolve
 from whichgpu.notes import Note, note
 from whichgpu.requests import IMAGE_KINDS, Component, Constraints
 from whichgpu.units import BYTES_PER_GIB
@@ -223,7 +224,7 @@ def run_component(
         # unless the user names it (GPU clouds join small instances by their VPC)
         arch, job = prepared
         network: Network = "ethernet" if component.network is None else job.network
-        prepared = (arch, replace(job, gpus_per_node=hw.node_gpus, network=network))
+        prepared = (arch, evolve(job, gpus_per_node=hw.node_gpus, network=network))
     if prepared is None:
         needed = None
         fits = True
@@ -411,15 +412,15 @@ def serve_component(
         arch, job, gpu, hw.count, engine, targets, component.request_rate, component.batch
     )
     if best is None:
-        whole = memory_of(arch, replace(job, tp=1, gpus=1, batch=1))
+        whole = memory_of(arch, evolve(job, tp=1, gpus=1, batch=1))
         needed = whole.total_bytes / BYTES_PER_GIB / hw.count
         return ComponentRun(component, False, needed, capacity_gib, f"{hw.count} GPU")
-    replica_job = replace(job, tp=best.gpus_per_replica if engine.split == "tensor" else 1,
+    replica_job = evolve(job, tp=best.gpus_per_replica if engine.split == "tensor" else 1,
                           gpus=best.gpus_per_replica)  # fmt: skip
     demand = component.request_rate
     served_rps = best.replicas * best.capacity.rate_rps
     concurrency = max(1, math.ceil(best.operating.concurrency))
-    replica_job = replace(replica_job, batch=min(concurrency, best.max_sequences))
+    replica_job = evolve(replica_job, batch=min(concurrency, best.max_sequences))
     needed = (
         replica_bytes_per_gpu(arch, job, gpu, best.gpus_per_replica, engine, replica_job.batch)
         / BYTES_PER_GIB

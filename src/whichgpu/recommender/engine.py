@@ -21,6 +21,7 @@ from whichgpu.estimate.cost import (
     power_usd_per_h,
     rent_cost_usd,
 )
+from whichgpu.frozen import evolve
 from whichgpu.notes import Note, note
 from whichgpu.recommender.candidates import (
     ComponentRun,
@@ -30,7 +31,7 @@ from whichgpu.recommender.candidates import (
     model_job,
     run_component,
 )
-from whichgpu.recommender.options import Option, Recommendation, evolve, typical_error
+from whichgpu.recommender.options import Option, Recommendation, typical_error
 from whichgpu.recommender.reasons import explain
 from whichgpu.requests import Workload
 

@@ -91,18 +91,6 @@ def typical_error(option: Option) -> float:
     return MEDIAN_ERROR_PER_BAND * (high - low)
 
 
-def evolve(option: Option, **changes: object) -> Option:
-    """``dataclasses.replace(option, **changes)`` without re-running the frozen ``__init__``
-    over every field (an ``object.__setattr__`` call each): the engine marks each of a
-    recommend's hundreds of options two or three times. Only fields of :class:`Option`."""
-    unknown = changes.keys() - option.__dict__.keys()
-    if unknown:
-        raise TypeError(f"Option has no field {sorted(unknown)[0]!r}")
-    new = object.__new__(Option)
-    new.__dict__.update(option.__dict__, **changes)
-    return new
-
-
 @dataclass(frozen=True)
 class Recommendation:
     workload: Workload
