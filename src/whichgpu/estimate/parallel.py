@@ -14,12 +14,12 @@ the recommender, ``fit`` and ``estimate``.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.pipeline import virtual_stages
+from whichgpu.frozen import evolve
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
@@ -80,7 +80,7 @@ def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job
     model with tensor parallelism up to 8 GPUs (one node) in a degree that divides its heads
     (:func:`tensor_parallel_degree`), then pipeline stages."""
     if count == 1:
-        return replace(job, gpus=1, tp=1, pp=1, zero=job.zero if job.training else 0), "1 GPU"
+        return evolve(job, gpus=1, tp=1, pp=1, zero=job.zero if job.training else 0), "1 GPU"
     if job.training:
         # Sharded mixed precision runs in DeepSpeed (or FSDP's MixedPrecision policy): 16-bit
         # weights and fp32 masters, both sharded; torch autocast's cached 16-bit weight
@@ -88,14 +88,14 @@ def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job
         engine = (
             "deepspeed" if job.engine == "torch" and job.precision.endswith("mixed") else job.engine
         )
-        sharded = replace(job, gpus=count, zero=3, engine=engine)
+        sharded = evolve(job, gpus=count, zero=3, engine=engine)
         if count % (job.tp * job.pp):
-            sharded = replace(sharded, tp=1, pp=1)
+            sharded = evolve(sharded, tp=1, pp=1)
         return sharded, f"ZeRO-3 over {count}"
     tp = tensor_parallel_degree(arch, min(count, 8))
     pp = max(1, count // tp)
     strategy = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
-    return replace(job, gpus=tp * pp, tp=tp, pp=pp), strategy
+    return evolve(job, gpus=tp * pp, tp=tp, pp=pp), strategy
 
 
 def training_layouts(
@@ -121,7 +121,7 @@ def training_layouts(
         return [scaled_job(job, 1, arch)]
     out: list[tuple[Job, str]] = []
     if parallel in ("ddp", "3d"):
-        out.append((replace(job, gpus=count, tp=1, pp=1, zero=0), f"data parallel {count}"))
+        out.append((evolve(job, gpus=count, tp=1, pp=1, zero=0), f"data parallel {count}"))
     out.append(scaled_job(job, count, arch))
     if parallel != "3d" or not (arch.n_heads and arch.n_layers) or arch.kind == "cnn":
         return out
@@ -131,8 +131,8 @@ def training_layouts(
         pp = 1
         while tp * pp <= count:
             if count % (tp * pp) == 0 and pp <= arch.n_layers:
-                layout = replace(job, gpus=count, tp=tp, pp=pp, zero=1, engine=engine)
-                layout = replace(layout, vp=virtual_stages(arch, layout))
+                layout = evolve(job, gpus=count, tp=tp, pp=pp, zero=1, engine=engine)
+                layout = evolve(layout, vp=virtual_stages(arch, layout))
                 name = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
                 dp = count // (tp * pp)
                 out.append((layout, name + (f" × data parallel {dp}" if dp > 1 else "")))

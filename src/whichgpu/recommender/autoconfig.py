@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.parallel import scaled_job, training_layouts, usable_bytes
+from whichgpu.frozen import evolve
 from whichgpu.i18n import N_
 from whichgpu.job import Checkpointing, Job, Precision
 from whichgpu.models.arch import ModelArch
@@ -120,7 +121,7 @@ def trials(
                 accum = accumulation(global_batch, arch, layout, batch)
                 if accum is not None:
                     variants.append(
-                        replace(layout, batch=batch, checkpointing=mode, grad_accum=accum)
+                        evolve(layout, batch=batch, checkpointing=mode, grad_accum=accum)
                     )
             if variants:
                 per_mode.append((mode, tuple(variants)))
