@@ -74,6 +74,18 @@ class _Curve:
     #: The roofline's bound at each grid batch
     bounds: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # the log-batch interpolation's knots, once: the planner reads t_d thousands of times
+        logs = [math.log(b) for b in self.batches]
+        slopes = [
+            (t1 - t0) / (l1 - l0) if l1 > l0 else 0.0
+            for t0, t1, l0, l1 in zip(
+                self.decode_s, self.decode_s[1:], logs, logs[1:], strict=False
+            )
+        ]
+        object.__setattr__(self, "_logs", tuple(logs))
+        object.__setattr__(self, "_slopes", tuple(slopes))
+
     def bound_at(self, batch: float) -> str:
         """The bound of the grid batch nearest above ``batch`` sequences."""
         i = min(bisect.bisect_left(self.batches, batch), len(self.batches) - 1)
@@ -87,9 +99,9 @@ class _Curve:
             return self.decode_s[0]
         if i >= len(self.batches):
             return self.decode_s[-1]
-        b0, b1 = self.batches[i - 1], self.batches[i]
-        t0, t1 = self.decode_s[i - 1], self.decode_s[i]
-        return t0 + (t1 - t0) * math.log(batch / b0) / math.log(b1 / b0)
+        logs: tuple[float, ...] = self._logs  # type: ignore[attr-defined]
+        slopes: tuple[float, ...] = self._slopes  # type: ignore[attr-defined]
+        return self.decode_s[i - 1] + slopes[i - 1] * (math.log(batch) - logs[i - 1])
 
 
 def _curve(
