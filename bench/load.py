@@ -9,8 +9,8 @@ CLIENTS concurrent users for SECONDS, each an ``httpx.AsyncClient`` loop with it
 keep-alive connection, spread over N client processes (default: the CPUs but one, at most
 4: one Python process cannot generate this load by itself and would measure itself). Prints
 requests/s, latency p50/p90/p99/max, errors and the server's CPU time. ``--distinct K``
-cycles through K different workloads (all but the first computed during the run: K > 1
-also measures uncached computations, about 25 ms of CPU each).
+cycles through K different workloads (other sizes and sequence lengths: all but the first
+computed during the run, so K > 1 measures uncached computations).
 
 Target: p99 under 100 ms at 50 concurrent clients with no errors.
 """
@@ -40,18 +40,21 @@ def free_port() -> int:
 
 
 def workloads(distinct: int) -> list[dict[str, object]]:
-    """``distinct`` LoRA workloads differing in job size (each its own computation)."""
+    """``distinct`` LoRA workloads differing in job size and sequence length: each its own
+    computation (a size alone changes only the time and cost, which the estimators' caches
+    of the job's shape would serve)."""
     return [
         {
             "name": "bench",
             "constraints": {"budget_usd": 500},
             "components": [
-                {"kind": "lora", "model": "llama-2-7b", "tokens": f"{100 + i}M", "batch": 2}
+                {"kind": "lora", "model": "llama-2-7b", "tokens": f"{100 + i}M", "batch": 2,
+                 "seq": 1024 + 8 * i}
             ],
             "objective": "cost",
         }
         for i in range(distinct)
-    ]
+    ]  # fmt: skip
 
 
 def cpu_seconds(pid: int) -> float:
