@@ -359,7 +359,8 @@ WORDS: dict[str, str] = {
 } | {
     # capability codes (--requires) as readers name them
     "rt": N_("RT cores"), "display": N_("display outputs"), "ecc": N_("ECC memory"),
-    "fp64": N_("FP64 units"), "nvlink": N_("NVLink"), "mig": N_("MIG"),
+    "fp64": N_("FP64 units"), "nvlink": N_("NVLink"), "mig": N_("MIG"), "nvenc": N_("NVENC"),
+    "nvdec": N_("NVDEC"), "cuda": N_("CUDA"),
     # what limits a served replica (whichgpu.estimate.serving_plan)
     "ttft": N_("time to first token"), "tpot": N_("time per output token"),
     "throughput": N_("throughput"),

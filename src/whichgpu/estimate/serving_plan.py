@@ -370,7 +370,7 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
     from whichgpu.errors import InvalidInput
     from whichgpu.job import check_context
 
-    check_context(arch, replace(job, task="inference"))
+    check_context(arch, job)  # a served job is an inference job
     engine = ENGINES[engine_id or DEFAULT_ENGINE]
     if job.quant is not None and job.quant not in engine.formats:
         able = [e.id for e in ENGINES.values() if job.quant in e.formats]

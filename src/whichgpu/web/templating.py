@@ -46,31 +46,14 @@ OPTION_LABELS: dict[str, str] = {
 }
 
 
-#: The catalog's capability codes (``--feature``, :data:`whichgpu.catalog.filters.FEATURES`)
-#: by name: acronyms stay as they are written
-FEATURE_LABELS: dict[str, str] = {
-    "mig": N_("MIG"),
-    "nvlink": N_("NVLink"),
-    "rt": N_("RT cores"),
-    "fp64": N_("fast FP64"),
-    "display": N_("display outputs"),
-    "ecc": N_("ECC memory"),
-    "nvenc": N_("NVENC"),
-    "nvdec": N_("NVDEC"),
-    "cuda": N_("CUDA"),
-}
-
-
 def label(code: str) -> str:
-    """A choice's name in the reader's language, its code beside it (``lora``)."""
-    name = OPTION_LABELS.get(code) or FEATURE_LABELS.get(code)
-    return code if name is None else f"{_(name)} ({code})"
-
-
-def feature_name(code: str) -> str:
-    """A capability's name in the reader's language (``rt``: RT cores)."""
-    name = FEATURE_LABELS.get(code)
-    return code if name is None else _(name)
+    """A choice's name in the reader's language, its code beside it (``lora``): a task or a
+    precision (:data:`OPTION_LABELS`), or a capability (its word in the notes' table)."""
+    name = OPTION_LABELS.get(code)
+    if name is not None:
+        return f"{_(name)} ({code})"
+    word = localize(code)
+    return code if word == code else f"{word} ({code})"
 
 
 def number(value: float | None, digits: int = 2) -> str:
@@ -92,7 +75,6 @@ def environment() -> Environment:
         _gettext, _ngettext, newstyle=True
     )
     env.filters.update(
-        feature_name=feature_name,
         usd=usd,
         rate=rate,
         number=number,
