@@ -3,11 +3,16 @@
     python bench/coldstart.py [RUNS]
 
 Prints the minimum and median of RUNS fresh processes for each command (the minimum is the
-figure least disturbed by other load on the machine). Not a test: a figure to report.
+figure least disturbed by other load on the machine), after one run that is not counted.
+The processes may write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from their
+environment), as an installed package has it: pip compiles at install time, and a process
+that compiles every module it imports measures the compiler, not whichgpu. Not a test: a
+figure to report.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import subprocess
@@ -35,12 +40,14 @@ def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     exe = shutil.which("whichgpu") or sys.executable
     prefix = [exe] if exe.endswith("whichgpu") else [exe, "-m", "whichgpu"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     print(f"{'command':<55} {'min s':>7} {'median s':>9}  ({runs} runs, {prefix[0]})")
     for args in COMMANDS:
         times = []
+        subprocess.run([*prefix, *args], capture_output=True, check=True, env=env)
         for _ in range(runs):
             start = time.perf_counter()
-            subprocess.run([*prefix, *args], capture_output=True, check=True)
+            subprocess.run([*prefix, *args], capture_output=True, check=True, env=env)
             times.append(time.perf_counter() - start)
         print(
             f"{'whichgpu ' + ' '.join(args):<55} {min(times):7.3f} {statistics.median(times):9.3f}"

@@ -7,6 +7,7 @@ lists them).
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Callable
 from functools import cache
@@ -38,6 +39,29 @@ def _flag_of(path: Path) -> str:
     return _namer()(path)
 
 
+def _command_name(info: typer.models.CommandInfo) -> str | None:
+    from typer.main import get_command_name
+
+    return info.name or (info.callback and get_command_name(info.callback.__name__))
+
+
+def _one_command(args: list[str]) -> typer.Typer:
+    """The app with only the command ``args`` name. Typer turns every registered command
+    into a Click command on each run (their signatures, options and help texts: a tenth of
+    a cold start), and a run needs one; with no command, ``--help`` first or a name that is
+    not a command, the whole app (its listing, Click's error naming the commands)."""
+    name = next((arg for arg in args if not arg.startswith("-")), None)
+    commands = [c for c in app.registered_commands if _command_name(c) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    one = copy.copy(app)
+    one.registered_commands, one.registered_groups = commands, groups
+    if one.registered_callback is None:
+        one.callback()(lambda: None)  # a group still: 'whichgpu NAME …', not 'whichgpu …'
+    return one
+
+
 def _fail(message: str, code: int = 2) -> None:
     sys.stderr.write(f"whichgpu: {_('error')}: {message}\n")
     raise SystemExit(code)
@@ -60,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         set_language(language)
     with naming_fields(_flag_of):
         try:
-            result = app(args=args, prog_name="whichgpu", standalone_mode=False)
+            result = _one_command(args)(args=args, prog_name="whichgpu", standalone_mode=False)
         except WhichGPUError as error:
             _fail(error.message())
         except (typer.Exit, typer.Abort) as error:

@@ -41,15 +41,26 @@ def normalize_language(value: str | None) -> str | None:
     return code if code in LANGUAGES else None
 
 
+#: The variables gettext reads the language from, in its order.
+_LANGUAGE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+
+
 def language_from_environment() -> str:
     """The first supported language of ``LANGUAGE`` (a ``:`` list), ``LC_ALL``,
     ``LC_MESSAGES`` or ``LANG``, as gettext reads them; English otherwise."""
-    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
-        for item in os.environ.get(variable, "").split(":"):
+    return _language_of(tuple(map(os.environ.get, _LANGUAGE_VARIABLES)))
+
+
+@cache
+def _language_of(values: tuple[str | None, ...]) -> str:
+    """:func:`language_from_environment` of the variables' values (parsed once per set of
+    values: every translated string asks)."""
+    for value in values:
+        for item in (value or "").split(":"):
             found = normalize_language(item)
             if found:
                 return found
-        if os.environ.get(variable):
+        if value:
             break  # gettext stops at the first variable that is set
     return "en"
 
