@@ -35,6 +35,9 @@ LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
         # estimate's GPU count is --count (the job's field is gpus): the error names the flag
         (("estimate", "-m", "llama-3.1-8b", "--gpu", "h100", "--task", "train", "--tp", "3"),
          "--count: must be a multiple of --tp × --pp (3); got 1"),
+        (("fit", "-m", "llama-3.1-8b", "--task", "lora", "--gpu", "a6000", "--checkpointing",
+          "--recompute", "none"),
+         "--recompute: --checkpointing asks for recomputation 'full' and --recompute for 'none'"),
     ],
 )  # fmt: skip
 def test_ignored_or_contradictory_input_is_one_line(args: tuple[str, ...], message: str) -> None:
@@ -88,3 +91,20 @@ def test_inference_over_gpus_that_cannot_split_the_heads_is_refused() -> None:
     two = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "a6000", "--task", "inference",
                   "--count", "2")  # fmt: skip
     assert "Layout: tensor parallel 2 (one copy of the model)" in two.stdout
+
+
+def test_fit_keeps_a_no_checkpointing_the_framework_would_override() -> None:
+    """torchtune's recipes checkpoint by default; --no-checkpointing is the user's value,
+    kept (it was read as "not given" and the recipe's full recomputation used)."""
+    base = ("fit", "-m", "llama-3.1-8b", "--task", "lora", "--gpu", "a6000", "--batch", "2",
+            "--framework", "torchtune", "--json")  # fmt: skip
+    import json
+
+    def peak(*extra: str) -> float:
+        result = run_cli(*base, *extra)
+        assert result.code == 0, result.stderr
+        return float(json.loads(result.stdout)["total_gib"])
+
+    recipe, on, off = peak(), peak("--checkpointing"), peak("--no-checkpointing")
+    assert recipe == on
+    assert off > 1.5 * on

@@ -99,6 +99,9 @@ MESSAGES: dict[str, str] = {
         "starting and ending with a letter or digit (try {suggestion!r})"
     ),
     "empty_run": N_("an empty command: give the command the job runs"),
+    "recompute_contradicts": N_(
+        "{checkpointing} asks for recomputation '{given}' and {recompute} for '{mode}': give one"
+    ),
     "json_and_export": N_("--json and --export print different things: give one"),
     "not_for_kind": N_("{kind} does not use it; {kind} takes {valid}"),
     "buy_only": N_("applies only to buying (mode buy)"),

@@ -171,7 +171,10 @@ class FitRequest(TrainingSettings):
     )
     prompt: int = given(0, PROMPT)
     generate: int = given(0, GENERATE)
-    checkpointing: bool = given(False, CHECKPOINTING)
+    checkpointing: bool | None = given(
+        None, replace(CHECKPOINTING, help=N_("Full activation checkpointing (default: the "
+                                             "framework's, else off)."))
+    )  # fmt: skip
     recompute: str | None = given(
         None,
         Input(
@@ -213,7 +216,17 @@ class FitRequest(TrainingSettings):
         values = {
             f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip
         }
-        values["checkpointing"] = self.recompute or ("full" if self.checkpointing else None)
+        given = None if self.checkpointing is None else ("full" if self.checkpointing else "none")
+        if given is not None and self.recompute is not None and self.recompute != given:
+            raise InvalidInput(
+                "recompute_contradicts",
+                field=("recompute",),
+                checkpointing=Ref(("checkpointing",)),
+                recompute=Ref(("recompute",)),
+                given=given,
+                mode=self.recompute,
+            )
+        values["checkpointing"] = self.recompute or given
         return values
 
 
