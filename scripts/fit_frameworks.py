@@ -13,16 +13,15 @@ from pathlib import Path
 
 from numcheck import check
 
-from whichgpu.estimate.published_runs import check_runs, fit_factors
+from whichgpu.estimate.published_runs import fit_factors, validation_runs
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = ROOT / "validation" / "published_training.csv"
 IMAGE_RUNS = ROOT / "validation" / "published_diffusion_training.csv"
 OUT = ROOT / "src" / "whichgpu" / "catalog" / "data" / "framework_efficiency.csv"
 
 
 def table() -> str:
-    factors = fit_factors(check_runs(RUNS.read_text(encoding="utf-8")))
+    factors = fit_factors(validation_runs(ROOT))
     lines = ["kind,key,regime,value,unit,fitted_on"]
     for framework, (factor, runs) in factors.items():
         lines.append(f"factor,{framework},llm-train,{factor:.6f},x,{runs}")

@@ -13,7 +13,7 @@ from whichgpu.errors import InvalidInput
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.parallel import training_layouts
 from whichgpu.estimate.pipeline import stage_share, virtual_stages
-from whichgpu.estimate.published_runs import check_runs
+from whichgpu.estimate.published_runs import spread, validation_runs
 from whichgpu.models import resolve_model
 from whichgpu.recipes import RECIPES
 from whichgpu.requests import make_job
@@ -145,7 +145,7 @@ def test_infiniband_beats_ethernet_across_nodes(catalog: Catalog) -> None:
 
 
 def test_published_runs_are_estimated_within_the_documented_spread() -> None:
-    runs = check_runs((ROOT / "validation" / "published_training.csv").read_text())
+    runs = validation_runs(ROOT)
     memory = [r for r in runs if r.memory_error is not None]
     # torchtune's 4090 full fine-tune and the lit-gpt LoRA tables, within 10 %
     close = {"tt31-8b-full-4090", "litgpt-l2-7b-lora-a100-40", "litgpt-l2-13b-lora-a100-40"}
@@ -185,25 +185,27 @@ def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Ca
 
 def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:
     from whichgpu.estimate.efficiency import load_framework_factors
-    from whichgpu.estimate.published_runs import fit_factors, leave_one_source_out
+    from whichgpu.estimate.published_runs import fit_factors, predicts, validation_runs
 
-    runs = check_runs((ROOT / "validation" / "published_training.csv").read_text())
+    runs = validation_runs(ROOT)
     fitted = fit_factors(runs)
-    # frameworks with runs from two sources; the HF stack's runs count padding tokens out
-    assert set(fitted) == {"fsdp", "hf", "megatron", "torchtune"}
-    assert fitted["hf"][0] < 1 < fitted["megatron"][0]
+    # kept: factors that predict a source from the others (the HF stack's runs count padding
+    # tokens out; FSDP's); not Megatron's, whose Hopper and A100 campaigns disagree
+    assert set(fitted) == {"fsdp", "hf"}
+    assert fitted["hf"][0] < 1 < fitted["fsdp"][0]
+    assert predicts(runs, "hf") and not predicts(runs, "megatron")
     for name, (factor, _n) in fitted.items():
         assert load_framework_factors()[name][0] == pytest.approx(factor, rel=1e-5)
-    # the factor checked on the source it was not fitted on still helps on H100
-    loso = leave_one_source_out(runs)
-    h100 = [r for r in runs if r.framework == "megatron" and "h100" in r.id and r.id in loso]
-    assert sum(abs(loso[r.id]) for r in h100) < sum(abs(r.rate_error or 0) for r in h100)
-    gpu = catalog.gpu("h100-sxm")
-    job = make_job(task="train", batch=1, gpus=8, grad_accum=16, framework="megatron")
-    plain = estimate_throughput(LLAMA_8B, job, gpu, 8).throughput.value
-    megatron = estimate_throughput(LLAMA_8B, job, gpu, 8, framework="megatron")
-    assert megatron.throughput.value == pytest.approx(plain * fitted["megatron"][0])
-    assert f"megatron, fitted on {fitted['megatron'][1]} published runs" in megatron.provenance
+    # Megatron's runs, seven sources, out of sample without a factor: within 15 % / 35 %
+    megatron = [r.rate_error for r in runs if r.framework == "megatron" and r.kind == "pretrain"]
+    median, p90 = spread([e for e in megatron if e is not None])
+    assert len(megatron) >= 20 and median < 0.15 and p90 < 0.35
+    gpu = catalog.gpu("a100-80gb-sxm")
+    job = make_job(task="lora", batch=4, gpus=1, framework="fsdp")
+    plain = estimate_throughput(LLAMA_8B, job, gpu, 1).throughput.value
+    fsdp = estimate_throughput(LLAMA_8B, job, gpu, 1, framework="fsdp")
+    assert fsdp.throughput.value == pytest.approx(plain * fitted["fsdp"][0])
+    assert f"fsdp, fitted on {fitted['fsdp'][1]} published runs" in fsdp.provenance
 
 
 def test_a_compiled_loss_keeps_no_fp32_logits() -> None:

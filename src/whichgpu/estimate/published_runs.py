@@ -18,7 +18,9 @@ import csv
 import io
 import math
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -42,14 +44,24 @@ class RunCheck:
     implied_mfu: float | None = None
 
 
-def check_runs(text: str) -> list[RunCheck]:
-    """Estimate every row of the CSV ``text`` and compare."""
+def validation_runs(root: Path) -> list[RunCheck]:
+    """:func:`check_runs` over the repository's ``validation/published_training.csv``, with
+    the architectures in ``validation/models/`` (the scripts that fit and document it)."""
+    models = root / "validation" / "models"
+    configs = {path.stem: path.read_text("utf-8") for path in sorted(models.glob("*.json"))}
+    return check_runs((root / "validation" / "published_training.csv").read_text("utf-8"), configs)
+
+
+def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunCheck]:
+    """Estimate every row of the CSV ``text`` and compare. A row's ``model`` is a preset or
+    a key of ``configs`` (the text of a ``config.json``: the architectures a paper states,
+    such as Megatron's GPT sizes, kept beside the runs in validation/models/)."""
     from whichgpu.catalog import load_catalog
     from whichgpu.errors import InvalidInput
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.parallel import check_layout
     from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
-    from whichgpu.models import resolve_model
+    from whichgpu.models import arch_from_config_text, resolve_model
     from whichgpu.requests import make_job
     from whichgpu.throughput import estimate_throughput
     from whichgpu.units import BYTES_PER_GIB
@@ -82,8 +94,9 @@ def check_runs(text: str) -> list[RunCheck]:
             fields["compiled"] = True
         if "no_chunked_loss" in extra:
             fields["chunked_loss"] = False
-        if "zero3" in extra:  # FSDP full shard
-            fields["zero"] = 3
+        for flag in extra:  # ZeRO stage as the run used it (zero3: FSDP full shard)
+            if flag.startswith("zero") and flag[4:].isdigit():
+                fields["zero"] = int(flag[4:])
         if "offload_params" in extra:  # FSDP CPUOffload(offload_params=True)
             fields["offload"] = "all"
         for flag in extra:
@@ -92,7 +105,12 @@ def check_runs(text: str) -> list[RunCheck]:
         if "eager" in extra:
             fields["attention"] = "eager"
         job = make_job(**fields)
-        arch = resolve_model(row["model"])
+        model = row["model"]
+        arch = (
+            arch_from_config_text(configs[model], f"validation/models/{model}.json")
+            if configs and model in configs
+            else resolve_model(model)
+        )
         try:
             check_layout(arch, job)
         except InvalidInput as err:
@@ -164,7 +182,27 @@ def fit_factors(
     """Per framework, the geometric mean of published over estimated tokens/s (a speed
     factor for what the roofline's harness does not capture: fused kernels, overlapped
     communication) and the runs it rests on; only frameworks with runs from
-    :data:`MIN_SOURCES` sources."""
+    ``min_sources`` sources, and, where they come from :data:`MIN_SOURCES` or more, only
+    factors that predict each source's runs, fitted on the others, better than no factor
+    (:func:`predicts`): a factor that does not carry from one publication to the next is
+    not a property of the framework."""
+    out = _geometric_factors(runs, min_sources)
+    return {
+        framework: factor
+        for framework, factor in out.items()
+        if _sources(runs, framework) < MIN_SOURCES or predicts(runs, framework)
+    }
+
+
+def _fittable_of(runs: list[RunCheck], framework: str) -> list[RunCheck]:
+    return [r for r in filter(_fittable, runs) if r.framework == framework]
+
+
+def _sources(runs: list[RunCheck], framework: str) -> int:
+    return len({r.source for r in _fittable_of(runs, framework)})
+
+
+def _geometric_factors(runs: list[RunCheck], min_sources: int) -> dict[str, tuple[float, int]]:
     by_framework: dict[str, list[RunCheck]] = {}
     for run in filter(_fittable, runs):
         by_framework.setdefault(run.framework, []).append(run)
@@ -177,6 +215,21 @@ def fit_factors(
     return out
 
 
+def predicts(runs: list[RunCheck], framework: str) -> bool:
+    """Whether ``framework``'s factor, fitted on the other sources' runs, predicts each
+    source's runs better than no factor (the median absolute tokens/s error, over the
+    framework's runs)."""
+    rows = _fittable_of(runs, framework)
+    with_fit, without = [], []
+    for run in rows:
+        others = [r for r in runs if r.source != run.source]
+        factor = _geometric_factors(others, 1).get(framework)
+        if factor is not None and run.rate_error is not None:
+            with_fit.append(abs(with_factor(run, factor[0]) or 0.0))
+            without.append(abs(run.rate_error))
+    return bool(with_fit) and statistics.median(with_fit) < statistics.median(without)
+
+
 def with_factor(run: RunCheck, factor: float) -> float | None:
     """The run's tokens/s error once its estimate is multiplied by ``factor``."""
     if run.rate_error is None:
@@ -185,8 +238,9 @@ def with_factor(run: RunCheck, factor: float) -> float | None:
 
 
 def leave_one_source_out(runs: list[RunCheck]) -> dict[str, float]:
-    """Each fittable run's error with its framework's factor fitted on the other sources'
-    runs only (none where no other source has the framework's runs)."""
+    """Each fittable run's error with its framework's factor fitted, and kept or not
+    (:func:`fit_factors`), on the other sources' runs only (none where no other source has
+    the framework's runs)."""
     out = {}
     for run in filter(_fittable, runs):
         others = [r for r in runs if r.source != run.source]
