@@ -199,3 +199,29 @@ def test_gpus_fits_its_width_without_cutting_a_token(
     assert "…" not in "".join(lines[4:-1])  # no cell cut (the header's own … aside)
     assert len(lines) == 44 + 6  # one line a GPU
     golden(f"gpus_{columns}.txt", result.stdout)
+
+
+def _help_screens() -> list[tuple[str, ...]]:
+    from whichgpu.cli import app
+
+    names = [c.name or c.callback.__name__ for c in app.registered_commands if c.callback]
+    groups = [(g.name, c.name or c.callback.__name__) for g in app.registered_groups
+              for c in g.typer_instance.registered_commands if c.callback]  # fmt: skip
+    return [(), *((n.replace("_", "-"),) for n in names), *(g for g in groups if g[0])]
+
+
+@pytest.mark.parametrize("command", _help_screens(), ids=" ".join)
+def test_help_has_no_markup_debris_and_keeps_its_tokens_whole(
+    command: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 18: no escaped brackets (Typer's '\\[required]'), no line over 80 columns, and
+    no value cut at a hyphen or inside its '[default: …]'."""
+    monkeypatch.setenv("COLUMNS", "80")
+    result = run_cli(*command, "--help")
+    assert result.code == 0, result.stderr
+    text = result.stdout
+    assert "\\[" not in text
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    for line in lines:
+        assert not line.rstrip().endswith(("-", "[default:")), line

@@ -7,9 +7,50 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
+import typer.core
 
 from whichgpu.i18n import _, set_language
+
+
+class HelpFormatter(click.HelpFormatter):
+    """Click's formatter, wrapping an option's help at spaces only: a default such as
+    ``on-demand,marketplace`` or ``whichgpu-job`` is never cut at its hyphen (Click's
+    ``wrap_text`` keeps textwrap's ``break_on_hyphens``), nor ``[default: VALUE]`` at its
+    space."""
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        import textwrap
+
+        from click.formatting import iter_rows, measure_table
+
+        term_len = len  # the help is plain text: no ANSI codes to discount
+
+        rows = list(rows)
+        first_col = min(measure_table(rows)[0], col_max) + col_spacing
+        width = max(self.width - first_col - 2, 10)
+        for first, second in iter_rows(rows, 2):
+            self.write(f"{'':>{self.current_indent}}{first}")
+            if not second:
+                self.write("\n")
+                continue
+            if term_len(first) <= first_col - col_spacing:
+                self.write(" " * (first_col - term_len(first)))
+            else:
+                self.write("\n" + " " * (first_col + self.current_indent))
+            # "[default: VALUE]" wraps as one word (a no-break space after the colon)
+            second = second.replace("[default: ", "[default:\u00a0")
+            lines = textwrap.wrap(second, width, break_on_hyphens=False, break_long_words=False)
+            indent = " " * (first_col + self.current_indent)
+            self.write("\n".join([lines[0], *(indent + line for line in lines[1:])]) + "\n")
+
+
+click.Context.formatter_class = HelpFormatter
+# Typer escapes the brackets of "[default: …]" and "[required]" for Rich's HTML export
+# whenever Rich is installed, even with rich_markup_mode=None (typer 0.19, core.py
+# get_help_record): the plain help then reads "\\[required]". whichgpu renders no Rich help.
+typer.core.HAS_RICH = False
 
 
 def split_language(argv: list[str]) -> tuple[str | None, list[str]]:
