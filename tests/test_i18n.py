@@ -177,3 +177,17 @@ def test_one_rounding_rule_in_every_language(value: float, decimals: int, expect
         seen.add(text.replace(",", ".").replace("\u2212", "-"))
     set_language("en")
     assert seen == {expected}
+
+
+def test_messages_round_by_the_same_rule_in_every_language() -> None:
+    """The message path too (issue 18: '$2.67 instead of $0.17' in English beside
+    '2,68 $ au lieu de 0,18 $'): money, percentages and plain floats, half away from zero."""
+    from whichgpu.i18n import fmt, set_language
+
+    seen = set()
+    for language in ("en", "fr", "ja"):
+        set_language(language)
+        text = fmt("{a:.2f} {b:.2f} {p:.0%} {f}", a=2.675, b=0.175, p=0.125, f=0.30000000000000004)
+        seen.add(text.replace(",", ".").replace("\u00a0", " ").replace(" %", "%"))
+    set_language("en")
+    assert seen == {"2.68 0.18 13% 0.3"}

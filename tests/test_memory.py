@@ -241,7 +241,7 @@ def test_learned_positions_cap_the_sequence() -> None:
     """GPT-2 (1,024) and BERT (512) have position tables; Llama's rotary positions do not."""
     from whichgpu.errors import InvalidInput
 
-    with pytest.raises(InvalidInput, match="1024 learned positions"):
+    with pytest.raises(InvalidInput, match="1,024 learned positions"):
         estimate_memory(resolve_model("gpt2"), make_job(task="train", seq=2048))
     estimate_memory(resolve_model("gpt2"), make_job(task="train", seq=1024))
     estimate_memory(resolve_model("llama-3.2-1b"), make_job(task="train", seq=200_000))

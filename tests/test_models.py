@@ -162,7 +162,7 @@ LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
         ({"num_hidden_layers": 10**400}, "'num_hidden_layers' is at most 1,000"),
         ({"num_hidden_layers": 10**12}, "'num_hidden_layers' is at most 1,000"),
         ({"num_hidden_layers": 0}, "layers, hidden size and attention heads must be positive"),
-        ({"num_attention_heads": 31}, "hidden size 4096 is not a multiple of the 31 attention"),
+        ({"num_attention_heads": 31}, "hidden size 4,096 is not a multiple of the 31 attention"),
         ({"num_key_value_heads": 64}, "64 key/value heads must divide the 32 attention heads"),
         ({"num_key_value_heads": 5}, "5 key/value heads must divide the 32 attention heads"),
         ({"vocab_size": -1}, "'vocab_size' must be a whole number >= 0"),
@@ -188,7 +188,7 @@ def test_absurd_configs_are_one_line_naming_the_key(
         ('{"a": ' * 40 + "1" + "}" * 40, "nested more than 32 levels deep"),
         ('{"model_type": "llama", "hidden_size": NaN}', "NaN is not a JSON number"),
         ('{"model_type": "llama", "x": Infinity}', "Infinity is not a JSON number"),
-        (" " * (1024 * 1024 + 1), "at most 1048576"),
+        (" " * (1024 * 1024 + 1), "at most 1,048,576"),
     ],
 )
 def test_malformed_config_files_are_one_line(text: str, message: str) -> None:

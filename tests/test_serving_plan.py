@@ -141,7 +141,7 @@ def test_a_target_no_gpu_meets_says_which_and_what_is_reachable() -> None:
         "--tpot", "1ms", "--hours", "10", "--catalog", "article",
     )  # fmt: skip
     assert result.code == 0
-    assert "TPOT p50 of 1.0 ms is out of reach here" in result.stdout
+    assert "TPOT p50 of 1 ms is out of reach here" in result.stdout
 
 
 @pytest.mark.parametrize(

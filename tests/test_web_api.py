@@ -560,7 +560,7 @@ def test_recommend_page_bad_config(client: TestClient) -> None:
     assert response.status_code == 422 and "not valid JSON" in response.text
     files = {"config": ("config.json", b"x" * (1024 * 1024 + 10), "application/json")}
     response = client.post("/recommend", data={"task": "lora"}, files=files)
-    assert response.status_code == 413 and "1024 KiB" in response.text
+    assert response.status_code == 413 and "1,024 KiB" in response.text
 
 
 def test_pages_404(client: TestClient) -> None:

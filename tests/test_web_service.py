@@ -52,7 +52,7 @@ def test_the_mig_request_that_froze_the_server_is_refused_at_once(client: TestCl
     assert response.status_code == 422
     error = response.json()["error"]
     assert error["code"] == "too_many_replicas" and error["field"] == "services"
-    assert error["message"] == "services: 64000 replicas in all; a MIG plan places at most 4096"
+    assert error["message"] == "services: 64,000 replicas in all; a MIG plan places at most 4,096"
 
 
 def test_the_largest_mig_plan_the_limits_allow_is_well_under_a_second(

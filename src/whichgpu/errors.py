@@ -199,7 +199,7 @@ MESSAGES: dict[str, str] = {
     "render_frames": N_("a render component needs frames (or hours)"),
     "image_resolution_stride": N_(
         "resolution {resolution} px: {model} takes sides that are multiples of {stride} px "
-        "(try {low} or {high})"
+        "(try {low:d} or {high:d})"
     ),
     "image_quant": N_("image generation loads weights as {valid}, not {quant}"),
     "model_is_pipeline": N_(

@@ -131,9 +131,12 @@ def format_decimal(value: float, decimals: int | None = None, grouping: bool = T
     language = current_language()
     if decimals is not None:
         value = half_up(value, decimals)  # type: ignore[assignment]
+    elif isinstance(value, float):  # up to three decimals, as Babel's "#,##0.###" below
+        value = half_up(value, 3).normalize()  # type: ignore[assignment]
     if language == "en":
         if decimals is None:
-            return f"{value:,}" if grouping else f"{value}"
+            spec = "f" if isinstance(value, Decimal) else ""
+            return f"{value:,{spec}}" if grouping else f"{value:{spec}}"
         return f"{value:,.{decimals}f}" if grouping else f"{value:.{decimals}f}"
     from babel.numbers import format_decimal as babel_decimal
 
@@ -147,9 +150,15 @@ def format_decimal(value: float, decimals: int | None = None, grouping: bool = T
 
 
 def format_percent(value: float, decimals: int = 0) -> str:
+    """A fraction as a percentage, rounded as :func:`half_up` rounds (0.125 → 13 %)."""
+    from decimal import ROUND_HALF_UP
+
+    percent = (Decimal(repr(float(value))) * 100).quantize(
+        Decimal(1).scaleb(-decimals), ROUND_HALF_UP
+    )
     language = current_language()
     if language == "en":
-        return f"{value:.{decimals}%}"
+        return f"{percent:.{decimals}f}%"
     from babel import Locale
     from babel.numbers import format_percent as babel_percent
 
@@ -157,7 +166,7 @@ def format_percent(value: float, decimals: int = 0) -> str:
     pattern = Locale.parse(language).percent_formats[None].pattern
     if decimals:
         pattern = pattern.replace("0", "0." + "0" * decimals, 1)
-    return str(babel_percent(value, format=pattern, locale=language))
+    return str(babel_percent(percent / 100, format=pattern, locale=language))
 
 
 class _LocalFormatter(string.Formatter):
@@ -187,9 +196,8 @@ _FORMATTER = _LocalFormatter()
 
 
 def fmt(template: str, /, **params: Any) -> str:
-    """Fill a (translated) template, numbers in the current language's notation."""
-    if current_language() == "en":
-        return template.format(**params)
+    """Fill a (translated) template, numbers in the current language's notation and all
+    rounded by one rule (:func:`half_up`: $0.175 reads $0.18 in every language)."""
     return _FORMATTER.format(template, **params)
 
 
