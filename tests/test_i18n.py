@@ -191,3 +191,16 @@ def test_messages_round_by_the_same_rule_in_every_language() -> None:
         seen.add(text.replace(",", ".").replace("\u00a0", " ").replace(" %", "%"))
     set_language("en")
     assert seen == {"2.68 0.18 13% 0.3"}
+
+
+def test_french_writes_one_gigabyte_unit() -> None:
+    """Tables print 'GB' and 'GB/s' (the catalog's unit): the French messages say so too,
+    not 'Go' in some places (issue 18); GiB is 'Gio'."""
+    import re
+
+    from babel.messages.pofile import read_po
+
+    with (LOCALE / "fr.po").open("rb") as f:
+        catalog = read_po(f, locale="fr")
+    strings = [m.string for m in catalog if m.id and isinstance(m.string, str)]
+    assert not [s for s in strings if re.search(r"\bGo\b", s)]
