@@ -35,6 +35,11 @@ LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
         # estimate's GPU count is --count (the job's field is gpus): the error names the flag
         (("estimate", "-m", "llama-3.1-8b", "--gpu", "h100", "--task", "train", "--tp", "3"),
          "--count: must be a multiple of --tp × --pp (3); got 1"),
+        (("fit", "-m", "llama-3.1-8b", "--task", "lora", "--prompt", "512"),
+         "--prompt: lora does not use it"),
+        (("fit", "-m", "llama-3.1-8b", "--task", "train", "--generate", "99"),
+         "--generate: train does not use it"),
+        (("models", "--family", "lam"), "--family: no model of family 'lam'; the families: llama, "),
         (("fit", "-m", "llama-3.1-8b", "--task", "lora", "--gpu", "a6000", "--checkpointing",
           "--recompute", "none"),
          "--recompute: --checkpointing asks for recomputation 'full' and --recompute for 'none'"),

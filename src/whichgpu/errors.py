@@ -104,6 +104,8 @@ MESSAGES: dict[str, str] = {
     ),
     "json_and_export": N_("--json and --export print different things: give one"),
     "not_for_kind": N_("{kind} does not use it; {kind} takes {valid}"),
+    "not_for_kind_at_all": N_("{kind} does not use it"),
+    "unknown_family": N_("no model of family {value!r}; the families: {valid}"),
     "buy_only": N_("applies only to buying (mode buy)"),
     "count_splits_heads": N_(
         "{count} GPUs do not split the model's {heads} attention ({kv_heads} KV) heads for "

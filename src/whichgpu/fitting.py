@@ -149,7 +149,10 @@ def fit_request(
     serving capacity."""
     from whichgpu.errors import InvalidInput
     from whichgpu.requests import make_job
+    from whichgpu.workload_files import check_applies
 
+    given = {"prompt": request.prompt or None, "generate": request.generate or None}
+    check_applies(request.task, given, among=("prompt", "generate"))
     job = make_job(**request.job_fields())
     from whichgpu.estimate.parallel import check_layout
 

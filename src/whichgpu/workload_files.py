@@ -6,7 +6,7 @@ is one :class:`~whichgpu.errors.InvalidInput` naming the field, and for a file i
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -88,15 +88,21 @@ CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop",
            "cache_latents")  # fmt: skip
 
 
-def check_applies(kind: str, raw: Mapping[str, Any], path: Path = ()) -> None:
+def check_applies(
+    kind: str, raw: Mapping[str, Any], path: Path = (), among: Sequence[str] = CHECKED
+) -> None:
     """A field given for a kind of work that does not read it (``frames`` for a LoRA job,
-    ``prompt`` for training) is one line naming what that kind takes."""
+    ``prompt`` for training) is one line naming what that kind takes of ``among`` (the
+    fields the request has)."""
     allowed = APPLIES.get(kind)
     if allowed is None:
         return
     for key in CHECKED:
         if raw.get(key) is not None and key not in allowed:
-            valid = ", ".join(field_name((*path, k)) for k in CHECKED if k in allowed)
+            names = [field_name((*path, k)) for k in among if k in allowed]
+            if not names:
+                raise InvalidInput("not_for_kind_at_all", field=(*path, key), kind=kind)
+            valid = ", ".join(names)
             raise InvalidInput("not_for_kind", field=(*path, key), kind=kind, valid=valid)
 
 

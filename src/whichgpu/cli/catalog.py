@@ -223,7 +223,9 @@ def models(
             raise InvalidInput("not_a_size", field=(flag,), value=text) from None
 
     from whichgpu.models.pipelines import list_pipelines
+    from whichgpu.models.presets import check_family
 
+    check_family(family)
     low, high = size(min_params, "min_params"), size(max_params, "max_params")
     found = list_models(family, low, high)
     pipes = list_pipelines(family, low, high)

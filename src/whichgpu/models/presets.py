@@ -108,6 +108,24 @@ class ModelSummary:
         return self.preset.id
 
 
+def check_family(family: str | None) -> None:
+    """A ``family`` filter that no preset or pipeline has (not even as a prefix) is one
+    line listing the families, the closest first."""
+    if family is None:
+        return
+    from whichgpu.errors import InvalidInput
+    from whichgpu.inputs import suggestions
+    from whichgpu.models.pipelines import pipelines
+
+    names = {_preset_arch(p).family.lower() for p in presets()}
+    names |= {p.family.lower() for p in pipelines().values()}
+    if any(name.startswith(family.lower()) for name in names):
+        return
+    near = suggestions(family, sorted(names))
+    valid = ", ".join([*near, *sorted(names - set(near))])
+    raise InvalidInput("unknown_family", field=("family",), value=family, valid=valid)
+
+
 def list_models(
     family: str | None = None, min_params: float | None = None, max_params: float | None = None
 ) -> list[ModelSummary]:

@@ -246,9 +246,10 @@ class Service:
         self, family: str | None, min_params: float | None, max_params: float | None
     ) -> dict[str, Any]:
         from whichgpu.models.pipelines import list_pipelines
-        from whichgpu.models.presets import list_models
+        from whichgpu.models.presets import check_family, list_models
         from whichgpu.render.json_doc import models_doc
 
+        check_family(family)
         return models_doc(
             list_models(family, min_params, max_params),
             list_pipelines(family, min_params, max_params),
