@@ -136,6 +136,15 @@ def check_rent_price(catalog: Catalog, gpu_id: str) -> Note | None:
         and public.high_usd_per_h <= article.high_usd_per_h
     ):
         return None
+    if public.low is public.high:
+        return note(
+            "article_price_one_listing",
+            claim="C20",
+            gpu=gpu.name,
+            article=article_text,
+            price=format_usd(public.low_usd_per_h) + "/h",
+            where=_where(public.low.provider, public.low.market),
+        )
     return note(
         "article_price_differs",
         claim="C20",

@@ -47,6 +47,9 @@ MESSAGES: dict[str, str] = {
         "{claim} {gpu}: the article says {article}; public listings run from {low} ({low_where}) "
         "to {high} ({high_where})."
     ),
+    "article_price_one_listing": N_(
+        "{claim} {gpu}: the article says {article}; the one public listing is {price} ({where})."
+    ),
     "change_shorter_sequence": N_("shorten the sequence to {seq} tokens"),
     "change_batch_1": N_(
         "use a micro-batch of {batch} (keep the global batch with gradient accumulation)"
