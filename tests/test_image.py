@@ -293,7 +293,7 @@ def test_fit_takes_image_jobs_and_says_the_settings_that_fit() -> None:
     assert target["fits"] and "--cpu-offload sequential" in target["settings"]
     assert target["host_memory_gib"] > 30
     big = {r["gpu"]: r for r in doc["gpus"]}["a100-80gb-sxm"]
-    assert big["settings"] == "batch 1" and 30 < big["needed_gib"] < 40
+    assert big["settings"] == "--batch 1" and 30 < big["needed_gib"] < 40
     text = run_cli("fit", "--task", "image-lora", "-m", "sdxl", "--gpu", "a6000")
     assert text.code == 0 and "it fits" in text.stdout
 
@@ -301,4 +301,4 @@ def test_fit_takes_image_jobs_and_says_the_settings_that_fit() -> None:
 def test_an_image_model_where_a_language_model_is_asked_says_which_task() -> None:
     result = run_cli("estimate", "-m", "sdxl", "--gpu", "a6000")
     assert result.code == 2
-    assert "--task image" in result.stderr and "unknown model" not in result.stderr
+    assert "set --task to image" in result.stderr and "unknown model" not in result.stderr

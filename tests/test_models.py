@@ -227,7 +227,11 @@ def test_models_lists_the_presets_smallest_first_with_a_filter() -> None:
 def test_an_unknown_model_points_at_the_models_list() -> None:
     with pytest.raises(UnknownName) as caught:
         resolve_model("zzzzzzzz")
-    assert "run 'whichgpu models' to list them" in caught.value.message()
+    # named by the shell: a function in Python, the command in the CLI, an endpoint
+    assert "whichgpu.list_models() lists them" in caught.value.message()
+    from tests.conftest import run_cli
+
+    assert "'whichgpu models' lists them" in run_cli("fit", "-m", "zzzzzzzz").stderr
 
 
 def test_models_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ bad input, and the API's JSON equal to the CLI's ``--json`` for the same input."
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 import warnings
 from collections.abc import Iterator
@@ -649,7 +650,7 @@ def test_the_fit_page_answers_on_one_screen(client: TestClient) -> None:
     assert f"{holding} of {len(api['gpus'])} GPUs hold it alone" in summary.group(1)
     assert page.text.count('<tr class="pick"') == holding
     bad = client.get("/fit", params={"model": "llama-3.1-8b", "batch": "two", "lang": "en"})
-    assert bad.status_code == 422 and "batch: must be a whole number" in bad.text
+    assert bad.status_code == 422 and "Batch: must be a whole number" in bad.text
     assert client.get("/fit").status_code == 200  # the form alone
 
 
@@ -700,3 +701,63 @@ def test_forms_name_their_choices_in_the_readers_language(
         text = client.get(page, params={"lang": lang}).text
         assert f">{task}</option>" in text, page
     assert f">{precision}</option>" in client.get("/recommend", params={"lang": lang}).text
+
+
+def test_a_refused_form_names_every_field_at_fault_by_its_label(client: TestClient) -> None:
+    """Issue 18: every error of the form at once, named as the form names the field (not
+    'budget_usd'), each marked with the input it belongs to."""
+    query = "task=lora&model=llama-2-7b&tokens=abc&deadline=soon&budget_usd=lots"
+    for language, label in (("en", "Budget, US$:"), ("fr", "Budget, $ US :")):
+        page = client.get(f"/recommend?{query}&lang={language}")
+        assert page.status_code == 422
+        items = re.findall(r'<li data-field="(\w+)" data-text="[^"]+">([^<]+)</li>', page.text)
+        assert [name for name, _ in items] == ["tokens", "budget_usd", "deadline"]
+        assert any(text.startswith(label) for _, text in items)
+    page = client.get(f"/recommend?{query}&lang=en").text
+    assert "Tokens (train on or generate): takes a size" in page
+
+
+def test_pages_speak_in_their_own_words_not_in_cli_flags(client: TestClient) -> None:
+    """Issue 18: no '--flag', no 'whichgpu …' command and no field code on the pages (the
+    CLI says '--quant', a page 'Quantized weights'); launch commands aside."""
+    pages = [
+        "/recommend?task=lora&model=llama-2-7b&tokens=1e8",
+        "/recommend?task=lora&model=sdxl&tokens=1e8",
+        "/recommend?task=lora&model=llama-2-7b&tokens=1e8&max_gpus=0",
+        "/catalog/zzzqqq",
+        "/fit?task=image-finetune&model=flux.1-dev",
+        "/estimate?task=image-finetune&model=flux.1-dev&gpu=t4",
+    ]
+    for path in pages:
+        text = client.get(path).text
+        visible = re.sub(r"<(script|style|pre|code)\b.*?</\1>|<[^>]+>", " ", text, flags=re.S)
+        assert not re.search(r"(?<![\w-])--[a-z]", visible), (
+            path,
+            re.findall(r"--[a-z-]+", visible),
+        )
+        assert "'whichgpu " not in visible.replace("'whichgpu prices update'", ""), path
+        assert not re.search(r"\b(max_gpus|min_vram|budget_usd|deadline_h)\b", visible), path
+
+
+def test_the_pages_name_fields_as_their_forms_label_them() -> None:
+    """web/labels.FIELD_LABELS (how page messages name a field) says what the templates'
+    labels say, for every field both have."""
+    from importlib import resources
+
+    from whichgpu.web.labels import FIELD_LABELS
+
+    seen: dict[str, set[str]] = {}
+    for template in resources.files("whichgpu.web").joinpath("templates").iterdir():
+        text = template.read_text(encoding="utf-8")
+        pattern = (r'<label[^>]*>\s*(?:<input type="checkbox" name="(\w+)"[^>]*>\s*)?'
+                   r'\{\{ _\("([^"]+)"\) \}\}\s*(?:<input[^>]*name="(\w+)"|\s*<select name="(\w+)")?')  # fmt: skip
+        for match in re.finditer(pattern, text):
+            name = match.group(1) or match.group(3) or match.group(4)
+            if name:
+                seen.setdefault(name, set()).add(match.group(2))
+        for match in re.finditer(r'f\.choice\("(\w+)", _\("([^"]+)"\)', text):
+            seen.setdefault(match.group(1), set()).add(match.group(2))
+    assert len(seen) > 25
+    for name, labels in seen.items():
+        if name in FIELD_LABELS:
+            assert labels == {FIELD_LABELS[name]}, name

@@ -141,9 +141,17 @@ def test_uploaded_config_and_errors(page: Any, base_url: str) -> None:
     assert "8.03 B parameters" in page.inner_text("#result")
     page.goto(f"{base_url}/recommend")
     page.fill("#deadline", "soon")
+    page.fill("#budget", "lots")
     page.click("#submit")
     alert = page.locator("[role=alert]")
-    assert "deadline" in alert.inner_text()
+    assert "Deadline: takes a duration" in alert.inner_text()
+    assert "Budget, US$: must be a number" in alert.inner_text()
+    # each error is also shown at its field, which is marked
+    for field in ("#deadline", "#budget"):
+        assert page.get_attribute(field, "aria-invalid") == "true"
+        note = page.get_attribute(field, "aria-describedby")
+        assert page.locator(f"#{note}").inner_text().startswith(("takes a duration", "must be"))
+    page.screenshot(path=str(ARTIFACTS / "recommend-errors.png"), full_page=False)
 
 
 def test_compare_and_catalog_pages(page: Any, base_url: str) -> None:

@@ -37,11 +37,48 @@ class Ref(tuple[str | int, ...]):
     __slots__ = ()
 
 
+#: Things a message tells the reader to go to, named by the shell they read it in: a
+#: :class:`Ref` whose path is ``("@gpus",)`` is a command in the CLI (``'whichgpu gpus'``),
+#: an endpoint in the HTTP API, a function in Python, a page in the web app
+#: (:mod:`whichgpu.web.labels`).
+API_ACTIONS = {
+    "@gpus": "GET /api/v1/gpus",
+    "@models": "GET /api/v1/models",
+    "@prices-update": "'whichgpu prices update'",
+}
+PYTHON_ACTIONS = {
+    "@gpus": "whichgpu.load_catalog().gpus",
+    "@models": "whichgpu.list_models()",
+    "@prices-update": "'whichgpu prices update'",
+}
+
+
+def action_of(path: Path) -> str | None:
+    """The action a :class:`Ref` path names (``"@gpus"``), or None for a field."""
+    head = path[0] if path else None
+    return head if isinstance(head, str) and head.startswith("@") else None
+
+
 def dotted(path: Path) -> str:
+    """A field's JSON path: ``components.0.tokens``."""
     return ".".join(str(p) for p in path)
 
 
-_field_namer: ContextVar[Callable[[Path], str]] = ContextVar("whichgpu_field_namer", default=dotted)
+def api_name(path: Path) -> str:
+    """A field as the HTTP API names it (its JSON path), an action by its endpoint."""
+    action = action_of(path)
+    return API_ACTIONS[action] if action is not None else dotted(path)
+
+
+def python_name(path: Path) -> str:
+    """A field as the Python API names it (its path), an action by its function."""
+    action = action_of(path)
+    return PYTHON_ACTIONS[action] if action is not None else dotted(path)
+
+
+_field_namer: ContextVar[Callable[[Path], str]] = ContextVar(
+    "whichgpu_field_namer", default=python_name
+)
 
 
 @contextmanager
@@ -205,7 +242,7 @@ MESSAGES: dict[str, str] = {
     ),
     "image_quant": N_("image generation loads weights as {valid}, not {quant}"),
     "model_is_pipeline": N_(
-        "{name} is an image-generation model: give --task image (generate), image-lora or "
+        "{name} is an image-generation model: set {task} to image (generate), image-lora or "
         "image-finetune (fine-tune)"
     ),
     "image_optimizer": N_("image fine-tuning runs {valid}, not {optimizer}"),
@@ -215,7 +252,7 @@ MESSAGES: dict[str, str] = {
     "image_precision": N_("image generation runs in {valid}, not {precision}"),
     "image_needs_pipeline": N_(
         "image generation needs an image model preset: sd-1.5, sdxl, sd-3-medium, "
-        "sd-3.5-large, flux.1-dev or flux.1-schnell (whichgpu models)"
+        "sd-3.5-large, flux.1-dev or flux.1-schnell ({listing})"
     ),
     "fp64_tflop": N_("an fp64 component needs tflop of work (or hours)"),
     "no_market": N_("name at least one market"),
@@ -292,7 +329,22 @@ class InvalidInput(WhichGPUError):
 
     def message(self) -> str:
         where = self.where()
-        return f"{where}: {self.text()}" if where else self.text()
+        if not where:
+            return self.text()
+        return fmt(_("{field}: {problem}"), field=where, problem=self.text())
+
+
+class InvalidInputs(InvalidInput):
+    """Several fields at fault at once (a form's): the first as this error's own code,
+    field and parameters, and every one in ``errors``."""
+
+    def __init__(self, errors: list[InvalidInput]) -> None:
+        first = errors[0]
+        super().__init__(first.code, first.field, **first.params)
+        self.errors = errors
+
+    def message(self) -> str:
+        return "; ".join(error.message() for error in self.errors)
 
 
 class UnknownName(WhichGPUError):
@@ -301,13 +353,13 @@ class UnknownName(WhichGPUError):
     code = "unknown_name"
 
     def __init__(
-        self, kind: str, name: str, suggestions: tuple[str, ...], listing: str = "whichgpu gpus"
+        self, kind: str, name: str, suggestions: tuple[str, ...], listing: str = "@gpus"
     ) -> None:
         super().__init__(kind, name, suggestions)
         self.kind = kind
         self.name = name
-        #: The command that lists the valid names (GPUs: ``whichgpu gpus``, models:
-        #: ``whichgpu models``)
+        #: The action that lists the valid names (``@gpus``, ``@models``: named by the
+        #: shell, :data:`API_ACTIONS`)
         self.listing = listing
         self.suggestions = suggestions
         self.field: Path | None = None
@@ -321,10 +373,10 @@ class UnknownName(WhichGPUError):
                 matches=", ".join(self.suggestions),
             )
         return fmt(
-            _("unknown {kind} {name!r}; run '{listing}' to list them"),
+            _("unknown {kind} {name!r}; {listing} lists them"),
             kind=self.kind,
             name=self.name,
-            listing=self.listing,
+            listing=field_name((self.listing,)),
         )
 
 

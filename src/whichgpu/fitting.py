@@ -201,22 +201,24 @@ class ImageFitResult:
 
 
 def _image_settings_text(est: object) -> str:
-    """The settings an image estimate ran with, as flags a user would type."""
+    """The settings an image estimate ran with, named as the reader's shell names them (the
+    CLI's flags: ``--batch 2, --cpu-offload model``)."""
+    from whichgpu.errors import field_name
     from whichgpu.imaging import ImageEstimate
 
     if isinstance(est, ImageEstimate):
         job = est.job
-        text = f"batch {job.batch}"
+        parts = [f"{field_name(('batch',))} {job.batch}"]
         if job.offload != "none":
-            text += f", --cpu-offload {job.offload}"
+            parts.append(f"{field_name(('cpu_offload',))} {job.offload}")
         if job.vae_tiling:
-            text += ", --vae-tiling"
-        return text
+            parts.append(field_name(("vae_tiling",)))
+        return ", ".join(parts)
     train = est.job  # type: ignore[attr-defined]
-    text = f"batch {train.batch}"
+    parts = [f"{field_name(('batch',))} {train.batch}"]
     if train.checkpointing:
-        text += ", --checkpointing"
-    return text
+        parts.append(field_name(("checkpointing",)))
+    return ", ".join(parts)
 
 
 def fit_image_request(catalog: Catalog, request: FitRequest) -> ImageFitResult:

@@ -276,6 +276,36 @@ def parse(
     return cls(**values, **extra)
 
 
+def field_errors(
+    cls: type, raw: Mapping[str, Any], path: Path = (), text: bool = False
+) -> list[Any]:
+    """Every field of ``raw`` whose value ``cls``'s rules refuse, each its
+    :class:`~whichgpu.errors.InvalidInput` (:func:`parse` stops at the first; a form shows
+    them all at once)."""
+    out = []
+    for spec in specs(cls):
+        value = raw.get(spec.name)
+        if value is None:
+            continue
+        try:
+            value_of(spec.input, value, (*path, spec.name), text)
+        except InvalidInput as error:
+            out.append(error)
+    return out
+
+
+def check_fields(*parts: tuple[type, Mapping[str, Any]], text: bool = False) -> None:
+    """Refuse at once every field of several requests' ``(cls, raw)`` that its rules refuse
+    (:class:`~whichgpu.errors.InvalidInputs` when more than one is)."""
+    from whichgpu.errors import InvalidInputs
+
+    errors = [error for cls, raw in parts for error in field_errors(cls, raw, text=text)]
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise InvalidInputs(errors)
+
+
 # -- JSON Schema ---------------------------------------------------------------------------
 
 _SIZE_PATTERN = r"^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[kmbgtKMBGT]?\s*$"

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from whichgpu.errors import Ref, field_name
 from whichgpu.i18n import N_, _, fmt
 
-Param = str | int | float
+Param = str | int | float | Ref
 
 
 @dataclass(frozen=True)
@@ -167,11 +168,11 @@ MESSAGES: dict[str, str] = {
     ),
     "image_no_fit": N_(
         "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB, even with the "
-        "settings left open chosen to fit; try --quant fp8 or nf4"
+        "settings left open chosen to fit; try {quant} fp8 or nf4"
     ),
     "image_training_no_fit": N_(
         "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB; try "
-        "--checkpointing, --optimizer adamw-8bit, --cache-latents or image-lora with --quant "
+        "{checkpointing}, {optimizer} adamw-8bit, {cache_latents} or image-lora with {quant} "
         "nf4"
     ),
     "chosen_image_training": N_(
@@ -254,7 +255,7 @@ MESSAGES: dict[str, str] = {
     ),
     "assume_prices_shipped": N_(
         "Prices: the shipped price catalogs, retrieved {retrieved} (most listings carry no date "
-        "of their own); 'whichgpu prices update' fetches fresh ones."
+        "of their own); {update} fetches fresh ones."
     ),
     "assume_prices_snapshot": N_(
         "Prices: SkyPilot's catalogs fetched {fetched} ({days} days old) for {providers}; the "
@@ -431,7 +432,7 @@ def render(note: Note, english: bool = False) -> str:
     template = MESSAGES.get(note.code)
     if template is None:
         raise KeyError(f"no message for note code {note.code!r}")
-    params = dict(note.params)
+    params = {k: field_name(v) if isinstance(v, Ref) else v for k, v in note.params.items()}
     translate = (lambda text: text) if english else _
     if "features" in params:
         codes = str(params["features"]).split(",")

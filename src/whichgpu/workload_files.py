@@ -50,9 +50,13 @@ def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) 
 def check_image_model(model: str | None, params: str | None, path: Path = ()) -> None:
     """Image generation names one of the pipeline presets (``whichgpu models``)."""
     if params is not None:
-        raise InvalidInput("image_needs_pipeline", field=(*path, "params"))
+        raise InvalidInput(
+            "image_needs_pipeline", field=(*path, "params"), listing=Ref(("@models",))
+        )
     if model is None:
-        raise InvalidInput("image_needs_pipeline", field=(*path, "model"))
+        raise InvalidInput(
+            "image_needs_pipeline", field=(*path, "model"), listing=Ref(("@models",))
+        )
     from whichgpu.models.pipelines import find_pipeline
 
     find_pipeline(model)

@@ -41,7 +41,7 @@ def resolve_name(
     index: Mapping[str, tuple[str, ...]],
     ids: Iterable[str],
     kind: str = "",
-    listing: str = "whichgpu gpus",
+    listing: str = "@gpus",
 ) -> str:
     """The id that ``name`` denotes; :class:`UnknownName` (naming the command that lists the
     valid names) or :class:`AmbiguousName` if none."""

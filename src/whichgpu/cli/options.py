@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from whichgpu.errors import action_of
 from whichgpu.i18n import _
 from whichgpu.inputs import Spec, flag_names, specs
 
@@ -102,6 +103,9 @@ def flag_namer(*parts: type) -> Callable[..., str]:
     flags = flag_names(*parts)
 
     def name(path: tuple[str | int, ...]) -> str:
+        action = action_of(path)
+        if action is not None:  # '@prices-update' → 'whichgpu prices update'
+            return f"'whichgpu {action[1:].replace('-', ' ')}'"
         keys = [p for p in path if isinstance(p, str)]
         key = keys[-1] if keys else ".".join(str(p) for p in path)
         return flags.get(key, "--" + key.replace("_", "-"))

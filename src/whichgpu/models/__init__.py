@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from whichgpu.errors import InvalidInput
+from whichgpu.errors import InvalidInput, Ref
 from whichgpu.models.arch import Linear, ModelArch, ParamCounts
 
 __all__ = ["Linear", "ModelArch", "ParamCounts", "arch_from_config_text", "resolve_model"]
@@ -75,6 +75,9 @@ def resolve_model(name: str | None = None, params: str | None = None) -> ModelAr
 
         if is_pipeline(name):  # an image pipeline named where a language model is asked
             raise InvalidInput(
-                "model_is_pipeline", field=("model",), name=find_pipeline(name).name
+                "model_is_pipeline",
+                field=("model",),
+                name=find_pipeline(name).name,
+                task=Ref(("task",)),
             ) from None
         raise

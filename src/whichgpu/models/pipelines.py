@@ -117,9 +117,7 @@ def is_pipeline(name: str) -> bool:
 def find_pipeline(name: str) -> DiffusionPipeline:
     """The pipeline ``name`` denotes (id, display name or Hugging Face id, forgivingly);
     found names are remembered (a name that is not one raises, and is not)."""
-    found = resolve_name(
-        name, _index(), pipeline_data(), kind=_("image model"), listing="whichgpu models"
-    )
+    found = resolve_name(name, _index(), pipeline_data(), kind=_("image model"), listing="@models")
     return _pipeline(found)
 
 

@@ -80,7 +80,7 @@ def _index() -> dict[str, tuple[str, ...]]:
 
 def find_preset(name: str) -> Preset:
     """The preset ``name`` denotes (id, display name or Hugging Face id, forgivingly)."""
-    found = resolve_name(name, _index(), presets(), kind=_("model"), listing="whichgpu models")
+    found = resolve_name(name, _index(), presets(), kind=_("model"), listing="@models")
     return presets()[found]
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
+from whichgpu.errors import Ref
 from whichgpu.estimate.assumptions import PRICE_RANGE_WARN_RATIO, STALE_PRICE_MONTHS
 from whichgpu.notes import Note, note
 from whichgpu.recommender.candidates import has_capability
@@ -327,7 +328,9 @@ def _price_origin(catalog: Catalog, today: date) -> Note:
     if catalog.rank_claims:
         return note("assume_prices_claims")
     if catalog.price_snapshot is None:
-        return note("assume_prices_shipped", retrieved=shipped_text)
+        return note(
+            "assume_prices_shipped", retrieved=shipped_text, update=Ref(("@prices-update",))
+        )
     fetched, providers = catalog.price_snapshot
     days = age_days(date_type.fromisoformat(fetched), today) if fetched != "undated" else 0
     return note(

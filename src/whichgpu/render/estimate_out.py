@@ -122,9 +122,15 @@ def no_fit(est: ImageEstimate | ImageTrainEstimate, gpu: GPU) -> Note | None:
     """What an image job that no setting fits on ``gpu`` needs, and what to try."""
     if est.memory.total_gib <= gpu.memory_gib:
         return None
+    from whichgpu.errors import Ref
+
     code = "image_no_fit" if isinstance(est, ImageEstimate) else "image_training_no_fit"
+    flags = {name: Ref((name,)) for name in ("quant", "checkpointing", "optimizer",
+                                             "cache_latents")}  # fmt: skip
+    if code == "image_no_fit":
+        flags = {"quant": flags["quant"]}
     return note(code, gib=round(est.memory.total_gib, 1), gpu=gpu.short_name,
-                capacity=round(gpu.memory_gib, 1))  # fmt: skip
+                capacity=round(gpu.memory_gib, 1), **flags)  # fmt: skip
 
 
 def print_chosen(chosen: tuple[str, ...], console: Console) -> None:

@@ -229,14 +229,14 @@ async def mig(request: Request) -> Response:
 
 async def _body(request: Request) -> tuple[dict[str, Any], Problem | None]:
     """The request's JSON object, or the problem with it (in the request's language)."""
-    from whichgpu.errors import WhichGPUError, dotted, naming_fields
+    from whichgpu.errors import WhichGPUError, api_name, naming_fields
     from whichgpu.i18n import speaking
     from whichgpu.web.core import body_object, problem_of, read_json
 
     try:
         return body_object(read_json(await request.body())), None
     except WhichGPUError as error:
-        with speaking(language_of(request)), naming_fields(dotted):
+        with speaking(language_of(request)), naming_fields(api_name):
             return {}, problem_of(error)
 
 

@@ -24,8 +24,11 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.errors import (
     AmbiguousName,
     InvalidInput,
+    InvalidInputs,
+    Path,
     UnknownName,
     WhichGPUError,
+    api_name,
     dotted,
     naming_fields,
 )
@@ -83,16 +86,20 @@ class Problem:
     message: str
     field: str | None = None
     closest: tuple[str, ...] = ()
+    #: Each field at fault: its path, the message, and the message without the field's
+    #: name (what a page shows at the field)
+    fields: tuple[tuple[str, str, str], ...] = ()
 
     def doc(self) -> dict[str, Any]:
-        return {
-            "error": {
-                "code": self.code,
-                "message": self.message,
-                "field": self.field,
-                "closest": list(self.closest),
-            }
+        error: dict[str, Any] = {
+            "code": self.code,
+            "message": self.message,
+            "field": self.field,
+            "closest": list(self.closest),
         }
+        if len(self.fields) > 1:
+            error["errors"] = [{"field": f, "message": m} for f, m, _text in self.fields]
+        return {"error": error}
 
 
 def problem_of(error: WhichGPUError) -> Problem:
@@ -106,7 +113,9 @@ def problem_of(error: WhichGPUError) -> Problem:
     if isinstance(error, AmbiguousName):
         return Problem(422, "ambiguous_name", error.message(), field, tuple(error.matches))
     if isinstance(error, InvalidInput):
-        return Problem(422, error.code, error.message(), field)
+        each = error.errors if isinstance(error, InvalidInputs) else [error]
+        fields = tuple((dotted(e.field), e.message(), e.text()) for e in each if e.field)
+        return Problem(422, error.code, error.message(), field, fields=fields)
     return Problem(422, "invalid_data", error.message(), field)
 
 
@@ -431,7 +440,7 @@ def recommend_form(
     """A workload from the form's fields (text, as typed: the rules of the request types)
     and an uploaded config.json's text. The form names the task ``task`` and the deadline
     ``deadline``, as the CLI does."""
-    from whichgpu.inputs import parse, take
+    from whichgpu.inputs import check_fields, parse, take
     from whichgpu.requests import Component, Constraints, Ranking
     from whichgpu.requests import Workload as Work
     from whichgpu.workload_files import make_component, make_constraints
@@ -460,7 +469,11 @@ def recommend_form(
     for name in ("markets", "requires"):
         values = [v for v in lists.get(name, []) if v.strip()]
         constraints[name] = ",".join(values) if values else None
-    ranking: Ranking = parse(Ranking, take(Ranking, typed), text=True)
+    ranking_raw = take(Ranking, typed)
+    # every field the rules refuse, shown at once (then the checks across fields)
+    check_fields((Component, component), (Constraints, constraints), (Ranking, ranking_raw),
+                 text=True)  # fmt: skip
+    ranking: Ranking = parse(Ranking, ranking_raw, text=True)
     workload = Work(
         (make_component(component, text=True),),
         make_constraints(constraints, text=True),
@@ -489,7 +502,10 @@ _limiter: Any = None
 
 
 async def run_off_loop(
-    language: str, compute: Callable[[], Any], timeout_s: float | None = None
+    language: str,
+    compute: Callable[[], Any],
+    timeout_s: float | None = None,
+    namer: Callable[[Path], str] = api_name,
 ) -> tuple[Any, Problem | None]:
     """:func:`run` in a worker thread, within ``timeout_s`` (:data:`COMPUTE_TIMEOUT_S`): the
     event loop goes on serving while it computes; past the limit the request is answered
@@ -504,7 +520,7 @@ async def run_off_loop(
     try:
         with anyio.fail_after(limit):
             result: tuple[Any, Problem | None] = await to_thread.run_sync(
-                run, language, compute, limiter=_limiter, abandon_on_cancel=True
+                run, language, compute, namer, limiter=_limiter, abandon_on_cancel=True
             )
             return result
     except TimeoutError:
@@ -516,11 +532,14 @@ async def run_off_loop(
         return None, Problem(503, "timeout", message)
 
 
-def run(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]:
+def run(
+    language: str, compute: Callable[[], Any], namer: Callable[[Path], str] = api_name
+) -> tuple[Any, Problem | None]:
     """``compute()`` in ``language``; a user error becomes a :class:`Problem`, naming fields
-    by their JSON paths (``components.0.tokens``), also when ``whichgpu serve`` started the
-    server inside the CLI's flag naming."""
-    with speaking(language), naming_fields(dotted):
+    with ``namer``: by their JSON paths (``components.0.tokens``) in the API, by their labels
+    on the pages (:func:`whichgpu.web.labels.page_field_name`), also when ``whichgpu serve``
+    started the server inside the CLI's flag naming."""
+    with speaking(language), naming_fields(namer):
         try:
             return compute(), None
         except AmbiguousFilter as error:

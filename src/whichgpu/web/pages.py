@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup
 from starlette.datastructures import UploadFile
 
+from whichgpu.errors import naming_fields
 from whichgpu.i18n import _, speaking
 from whichgpu.web.contexts import (
     catalog_context,
@@ -32,10 +33,16 @@ from whichgpu.web.core import (
     Service,
     memo_key,
     recommend_form,
-    run_off_loop,
     too_large,
 )
+from whichgpu.web.core import run_off_loop as run_in_worker
+from whichgpu.web.labels import page_field_name
 from whichgpu.web.templating import render
+
+
+async def run_off_loop(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]:
+    """The computation of a page, its messages naming fields by the form's labels."""
+    return await run_in_worker(language, compute, namer=page_field_name)
 
 
 def error_page(problem: Problem, language: str) -> str:
@@ -68,7 +75,7 @@ def _answer_page(
 ) -> HTMLResponse:
     """A page in the request's language (its context built in it: labels are translated),
     with the problem, and its status, if there is one."""
-    with speaking(request.state.language):
+    with speaking(request.state.language), naming_fields(page_field_name):
         status = problem.status if problem else 200
         return _page(request, template, status=status, problem=problem, **context())
 
@@ -76,7 +83,7 @@ def _answer_page(
 def _page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     language = request.state.language
     query = parse_qs(request.url.query)
-    with speaking(language):
+    with speaking(language), naming_fields(page_field_name):
         html = render(template, **chrome(language, request.url.path, query), **context)
     return HTMLResponse(html, status)
 
@@ -155,7 +162,7 @@ def add_pages(app: FastAPI) -> None:
                 built_form, result, svgs = value
         if problem is not None and problem.status == 413:
             return HTMLResponse(error_page(problem, language), 413)
-        with speaking(language):
+        with speaking(language), naming_fields(page_field_name):
             response = _page(
                 request,
                 "recommend.html",

@@ -11,6 +11,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import N_, _, fmt, format_decimal, ngettext
 from whichgpu.notes import localize
+from whichgpu.web.labels import form_name
 
 
 def _gettext(message: str) -> str:
@@ -82,6 +83,7 @@ def environment() -> Environment:
         localize=localize,
         fmt=fmt,
         label=label,
+        form_name=lambda path: form_name(tuple(str(path).split("."))) or "",
     )
     return env
 

@@ -4,6 +4,18 @@ document.addEventListener("DOMContentLoaded", () => {
   // after a submission, the answer's summary line takes the focus (and the viewport)
   const summary = document.getElementById("summary");
   if (summary) summary.focus();
+  // each error of a refused form is also shown at its field, and the field marked
+  document.querySelectorAll(".problem [data-field]").forEach((item, i) => {
+    const field = document.querySelector(`form [name="${item.dataset.field}"]`);
+    if (!field || field.closest(".hidden")) return;
+    const note = document.createElement("small");
+    note.className = "field-error";
+    note.id = `field-error-${i}`;
+    note.textContent = item.dataset.text;  // the message without the field's name
+    field.setAttribute("aria-invalid", "true");
+    field.setAttribute("aria-describedby", note.id);
+    field.insertAdjacentElement("afterend", note);
+  });
   const form = document.getElementById("recommend-form");
   if (!form) return;
   const task = form.querySelector("#task");
