@@ -761,3 +761,17 @@ def test_the_pages_name_fields_as_their_forms_label_them() -> None:
     for name, labels in seen.items():
         if name in FIELD_LABELS:
             assert labels == {FIELD_LABELS[name]}, name
+
+
+def test_a_posted_form_keeps_its_answers_across_language_links(client: TestClient) -> None:
+    """Issue 18: after submitting, the language links were bare ('/recommend?lang=fr'): the
+    markets ticked and every field reset in the other language."""
+    data = {"task": "lora", "model": "llama-2-7b", "tokens": "1e8", "markets": ["spot"]}
+    page = client.post("/recommend?lang=en", data=data)
+    link = re.search(r'href="(/recommend\?[^"]*lang=fr[^"]*)"', page.text)
+    assert link is not None
+    french = client.get(link.group(1).replace("&amp;", "&"))
+    assert french.status_code == 200 and 'lang="fr"' in french.text
+    assert re.search(r'name="markets" value="spot" checked', french.text)
+    assert not re.search(r'name="markets" value="on-demand" checked', french.text)
+    assert 'value="1e8"' in french.text and 'id="result"' in french.text

@@ -80,9 +80,18 @@ def _answer_page(
         return _page(request, template, status=status, problem=problem, **context())
 
 
-def _page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+def _page(
+    request: Request,
+    template: str,
+    status: int = 200,
+    query: dict[str, list[str]] | None = None,
+    **context: Any,
+) -> HTMLResponse:
+    """A page; its language links carry ``query`` (default: the URL's), so that switching
+    language keeps what the form asked."""
     language = request.state.language
-    query = parse_qs(request.url.query)
+    if query is None:
+        query = parse_qs(request.url.query)
     with speaking(language), naming_fields(page_field_name):
         html = render(template, **chrome(language, request.url.path, query), **context)
     return HTMLResponse(html, status)
@@ -163,10 +172,13 @@ def add_pages(app: FastAPI) -> None:
         if problem is not None and problem.status == 413:
             return HTMLResponse(error_page(problem, language), 413)
         with speaking(language), naming_fields(page_field_name):
+            # a posted form's fields ride on the language links (not an uploaded file)
+            posted = {k: [v for v in vs if v.strip()] for k, vs in lists.items()}
             response = _page(
                 request,
                 "recommend.html",
                 status=problem.status if problem is not None else 200,
+                query={k: vs for k, vs in posted.items() if vs},
                 **recommend_context(service, fields, lists, config_name),
                 problem=problem,
                 form=built_form,
