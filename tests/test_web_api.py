@@ -775,3 +775,22 @@ def test_a_posted_form_keeps_its_answers_across_language_links(client: TestClien
     assert re.search(r'name="markets" value="spot" checked', french.text)
     assert not re.search(r'name="markets" value="on-demand" checked', french.text)
     assert 'value="1e8"' in french.text and 'id="result"' in french.text
+
+
+def test_the_estimate_form_shows_the_fields_of_its_task(client: TestClient) -> None:
+    """Issue 18: the estimate page offered every task's fields (and then refused them) and
+    had none for a render's frames or an FP64 job's TFLOP."""
+
+    def shown(query: str) -> list[str]:
+        page = client.get(f"/estimate?{query}&lang=en")
+        assert page.status_code == 200, page.text
+        pattern = r'<label data-tasks="[^"]*"(?! class="hidden")>[^<]+<input name="(\w+)"'
+        return re.findall(pattern, page.text)
+
+    lora = shown("task=lora&model=llama-3.1-8b&gpu=rtx-a6000")
+    assert "frames" not in lora and "tflop" not in lora and "resolution" not in lora
+    assert {"batch", "seq", "tokens", "epochs"} <= set(lora)
+    assert shown("task=render&gpu=rtx-a6000&frames=100") == ["frames"]
+    assert shown("task=fp64&gpu=a100&tflop=1e5") == ["tflop"]
+    assert {"prompt", "generate"} <= set(shown("task=inference&model=llama-3.1-8b&gpu=h100"))
+    assert "steps" in shown("task=image&model=sdxl&gpu=rtx-4090")

@@ -16,23 +16,25 @@ document.addEventListener("DOMContentLoaded", () => {
     field.setAttribute("aria-describedby", note.id);
     field.insertAdjacentElement("afterend", note);
   });
+  // every form with a task: the fields the chosen task reads; the others hidden, not sent
+  document.querySelectorAll("form").forEach((any) => {
+    const chosen = any.querySelector("select[name=task]");
+    if (!chosen) return;
+    const inference = any.querySelectorAll(".inference");
+    const perTask = any.querySelectorAll("[data-tasks]");
+    const sync = () => {
+      inference.forEach((el) => el.classList.toggle("hidden", chosen.value !== "inference"));
+      perTask.forEach((el) => {
+        const off = !el.dataset.tasks.split(" ").includes(chosen.value);
+        el.classList.toggle("hidden", off);
+        el.querySelectorAll("input, select").forEach((input) => { input.disabled = off; });
+      });
+    };
+    chosen.addEventListener("change", sync);
+    sync();
+  });
   const form = document.getElementById("recommend-form");
   if (!form) return;
-  const task = form.querySelector("#task");
-  const inference = form.querySelectorAll(".inference");
-  const perTask = form.querySelectorAll("[data-tasks]");
-  const sync = () => {
-    const serving = task.value === "inference";
-    inference.forEach((el) => el.classList.toggle("hidden", !serving));
-    // the fields the chosen task reads; the others hidden and not sent
-    perTask.forEach((el) => {
-      const off = !el.dataset.tasks.split(" ").includes(task.value);
-      el.classList.toggle("hidden", off);
-      el.querySelectorAll("input, select").forEach((input) => { input.disabled = off; });
-    });
-  };
-  task.addEventListener("change", sync);
-  sync();
   // A chosen config.json or size replaces the preset: clear the preset to say so.
   const preset = form.querySelector("#model");
   form.querySelector("#config").addEventListener("change", (e) => {
