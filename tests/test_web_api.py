@@ -794,3 +794,11 @@ def test_the_estimate_form_shows_the_fields_of_its_task(client: TestClient) -> N
     assert shown("task=fp64&gpu=a100&tflop=1e5") == ["tflop"]
     assert {"prompt", "generate"} <= set(shown("task=inference&model=llama-3.1-8b&gpu=h100"))
     assert "steps" in shown("task=image&model=sdxl&gpu=rtx-4090")
+
+
+def test_the_chart_says_throughput_when_the_hours_are_fixed(client: TestClient) -> None:
+    """Issue 18: with the hours given, the x axis is throughput but the title said time."""
+    page = client.get("/recommend?task=inference&model=llama-3.1-8b&hours=100&lang=en").text
+    assert "Cost against throughput" in page and "Cost against time" not in page
+    job = client.get("/recommend?task=lora&model=llama-2-7b&tokens=1e8&lang=en").text
+    assert "Cost against time" in job

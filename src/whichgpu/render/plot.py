@@ -20,6 +20,15 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 
+#: The web charts' size and their labels' (legend, point labels, bar names): a phone draws
+#: a chart at ~360 px, 1.1 px a point at this width, so 9 pt labels read at ~10 px (at
+#: 5.6 in and 8 pt they were ~7 px, issue 18); ticks and titles take font.size (11 pt).
+WEB_FIGSIZE_IN = (4.4, 3.4)
+#: The memory chart is taller: its legend sits under the bars
+MEMORY_FIGSIZE_IN = (4.4, 4.4)
+LABEL_PT = 9
+
+
 def _label(option: Option) -> str:
     from whichgpu.recommender.options import hardware_label
 
@@ -30,20 +39,29 @@ def _cost(option: Option) -> float:
     return option.cost_usd if option.cost_usd is not None else (option.usd_per_h or 0.0)
 
 
-def _x_of(option: Option, by_time: bool) -> float:
-    if by_time:
+def _x_of(option: Option, timed: bool) -> float:
+    if timed:
         return (option.time_s or 0.0) / 3600
     return option.throughput or 0.0
+
+
+def _shown(result: Recommendation) -> list[Option]:
+    shown = [o for o in result.options if o.feasible and o.cost_usd is not None]
+    return shown or [o for o in result.options if o.feasible and o.usd_per_h is not None]
+
+
+def by_time(result: Recommendation) -> bool:
+    """Whether the cost chart's x axis is time (else throughput: the hours are fixed, so
+    every option takes the same time)."""
+    return len({round(o.time_s or 0.0) for o in _shown(result)}) > 1
 
 
 def _cost_time_chart(ax: Axes, result: Recommendation) -> None:
     """Cost against time of every feasible option (against throughput when the hours are
     fixed: then time says nothing), the Pareto front as a line, the pick in green and the
     front in blue, labelled; the other options grey and unlabelled."""
-    shown = [o for o in result.options if o.feasible and o.cost_usd is not None]
-    if not shown:
-        shown = [o for o in result.options if o.feasible and o.usd_per_h is not None]
-    by_time = len({round(o.time_s or 0.0) for o in shown}) > 1
+    shown = _shown(result)
+    timed = by_time(result)
     groups: dict[tuple[str, int], tuple[list[float], list[float]]] = {}
     for option in shown:
         if option is result.pick:
@@ -53,26 +71,27 @@ def _cost_time_chart(ax: Axes, result: Recommendation) -> None:
         else:
             style = ("0.7", 14)
         xs, ys = groups.setdefault(style, ([], []))
-        xs.append(_x_of(option, by_time))
+        xs.append(_x_of(option, timed))
         ys.append(_cost(option))
     for (color, size), (xs, ys) in groups.items():  # one collection per style: fast to draw
         ax.scatter(xs, ys, color=color, s=size, zorder=3)
-    front = sorted((o for o in shown if o.pareto), key=lambda o: _x_of(o, by_time))
+    front = sorted((o for o in shown if o.pareto), key=lambda o: _x_of(o, timed))
     if len(front) > 1:
-        ax.plot([_x_of(o, by_time) for o in front], [_cost(o) for o in front],
+        ax.plot([_x_of(o, timed) for o in front], [_cost(o) for o in front],
                 color="tab:blue", linewidth=1, zorder=2,
-                label=_("Pareto front (time vs cost)"))  # fmt: skip
-        ax.legend(fontsize=8, loc="best")
+                label=_("Pareto front (time vs cost)") if timed
+                else _("Pareto front (throughput vs cost)"))  # fmt: skip
+        ax.legend(fontsize=LABEL_PT, loc="best")
     for option in front:  # labels on the front only: the options worth naming
-        ax.annotate(_label(option), (_x_of(option, by_time), _cost(option)), fontsize=8,
+        ax.annotate(_label(option), (_x_of(option, timed), _cost(option)), fontsize=LABEL_PT,
                     xytext=(4, 3), textcoords="offset points", parse_math=False)  # fmt: skip
     per_job = any(o.cost_usd is not None for o in shown)
     ax.set_xscale("log")
     ax.set_yscale("log")
     unit = shown[0].runs[0].unit if shown and shown[0].runs else ""
-    ax.set_xlabel(_("time, hours") if by_time else fmt(_("throughput ({unit})"), unit=unit))
+    ax.set_xlabel(_("time, hours") if timed else fmt(_("throughput ({unit})"), unit=unit))
     ax.set_ylabel(_("cost per job, US$") if per_job else _("cost per hour, US$"))
-    ax.set_title(_("Cost against time"))
+    ax.set_title(_("Cost against time") if timed else _("Cost against throughput"))
     ax.grid(True, which="both", linewidth=0.3)
 
 
@@ -116,15 +135,17 @@ def _memory_chart(ax: Axes, result: Recommendation) -> None:
             )
             bottom += gib
         ax.hlines(capacity, i - 0.4, i + 0.4, colors="black", linestyles="dashed")
-    ax.set_xticks(range(len(bars)), [b[0] for b in bars], fontsize=7)
+    ax.set_xticks(range(len(bars)), [b[0] for b in bars], fontsize=LABEL_PT)
     for tick in ax.get_xticklabels():
         tick.set_parse_math(False)
     ax.set_ylabel(_("GiB per GPU (dashed: capacity)"))
-    ax.set_title(
-        fmt(_("Memory on {option}"), option=_label(option)) if option else "", parse_math=False
-    )
-    # the legend beside the bars, not over them
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    import textwrap
+
+    title = fmt(_("Memory on {option}"), option=_label(option)) if option else ""
+    ax.set_title("\n".join(textwrap.wrap(title, 32)), parse_math=False)  # a phone's width
+    # the legend under the bars, not over them nor squeezing them beside
+    ax.legend(fontsize=LABEL_PT, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
+              frameon=False)  # fmt: skip
 
 
 #: Fonts tried glyph by glyph (matplotlib ≥ 3.6 falls back per character): Latin first, then
@@ -187,11 +208,11 @@ def recommendation_svgs(result: Recommendation) -> tuple[tuple[str, str], ...]:
         for name, draw, shows in charts:
             if not shows(result):
                 continue  # an empty chart says nothing: not drawn
-            fig = Figure(figsize=(5.6, 4.0))
+            fig = Figure(figsize=WEB_FIGSIZE_IN if name != "memory" else MEMORY_FIGSIZE_IN)
             draw(fig.add_subplot(), result)
             fig.tight_layout()
             buffer = io.StringIO()
-            fig.savefig(buffer, format="svg", metadata={"Date": None})
+            fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
             out.append((name, _inline_svg(buffer.getvalue(), name)))
     return tuple(out)
 

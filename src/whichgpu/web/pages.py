@@ -15,6 +15,7 @@ from starlette.datastructures import UploadFile
 
 from whichgpu.errors import naming_fields
 from whichgpu.i18n import _, speaking
+from whichgpu.render.plot import by_time
 from whichgpu.web.contexts import (
     catalog_context,
     compare_context,
@@ -186,6 +187,7 @@ def add_pages(app: FastAPI) -> None:
                 rows=rows_of(result, bool(fields.get("all"))) if result is not None else [],
                 summary=summary_of(result),
                 charts=None if svgs is None else tuple((n, Markup(s)) for n, s in svgs),
+                charts_by_time=result is not None and by_time(result),
             )
         if result is not None:
             service.memo.put(key, bytes(response.body))
