@@ -237,3 +237,12 @@ def test_the_job_sets_the_training_work_on_every_gpu(catalog: Catalog) -> None:
             assert rate[(task, "none")] > rate[(task, "selective")] > rate[(task, "full")], gpu.id
         # 6N against 4N: LoRA's rate is about 1.5× a full fine-tune's
         assert rate[("lora", "none")] / rate[("finetune", "none")] == pytest.approx(1.5, rel=0.1)
+
+
+def test_estimate_s_own_defaults_fit_the_model_s_context() -> None:
+    """A prompt left open is 2,048 tokens within the model's positions: GPT-2 (1,024) was
+    refused with whichgpu's own default (issue 18's audit); one given is kept, and refused."""
+
+    result = run_cli("estimate", "-m", "gpt2", "--gpu", "h100", "--json")
+    assert result.code == 0, result.stderr
+    assert run_cli("estimate", "-m", "gpt2", "--gpu", "h100", "--seq", "2048").code == 2
