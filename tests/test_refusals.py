@@ -3,6 +3,8 @@ would not read, a setting of another mode, two outputs at once, names the target
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -113,3 +115,14 @@ def test_fit_keeps_a_no_checkpointing_the_framework_would_override() -> None:
     recipe, on, off = peak(), peak("--checkpointing"), peak("--no-checkpointing")
     assert recipe == on
     assert off > 1.5 * on
+
+
+def test_a_skypilot_catalog_that_prices_nothing_is_refused(tmp_path: Path) -> None:
+    """Issue 18: a --prices file that imports nothing is one line; a SkyPilot catalog that
+    prices no GPU whichgpu carries said a note and went on (exit 0)."""
+    vms = tmp_path / "vms.csv"
+    vms.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,"
+                   "GpuInfo,SpotPrice\nfoo,TPU-v9,8,1,1,1.0,us,,\n")  # fmt: skip
+    result = run_cli("compare", "a100", "a6000", "--skypilot-catalog", str(vms))
+    assert result.code == 2 and "no offer for a GPU whichgpu carries" in result.stderr
+    assert "TPU-v9" in result.stderr and result.stderr.count("\n") == 1

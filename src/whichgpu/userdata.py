@@ -145,6 +145,16 @@ def read_user_data(
     for number, path in enumerate(skypilot_files, start=1):
         text, modified = _read(path)
         found = parse_skypilot_vms(text, str(path), catalog, f"user-skypilot-{number}", modified)
+        if not found.prices:  # a catalog given that prices nothing whichgpu carries
+            skipped_text = ", ".join(found.skipped) or _("none")
+            raise CatalogError(
+                str(path),
+                None,
+                fmt(
+                    _("no offer for a GPU whichgpu carries (accelerators: {names})"),
+                    names=skipped_text,
+                ),
+            )
         offers += found.prices
         sources.append(found.source)
         skipped += found.skipped
