@@ -303,3 +303,20 @@ def test_the_catalog_sorts_by_a_column_and_filters_by_text(page: Any, base_url: 
     shown = [r for r in page.locator("#catalog tbody tr").all() if r.is_visible()]
     ids = {r.locator("td").first.inner_text() for r in shown}
     assert ids == {"h100-sxm", "h100-pcie"}
+
+
+def test_the_fit_page_answers_as_its_inputs_change(page: Any, base_url: str) -> None:
+    """Issue 18: results that update as inputs change where that is cheap: the fit page
+    fetches its answer for the new inputs and swaps it in, the form kept as typed."""
+    page.goto(f"{base_url}/fit?model=llama-3.1-8b&task=lora&batch=1&lang=en")
+    before = page.inner_text("#summary")
+    page.fill("input[name=batch]", "16")
+    page.wait_for_function(
+        "(before) => document.querySelector('#summary')?.innerText !== before", arg=before
+    )
+    assert "batch=16" in page.url  # the address says what is shown
+    assert page.input_value("input[name=batch]") == "16"
+    assert page.evaluate("document.activeElement.name") == "batch"
+    page.fill("input[name=batch]", "x")  # a bad value: its error at the field, live too
+    page.wait_for_selector("input[name=batch][aria-invalid=true]")
+    assert page.locator(".field-error").count() == 1

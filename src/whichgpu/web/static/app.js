@@ -4,18 +4,8 @@ document.addEventListener("DOMContentLoaded", () => {
   // after a submission, the answer's summary line takes the focus (and the viewport)
   const summary = document.getElementById("summary");
   if (summary) summary.focus();
-  // each error of a refused form is also shown at its field, and the field marked
-  document.querySelectorAll(".problem [data-field]").forEach((item, i) => {
-    const field = document.querySelector(`form [name="${item.dataset.field}"]`);
-    if (!field || field.closest(".hidden")) return;
-    const note = document.createElement("small");
-    note.className = "field-error";
-    note.id = `field-error-${i}`;
-    note.textContent = item.dataset.text;  // the message without the field's name
-    field.setAttribute("aria-invalid", "true");
-    field.setAttribute("aria-describedby", note.id);
-    field.insertAdjacentElement("afterend", note);
-  });
+  markErrors(document);
+  live();
   // every form with a task: the fields the chosen task reads; the others hidden, not sent
   document.querySelectorAll("form").forEach((any) => {
     const chosen = any.querySelector("select[name=task]");
@@ -92,3 +82,64 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 });
+
+// each error of a refused form is also shown at its field, and the field marked
+function markErrors(root) {
+  root.querySelectorAll(".problem [data-field]").forEach((item, i) => {
+    const field = root.querySelector(`form [name="${item.dataset.field}"]`);
+    if (!field || field.closest(".hidden")) return;
+    const note = document.createElement("small");
+    note.className = "field-error";
+    note.id = `field-error-${i}`;
+    note.textContent = item.dataset.text;  // the message without the field's name
+    field.setAttribute("aria-invalid", "true");
+    field.setAttribute("aria-describedby", note.id);
+    field.insertAdjacentElement("afterend", note);
+  });
+}
+
+// GET forms marked data-live answer as their inputs change (the page is cheap to compute):
+// the page for the new query is fetched and its answer swapped in, the form kept as typed
+function live() {
+  document.querySelectorAll("form[data-live]").forEach((form) => {
+    let timer = 0;
+    let pending = null;
+    const update = () => {
+      clearTimeout(timer);
+      timer = setTimeout(async () => {
+        const query = new URLSearchParams();
+        for (const [key, value] of new FormData(form)) {
+          if (String(value).trim()) query.append(key, value);
+        }
+        const url = `${form.action}?${query}`;
+        if (pending) pending.abort();
+        pending = new AbortController();
+        let html;
+        try {
+          html = await (await fetch(url, { signal: pending.signal })).text();
+        } catch (error) {
+          if (error.name === "AbortError") return;
+          throw error;
+        }
+        const fresh = new DOMParser().parseFromString(html, "text/html").querySelector("main");
+        const main = document.querySelector("main");
+        const incoming = fresh && fresh.querySelector(`#${form.id}`);
+        if (!incoming) return;
+        const focused = document.activeElement;
+        const caret = focused && "selectionStart" in focused ? focused.selectionStart : null;
+        form.querySelectorAll(".field-error").forEach((el) => el.remove());
+        form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
+        incoming.replaceWith(form);  // the form as typed, into the new answer
+        main.replaceWith(fresh);
+        if (focused && form.contains(focused)) {
+          focused.focus();
+          if (caret !== null) focused.setSelectionRange(caret, caret);
+        }
+        markErrors(fresh);
+        history.replaceState(null, "", url);
+      }, 350);
+    };
+    form.addEventListener("input", update);
+    form.addEventListener("change", update);
+  });
+}
