@@ -167,3 +167,14 @@ def test_tensor_parallel_degrees_divide_the_heads() -> None:
     # 40 heads: 8 divides them; a model with 12 heads (GPT-2) takes at most 4
     assert tensor_parallel_degree(resolve_model("llama-2-13b"), 8) == 8
     assert tensor_parallel_degree(resolve_model("gpt2"), 8) == 4
+
+
+def test_a_pretraining_job_is_not_told_to_fine_tune_instead() -> None:
+    """Issue 18's audit: 'fine-tune with LoRA' answered a train-from-scratch job that did
+    not fit; the changes that keep it a pretraining run are offered (8-bit AdamW, sharding,
+    tensor parallelism), and LoRA and QLoRA only to a fine-tune."""
+    train = run_cli("fit", "-m", "llama-2-13b", "--task", "train", "--gpu", "a6000")
+    assert train.code == 0, train.stderr
+    assert "LoRA" not in train.stdout and "tensor parallelism over 4 GPUs" in train.stdout
+    finetune = run_cli("fit", "-m", "llama-2-13b", "--task", "finetune", "--gpu", "a6000")
+    assert "fine-tune with LoRA" in finetune.stdout and "QLoRA" in finetune.stdout

@@ -73,9 +73,13 @@ def candidate_changes(arch: ModelArch, job: Job) -> list[tuple[Note, Job]]:
         out.append((note("change_batch_1", batch=1), replace(job, batch=1)))
     if job.training and job.checkpointing != "full":
         out.append((note("change_checkpointing"), replace(job, checkpointing="full")))
-    if job.training and job.task in ("train", "finetune"):
+    if job.task in ("train", "finetune") and job.optimizer in ("adamw", "adamw-fused"):
+        # bitsandbytes' AdamW8bit: 2 bytes of state a parameter instead of 8
+        out.append((note("change_optimizer_8bit"), replace(job, optimizer="adamw-8bit")))
+    # LoRA and QLoRA fine-tune a trained model: not a way to pretrain one
+    if job.task == "finetune":
         out.append((note("change_lora", rank=job.lora_rank), replace(job, task="lora")))
-    if job.training and job.task != "qlora":
+    if job.task in ("finetune", "lora"):
         out.append((note("change_qlora"), replace(job, task="qlora", quant="nf4")))
     if job.precision in ("32-true", "16-mixed", "bf16-mixed") and job.engine == "torch":
         out.append((note("change_bf16_true"), replace(job, precision="bf16-true")))
@@ -83,8 +87,18 @@ def candidate_changes(arch: ModelArch, job: Job) -> list[tuple[Note, Job]]:
         out.append((note("change_zero3", gpus=2), replace(job, zero=3, gpus=max(2, job.gpus))))
     if not job.training and job.quant is None:
         out.append((note("change_quantize", quant="int4"), replace(job, quant="int4")))
-    if job.tp == 1:
-        out.append((note("change_tensor_parallel", tp=2), replace(job, tp=2, gpus=2 * job.pp)))
+    if job.training and not job.chunked_loss and not job.compiled:
+        # torchtune's CEWithChunkedOutputLoss: the logits upcast to fp32 a chunk at a time
+        out.append((note("change_chunked_loss"), replace(job, chunked_loss=True)))
+    from whichgpu.estimate.parallel import tensor_parallel_degree
+
+    # each degree the heads allow within one 8-GPU node (its NVLink domain), the smallest
+    # that fits listed first; the job's GPUs kept where it has more (taken from replicas)
+    tp = job.tp * 2
+    while tp <= tensor_parallel_degree(arch, 8):
+        gpus = max(job.gpus, tp * job.pp)
+        out.append((note("change_tensor_parallel", tp=tp), replace(job, tp=tp, gpus=gpus)))
+        tp *= 2
     return out
 
 

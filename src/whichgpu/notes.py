@@ -56,6 +56,10 @@ MESSAGES: dict[str, str] = {
         "use a micro-batch of {batch} (keep the global batch with gradient accumulation)"
     ),
     "change_checkpointing": N_("turn on activation checkpointing"),
+    "change_chunked_loss": N_(
+        "compute the loss in chunks (torchtune's chunked cross-entropy): no full fp32 logits"
+    ),
+    "change_optimizer_8bit": N_("use an 8-bit AdamW (bitsandbytes): 2 bytes of state a weight"),
     "change_lora": N_("fine-tune with LoRA (rank {rank}) instead of all weights"),
     "change_qlora": N_("fine-tune with QLoRA (NF4 base weights)"),
     "change_bf16_true": N_("train in pure bf16 (bf16-true)"),
