@@ -202,7 +202,9 @@ def test_gpus_fits_its_width_without_cutting_a_token(
 
 
 def _help_screens() -> list[tuple[str, ...]]:
-    from whichgpu.cli import app
+    from whichgpu.cli import app, register
+
+    register([])  # every command (a run registers only its own)
 
     names = [c.name or c.callback.__name__ for c in app.registered_commands if c.callback]
     groups = [(g.name, c.name or c.callback.__name__) for g in app.registered_groups
@@ -225,3 +227,15 @@ def test_help_has_no_markup_debris_and_keeps_its_tokens_whole(
     assert all(len(line) <= 80 for line in lines)
     for line in lines:
         assert not line.rstrip().endswith(("-", "[default:")), line
+
+
+def test_each_command_is_registered_by_the_module_the_table_names() -> None:
+    """A run imports only its command's module (whichgpu.cli.COMMAND_MODULES): the table
+    names every command, and the module that defines it."""
+    from whichgpu.cli import COMMAND_MODULES, app, register
+
+    register([])
+    found = {(c.name or c.callback.__name__): c.callback.__module__
+             for c in app.registered_commands if c.callback}  # fmt: skip
+    found |= {g.name: "whichgpu.cli.catalog" for g in app.registered_groups if g.name}
+    assert {name: f"whichgpu.cli.{module}" for name, module in COMMAND_MODULES.items()} == found

@@ -146,8 +146,9 @@ def test_a_field_added_to_a_request_type_reaches_every_door(
 def test_cli_options_are_the_request_types_field_for_field() -> None:
     from typer.main import get_command
 
-    from whichgpu.cli import app
+    from whichgpu.cli import app, register
 
+    register([])  # every command (a run registers only its own)
     group = get_command(app)
     commands: dict[str, tuple[type, ...]] = {
         "fit": (FitRequest,),

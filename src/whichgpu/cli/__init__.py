@@ -19,9 +19,26 @@ from whichgpu.cli._app import app, split_language
 from whichgpu.errors import Path, WhichGPUError, naming_fields
 from whichgpu.i18n import _, fmt, set_language
 
-# the command modules register their commands on import, in the order --help lists them
-for _module in ("catalog", "sizing", "plan"):
-    import_module(f"whichgpu.cli.{_module}")
+#: The module that registers each command (on import). A run imports its command's module
+#: only (the planning modules' request types cost a 'gpus' run ~40 ms); --help, no command
+#: or an unknown name import them all, in the order --help lists them. A test checks the
+#: table against the modules.
+COMMAND_MODULES = {
+    **dict.fromkeys(("gpus", "show", "compare", "prices", "models"), "catalog"),
+    **dict.fromkeys(("fit", "estimate"), "sizing"),
+    **dict.fromkeys(("recommend", "mig", "export", "serve"), "plan"),
+}
+MODULES = ("catalog", "sizing", "plan")
+
+
+def register(args: list[str]) -> None:
+    """Import the modules whose commands ``args`` may run."""
+    name = next((arg for arg in args if not arg.startswith("-")), None)
+    help_first = bool(args) and args[0] in ("--help", "-h")
+    wanted = (COMMAND_MODULES[name],) if name in COMMAND_MODULES and not help_first else MODULES
+    for module in wanted:
+        import_module(f"whichgpu.cli.{module}")
+
 
 __all__ = ["app", "main"]
 
@@ -82,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
                 )
             )
         set_language(language)
+    register(args)
     with naming_fields(_flag_of):
         try:
             result = _one_command(args)(args=args, prog_name="whichgpu", standalone_mode=False)
