@@ -246,3 +246,31 @@ def test_estimate_s_own_defaults_fit_the_model_s_context() -> None:
     result = run_cli("estimate", "-m", "gpt2", "--gpu", "h100", "--json")
     assert result.code == 0, result.stderr
     assert run_cli("estimate", "-m", "gpt2", "--gpu", "h100", "--seq", "2048").code == 2
+
+
+def test_estimate_says_when_the_job_does_not_fit() -> None:
+    """Issue 18's audit: a 70B pretraining run on a 12 GB card was given a time of 35.8
+    days and no word that it cannot run; now the answer leads with it, and the JSON says
+    the memory and that it does not fit."""
+    args = ("estimate", "--task", "train", "-m", "llama-2-70b", "--gpu", "rtx-3060",
+            "--tokens", "1e8")  # fmt: skip
+    text = run_cli(*args)
+    assert text.code == 0 and text.stdout.splitlines()[1].startswith("It does not fit:")
+    doc = json.loads(run_cli(*args, "--json").stdout)
+    assert doc["fits"] is False and doc["memory_gib"] > 12
+    assert doc["notes"][0]["code"] == "estimate_no_fit"
+    assert doc["notes"][0]["params"]["fit"] == "'whichgpu fit'"
+    fits = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100", "--json").stdout)
+    assert fits["fits"] is True and fits["notes"] == []
+
+
+def test_estimate_runs_a_default_precision_the_gpu_has() -> None:
+    """Defaults are part of correctness: with no --precision, a T4 (no BF16 tensor cores)
+    was refused BF16; it runs FP16, and says so. A precision given is kept, and refused."""
+    result = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "t4", "--json")
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["notes"][0]["code"] == "chosen_precision"
+    assert doc["notes"][0]["params"]["precision"] == "16-true"
+    refused = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "t4", "--precision", "bf16-true")
+    assert refused.code == 2 and "BF16" in refused.stderr

@@ -42,11 +42,13 @@ class Ref(tuple[str | int, ...]):
 #: an endpoint in the HTTP API, a function in Python, a page in the web app
 #: (:mod:`whichgpu.web.labels`).
 API_ACTIONS = {
+    "@fit": "POST /api/v1/fit",
     "@gpus": "GET /api/v1/gpus",
     "@models": "GET /api/v1/models",
     "@prices-update": "'whichgpu prices update'",
 }
 PYTHON_ACTIONS = {
+    "@fit": "whichgpu.fit()",
     "@gpus": "whichgpu.load_catalog().gpus",
     "@models": "whichgpu.list_models()",
     "@prices-update": "'whichgpu prices update'",

@@ -204,6 +204,10 @@ MESSAGES: dict[str, str] = {
     "block_cuda_only": N_(
         "{component}: {engine} runs on NVIDIA GPUs only (CUDA); the {gpu} runs ROCm."
     ),
+    "estimate_no_fit": N_(
+        "It does not fit: {gib:,.1f} GiB per GPU of the {gpu}'s {capacity:,.1f} GiB; the "
+        "speed is the job's as if it did ({fit} says what would make it fit)."
+    ),
     "chosen_precision": N_(
         "{component} on the {gpu}: {precision}, since this GPU has no BF16 tensor cores."
     ),
@@ -448,6 +452,13 @@ def render(note: Note, english: bool = False) -> str:
         return template.format(**params)
     params = {k: localize(v) if isinstance(v, str) else v for k, v in params.items()}
     return fmt(_(template), **params)
+
+
+def note_doc(n: Note) -> dict[str, object]:
+    """A note as JSON, language-neutral: its code, its parameters (a field or an action by
+    the name the reader's shell gives it) and the English sentence."""
+    params = {k: field_name(v) if isinstance(v, Ref) else v for k, v in n.params.items()}
+    return {"code": n.code, "params": params, "text": render(n, english=True)}
 
 
 def count_label(count: int, name: str, count_one: bool = False) -> str:

@@ -16,7 +16,7 @@ from whichgpu.estimate.serving_plan import (
     plan_service,
     serving_provenance,
 )
-from whichgpu.job import Job
+from whichgpu.job import Job, Precision
 from whichgpu.requests import IMAGE_KINDS
 from whichgpu.throughput import (
     Rate,
@@ -31,6 +31,7 @@ from whichgpu.throughput import (
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
     from whichgpu.models.arch import ModelArch
+    from whichgpu.notes import Note
     from whichgpu.requests import EstimateRequest
 
 
@@ -81,12 +82,55 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
         if error.field == ("gpus",):  # the request names its GPU count "count"
             error.field = ("count",)
         raise
+    notes: list[Note] = []
+    if r.precision is None:  # a default this GPU cannot run: its FP16 twin, said
+        job, chosen = _runnable_precision(arch, job, gpu)
+        notes += chosen
     work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
     if r.serves:
         return estimate_service(arch, job, gpu, r)
     if training and r.count > 1 and r.tp is None and r.pp is None:
         job = fastest_layout(arch, job, gpu, r.count, r.framework)
-    return estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
+    result = estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
+    return _with_memory(arch, result.job or job, gpu, result, notes)
+
+
+def _runnable_precision(arch: ModelArch, job: Job, gpu: GPU) -> tuple[Job, list[Note]]:
+    """BF16 left open on a GPU without BF16 tensor cores (T4, V100): FP16, as the
+    recommender chooses it, and the note saying so."""
+    from whichgpu.estimate.perf import missing_math_unit
+    from whichgpu.notes import note
+
+    if missing_math_unit(gpu, job.precision) != "BF16":
+        return job, []
+    fp16: Precision = "16-mixed" if job.precision == "bf16-mixed" else "16-true"
+    chosen = note("chosen_precision", component=arch.name, gpu=gpu.short_name, precision=fp16)
+    return replace(job, precision=fp16), [chosen]
+
+
+def _with_memory(
+    arch: ModelArch, job: Job, gpu: GPU, result: ThroughputEstimate, notes: list[Note]
+) -> ThroughputEstimate:
+    """The estimate with the job's memory per GPU, whether the GPU holds it, and, where it
+    does not, the note that says so: a speed for a job that cannot run is not an answer
+    to act on."""
+    import msgspec
+
+    from whichgpu.errors import Ref
+    from whichgpu.estimate.memory import memory_of
+    from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.notes import note
+    from whichgpu.units import BYTES_PER_GIB
+
+    needed = memory_of(arch, job).total_bytes
+    fits = needed <= usable_bytes(gpu)
+    if not fits:
+        notes = [*notes, note("estimate_no_fit", gib=round(needed / BYTES_PER_GIB, 1),
+                              gpu=gpu.short_name, capacity=round(gpu.memory_gib, 1),
+                              fit=Ref(("@fit",)))]  # fmt: skip
+    return msgspec.structs.replace(
+        result, memory_gib=needed / BYTES_PER_GIB, fits=fits, notes=tuple(notes)
+    )
 
 
 def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.estimate.training import Step
     from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
+    from whichgpu.notes import Note
 
 #: The harness a user's job is assumed to run like, per regime: the best-covered,
 #: well-tuned software of each kind in the calibration set.
@@ -92,6 +93,11 @@ class ThroughputEstimate(msgspec.Struct, frozen=True):
     image: ImageEstimate | None = None
     #: Fine-tuning an image pipeline's denoiser: memory, step time, what trains
     image_training: ImageTrainEstimate | None = None
+    #: A model's job: its memory per GPU at the peak, and whether the GPU holds it
+    memory_gib: float | None = None
+    fits: bool | None = None
+    #: What was chosen where the request left it open, and what the reader must know
+    notes: tuple[Note, ...] = ()
 
 
 def regime_of(arch: ModelArch, job: Job, count: int = 1) -> str:

@@ -12,7 +12,7 @@ from whichgpu.fields import format_duration, format_rate
 from whichgpu.i18n import _, fmt
 from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
 from whichgpu.models.arch import ModelArch
-from whichgpu.notes import Note, count_label, localize, note
+from whichgpu.notes import Note, count_label, localize, note, note_doc, render
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.throughput import ThroughputEstimate
 from whichgpu.units import BYTES_PER_GIB
@@ -48,6 +48,9 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
         "image_training": None
         if result.image_training is None
         else image_training_doc(result.image_training),
+        "memory_gib": result.memory_gib,
+        "fits": result.fits,
+        "notes": [note_doc(n) for n in result.notes],
     }
 
 
@@ -291,6 +294,9 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
     what = arch.name if arch is not None else (
         pipeline.name if pipeline is not None else _(result.regime))  # fmt: skip
     console.print(Text(f"{what} · {result.regime} · {gpus}", style="bold"))
+    for n in result.notes:  # a job that does not fit, a precision chosen: first
+        style = "bold red" if n.code == "estimate_no_fit" else "dim"
+        console.print(Text(render(n), style=style))
     if pipeline is not None:  # a fraction of an image a second: two significant digits
         console.print(
             fmt(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _, fmt
-from whichgpu.notes import Note, localize, render
+from whichgpu.notes import localize, note_doc
 from whichgpu.recommender.engine import Option, Recommendation
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.render.json_doc import round_sig as _round
@@ -16,9 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def _note_doc(n: Note) -> dict[str, Any]:
-    # JSON stays language-neutral: codes, parameters, and the English sentence
-    return {"code": n.code, "params": dict(n.params), "text": render(n, english=True)}
+_note_doc = note_doc
 
 
 def _instance_doc(option: Option) -> dict[str, Any] | None:

@@ -291,6 +291,11 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
             gpu=result.gpu.short_name, low=format_rate(rate.low, rate.unit),
             high=format_rate(rate.high, rate.unit), bound=_(result.bound),
         )  # fmt: skip
+        lines += [n.render() for n in result.notes]  # a job that does not fit, first
+        est = result.image or result.image_training
+        why = no_fit(est, result.gpu) if est is not None else None
+        if result.fits is False or why is not None:
+            summary = fmt(_("Does not fit: {summary}"), summary=summary)
         if result.time_s is not None:
             lines.append(fmt(_("Time: {time}"), time=format_duration(result.time_s)))
         if result.mfu is not None:
@@ -324,8 +329,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
                     **{k: parts.get(k, 0.0) / 2**30
                        for k in ("weights", "gradients", "optimizer", "activations")})
             )  # fmt: skip
-        est = result.image or result.image_training
-        if est is not None and (why := no_fit(est, result.gpu)) is not None:
+        if why is not None:
             lines.append(why.render())
         lines.append(
             fmt(

@@ -52,6 +52,7 @@ FORM_NAMES = {"deadline_h": "deadline", "kind": "task"}
 
 #: Where a page sends its reader for what the CLI does with a command.
 PAGE_ACTIONS = {
+    "@fit": N_("the Fit page"),
     "@gpus": N_("the Catalog page"),
     "@models": N_("the Model preset list"),
     "@prices-update": N_("the server's 'whichgpu prices update'"),

@@ -168,6 +168,8 @@ class EstimateDoc(Open):
     tokens_per_s_per_sequence: float | None
     efficiency: float | None
     efficiency_provenance: str | None
+    memory_gib: float | None = None
+    fits: bool | None = None
 
 
 class OptionDoc(Open):
