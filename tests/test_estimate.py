@@ -259,7 +259,7 @@ def test_estimate_says_when_the_job_does_not_fit() -> None:
     doc = json.loads(run_cli(*args, "--json").stdout)
     assert doc["fits"] is False and doc["memory_gib"] > 12
     assert doc["notes"][0]["code"] == "estimate_no_fit"
-    assert doc["notes"][0]["params"]["fit"] == "'whichgpu fit'"
+    assert doc["notes"][0]["params"]["fit"] == "POST /api/v1/fit"  # JSON: the API's names
     fits = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100", "--json").stdout)
     assert fits["fits"] is True and fits["notes"] == []
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from whichgpu.errors import Ref, field_name
+from whichgpu.errors import Ref, api_name, field_name, naming_fields
 from whichgpu.i18n import N_, _, fmt
 
 Param = str | int | float | Ref
@@ -158,7 +158,7 @@ MESSAGES: dict[str, str] = {
     # recommend: warnings
     "chosen_batch": N_(
         "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "
-        "to {cap} ({recipe}); give batch to set it."
+        "to {cap} ({recipe}); give {batch_field} to set it."
     ),
     "chosen_serving": N_(
         "{component} on {engine}: {replicas} replica(s) of {gpus} GPU(s), each at {rate:,.2f} "
@@ -168,7 +168,7 @@ MESSAGES: dict[str, str] = {
     "chosen_image": N_(
         "{component}: {batch} image(s) a call, CPU offload {offload}, VAE tiling {tiling} "
         "(chosen to fit and run fastest here: {seconds:,.2f} s an image; host memory "
-        "{host_gib:,.1f} GiB); give batch, cpu_offload or vae_tiling to set them."
+        "{host_gib:,.1f} GiB); give {batch_field}, {offload_field} or {tiling_field} to set them."
     ),
     "image_no_fit": N_(
         "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB, even with the "
@@ -181,8 +181,8 @@ MESSAGES: dict[str, str] = {
     ),
     "chosen_image_training": N_(
         "{component}: {batch} image(s) a GPU step, gradient checkpointing {checkpointing} "
-        "(chosen to fit and run fastest here: {seconds:,.2f} s a step); give batch or "
-        "checkpointing to set them."
+        "(chosen to fit and run fastest here: {seconds:,.2f} s a step); give {batch_field} or "
+        "{checkpointing_field} to set them."
     ),
     "chosen_split": N_(
         "{component}: {replicas} replica(s) of {gpus} GPU(s) serve {rate:,.2f} requests/s "
@@ -198,7 +198,7 @@ MESSAGES: dict[str, str] = {
     ),
     "chosen_layout": N_(
         "{component} on the {gpu}: {layout}, {accumulation} micro-batches accumulated a step "
-        "(global batch {global_batch}); give global_batch to set it."
+        "(global batch {global_batch}); give {global_batch_field} to set it."
     ),
     "block_precision": N_("{component}: the {gpu} has no {unit} tensor cores."),
     "block_cuda_only": N_(
@@ -455,10 +455,12 @@ def render(note: Note, english: bool = False) -> str:
 
 
 def note_doc(n: Note) -> dict[str, object]:
-    """A note as JSON, language-neutral: its code, its parameters (a field or an action by
-    the name the reader's shell gives it) and the English sentence."""
-    params = {k: field_name(v) if isinstance(v, Ref) else v for k, v in n.params.items()}
-    return {"code": n.code, "params": params, "text": render(n, english=True)}
+    """A note as JSON, the same from every shell (the CLI's --json and the HTTP API): its
+    code, its parameters (a field by its JSON path, an action by its endpoint) and the
+    English sentence."""
+    with naming_fields(api_name):
+        params = {k: field_name(v) if isinstance(v, Ref) else v for k, v in n.params.items()}
+        return {"code": n.code, "params": params, "text": render(n, english=True)}
 
 
 def count_label(count: int, name: str, count_one: bool = False) -> str:

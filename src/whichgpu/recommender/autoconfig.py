@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from whichgpu.catalog.records import GPU
+from whichgpu.errors import Ref
 from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.parallel import scaled_job, training_layouts, usable_bytes
 from whichgpu.frozen import evolve
@@ -233,6 +234,7 @@ def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: 
                 batch=scaled.batch,
                 cap=cap,
                 recipe=source,
+                batch_field=Ref(("batch",)),
             )
         )
     if open_checkpointing and mode != "none":
@@ -246,6 +248,7 @@ def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: 
                 layout=strategy,
                 accumulation=scaled.grad_accum,
                 global_batch=scaled.batch * scaled.dp * scaled.grad_accum,
+                global_batch_field=Ref(("global_batch",)),
             )
         )
     return Configured(scaled, strategy, notes, estimate)

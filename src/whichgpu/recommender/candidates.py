@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
-from whichgpu.errors import WhichGPUError
+from whichgpu.errors import Ref, WhichGPUError
 from whichgpu.estimate.parallel import GPUS_PER_NODE, gpu_counts
 from whichgpu.frozen import evolve
 from whichgpu.notes import Note, note
@@ -336,6 +336,8 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> ComponentRu
                     offload=image.job.offload, tiling="on" if image.job.vae_tiling else "off",
                     seconds=round(image.seconds_per_image, 2),
                     host_gib=round(image.memory.host_bytes / BYTES_PER_GIB, 1),
+                    batch_field=Ref(("batch",)), offload_field=Ref(("cpu_offload",)),
+                    tiling_field=Ref(("vae_tiling",)),
                 ))  # fmt: skip
         else:
             method = "full" if component.kind == "image-finetune" else "lora"
@@ -347,6 +349,7 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> ComponentRu
                     batch=training.job.batch,
                     checkpointing="on" if training.job.checkpointing else "off",
                     seconds=round(training.seconds_per_step, 2),
+                    batch_field=Ref(("batch",)), checkpointing_field=Ref(("checkpointing",)),
                 ))  # fmt: skip
     except WhichGPUError:
         from whichgpu.estimate.perf import missing_math_unit
