@@ -802,3 +802,18 @@ def test_the_chart_says_throughput_when_the_hours_are_fixed(client: TestClient) 
     assert "Cost against throughput" in page and "Cost against time" not in page
     job = client.get("/recommend?task=lora&model=llama-2-7b&tokens=1e8&lang=en").text
     assert "Cost against time" in job
+
+
+@pytest.mark.parametrize(
+    ("path", "fields"),
+    [("/fit?model=llama-3.1-8b&batch=two&seq=long", ["batch", "seq"]),
+     ("/estimate?gpu=a100&tokens=x&batch=y&epochs=z", ["batch", "tokens", "epochs"]),
+     ("/mig?model=llama-3.1-8b&quant=int9&replicas=0", ["quant", "replicas"])],
+)  # fmt: skip
+def test_every_page_shows_all_its_refused_fields(
+    client: TestClient, path: str, fields: list[str]
+) -> None:
+    page = client.get(f"{path}&lang=fr")
+    assert page.status_code == 422
+    assert re.findall(r'<li data-field="(\w+)"', page.text) == fields
+    assert "<strong>Erreur :</strong>" in page.text  # French puts its space before a colon

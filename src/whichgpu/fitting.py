@@ -246,8 +246,11 @@ def fit_image_request(catalog: Catalog, request: FitRequest) -> ImageFitResult:
 
     check_image_model(request.model, request.params)
     assert request.model is not None
-    check_applies(request.task, {k: getattr(request, k) for k in ("resolution", "steps",
-                  "cpu_offload", "vae_tiling", "cache_latents")})  # fmt: skip
+    keys = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents", "seq",
+            "prompt", "generate")  # fmt: skip
+    # the lengths of a language model's job (0: not given) are not an image job's
+    given = {k: getattr(request, k) or None for k in keys}
+    check_applies(request.task, given, among=keys)
     pipeline = find_pipeline(request.model)
     settings = image_settings(request, request.task)
     # will it fit: one image a call (a step) unless asked; offload, tiling, checkpointing

@@ -81,14 +81,14 @@ APPLIES: dict[str, frozenset[str]] = {
         kind: frozenset({"images", "epochs", "resolution", "cache_latents"})
         for kind in ("image-lora", "image-finetune")
     },
-    "inference": frozenset({"tokens", "images", "prompt", "generate"}),
+    "inference": frozenset({"tokens", "images", "prompt", "generate", "seq"}),
     **{
-        kind: frozenset({"tokens", "images", "epochs"})
+        kind: frozenset({"tokens", "images", "epochs", "seq"})
         for kind in ("train", "finetune", "lora", "qlora")
     },
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop", "prompt",
-           "generate", "resolution", "steps", "cpu_offload", "vae_tiling",
+           "generate", "seq", "resolution", "steps", "cpu_offload", "vae_tiling",
            "cache_latents")  # fmt: skip
 
 

@@ -253,11 +253,12 @@ def add_pages(app: FastAPI) -> None:
 
             def compute() -> Any:
                 from whichgpu.fitting import fit_request
-                from whichgpu.inputs import parse, take
+                from whichgpu.inputs import check_fields, parse, take
                 from whichgpu.requests import FitRequest
                 from whichgpu.web.core import model_arch
 
                 request_fields = take(FitRequest, dict(fields))
+                check_fields((FitRequest, request_fields), text=True)  # every field at once
                 parsed: FitRequest = parse(FitRequest, request_fields, text=True)
                 from whichgpu.requests import IMAGE_KINDS
 
@@ -288,14 +289,14 @@ def add_pages(app: FastAPI) -> None:
         if "gpu" in fields:
 
             def compute() -> Any:
-                from whichgpu.inputs import parse, take
+                from whichgpu.inputs import check_fields, parse, take
                 from whichgpu.requests import EstimateRequest
                 from whichgpu.sizing import estimate_job
                 from whichgpu.web.core import model_arch
 
-                parsed: EstimateRequest = parse(
-                    EstimateRequest, take(EstimateRequest, dict(fields)), text=True
-                )
+                raw = take(EstimateRequest, dict(fields))
+                check_fields((EstimateRequest, raw), text=True)  # every field at once
+                parsed: EstimateRequest = parse(EstimateRequest, raw, text=True)
                 arch = model_arch(parsed.model, parsed.params, None) if parsed.uses_model else None
                 return estimate_job(service.catalog().resolve(parsed.gpu), arch, parsed)
 
@@ -316,10 +317,13 @@ def add_pages(app: FastAPI) -> None:
         if "model" in fields or "memory_gib" in fields:
 
             def compute() -> Any:
+                from whichgpu.inputs import check_fields
                 from whichgpu.mig_planner import make_services, plan_mig
+                from whichgpu.requests import ServiceRequest
 
                 wanted = ("model", "quant", "replicas", "memory_gib", "precision")
                 spec = {k: fields[k] for k in wanted if k in fields}
+                check_fields((ServiceRequest, spec), text=True)  # every field at once
                 return plan_mig(service.catalog(), make_services([spec], text=True))
 
             result, problem = await run_off_loop(request.state.language, compute)
