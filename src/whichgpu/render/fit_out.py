@@ -213,8 +213,12 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
     console.print(
         Text(
             fmt(
-                _("Assumed: {items}"),
-                items="; ".join(f"{a.name} = {a.value:g} {a.unit}".strip() for a in DEFAULTS[:2]),
+                _(
+                    "Assumed: {context:g} GiB a GPU of CUDA context and library workspaces; "
+                    "the caching allocator reserves {reserve:.0%} beyond live tensors"
+                ),
+                context=DEFAULTS[0].value,
+                reserve=DEFAULTS[1].value,
             ),
             style="dim",
         )
