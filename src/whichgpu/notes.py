@@ -379,6 +379,8 @@ WORDS: dict[str, str] = {
 }  # fmt: skip
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^fitted on (?P<n>\d+) measurements$"), N_("fitted on {n} measurements")),
+    # a render's efficiency factor: the GPU's RT-core generation
+    (re.compile(r"^rt:(?P<gen>\d+)$"), N_("RT cores of generation {gen}")),
     (re.compile(r"^(?P<factor>.+) not fitted$"), N_("{factor} not fitted")),
     (
         re.compile(r"^(?P<factor>.+) not fitted: (?P<inherited>.+)'s factor$"),
@@ -427,8 +429,9 @@ def localize(value: str) -> str:
             continue
         for pattern, template in PHRASES:
             match = pattern.match(part)
-            if match:
-                part = fmt(_(template), **match.groupdict())
+            if match:  # the phrase's own parts in words too ("rt:2 not fitted")
+                words = {k: localize(v) for k, v in match.groupdict().items()}
+                part = fmt(_(template), **words)
                 break
         parts.append(part)
     return "; ".join(parts)
