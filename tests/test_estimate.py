@@ -274,3 +274,14 @@ def test_estimate_runs_a_default_precision_the_gpu_has() -> None:
     assert doc["notes"][0]["params"]["precision"] == "16-true"
     refused = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "t4", "--precision", "bf16-true")
     assert refused.code == 2 and "BF16" in refused.stderr
+
+
+def test_a_split_slower_than_one_gpu_says_so_and_a_split_model_s_memory_is_its_share() -> None:
+    """Issue 18's audit: Qwen 0.5B over 2 × 4090 ran at a third of one GPU's speed with no
+    word; a 70B model split over 4 H100s holds a quarter of its weights on each."""
+    small = json.loads(run_cli("estimate", "-m", "qwen2.5-0.5b", "--gpu", "rtx-4090",
+                               "--count", "2", "--json").stdout)  # fmt: skip
+    assert [n["code"] for n in small["notes"]] == ["warn_split_slower"]
+    split = json.loads(run_cli("estimate", "-m", "llama-3.1-70b", "--gpu", "h100",
+                               "--count", "4", "--json").stdout)  # fmt: skip
+    assert split["fits"] is True and 30 < split["memory_gib"] < 45 and split["notes"] == []

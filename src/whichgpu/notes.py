@@ -204,6 +204,11 @@ MESSAGES: dict[str, str] = {
     "block_cuda_only": N_(
         "{component}: {engine} runs on NVIDIA GPUs only (CUDA); the {gpu} runs ROCm."
     ),
+    "warn_split_slower": N_(
+        "Split over {count} GPUs this model runs slower than on one ({rate:,.1f} against "
+        "{one:,.1f} {unit}): the all-reduces between them cost more than the split saves; run "
+        "a copy on each GPU instead."
+    ),
     "estimate_no_fit": N_(
         "It does not fit: {gib:,.1f} GiB per GPU of the {gpu}'s {capacity:,.1f} GiB; the "
         "speed is the job's as if it did ({fit} says what would make it fit)."

@@ -92,7 +92,25 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     if training and r.count > 1 and r.tp is None and r.pp is None:
         job = fastest_layout(arch, job, gpu, r.count, r.framework)
     result = estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
-    return _with_memory(arch, result.job or job, gpu, result, notes)
+    held = result.job or job
+    if not training and r.count > 1:
+        notes += _slower_split(arch, job, gpu, result)
+        # inference over several GPUs is one copy split tensor-parallel (the heads allow it:
+        # checked above), as the throughput estimate has it
+        held = replace(job, tp=r.count, gpus=r.count)
+    return _with_memory(arch, held, gpu, result, notes)
+
+
+def _slower_split(arch: ModelArch, job: Job, gpu: GPU, split: ThroughputEstimate) -> list[Note]:
+    """A model split over several GPUs that runs slower than on one (a small model's
+    all-reduces cost more than the split saves): said, with what to run instead."""
+    from whichgpu.notes import note
+
+    one = estimate_throughput(arch, replace(job, gpus=1, tp=1, pp=1), gpu, 1)
+    if one.throughput.value <= split.throughput.value:
+        return []
+    return [note("warn_split_slower", count=split.count, rate=round(split.throughput.value, 1),
+                 one=round(one.throughput.value, 1), unit=split.throughput.unit)]  # fmt: skip
 
 
 def _runnable_precision(arch: ModelArch, job: Job, gpu: GPU) -> tuple[Job, list[Note]]:
