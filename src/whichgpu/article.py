@@ -136,22 +136,16 @@ def check_rent_price(catalog: Catalog, gpu_id: str) -> Note | None:
         and public.high_usd_per_h <= article.high_usd_per_h
     ):
         return None
+    said = {"claim": "C20", "gpu": gpu.name, "article": article_text}
+    low = format_usd(public.low_usd_per_h) + "/h"
+    low_where = _where(public.low.provider, public.low.market)
     if public.low is public.high:
-        return note(
-            "article_price_one_listing",
-            claim="C20",
-            gpu=gpu.name,
-            article=article_text,
-            price=format_usd(public.low_usd_per_h) + "/h",
-            where=_where(public.low.provider, public.low.market),
-        )
+        return note("article_price_one_listing", **said, price=low, where=low_where)
     return note(
         "article_price_differs",
-        claim="C20",
-        gpu=gpu.name,
-        article=article_text,
-        low=format_usd(public.low_usd_per_h) + "/h",
-        low_where=_where(public.low.provider, public.low.market),
+        **said,
+        low=low,
+        low_where=low_where,
         high=format_usd(public.high_usd_per_h) + "/h",
         high_where=_where(public.high.provider, public.high.market),
     )

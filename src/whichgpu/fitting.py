@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
-from whichgpu.estimate.parallel import min_gpus, usable_bytes
+from whichgpu.estimate.parallel import min_gpus, tensor_parallel_degree, usable_bytes
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
@@ -90,8 +90,6 @@ def candidate_changes(arch: ModelArch, job: Job) -> list[tuple[Note, Job]]:
     if job.training and not job.chunked_loss and not job.compiled:
         # torchtune's CEWithChunkedOutputLoss: the logits upcast to fp32 a chunk at a time
         out.append((note("change_chunked_loss"), replace(job, chunked_loss=True)))
-    from whichgpu.estimate.parallel import tensor_parallel_degree
-
     # each degree the heads allow within one 8-GPU node (its NVLink domain), the smallest
     # that fits listed first; the job's GPUs kept where it has more (taken from replicas)
     tp = job.tp * 2

@@ -16,7 +16,7 @@ from whichgpu.estimate.serving_plan import (
     plan_service,
     serving_provenance,
 )
-from whichgpu.job import Job, Precision
+from whichgpu.job import Job
 from whichgpu.requests import IMAGE_KINDS
 from whichgpu.throughput import (
     Rate,
@@ -116,12 +116,12 @@ def _slower_split(arch: ModelArch, job: Job, gpu: GPU, split: ThroughputEstimate
 def _runnable_precision(arch: ModelArch, job: Job, gpu: GPU) -> tuple[Job, list[Note]]:
     """BF16 left open on a GPU without BF16 tensor cores (T4, V100): FP16, as the
     recommender chooses it, and the note saying so."""
-    from whichgpu.estimate.perf import missing_math_unit
+    from whichgpu.estimate.perf import fp16_instead
     from whichgpu.notes import note
 
-    if missing_math_unit(gpu, job.precision) != "BF16":
+    fp16 = fp16_instead(gpu, job.precision)
+    if fp16 is None:
         return job, []
-    fp16: Precision = "16-mixed" if job.precision == "bf16-mixed" else "16-true"
     chosen = note("chosen_precision", component=arch.name, gpu=gpu.short_name, precision=fp16)
     return replace(job, precision=fp16), [chosen]
 

@@ -31,9 +31,14 @@ COMMAND_MODULES = {
 MODULES = ("catalog", "sizing", "plan")
 
 
+def _named(args: list[str]) -> str | None:
+    """The command ``args`` name (their first word that is not an option)."""
+    return next((arg for arg in args if not arg.startswith("-")), None)
+
+
 def register(args: list[str]) -> None:
     """Import the modules whose commands ``args`` may run."""
-    name = next((arg for arg in args if not arg.startswith("-")), None)
+    name = _named(args)
     help_first = bool(args) and args[0] in ("--help", "-h")
     wanted = (COMMAND_MODULES[name],) if name in COMMAND_MODULES and not help_first else MODULES
     for module in wanted:
@@ -67,7 +72,7 @@ def _one_command(args: list[str]) -> typer.Typer:
     into a Click command on each run (their signatures, options and help texts: a tenth of
     a cold start), and a run needs one; with no command, ``--help`` first or a name that is
     not a command, the whole app (its listing, Click's error naming the commands)."""
-    name = next((arg for arg in args if not arg.startswith("-")), None)
+    name = _named(args)
     commands = [c for c in app.registered_commands if _command_name(c) == name]
     groups = [g for g in app.registered_groups if g.name == name]
     if not commands and not groups:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import RESNET50_PARAMS
 from whichgpu.estimate.memory import weights_bytes
-from whichgpu.job import Job
+from whichgpu.job import Job, Precision
 from whichgpu.models.arch import ModelArch
 
 #: ResNet-50 forward, multiply-accumulates per 224² image (torchvision weights table, 4.09).
@@ -38,6 +38,14 @@ def missing_math_unit(gpu: GPU, precision: str) -> str | None:
         return "TF32"
     if precision in ("fp8", "fp8-mixed") and not gpu.fp8_tensor_dense_tflops:
         return "FP8"
+    return None
+
+
+def fp16_instead(gpu: GPU, precision: str) -> Precision | None:
+    """The FP16 twin of a BF16 precision on a GPU without BF16 tensor cores (T4, V100:
+    what a precision left open runs as there), else None."""
+    if precision.startswith("bf16") and missing_math_unit(gpu, precision) is not None:
+        return "16-mixed" if precision == "bf16-mixed" else "16-true"
     return None
 
 

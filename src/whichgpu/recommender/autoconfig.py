@@ -34,7 +34,7 @@ from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.parallel import scaled_job, training_layouts, usable_bytes
 from whichgpu.frozen import evolve
 from whichgpu.i18n import N_
-from whichgpu.job import Checkpointing, Job, Precision
+from whichgpu.job import Checkpointing, Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
 from whichgpu.recipes import RECIPES, parallel_of
@@ -135,11 +135,11 @@ def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: 
     """``job`` on ``count`` × ``gpu`` with the open settings chosen: the job spread over the
     GPUs, its layout, and notes saying what was chosen. Values the user gave are kept."""
     chosen: list[Note] = []
-    if component.precision is None and job.precision.startswith("bf16"):
-        from whichgpu.estimate.perf import missing_math_unit
+    if component.precision is None:
+        from whichgpu.estimate.perf import fp16_instead
 
-        if missing_math_unit(gpu, job.precision) is not None:
-            fp16: Precision = "16-mixed" if job.precision == "bf16-mixed" else "16-true"
+        fp16 = fp16_instead(gpu, job.precision)
+        if fp16 is not None:
             job = replace(job, precision=fp16)
             chosen.append(
                 note(

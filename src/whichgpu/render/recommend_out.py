@@ -16,9 +16,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-_note_doc = note_doc
-
-
 def _instance_doc(option: Option) -> dict[str, Any] | None:
     """The instances a rented option is priced as: type, GPUs each, how many, their price."""
     listing = option.listing
@@ -104,7 +101,7 @@ def option_doc(option: Option) -> dict[str, Any]:
             }
             for run in option.runs
         ],
-        "blockers": [_note_doc(b) for b in option.blockers],
+        "blockers": [note_doc(b) for b in option.blockers],
     }
 
 
@@ -117,10 +114,10 @@ def recommend_doc(result: Recommendation) -> dict[str, Any]:
         "objective": result.objective,
         "pick": None if pick is None else option_doc(pick),
         "options": [option_doc(o) for o in result.options],
-        "reasons": [_note_doc(n) for n in result.reasons],
-        "warnings": [_note_doc(n) for n in result.warnings],
-        "assumptions": [_note_doc(n) for n in result.assumptions],
-        "infeasible": [_note_doc(n) for n in result.infeasible],
+        "reasons": [note_doc(n) for n in result.reasons],
+        "warnings": [note_doc(n) for n in result.warnings],
+        "assumptions": [note_doc(n) for n in result.assumptions],
+        "infeasible": [note_doc(n) for n in result.infeasible],
         "baseline": None if result.baseline is None else option_doc(result.baseline),
         "unpriced": list(result.unpriced),
     }
