@@ -95,7 +95,12 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
 
 def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> EfficiencyModel:
     groups = sorted({o.group for o in rows})
-    factors = sorted({o.factor for o in rows} | {f"unit:{o.unit}" for o in rows})
+    factors = sorted(
+        {o.factor for o in rows}
+        | {f"unit:{o.unit}" for o in rows}
+        | {o.other_factor for o in rows if o.other_share}
+        | {f"unit:{o.other_unit}" for o in rows if o.other_share}
+    )
     harnesses = sorted({o.group[0] for o in rows})
     g_index = {g: i for i, g in enumerate(groups)}
     f_index = {f: len(groups) + i for i, f in enumerate(factors)}
@@ -107,6 +112,13 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     fi = np.array([f_index[o.factor] for o in rows])
     ui = np.array([f_index[f"unit:{o.unit}"] for o in rows])
     hi = np.array([h_index[o.group[0]] for o in rows])
+    # a decode step's other resource (its attention's KV reads under compute-bound GEMMs)
+    share = np.array([o.other_share for o in rows])
+    oi = np.array([f_index[o.other_factor] if o.other_share else fi[k] for k, o in enumerate(rows)])
+    oui = np.array(
+        [f_index[f"unit:{o.other_unit}"] if o.other_share else ui[k] for k, o in enumerate(rows)]
+    )
+    is_compute = np.array([o.bound == "compute" for o in rows])
     finite = np.isfinite(units)
     # the power-limited clock (whichgpu.estimate.efficiency.sustained_clock): two parameters
     # shared by every GPU, after the per-key ones
@@ -128,9 +140,10 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     has_power = np.array([o.power_w_per_tflops is not None for o in rows])
     log_power = np.log(np.array([o.power_w_per_tflops or 1.0 for o in rows]))
 
-    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, ...]:
         eta = 1 / (1 + np.exp(-x[gi]))  # (0, 1)
         f = 2 / (1 + np.exp(-x[fi])) * 2 / (1 + np.exp(-x[ui]))  # each (0, 2), 1 at x = 0
+        f_other = 2 / (1 + np.exp(-x[oi])) * 2 / (1 + np.exp(-x[oui]))
         overhead = MAX_OVERHEAD_S / (1 + np.exp(-x[hi]))  # seconds, in (0, 50 ms)
         gamma = MAX_GAMMA / (1 + np.exp(-x[p_gamma]))
         log_clock = gamma * np.minimum(0.0, log_power - x[p_p0])
@@ -141,12 +154,15 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
         memory_eta = np.where(
             mi >= 0, np.minimum(1.0, 2 / (1 + np.exp(-x[np.maximum(mi, 0)]))), 1.0
         )
-        return eta, f, overhead, clock, alpha, passes / memory_eta
+        return eta, f, f_other, overhead, clock, alpha, passes / memory_eta
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        eta, f, overhead, clock, alpha, passes = unpack(x)
-        efficiency = np.minimum(eta * f, 1.0) * clock
-        seconds = ideal / efficiency + np.where(finite, overhead / np.where(finite, units, 1), 0)
+        eta, f, f_other, overhead, clock, alpha, passes = unpack(x)
+        # the power-limited clock slows the compute-bound part only
+        efficiency = np.minimum(eta * f, 1.0) * np.where(is_compute, clock, 1.0)
+        other = np.minimum(eta * f_other, 1.0) * np.where(is_compute, 1.0, clock)
+        seconds = ideal * (1 - share) / efficiency + ideal * share / other
+        seconds = seconds + np.where(finite, overhead / np.where(finite, units, 1), 0)
         seconds = seconds + alpha * collectives + passes * stream
         fit_err = np.log(seconds) - measured
         ridge = RIDGE * x[len(groups) : len(groups) + len(factors)]
@@ -186,6 +202,8 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     sparsity = np.zeros((len(rows) + len(factors), len(x0)), dtype=int)
     for row, (a, b, c, d) in enumerate(zip(gi, fi, hi, ui, strict=True)):
         sparsity[row, [a, b, c, d]] = 1
+        if share[row]:
+            sparsity[row, [oi[row], oui[row]]] = 1
         if has_power[row]:
             sparsity[row, [p_gamma, p_p0]] = 1
         if collectives[row]:

@@ -18,6 +18,7 @@ from whichgpu.estimate.parallel import allreduce_seconds, tensor_parallel_second
 from whichgpu.estimate.perf import (
     decode_bytes_per_step,
     image_flops,
+    matmul_params,
     tensor_tflops,
     train_flops_per_token,
 )
@@ -91,6 +92,38 @@ def test_decode_reads_the_weights_and_the_kv_cache_once_a_step() -> None:
     weights = 2 * arch.total_params
     kv = 32 * 2 * 8 * 128 * 1000 * 4 * 2
     assert decode_bytes_per_step(arch, job, 1000) == weights + kv
+
+
+def _decode(gpu: str, batch: int) -> Benchmark:
+    return Benchmark(
+        id="user-decode", gpu=gpu, regime="llm-decode", model="llama-3.1-8b",
+        precision="16-true", batch=batch, seq=200, generate=128, metric="throughput",
+        value=1.0, unit="tokens/s", harness="trtllm", source="whichgpu", as_of="undated",
+    )  # fmt: skip
+
+
+def test_a_decode_step_sums_its_kernels_each_at_its_own_bound(catalog: Catalog) -> None:
+    """The per-operator roofline (Yuan et al., 2024, §2.2): at batch 256 the GEMMs are
+    compute-bound and attention's KV reads come after them, each part at its own resource's
+    efficiency; at batch 1 the whole step reads memory."""
+    a100 = catalog.resolve("a100")
+    arch = resolve_model("llama-3.1-8b")
+    peak, bandwidth = 312e12, a100.memory_bandwidth_gb_per_s * 1e9
+    gemm_s = 256 * 2 * matmul_params(arch) / peak
+    kv_s = 32 * 2 * 8 * 128 * (200 + 64) * 256 * 2 / bandwidth  # the mean context
+    big = ideal_rate(_decode(a100.id, 256), a100)
+    assert big is not None and big.bound == "compute"
+    assert big.rate == pytest.approx(256 / (gemm_s + kv_s), rel=1e-3)
+    assert big.other_share == pytest.approx(kv_s / (gemm_s + kv_s), rel=1e-3)
+    one = ideal_rate(_decode(a100.id, 1), a100)
+    assert one is not None and one.bound == "memory bandwidth" and one.other_share == 0
+    model, _ = load_efficiency()
+    obs = observe(_decode(a100.id, 256), a100)
+    assert obs is not None and (obs.factor, obs.other_factor) == ("Ampere", "hbm")
+    compute, _ = model.efficiency(obs.group, "Ampere", obs.unit)
+    memory, _ = model.efficiency(obs.group, "hbm", "memory")
+    blended = obs.ideal_s * ((1 - obs.other_share) / compute + obs.other_share / memory)
+    assert model.seconds_per_unit(obs) >= blended  # plus the harness's per-step overhead
 
 
 @pytest.mark.parametrize(

@@ -191,7 +191,7 @@ def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: 
     fitted = fit_factors(runs)
     # kept: factors that predict a source from the others (the HF stack's runs count padding
     # tokens out; FSDP's); not Megatron's, whose Hopper and A100 campaigns disagree
-    assert set(fitted) == {"fsdp", "hf"}
+    assert {"fsdp", "hf"} <= set(fitted) and "megatron" not in fitted
     assert fitted["hf"][0] < 1 < fitted["fsdp"][0]
     assert predicts(runs, "hf") and not predicts(runs, "megatron")
     for name, (factor, _n) in fitted.items():

@@ -125,9 +125,7 @@ def estimate_image(
     step = observe(_bench(pipeline, job, gpu, "it/s", harness), gpu)
     if call is None or step is None:
         raise InvalidInput("no_throughput_model", regime="diffusion-infer", gpu=gpu.name)
-    eta, provenance = model.efficiency(
-        call.group, call.factor, call.unit, call.power_w_per_tflops, call.memory
-    )
+    eta, provenance = model.of(call)
     transfer = image_times(pipeline, job, gpu).transfer_s
     return ImageEstimate(
         pipeline=pipeline,
@@ -197,9 +195,7 @@ def estimate_image_training(
     probe = observe(_bench(pipeline, one_image, gpu, "it/s", harness), gpu)
     if probe is None:
         raise InvalidInput("no_throughput_model", regime="diffusion-infer", gpu=gpu.name)
-    eta, provenance = model.efficiency(
-        probe.group, probe.factor, probe.unit, probe.power_w_per_tflops, probe.memory
-    )
+    eta, provenance = model.of(probe)
     times = image_train_times(pipeline, job, gpu)
     trainable = trainable_params(pipeline, job)
     allreduce = allreduce_seconds(trainable * 4.0, count, gpu)

@@ -211,9 +211,7 @@ def estimate_rate(
     obs = observe(bench, gpu)
     if obs is None:
         raise InvalidInput("no_throughput_model", regime=regime, gpu=gpu.name)
-    eta, provenance = model.efficiency(
-        obs.group, obs.factor, obs.unit, obs.power_w_per_tflops, obs.memory
-    )
+    eta, provenance = model.of(obs)
     rate = count / model.seconds_per_unit(obs)
     low_err, high_err = spread.get(regime, spread["*"])
     return ThroughputEstimate(
@@ -311,9 +309,7 @@ def _roofline(
     ideal = ideal_rate(bench, gpu, arch, job)
     if obs is None or ideal is None:
         raise InvalidInput("no_throughput_model", regime=bench.regime, gpu=arch.id)
-    eta, provenance = model.efficiency(
-        obs.group, obs.factor, obs.unit, obs.power_w_per_tflops, obs.memory
-    )
+    eta, provenance = model.of(obs)
     return eta, provenance, model.seconds_per_unit(obs), ideal.bound
 
 

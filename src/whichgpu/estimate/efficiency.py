@@ -17,9 +17,10 @@ from functools import cache, lru_cache
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.estimate.parallel import tensor_parallel_seconds
 from whichgpu.estimate.perf import (
-    decode_bytes_per_step,
+    decode_weight_bytes,
     forward_flops_per_token,
     image_flops,
+    kv_read_bytes,
     tensor_tflops,
     train_flops_per_token,
 )
@@ -138,6 +139,10 @@ class Ideal:
 
     rate: float
     bound: str
+    #: The share of the ideal time the other resource binds (the per-operator roofline of a
+    #: decode step: its GEMMs compute-bound, its attention reading the KV cache), which runs
+    #: at that resource's efficiency; 0 where one resource binds the whole unit of work
+    other_share: float = 0.0
 
 
 def ideal_rate(
@@ -203,23 +208,24 @@ def ideal_rate(
         return None
     if w == "llm-decode":
         context = (bench.seq or 0) + (bench.generate or 128) // 2
-        compute, memory = _decode_step(arch, job, bench, context, peak, bandwidth)
-        step = max(compute, memory) + tensor_parallel_seconds(arch, job.batch, tp, gpu)
-        return (
-            Ideal(job.batch / step, _bound(compute, memory)) if bench.unit == "tokens/s" else None
-        )
+        compute_s, memory_s = _decode_step(arch, job, bench, context, peak, bandwidth)
+        comm = tensor_parallel_seconds(arch, job.batch, tp, gpu)
+        step = compute_s + memory_s + comm
+        if bench.unit != "tokens/s":
+            return None
+        return _split(job.batch / step, compute_s, memory_s + comm)
     if w == "llm-serve":
         if bench.batch is None:
             return None  # a "maximum throughput" without its batch has no roofline
         prompt, out = bench.seq or 128, bench.generate or 128
         prefill = _serve_prefill_s(arch, prompt, job.batch, peak)
-        compute, memory = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth)
+        compute_s, memory_s = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth)
         comm = tensor_parallel_seconds(arch, job.batch * (prompt + out), tp, gpu)
-        rate = job.batch * out / (prefill + out * max(compute, memory) + comm)
+        compute_s, memory_s = prefill + out * compute_s, out * memory_s + comm
+        rate = job.batch * out / (compute_s + memory_s)
         if bench.unit == "tokens/s/gpu":
             rate /= n
-        bound = _bound(prefill + out * compute, out * memory)
-        return Ideal(rate, bound) if bench.unit.startswith("tokens/s") else None
+        return _split(rate, compute_s, memory_s) if bench.unit.startswith("tokens/s") else None
     return None
 
 
@@ -241,10 +247,16 @@ def serve_prefill_ideal_s(bench: Benchmark, gpu: GPU, arch: ModelArch) -> float:
     return _serve_prefill_s(arch, bench.seq or 128, 1, peak)
 
 
-def _bound(compute_s: float, memory_s: float) -> str:
-    """The roofline's binding resource: a decode step or a served batch is compute-bound
-    once its FLOPs take longer than its bytes (Williams et al., 2009), as large batches do."""
-    return "compute" if compute_s > memory_s else "memory bandwidth"
+def _split(rate: float, compute_s: float, memory_s: float) -> Ideal:
+    """An ideal rate whose time is ``compute_s`` bound by the math units and ``memory_s`` by
+    memory (and links): the larger names the bound (Williams et al., 2009: large batches
+    make a decode step compute-bound), the smaller is the other share."""
+    total = compute_s + memory_s
+    if total <= 0:
+        return Ideal(rate, "memory bandwidth")
+    if compute_s > memory_s:
+        return Ideal(rate, "compute", memory_s / total)
+    return Ideal(rate, "memory bandwidth", compute_s / total)
 
 
 def _weights(arch: ModelArch, job: Job, bench: Benchmark) -> float:
@@ -256,10 +268,26 @@ def _weights(arch: ModelArch, job: Job, bench: Benchmark) -> float:
 def _decode_step(
     arch: ModelArch, job: Job, bench: Benchmark, context: int, peak: float, bandwidth: float
 ) -> tuple[float, float]:
-    """A decode step's compute and memory times (its roofline is their maximum)."""
-    moved = decode_bytes_per_step(arch, job, context, _weights_scale(bench))
-    flops = forward_flops_per_token(arch, context) * job.batch
-    return flops / peak, moved / bandwidth
+    """A decode step's seconds on the per-operator roofline, split into its compute-bound
+    and its memory-bound kernels'. Each kernel runs at its own bound and the kernels run one
+    after another (Yuan et al., 2024, "LLM Inference Unveiled: Survey and Roofline Model
+    Insights", arXiv:2402.16363, §2.2: a layer's time is the sum of its operators'
+    ``max(FLOPs / peak, bytes / bandwidth)``): the linear layers read the weights once for the
+    batch (``2·N·B`` FLOPs), attention reads each sequence's KV cache (``4·L·H·d·context``
+    FLOPs a sequence). At a large batch the GEMMs are compute-bound and attention's KV reads
+    come on top of them; each part then runs at its own resource's efficiency
+    (:attr:`Ideal.other_share`)."""
+    weights = decode_weight_bytes(arch, job, _weights_scale(bench))
+    kv = kv_read_bytes(arch, job, context)
+    linear_flops = forward_flops_per_token(arch, 0) * job.batch
+    attention_flops = forward_flops_per_token(arch, context) * job.batch - linear_flops
+    compute_s = memory_s = 0.0
+    for flops, moved in ((linear_flops, weights), (attention_flops, kv)):
+        if flops / peak > moved / bandwidth:
+            compute_s += flops / peak
+        else:
+            memory_s += moved / bandwidth
+    return compute_s, memory_s
 
 
 def memory_class(gpu: GPU) -> str:
@@ -302,6 +330,11 @@ class Observation:
     unit: str
     #: Board power per FP32 TFLOPS at boost clock (W), for compute-bound work; None otherwise
     power_w_per_tflops: float | None = None
+    #: The share of ``ideal_s`` the other resource binds (:attr:`Ideal.other_share`), which
+    #: runs at that resource's factor and unit (``other_factor``, ``other_unit``)
+    other_share: float = 0.0
+    other_factor: str = ""
+    other_unit: str = ""
     #: Tensor-parallel all-reduces the GPUs wait on per unit of work (each costs the fitted
     #: start-up latency ``tp:latency_s:HARNESS``, the α of Hockney's α + β·bytes model, one
     #: per software generation: TensorRT-LLM's static-batching v0.5/v0.6 harness waited
@@ -368,6 +401,10 @@ def observe(
     else:
         factor = gpu.architecture if compute else memory_class(gpu)
         unit = math_unit(bench, gpu) if compute else "memory"
+    other_factor = other_unit = ""
+    if ideal.other_share:
+        other_factor = memory_class(gpu) if compute else gpu.architecture
+        other_unit = "memory" if compute else math_unit(bench, gpu)
     return Observation(
         bench=bench,
         ideal_s=1 / ideal.rate,
@@ -380,8 +417,11 @@ def observe(
         # a power-limited clock binds under sustained full load; a denoising pipeline's
         # small launches and idle gaps between them do not hold it there
         power_w_per_tflops=power_density(gpu)
-        if compute and bench.regime not in ("diffusion-infer",)
+        if (compute or ideal.other_share) and bench.regime not in ("diffusion-infer",)
         else None,
+        other_share=ideal.other_share,
+        other_factor=other_factor,
+        other_unit=other_unit,
         collectives=collectives_per_unit(bench, arch),
         stream_s=stream_seconds(bench, gpu, arch),
         memory=memory_class(gpu),
@@ -513,17 +553,32 @@ class EfficiencyModel:
         own fitted ``tp:latency_s:HARNESS``, else the one shared term)."""
         return self.terms.get(f"tp:latency_s:{harness}", self.terms.get("tp:latency_s", 0.0))
 
+    def of(self, obs: Observation) -> tuple[float, str]:
+        """:meth:`efficiency` of an observation's binding resource (the power-limited clock
+        applies to compute-bound work only)."""
+        compute = obs.bound == "compute"
+        return self.efficiency(
+            obs.group, obs.factor, obs.unit, obs.power_w_per_tflops if compute else None,
+            obs.memory,
+        )  # fmt: skip
+
     def seconds_per_unit(self, obs: Observation) -> float:
-        eta, _ = self.efficiency(
-            obs.group, obs.factor, obs.unit, obs.power_w_per_tflops, obs.memory
-        )
+        compute = obs.bound == "compute"
+        eta, _ = self.of(obs)
+        ideal = obs.ideal_s * (1 - obs.other_share) / eta
+        if obs.other_share:
+            other, _ = self.efficiency(
+                obs.group, obs.other_factor, obs.other_unit,
+                None if compute else obs.power_w_per_tflops, obs.memory,
+            )  # fmt: skip
+            ideal += obs.ideal_s * obs.other_share / other
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
         latency = self.alpha_s(obs.group[0]) * obs.collectives
         passes = self.terms.get(stream_term(obs.bench.regime), 0.0)
         stream = (
             passes * obs.stream_s / min(1.0, self.factor.get(obs.memory, 1.0)) if passes else 0.0
         )
-        return obs.ideal_s / eta + latency + overhead + stream
+        return ideal + latency + overhead + stream
 
 
 @cache

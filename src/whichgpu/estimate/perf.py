@@ -134,17 +134,26 @@ def image_flops(arch: ModelArch, training: bool) -> float:
 def decode_bytes_per_step(
     arch: ModelArch, job: Job, context: int, weight_scale: float = 1.0
 ) -> float:
-    """Bytes read per decode step: every weight once (an MoE step reads the experts its batch
-    routes to), and each sequence's KV cache. ``weight_scale`` halves 16-bit weights stored
-    in fp8."""
+    """Bytes read per decode step: :func:`decode_weight_bytes` and :func:`kv_read_bytes`."""
+    return decode_weight_bytes(arch, job, weight_scale) + kv_read_bytes(arch, job, context)
+
+
+def decode_weight_bytes(arch: ModelArch, job: Job, weight_scale: float = 1.0) -> float:
+    """Weight bytes a decode step of ``job.batch`` sequences reads: every weight once (an MoE
+    step reads the experts its batch routes to). ``weight_scale`` halves 16-bit weights
+    stored in fp8."""
     weights = weights_bytes(arch, job) * weight_scale
     if arch.is_moe:
         touched = min(arch.n_experts, job.batch * arch.experts_per_token)
         expert_share = arch.params.experts / arch.total_params
         weights *= 1 - expert_share * (1 - touched / arch.n_experts)
+    return weights
+
+
+def kv_read_bytes(arch: ModelArch, job: Job, context: int) -> float:
+    """Each of the batch's sequences' KV cache over ``context`` tokens, read once a step."""
     kv_elem = 1.0 if job.kv_dtype == "fp8" else 2.0
-    kv = float(arch.n_layers) * arch.kv_dim * context * job.batch * kv_elem
-    return weights + kv
+    return float(arch.n_layers) * arch.kv_dim * context * job.batch * kv_elem
 
 
 def check_math_unit(gpu: GPU, precision: str) -> None:
