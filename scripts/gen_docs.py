@@ -320,7 +320,13 @@ def training_page() -> str:
         "3,072 A100s, BLOOM, NeMo, Megatron-Bridge, the Llama 3 paper): the roofline alone "
         "is within the no-factor figures above, and a factor does not carry from one to the "
         "next (the Hopper campaigns read 9 to 39 % under, the A100 ones up to 27 % over), "
-        "so none is kept; nor is torchtune's, whose two campaigns disagree. The Llama 3 "
+        "so none is kept"
+        + (
+            "; torchtune's two campaigns predict each other, and its factor is kept. "
+            if "torchtune" in factors
+            else "; nor is torchtune's, whose two campaigns disagree. "
+        )
+        + "The Llama 3 "
         "paper's 405B rows run an interleaved schedule whose virtual stages it does not "
         "state; they are estimated without interleaving, with its larger bubble.",
         "",
