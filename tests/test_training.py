@@ -178,9 +178,16 @@ def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Ca
     request = EstimateRequest(model="llama-3.1-8b", task="lora", framework="axolotl", gpu="a100")
     estimate = estimate_job(catalog.resolve("a100"), LLAMA_8B, request)
     assert estimate.job is not None and (estimate.job.batch, estimate.job.seq) == (2, 4096)
-    # without a framework, PyTorch's one sequence of 2048 tokens, as before
+    # without a framework: the largest micro-batch of up to the HF Trainer's 8 that fits
+    # without recomputation (8 would need it, and run slower), 2048 tokens, chosen and said
+    # as recommend chooses them for the same GPU
     plain = estimate_job(catalog.resolve("a100"), LLAMA_8B, EstimateRequest(task="lora"))
-    assert plain.job is not None and (plain.job.batch, plain.job.seq) == (1, 2048)
+    assert plain.job is not None and (plain.job.batch, plain.job.seq) == (4, 2048)
+    assert plain.job.checkpointing == "none"
+    assert "chosen_batch" in [n.code for n in plain.notes]
+    given = estimate_job(catalog.resolve("a100"), LLAMA_8B, EstimateRequest(task="lora", batch=1))
+    assert given.job is not None and given.job.batch == 1  # a value the user gives is kept
+    assert "chosen_batch" not in [n.code for n in given.notes]
 
 
 def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:

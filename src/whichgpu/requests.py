@@ -172,9 +172,15 @@ class FitRequest(TrainingSettings):
     prompt: int = given(0, PROMPT)
     generate: int = given(0, GENERATE)
     checkpointing: bool | None = given(
-        None, replace(CHECKPOINTING, help=N_("Full activation checkpointing (default: the "
-                                             "framework's, else off)."))
-    )  # fmt: skip
+        None,
+        replace(
+            CHECKPOINTING,
+            help=N_(
+                "Full activation checkpointing (default: where it lets a faster micro-batch "
+                "fit, or nothing fits without it)."
+            ),
+        ),
+    )
     recompute: str | None = given(
         None,
         Input(
@@ -355,7 +361,11 @@ class EstimateRequest(TrainingSettings):
         None,
         replace(
             BATCH,
-            help=N_("Sequences or images per GPU step (default: the framework's, else 1)."),
+            help=N_(
+                "Sequences or images per GPU step (default: training takes the largest that "
+                "fits, up to a recipe's; serving at a request rate the fewest in flight that "
+                "sustain it; else 1)."
+            ),
         ),
     )
     seq: int | None = given(
@@ -370,9 +380,15 @@ class EstimateRequest(TrainingSettings):
     prompt: int = given(0, PROMPT)
     generate: int = given(256, GENERATE)
     checkpointing: bool | None = given(
-        None, replace(CHECKPOINTING, help=N_("Full activation checkpointing (default: the "
-                                             "framework's, else off)."))
-    )  # fmt: skip
+        None,
+        replace(
+            CHECKPOINTING,
+            help=N_(
+                "Full activation checkpointing (default: where it lets a faster micro-batch "
+                "fit, or nothing fits without it)."
+            ),
+        ),
+    )
     tp: int | None = given(None, replace(TP, help=N_("Tensor-parallel degree (default: chosen).")))
     pp: int | None = given(
         None, replace(PP, help=N_("Pipeline-parallel degree (default: chosen)."))

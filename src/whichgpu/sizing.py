@@ -24,7 +24,6 @@ from whichgpu.throughput import (
     check_runnable,
     estimate_model_free,
     estimate_throughput,
-    fastest_layout,
     job_size,
 )
 
@@ -89,8 +88,9 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
     if r.serves:
         return estimate_service(arch, job, gpu, r)
-    if training and r.count > 1 and r.tp is None and r.pp is None:
-        job = fastest_layout(arch, job, gpu, r.count, r.framework)
+    if training and r.tp is None and r.pp is None:
+        job, chosen = _configured(arch, job, gpu, r)
+        notes += chosen
     result = estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
     held = result.job or job
     if not training and r.count > 1:
@@ -99,6 +99,22 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
         # checked above), as the throughput estimate has it
         held = replace(job, tp=r.count, gpus=r.count)
     return _with_memory(arch, held, gpu, result, notes)
+
+
+def _configured(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> tuple[Job, list[Note]]:
+    """A training job's open settings chosen as ``recommend`` chooses them for the same GPU
+    and count (:func:`whichgpu.recommender.autoconfig.configure`: the micro-batch, the
+    accumulation to a global batch, recomputation, the layout), and the notes saying so:
+    one job, one answer, whichever command asks."""
+    from whichgpu.recommender.autoconfig import configure
+    from whichgpu.requests import Component
+
+    component = Component(
+        kind=r.task, model=r.model, params=r.params, precision=r.precision, quant=r.quant,
+        batch=r.batch, seq=r.seq, checkpointing=r.checkpointing, **r.settings(),
+    )  # fmt: skip
+    configured = configure(component, arch, job, gpu, r.count)
+    return configured.job, configured.chosen
 
 
 def _slower_split(arch: ModelArch, job: Job, gpu: GPU, split: ThroughputEstimate) -> list[Note]:

@@ -474,27 +474,6 @@ def checked_throughput(
     )
 
 
-def fastest_layout(arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None) -> Job:
-    """The fastest of the framework's layouts (:func:`~whichgpu.estimate.parallel.
-    training_layouts`) that holds ``job`` on ``count`` × ``gpu``; the first if none does
-    (the memory check then says so)."""
-    from whichgpu.estimate.memory import memory_of
-    from whichgpu.estimate.parallel import training_layouts, usable_bytes
-    from whichgpu.recipes import parallel_of
-
-    layouts = training_layouts(arch, job, count, parallel_of(framework))
-    capacity = usable_bytes(gpu)
-    fitting = [j for j, _ in layouts if memory_of(arch, j).total_bytes <= capacity]
-    if not fitting:
-        return layouts[0][0]
-    return max(
-        fitting,
-        key=lambda j: (
-            estimate_throughput(arch, j, gpu, count, framework=framework).throughput.value
-        ),
-    )
-
-
 @lru_cache(maxsize=8192)
 def serving_seconds(
     arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str
