@@ -3,6 +3,8 @@ setting's kind, range or choices, help and CLI flag, declared once."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from whichgpu.engines import ENGINE_IDS
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input
@@ -30,6 +32,22 @@ SEQ = Input(
 PROMPT = Input("int", N_("Inference: prompt tokens."), low=0, high=10_000_000)
 GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
 CHECKPOINTING = Input("bool", N_("Full activation checkpointing."))
+#: The two settings a training job's search chooses when they are left open
+#: (:mod:`whichgpu.recommender.autoconfig`), as every request that runs it words them
+CHOSEN_CHECKPOINTING = replace(
+    CHECKPOINTING,
+    help=N_(
+        "Full activation checkpointing (default: where it lets a faster micro-batch fit, or "
+        "nothing fits without it)."
+    ),
+)
+CHOSEN_BATCH = replace(
+    BATCH,
+    help=N_(
+        "Sequences or images per GPU step (default: training takes the largest that fits, up "
+        "to a recipe's; serving at a request rate the fewest in flight that sustain it; else 1)."
+    ),
+)
 TOKENS = Input("size", N_("Job size: tokens to train on or generate (1e9, 2B)."), low=1, high=1e18)
 IMAGES = Input("size", N_("Job size: images per epoch."), low=1, high=1e15)
 EPOCHS = Input("number", N_("Passes over --images."), low=1e-3, high=1e6)

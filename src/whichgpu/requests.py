@@ -33,7 +33,8 @@ from whichgpu.request_fields import (
     ACTIVATION_OFFLOAD,
     BATCH,
     CACHE_LATENTS,
-    CHECKPOINTING,
+    CHOSEN_BATCH,
+    CHOSEN_CHECKPOINTING,
     CHUNKED_LOSS,
     COMPILED,
     CPU_OFFLOAD,
@@ -171,16 +172,7 @@ class FitRequest(TrainingSettings):
     )
     prompt: int = given(0, PROMPT)
     generate: int = given(0, GENERATE)
-    checkpointing: bool | None = given(
-        None,
-        replace(
-            CHECKPOINTING,
-            help=N_(
-                "Full activation checkpointing (default: where it lets a faster micro-batch "
-                "fit, or nothing fits without it)."
-            ),
-        ),
-    )
+    checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)
     recompute: str | None = given(
         None,
         Input(
@@ -357,17 +349,7 @@ class EstimateRequest(TrainingSettings):
         ),
     )
     quant: str | None = given(None, QUANT)
-    batch: int | None = given(
-        None,
-        replace(
-            BATCH,
-            help=N_(
-                "Sequences or images per GPU step (default: training takes the largest that "
-                "fits, up to a recipe's; serving at a request rate the fewest in flight that "
-                "sustain it; else 1)."
-            ),
-        ),
-    )
+    batch: int | None = given(None, CHOSEN_BATCH)
     seq: int | None = given(
         None,
         replace(
@@ -379,16 +361,7 @@ class EstimateRequest(TrainingSettings):
     )
     prompt: int = given(0, PROMPT)
     generate: int = given(256, GENERATE)
-    checkpointing: bool | None = given(
-        None,
-        replace(
-            CHECKPOINTING,
-            help=N_(
-                "Full activation checkpointing (default: where it lets a faster micro-batch "
-                "fit, or nothing fits without it)."
-            ),
-        ),
-    )
+    checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)
     tp: int | None = given(None, replace(TP, help=N_("Tensor-parallel degree (default: chosen).")))
     pp: int | None = given(
         None, replace(PP, help=N_("Pipeline-parallel degree (default: chosen)."))
@@ -465,31 +438,12 @@ class Component(TrainingSettings):
     #: None: chosen per candidate (training: the largest micro-batch that fits, up to a
     #: recipe's; serving at a request rate: the concurrency that sustains it; else one
     #: sequence); see whichgpu.recommender.autoconfig
-    batch: int | None = given(
-        None,
-        replace(
-            BATCH,
-            help=N_(
-                "Sequences or images per GPU step (default: training takes the largest that "
-                "fits, up to a recipe's; serving at a request rate the fewest in flight that "
-                "sustain it; else 1)."
-            ),
-        ),
-    )
+    batch: int | None = given(None, CHOSEN_BATCH)
     seq: int | None = given(None, SEQ)
     prompt: int = given(512, PROMPT)
     generate: int = given(256, GENERATE)
     #: None: off, unless a training job fits no other way (then full checkpointing)
-    checkpointing: bool | None = given(
-        None,
-        replace(
-            CHECKPOINTING,
-            help=N_(
-                "Full activation checkpointing (default: where it lets a faster micro-batch "
-                "fit, or nothing fits without it)."
-            ),
-        ),
-    )
+    checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)
     tokens: float | None = given(None, TOKENS)
     images: float | None = given(None, IMAGES)
     epochs: float = given(1.0, EPOCHS)
