@@ -6,6 +6,7 @@ what is validated is what users get; its memory from :mod:`whichgpu.estimate.dif
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from whichgpu.catalog.records import GPU
@@ -288,15 +289,29 @@ def plan_image(
     :func:`~whichgpu.estimate.diffusion.make_image_job`'s."""
     from dataclasses import replace
 
+    one = _plan_image_on_one(pipeline, gpu, tuple(sorted(settings.items())))
+    return one if count == 1 else replace(one, count=count)
+
+
+@lru_cache(maxsize=2048)
+def _plan_image_on_one(
+    pipeline: DiffusionPipeline, gpu: GPU, items: tuple[tuple[str, Any], ...]
+) -> ImageEstimate:
+    """:func:`plan_image` on one GPU, once per GPU and settings: each GPU of a candidate
+    runs its own pipeline on a share of the images, so only the count differs between a
+    GPU model's candidates."""
+    from dataclasses import replace
+
     from whichgpu.estimate.diffusion import fitting_image_job, make_image_job
     from whichgpu.estimate.parallel import usable_bytes
 
+    settings = dict(items)
     job = make_image_job(pipeline, gpu, **settings)
     job, chosen = fitting_image_job(
         pipeline, job, usable_bytes(gpu), settings.get("batch") is None,
         settings.get("offload") is None, settings.get("vae_tiling") is None,
     )  # fmt: skip
-    return replace(estimate_image(pipeline, job, gpu, count), chosen=tuple(chosen))
+    return replace(estimate_image(pipeline, job, gpu, 1), chosen=tuple(chosen))
 
 
 def plan_image_training(

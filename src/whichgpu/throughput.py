@@ -18,7 +18,6 @@ from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency import (
     LAYER_SPLIT_HARNESSES,
-    ideal_rate,
     load_efficiency,
     load_framework_factors,
     observe,
@@ -306,11 +305,10 @@ def _roofline(
     recomputation adds a forward); the benchmark record only picks the calibrated η."""
     model, _spread = load_efficiency()
     obs = observe(bench, gpu, arch, job)
-    ideal = ideal_rate(bench, gpu, arch, job)
-    if obs is None or ideal is None:
+    if obs is None:
         raise InvalidInput("no_throughput_model", regime=bench.regime, gpu=arch.id)
     eta, provenance = model.of(obs)
-    return eta, provenance, model.seconds_per_unit(obs), ideal.bound
+    return eta, provenance, model.seconds_per_unit(obs), obs.bound
 
 
 @lru_cache(maxsize=4096)

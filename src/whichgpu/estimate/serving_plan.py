@@ -136,8 +136,12 @@ def _curve(
     return curve, eta * factor
 
 
-def _point(curve: _Curve, rate: float, quantile: float) -> ServingPoint | None:
-    """The replica at ``rate`` requests/s, or None where it cannot keep up."""
+def _point(
+    curve: _Curve, rate: float, quantile: float, start: float = 1.0
+) -> ServingPoint | None:
+    """The replica at ``rate`` requests/s, or None where it cannot keep up. ``start``: a
+    concurrency at or below the answer's (the one at a lower rate), where the fixed-point
+    iteration begins."""
     if rate <= 0:
         return None
     t_p, c, out = curve.prefill_s, curve.cycle_prefill_s, curve.generate
@@ -152,7 +156,7 @@ def _point(curve: _Curve, rate: float, quantile: float) -> ServingPoint | None:
     busy = rate * c  # the share of the GPU's time spent in prefills
     if busy >= 1:
         return None
-    batch = 1.0
+    batch = max(1.0, start)
     for _ in range(60):  # Little's law, B = λ·(t_p + O·TPOT(B)): increasing, so it converges
         nxt = rate * (t_p + out * curve.step_s(batch) / (1 - busy))
         if nxt > curve.b_max:
@@ -208,14 +212,17 @@ def _meets(point: ServingPoint | None, targets: Targets) -> bool:
     return targets.tpot_s is None or point.tpot_s <= targets.tpot_s
 
 
-def _highest(curve: _Curve, ok: float, bad: float, test: object) -> float:
-    """Bisection between a rate that passes ``test`` and one that does not, on the rate's
-    logarithm (the range spans six decades; the answer is wanted to a relative 1e-4)."""
-    assert callable(test)
+def _highest(curve: _Curve, ok: float, bad: float, targets: Targets) -> float:
+    """Bisection between a rate that meets ``targets`` and one that does not, on the rate's
+    logarithm (the range spans six decades; the answer is wanted to a relative 1e-4). The
+    concurrency grows with the rate, so each probe's fixed point starts from the one at the
+    highest rate known to pass."""
+    start = 1.0
     for _ in range(BISECTION_STEPS):
         middle = math.sqrt(ok * bad)
-        if test(middle):
-            ok = middle
+        point = _point(curve, middle, targets.quantile, start)
+        if point is not None and _meets(point, targets):
+            ok, start = middle, point.concurrency
         else:
             bad = middle
     return ok
@@ -265,9 +272,7 @@ def _capacity(
         else:
             unmet = ("ttft", floor.ttft_s)
         return _Capacity(curve, eta, ServingPoint(0.0, 0.0, math.inf, math.inf), binding, unmet)
-    capacity_rate = _highest(
-        curve, ceiling * 1e-6, ceiling, lambda r: _meets(_point(curve, r, q), targets)
-    )
+    capacity_rate = _highest(curve, ceiling * 1e-6, ceiling, targets)
     at_edge = _point(curve, capacity_rate * 1.001, q)
     if at_edge is not None:
         over_tpot = targets.tpot_s is not None and at_edge.tpot_s > targets.tpot_s
