@@ -188,7 +188,6 @@ def estimate_image_training(
     step's backward, optimizer and data loading cost beyond that)."""
     from whichgpu.errors import InvalidInput
     from whichgpu.estimate.efficiency import load_efficiency, load_framework_factors, observe
-    from whichgpu.estimate.parallel import allreduce_seconds
 
     one_image = ImageJob(job.resolution, 1, precision=job.precision)
     check_image_job(pipeline, one_image, gpu)  # the stride, and the precision's tensor cores
@@ -199,27 +198,44 @@ def estimate_image_training(
     eta, provenance = model.of(probe)
     times = image_train_times(pipeline, job, gpu)
     trainable = trainable_params(pipeline, job)
-    allreduce = allreduce_seconds(trainable * 4.0, count, gpu)
     launch = model.overhead_s.get(harness, 0.0) * times.passes
     step = times.compute_s / eta + launch
     fitted = load_framework_factors().get(IMAGE_TRAIN_FACTOR) if factored else None
     if fitted is not None:
         step /= fitted[0]
         provenance += f"; × {fitted[0]:.2f} fitted on {fitted[1]} published fine-tuning runs"
-    step += allreduce
-    return ImageTrainEstimate(
+    one = ImageTrainEstimate(
         pipeline=pipeline,
         job=job,
-        count=count,
+        count=1,
         memory=image_train_memory(pipeline, job),
         seconds_per_step=step,
-        allreduce_s=allreduce,
+        allreduce_s=0.0,
         trainable_params=trainable,
         harness=harness,
         efficiency=eta,
         provenance=provenance,
-        bound="interconnect" if allreduce > times.compute_s / eta else "compute",
+        bound="compute",
     )
+    return on_gpus(one, count, gpu)
+
+
+def on_gpus(one: ImageTrainEstimate, count: int, gpu: GPU) -> ImageTrainEstimate:
+    """A one-GPU fine-tuning step data-parallel over ``count`` GPUs: each step adds the ring
+    all-reduce of the trainable parameters' fp32 gradients over the GPUs' links (Patarasuk &
+    Yuan, 2009), and the step is interconnect-bound where that takes longer than the rest."""
+    from dataclasses import replace
+
+    from whichgpu.estimate.parallel import allreduce_seconds
+
+    if count == 1:
+        return one
+    allreduce = allreduce_seconds(one.trainable_params * 4.0, count, gpu)
+    return replace(
+        one, count=count, seconds_per_step=one.seconds_per_step + allreduce,
+        allreduce_s=allreduce,
+        bound="interconnect" if allreduce > one.seconds_per_step else one.bound,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -320,19 +336,30 @@ def plan_image_training(
     """A fine-tuning job as the user set it, the batch and checkpointing left open set for
     ``gpu``'s memory, estimated; ``settings`` are
     :func:`~whichgpu.estimate.diffusion.make_train_job`'s."""
+    if method == "full":
+        settings = {k: v for k, v in settings.items() if k != "lora_targets"}
+    one = _plan_training_on_one(pipeline, gpu, method, tuple(sorted(settings.items())))
+    return on_gpus(one, count, gpu)
+
+
+@lru_cache(maxsize=2048)
+def _plan_training_on_one(
+    pipeline: DiffusionPipeline, gpu: GPU, method: str, items: tuple[tuple[str, Any], ...]
+) -> ImageTrainEstimate:
+    """:func:`plan_image_training` on one GPU, once per GPU and settings (the counts of a
+    GPU model differ only in the gradients' all-reduce: :func:`on_gpus`)."""
     from dataclasses import replace
 
     from whichgpu.estimate.diffusion_training import fitting_train_job, make_train_job
     from whichgpu.estimate.parallel import usable_bytes
 
-    if method == "full":
-        settings = {k: v for k, v in settings.items() if k != "lora_targets"}
+    settings = dict(items)
     job = make_train_job(pipeline, gpu, method, **settings)
     job, chosen = fitting_train_job(
         pipeline, job, usable_bytes(gpu), settings.get("batch") is None,
         settings.get("checkpointing") is None,
     )  # fmt: skip
-    return replace(estimate_image_training(pipeline, job, gpu, count), chosen=tuple(chosen))
+    return replace(estimate_image_training(pipeline, job, gpu, 1), chosen=tuple(chosen))
 
 
 def image_settings(request: Any, task: str) -> dict[str, Any]:
