@@ -188,6 +188,12 @@ def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Ca
     given = estimate_job(catalog.resolve("a100"), LLAMA_8B, EstimateRequest(task="lora", batch=1))
     assert given.job is not None and given.job.batch == 1  # a value the user gives is kept
     assert "chosen_batch" not in [n.code for n in given.notes]
+    # a layout the user fixes is kept, and the micro-batch and accumulation still chosen
+    h100 = catalog.resolve("h100")
+    fixed = EstimateRequest(model="llama-3.1-8b", task="train", gpu="h100", count=8, tp=2, pp=2)
+    laid = estimate_job(h100, LLAMA_8B, fixed)
+    assert laid.job is not None and (laid.job.tp, laid.job.pp, laid.job.dp) == (2, 2, 2)
+    assert laid.job.batch > 1 and laid.job.batch * laid.job.dp * laid.job.grad_accum == 2048
 
 
 def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:

@@ -88,7 +88,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
     if r.serves:
         return estimate_service(arch, job, gpu, r)
-    if training and r.tp is None and r.pp is None:
+    if training:
         job, chosen = _configured(arch, job, gpu, r)
         notes += chosen
     result = estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
@@ -104,8 +104,8 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
 def _configured(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> tuple[Job, list[Note]]:
     """A training job's open settings chosen as ``recommend`` chooses them for the same GPU
     and count (:func:`whichgpu.recommender.autoconfig.configure`: the micro-batch, the
-    accumulation to a global batch, recomputation, the layout), and the notes saying so:
-    one job, one answer, whichever command asks."""
+    accumulation to a global batch, recomputation, the layout unless ``--tp``/``--pp`` fix
+    it), and the notes saying so: one job, one answer, whichever command asks."""
     from whichgpu.recommender.autoconfig import configure
     from whichgpu.requests import Component
 
@@ -113,7 +113,8 @@ def _configured(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> tupl
         kind=r.task, model=r.model, params=r.params, precision=r.precision, quant=r.quant,
         batch=r.batch, seq=r.seq, checkpointing=r.checkpointing, **r.settings(),
     )  # fmt: skip
-    configured = configure(component, arch, job, gpu, r.count)
+    fixed = None if r.tp is None and r.pp is None else (job.tp, job.pp)
+    configured = configure(component, arch, job, gpu, r.count, fixed)
     return configured.job, configured.chosen
 
 

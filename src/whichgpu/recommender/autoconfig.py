@@ -109,12 +109,14 @@ def trials(
     batches: tuple[int, ...],
     modes: tuple[Checkpointing, ...],
     global_batch: int | None,
+    fixed: tuple[int, int] | None = None,
 ) -> Trials:
     """The jobs the search tries on ``count`` GPUs, built once for every GPU model (they do
     not depend on it; only which of them fit and how fast they run do): each layout, mode
-    and micro-batch a global batch allows."""
+    and micro-batch a global batch allows. ``fixed``: the tensor × pipeline degrees the user
+    gave, the only layout tried (``job``'s own where the framework lists none such)."""
     out = []
-    for layout, strategy in training_layouts(arch, job, count, parallel):
+    for layout, strategy in _layouts(arch, job, count, parallel, fixed):
         per_mode = []
         for mode in modes:
             variants = []
@@ -131,7 +133,29 @@ def trials(
     return tuple(out)
 
 
-def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: int) -> Configured:
+def _layouts(
+    arch: ModelArch, job: Job, count: int, parallel: str, fixed: tuple[int, int] | None
+) -> list[tuple[Job, str]]:
+    layouts = training_layouts(arch, job, count, parallel)
+    if fixed is None:
+        return layouts
+    kept = [(j, name) for j, name in layouts if (j.tp, j.pp) == fixed]
+    if kept:
+        return kept
+    tp, pp = fixed
+    dp = count // (tp * pp)
+    name = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
+    return [(evolve(job, gpus=count, tp=tp, pp=pp), name + (f" × data parallel {dp}" * (dp > 1)))]
+
+
+def configure(
+    component: Component,
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int,
+    fixed: tuple[int, int] | None = None,
+) -> Configured:
     """``job`` on ``count`` × ``gpu`` with the open settings chosen: the job spread over the
     GPUs, its layout, and notes saying what was chosen. Values the user gave are kept."""
     chosen: list[Note] = []
@@ -165,7 +189,7 @@ def configure(component: Component, arch: ModelArch, job: Job, gpu: GPU, count: 
     best: tuple[float, Job, str, Checkpointing, ThroughputEstimate | None] | None = None
     smallest: tuple[Job, str] | None = None
     layouts = trials(
-        arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch
+        arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch, fixed
     )
     fitted_tp: set[int] = set()
     replicas_fit = False
