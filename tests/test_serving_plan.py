@@ -176,7 +176,7 @@ def test_published_serving_runs_are_planned_and_within_their_documented_spread()
 
     runs = check_serving((ROOT / "validation" / "published_serving.csv").read_text())
     maximum = [r.error for r in runs if r.kind == "max" and r.error is not None]
-    assert len(maximum) > 100
+    assert len(maximum) >= 40  # v0.14, v0.20, SGLang's and vLLM's (v0.17's are in the fit)
     median, p90 = spread(maximum)
     assert median < 0.15 and p90 < 0.60
 

@@ -231,6 +231,18 @@ def ideal_rate(
 
 #: The prefix of the architecture factors fitted on image-generation work alone
 DIFFUSION_FAMILY = "diffusion:"
+#: The prefix of the architecture factors of a served model's compute-bound kernels: how
+#: far a serving engine's GEMMs and attention get from an architecture's peak is its own
+#: (TensorRT-LLM's FP16 on Ampere is not its FP8 on Hopper, nor a training step's); an
+#: architecture no serving run measured takes its predecessor's, then the shared factor
+SERVE_FAMILY = "serve:"
+
+
+def compute_factor(bench: Benchmark, gpu: GPU) -> str:
+    """The factor key of a measurement's compute-bound work on ``gpu``."""
+    if bench.regime == "llm-serve":
+        return f"{SERVE_FAMILY}{gpu.architecture}"
+    return gpu.architecture
 
 
 def _serve_prefill_s(arch: ModelArch, prompt: int, batch: int, peak: float) -> float:
@@ -399,11 +411,11 @@ def observe(
         factor = f"{DIFFUSION_FAMILY}{gpu.architecture if compute else memory_class(gpu)}"
         unit = f"{DIFFUSION_FAMILY}{math_unit(bench, gpu) if compute else 'memory'}"
     else:
-        factor = gpu.architecture if compute else memory_class(gpu)
+        factor = compute_factor(bench, gpu) if compute else memory_class(gpu)
         unit = math_unit(bench, gpu) if compute else "memory"
     other_factor = other_unit = ""
     if ideal.other_share:
-        other_factor = memory_class(gpu) if compute else gpu.architecture
+        other_factor = memory_class(gpu) if compute else compute_factor(bench, gpu)
         other_unit = "memory" if compute else math_unit(bench, gpu)
     return Observation(
         bench=bench,
@@ -531,16 +543,17 @@ class EfficiencyModel:
             eta = sum(same) / len(same) if same else 0.5
             provenance = "prior: mean of other harnesses" if same else "prior: η = 0.5"
         f = self.factor.get(factor)
-        family, _, base = factor.rpartition(":") if factor.startswith(DIFFUSION_FAMILY) else (
-            "", "", factor)  # fmt: skip
-        prefix = f"{family}:" if family else ""
+        family = next((p for p in (DIFFUSION_FAMILY, SERVE_FAMILY) if factor.startswith(p)), "")
+        base = factor.removeprefix(family)
         inherited = PREDECESSOR.get((base, memory))
         while f is None and inherited is not None:
-            f = self.factor.get(prefix + inherited)
+            f = self.factor.get(family + inherited)
             if f is not None:
                 provenance += f"; {base} not fitted: {inherited}'s factor"
             else:
                 inherited = PREDECESSOR.get((inherited, memory))
+        if f is None and family == SERVE_FAMILY and base in self.factor:
+            f = self.factor[base]  # no serving run on the line: the architecture's own
         if f is None:
             f = 1.0
             provenance += f"; {factor} not fitted"

@@ -1,10 +1,10 @@
 """The serving planner against published serving runs it was not fitted on
 (validation/published_serving.csv): maximum-load throughput (TensorRT-LLM's performance
-overviews of v0.14, v0.17 and v0.20; SGLang's and vLLM's ShareGPT runs), latency at an offered
+overviews of v0.14 and v0.20; SGLang's and vLLM's ShareGPT runs), latency at an offered
 rate (TensorRT-LLM's online-serving table; SGLang's comparison with vLLM) and MLPerf's server
 scenario (a rate sustained under TTFT and TPOT limits at p99).
 
-The serving roofline is fitted on TensorRT-LLM's v0.5/v0.6.1 and v1.0 tables
+The serving roofline is fitted on TensorRT-LLM's v0.5/v0.6.1, v0.17 and v1.0 tables
 (``catalog/data/benchmarks.csv``); none of these rows is, so every error here is out of
 sample. Each row is planned as its source ran it: the engine's profile, the precision, the
 GPUs split into replicas of ``tp``, the lengths (ShareGPT runs at the vLLM blog's means, 202

@@ -136,9 +136,7 @@ def _curve(
     return curve, eta * factor
 
 
-def _point(
-    curve: _Curve, rate: float, quantile: float, start: float = 1.0
-) -> ServingPoint | None:
+def _point(curve: _Curve, rate: float, quantile: float, start: float = 1.0) -> ServingPoint | None:
     """The replica at ``rate`` requests/s, or None where it cannot keep up. ``start``: a
     concurrency at or below the answer's (the one at a lower rate), where the fixed-point
     iteration begins."""
@@ -212,17 +210,16 @@ def _meets(point: ServingPoint | None, targets: Targets) -> bool:
     return targets.tpot_s is None or point.tpot_s <= targets.tpot_s
 
 
-def _highest(curve: _Curve, ok: float, bad: float, targets: Targets) -> float:
-    """Bisection between a rate that meets ``targets`` and one that does not, on the rate's
-    logarithm (the range spans six decades; the answer is wanted to a relative 1e-4). The
-    concurrency grows with the rate, so each probe's fixed point starts from the one at the
-    highest rate known to pass."""
-    start = 1.0
+def _highest(curve: _Curve, ok: ServingPoint, bad: float, targets: Targets) -> ServingPoint:
+    """Bisection between a point that meets ``targets`` and a rate that does not, on the
+    rate's logarithm (the range spans six decades; the answer is wanted to a relative 1e-4):
+    the point at the highest rate found to pass. The concurrency grows with the rate, so
+    each probe's fixed point starts from the one at the highest rate known to pass."""
     for _ in range(BISECTION_STEPS):
-        middle = math.sqrt(ok * bad)
-        point = _point(curve, middle, targets.quantile, start)
+        middle = math.sqrt(ok.rate_rps * bad)
+        point = _point(curve, middle, targets.quantile, ok.concurrency)
         if point is not None and _meets(point, targets):
-            ok, start = middle, point.concurrency
+            ok = point
         else:
             bad = middle
     return ok
@@ -272,12 +269,12 @@ def _capacity(
         else:
             unmet = ("ttft", floor.ttft_s)
         return _Capacity(curve, eta, ServingPoint(0.0, 0.0, math.inf, math.inf), binding, unmet)
-    capacity_rate = _highest(curve, ceiling * 1e-6, ceiling, targets)
-    at_edge = _point(curve, capacity_rate * 1.001, q)
+    assert floor is not None  # it meets the targets
+    capacity = _highest(curve, floor, ceiling, targets)
+    at_edge = _point(curve, capacity.rate_rps * 1.001, q, capacity.concurrency)
     if at_edge is not None:
         over_tpot = targets.tpot_s is not None and at_edge.tpot_s > targets.tpot_s
         binding = "tpot" if over_tpot else "ttft"
-    capacity = _point(curve, capacity_rate, q) or ServingPoint(0.0, 0.0, math.inf, math.inf)
     return _Capacity(curve, eta, capacity, binding, None)
 
 
