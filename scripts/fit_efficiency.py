@@ -30,7 +30,14 @@ from numcheck import check
 from scipy.optimize import least_squares
 
 from whichgpu.catalog import load_catalog
-from whichgpu.estimate.efficiency import DIFFUSION_FAMILY, EfficiencyModel, Observation, observe
+from whichgpu.estimate.efficiency import (
+    DIFFUSION_FAMILY,
+    STREAM_TERMS,
+    EfficiencyModel,
+    Observation,
+    observe,
+    stream_term,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_CSV = ROOT / "src" / "whichgpu" / "catalog" / "data" / "efficiency.csv"
@@ -124,18 +131,21 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     # shared by every GPU, after the per-key ones
     p_gamma = len(groups) + len(factors) + len(harnesses)
     p_p0 = p_gamma + 1
-    # passes over a CNN image's activations by its memory-bound elementwise kernels
-    p_train, p_infer = p_p0 + 1, p_p0 + 2
+    # passes over a unit's activations by its memory-bound elementwise kernels, one term per
+    # kind of work (CNN training and inference, transformer training)
+    stream_terms = sorted(set(STREAM_TERMS.values()))
+    p_stream = {t: p_p0 + 1 + i for i, t in enumerate(stream_terms)}
+    p_last = p_p0 + len(stream_terms)
     # the start-up latency of one tensor-parallel all-reduce, per harness with multi-GPU
     # rows: a software generation's collectives (NCCL, custom all-reduce kernels, CUDA graphs)
     alpha_harnesses = sorted({o.group[0] for o in rows if o.collectives})
-    a_index = {h: p_infer + 1 + i for i, h in enumerate(alpha_harnesses)}
-    ai = np.array([a_index.get(o.group[0], p_infer + 1) for o in rows])
+    a_index = {h: p_last + 1 + i for i, h in enumerate(alpha_harnesses)}
+    ai = np.array([a_index.get(o.group[0], p_last + 1) for o in rows])
+    si = np.array([p_stream[stream_term(o.bench.regime)] for o in rows])
     stream = np.array([o.stream_s for o in rows])
     # the stream runs at the bandwidth efficiency of the GPU's memory class (fitted on the
     # memory-bound rows); a class no memory-bound row has keeps efficiency 1
     mi = np.array([f_index.get(o.memory, -1) for o in rows])
-    is_train = np.array([o.bench.regime == "cnn-train" for o in rows])
     collectives = np.array([o.collectives for o in rows])
     has_power = np.array([o.power_w_per_tflops is not None for o in rows])
     log_power = np.log(np.array([o.power_w_per_tflops or 1.0 for o in rows]))
@@ -149,8 +159,7 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
         log_clock = gamma * np.minimum(0.0, log_power - x[p_p0])
         clock = np.where(has_power, np.exp(log_clock), 1.0)
         alpha = MAX_ALPHA_S / (1 + np.exp(-x[ai])) if a_index else np.zeros(len(rows))
-        passes = np.where(is_train, MAX_PASSES / (1 + np.exp(-x[p_train])),
-                          MAX_PASSES / (1 + np.exp(-x[p_infer])))  # fmt: skip
+        passes = MAX_PASSES / (1 + np.exp(-x[si]))
         memory_eta = np.where(
             mi >= 0, np.minimum(1.0, 2 / (1 + np.exp(-x[np.maximum(mi, 0)]))), 1.0
         )
@@ -168,8 +177,8 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
         ridge = RIDGE * x[len(groups) : len(groups) + len(factors)]
         return np.concatenate([fit_err, ridge])
 
-    x0 = np.zeros(len(groups) + len(factors) + len(harnesses) + 4 + max(len(a_index), 1))
-    x0[p_train] = x0[p_infer] = -2.0
+    x0 = np.zeros(p_last + 1 + max(len(a_index), 1))
+    x0[list(p_stream.values())] = -2.0
     for index in a_index.values():
         x0[index] = -2.0
     x0[len(groups) + len(factors) : p_gamma] = -4.0
@@ -191,7 +200,7 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
             ratio = min(max(start.terms["power:gamma"] / MAX_GAMMA, 1e-6), 1 - 1e-6)
             x0[p_gamma] = math.log(ratio / (1 - ratio))
             x0[p_p0] = math.log(start.terms["power:p0"])
-        for term, index in (("cnn:passes_train", p_train), ("cnn:passes_infer", p_infer)):
+        for term, index in p_stream.items():
             if term in start.terms:
                 ratio = min(max(start.terms[term] / MAX_PASSES, 1e-6), 1 - 1e-6)
                 x0[index] = math.log(ratio / (1 - ratio))
@@ -209,7 +218,7 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
         if collectives[row]:
             sparsity[row, ai[row]] = 1
         if stream[row]:
-            sparsity[row, p_train if is_train[row] else p_infer] = 1
+            sparsity[row, si[row]] = 1
             if mi[row] >= 0:
                 sparsity[row, mi[row]] = 1
     for k in range(len(factors)):
@@ -232,8 +241,7 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
             "power:gamma": MAX_GAMMA * _sigmoid(x[p_gamma]),
             "power:p0": math.exp(x[p_p0]),
             **{f"tp:latency_s:{h}": MAX_ALPHA_S * _sigmoid(x[i]) for h, i in a_index.items()},
-            "cnn:passes_train": MAX_PASSES * _sigmoid(x[p_train]),
-            "cnn:passes_infer": MAX_PASSES * _sigmoid(x[p_infer]),
+            **{t: MAX_PASSES * _sigmoid(x[i]) for t, i in p_stream.items()},
         },
     )
 

@@ -234,3 +234,26 @@ def test_nvlink_domains_bridged_pairs_and_baseboards(catalog: Catalog) -> None:
     assert link_gb_per_s(a100, 8) == 300.0
     # two nodes: each GPU's own HDR 200 Gb/s InfiniBand NIC (DGX A100)
     assert link_gb_per_s(a100, 16) == 25.0
+
+
+def test_a_transformer_training_token_streams_its_saved_activations(catalog: Catalog) -> None:
+    """The memory-bound kernels between a training step's GEMMs pass over what each layer
+    saves, 34·h bytes a token in 16 bits (Korthikanti et al., 2022, Eq. 1, no attention
+    scores under FlashAttention): a share of the step that shrinks as the hidden size grows."""
+    from whichgpu.estimate.efficiency import stream_seconds
+
+    h100 = catalog.resolve("h100")
+    small, large = resolve_model("llama-3.2-1b"), resolve_model("llama-3.1-70b")
+    bench = Benchmark(
+        id="user-train", gpu=h100.id, regime="llm-train", model="llama-3.2-1b",
+        precision="bf16-mixed", batch=1, seq=2048, metric="throughput", value=1.0,
+        unit="tokens/s", harness="mosaicml-llmfoundry", source="whichgpu", as_of="undated",
+    )  # fmt: skip
+    per_token = 34 * small.hidden_size * small.n_layers / (h100.memory_bandwidth_gb_per_s * 1e9)
+    assert stream_seconds(bench, h100, small) == pytest.approx(per_token)
+    job = make_job(task="train")
+    share = {
+        a.id: stream_seconds(bench, h100, a) / (train_flops_per_token(a, job, 2048) / 989e12)
+        for a in (small, large)
+    }
+    assert share[large.id] < share[small.id] / 2  # h·L grows slower than N ∝ h²·L

@@ -209,12 +209,12 @@ def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: 
     assert predicts(runs, "hf") and not predicts(runs, "megatron")
     for name, (factor, _n) in fitted.items():
         assert load_framework_factors()[name][0] == pytest.approx(factor, rel=1e-5)
-    # Megatron's runs, seven sources, out of sample without a factor: within 21 % / 37 %
+    # Megatron's runs, seven sources, out of sample without a factor: within 20 % / 35 %
     # (docs/training-accuracy.md; 14 % / 34 % before TensorRT-LLM's v0.17 serving table
     # joined the calibration and moved the Hopper and FP8 factors the runs share)
     megatron = [r.rate_error for r in runs if r.framework == "megatron" and r.kind == "pretrain"]
     median, p90 = spread([e for e in megatron if e is not None])
-    assert len(megatron) >= 20 and median < 0.21 and p90 < 0.37
+    assert len(megatron) >= 20 and median < 0.20 and p90 < 0.35
     gpu = catalog.gpu("a100-80gb-sxm")
     job = make_job(task="lora", batch=4, gpus=1, framework="fsdp")
     plain = estimate_throughput(LLAMA_8B, job, gpu, 1).throughput.value

@@ -462,13 +462,34 @@ def _at_full_batch(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> Benchm
     return msgspec.structs.replace(bench, batch=batch)
 
 
+#: The fitted number of passes over the activations each regime's memory-bound kernels make
+STREAM_TERMS = {
+    "cnn-train": "cnn:passes_train",
+    "cnn-infer": "cnn:passes_infer",
+    "llm-train": "transformer:passes_train",
+    "transformer-train": "transformer:passes_train",
+}
+
+#: Bytes a transformer layer saves per token and hidden unit in 16 bits for its backward,
+#: with no recomputation: Korthikanti et al., 2022, "Reducing Activation Recomputation in
+#: Large Transformer Models", Eq. 1, ``s·b·h·(34 + 5·a·s/h)``, the attention scores' term
+#: gone under FlashAttention, which keeps none of them.
+SAVED_BYTES_PER_HIDDEN = 34
+
+
 def stream_term(regime: str) -> str:
-    return "cnn:passes_train" if regime == "cnn-train" else "cnn:passes_infer"
+    return STREAM_TERMS.get(regime, "cnn:passes_infer")
 
 
 def stream_seconds(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> float:
-    """One pass over an image's activations (:func:`activations.resnet_image_bytes`, at the
-    job's compute dtype) at the GPUs' memory bandwidth; 0 for work that is not a CNN's."""
+    """One pass over a unit's activations at the GPUs' memory bandwidth: an image's
+    (:func:`activations.resnet_image_bytes`, at the job's compute dtype) for a CNN; for a
+    transformer's training, a token's through every layer (:data:`SAVED_BYTES_PER_HIDDEN`:
+    the norms, activation functions, dropout and residual adds between the GEMMs read and
+    write tensors of that size, memory-bound, so a small hidden size spends more of its
+    step on them than a large one); 0 for other work."""
+    if bench.regime in ("llm-train", "transformer-train"):
+        return _transformer_stream_s(bench, gpu, arch)
     if bench.regime not in ("cnn-train", "cnn-infer"):
         return 0.0
     arch = arch or bench_arch(bench.model)
@@ -481,6 +502,18 @@ def stream_seconds(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) ->
         job = make_job(task=job.task, precision="32-true", batch=job.batch)
     bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * bench.gpus
     return resnet_image_bytes(arch, job) / bandwidth
+
+
+def _transformer_stream_s(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> float:
+    arch = arch or bench_arch(bench.model)
+    if arch is None or not arch.n_layers or not arch.hidden_size or arch.kind == "cnn":
+        return 0.0
+    width = 2 if bench.precision != "32-true" else 4  # the saved tensors' bytes, by precision
+    per_token = SAVED_BYTES_PER_HIDDEN / 2 * width * arch.hidden_size * arch.n_layers
+    per_unit = per_token * (bench.seq or 2048) if bench.unit == "sequences/s" else per_token
+    if bench.unit not in ("tokens/s", "sequences/s"):
+        return 0.0
+    return per_unit / (gpu.memory_bandwidth_gb_per_s * 1e9 * bench.gpus)
 
 
 def collectives_per_unit(bench: Benchmark, arch: ModelArch | None = None) -> float:
