@@ -33,11 +33,11 @@ from whichgpu.catalog import load_catalog
 from whichgpu.estimate.efficiency import (
     DIFFUSION_FAMILY,
     STREAM_TERMS,
-    EfficiencyModel,
     Observation,
     observe,
     stream_term,
 )
+from whichgpu.estimate.efficiency_model import EfficiencyModel
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_CSV = ROOT / "src" / "whichgpu" / "catalog" / "data" / "efficiency.csv"
@@ -127,7 +127,7 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     )
     is_compute = np.array([o.bound == "compute" for o in rows])
     finite = np.isfinite(units)
-    # the power-limited clock (whichgpu.estimate.efficiency.sustained_clock): two parameters
+    # the power-limited clock (whichgpu.estimate.efficiency_model.sustained_clock): two parameters
     # shared by every GPU, after the per-key ones
     p_gamma = len(groups) + len(factors) + len(harnesses)
     p_p0 = p_gamma + 1

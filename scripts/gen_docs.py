@@ -223,7 +223,7 @@ def decisions_page() -> str:
 
 def training_page() -> str:
     """docs/training-accuracy.md: whichgpu against published training runs."""
-    from whichgpu.estimate.efficiency import load_framework_factors
+    from whichgpu.estimate.efficiency_model import load_framework_factors
     from whichgpu.estimate.published_runs import (
         PLAUSIBLE_MFU,
         RunCheck,

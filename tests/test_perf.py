@@ -8,12 +8,11 @@ from whichgpu.catalog import Catalog
 from whichgpu.catalog.records import Benchmark
 from whichgpu.estimate.efficiency import (
     ideal_rate,
-    load_efficiency,
     observe,
     observed_efficiency,
     power_density,
-    sustained_clock,
 )
+from whichgpu.estimate.efficiency_model import load_efficiency, sustained_clock
 from whichgpu.estimate.parallel import allreduce_seconds, tensor_parallel_seconds
 from whichgpu.estimate.perf import (
     decode_bytes_per_step,

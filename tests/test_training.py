@@ -197,7 +197,7 @@ def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Ca
 
 
 def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:
-    from whichgpu.estimate.efficiency import load_framework_factors
+    from whichgpu.estimate.efficiency_model import load_framework_factors
     from whichgpu.estimate.published_runs import fit_factors, predicts, validation_runs
 
     runs = validation_runs(ROOT)

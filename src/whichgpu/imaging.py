@@ -118,7 +118,8 @@ def estimate_image(
     job described as a measurement and timed by the fitted model, as the calibration set is:
     :func:`~whichgpu.estimate.efficiency.observe`), plus offloaded weights' transfers."""
     from whichgpu.errors import InvalidInput
-    from whichgpu.estimate.efficiency import load_efficiency, observe
+    from whichgpu.estimate.efficiency import observe
+    from whichgpu.estimate.efficiency_model import load_efficiency
 
     check_image_job(pipeline, job, gpu)
     model, _spread = load_efficiency()
@@ -187,7 +188,8 @@ def estimate_image_training(
     ``factored``, the speed factor fitted on published fine-tuning runs (what a training
     step's backward, optimizer and data loading cost beyond that)."""
     from whichgpu.errors import InvalidInput
-    from whichgpu.estimate.efficiency import load_efficiency, load_framework_factors, observe
+    from whichgpu.estimate.efficiency import observe
+    from whichgpu.estimate.efficiency_model import load_efficiency, load_framework_factors
 
     one_image = ImageJob(job.resolution, 1, precision=job.precision)
     check_image_job(pipeline, one_image, gpu)  # the stride, and the precision's tensor cores

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from whichgpu.errors import InvalidInput, Ref
-from whichgpu.estimate.efficiency import load_efficiency
+from whichgpu.estimate.efficiency_model import load_efficiency
 from whichgpu.estimate.serving_plan import (
     PERCENTILES,
     Targets,

@@ -18,11 +18,10 @@ from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency import (
     LAYER_SPLIT_HARNESSES,
-    load_efficiency,
-    load_framework_factors,
     observe,
     serve_prefill_ideal_s,
 )
+from whichgpu.estimate.efficiency_model import load_efficiency, load_framework_factors
 from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
 from whichgpu.frozen import evolve
 from whichgpu.job import Attention, Checkpointing, Job, Math, Precision, Task
@@ -371,7 +370,7 @@ def estimate_throughput(
     """Throughput of ``job`` on ``count`` × ``gpu``; ``work`` is the job size in the
     throughput's unit (tokens, images, generated tokens) for a time estimate; a training
     job run with ``framework`` takes that framework's fitted speed factor, where it has one
-    (:func:`~whichgpu.estimate.efficiency.load_framework_factors`)."""
+    (:func:`~whichgpu.estimate.efficiency_model.load_framework_factors`)."""
     check_runnable(arch, job, gpu)
     return checked_throughput(arch, job, gpu, count, harness, work, framework)
 

@@ -5,14 +5,14 @@ Each measurement is turned into its ideal rate on its GPU (:func:`ideal_rate`, �
 ratio measured / ideal is the observed η. The model shares factors by what physically shares
 them: ``log η = a[harness, regime] + b[architecture]`` (a harness — software stack and its
 kernels — sets how close a regime gets to peak; an architecture how well that software
-uses its units). ``scripts/fit_efficiency.py`` fits it and validates it leave-one-out.
+uses its units). ``scripts/fit_efficiency.py`` fits it and validates it leave-one-out; the
+fitted model and how its factors combine are :mod:`whichgpu.estimate.efficiency_model`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.estimate.parallel import tensor_parallel_seconds
@@ -369,22 +369,6 @@ def power_density(gpu: GPU) -> float:
     return gpu.tdp_w / gpu.fp32_tflops
 
 
-def sustained_clock(power_w_per_tflops: float | None, terms: Mapping[str, float]) -> float:
-    """Fraction of the boost clock a power-limited card sustains. Dynamic power is
-    ``P ≈ C·V²·f`` and along the DVFS curve ``V`` grows with ``f``, so ``P ∝ f^k`` with
-    k ≈ 3 (e.g. Kim et al., "Energy-efficient GPU design" / the cube law of CMOS DVFS): a
-    board held at its TDP runs at ``(TDP / P_boost)^(1/k)`` of its boost clock. ``P_boost``
-    is taken ∝ FP32 TFLOPS (units × clock); the threshold ``power:p0`` (W per TFLOPS needed
-    to hold boost) and the exponent ``power:gamma`` (≈ 1/k) are fitted once for all GPUs."""
-    if power_w_per_tflops is None:
-        return 1.0
-    p0 = terms.get("power:p0")
-    gamma = terms.get("power:gamma", 0.0)
-    if not p0 or gamma <= 0:
-        return 1.0
-    return float(min(1.0, power_w_per_tflops / p0) ** gamma)
-
-
 def observe(
     bench: Benchmark, gpu: GPU, arch: ModelArch | None = None, job: Job | None = None
 ) -> Observation | None:
@@ -544,134 +528,3 @@ def collectives_per_unit(bench: Benchmark, arch: ModelArch | None = None) -> flo
 def observed_efficiency(bench: Benchmark, gpu: GPU) -> float | None:
     obs = observe(bench, gpu)
     return None if obs is None else obs.ideal_s / obs.measured_s
-
-
-@dataclass(frozen=True)
-class EfficiencyModel:
-    """Fitted factors. Seconds per unit = ideal / (η_group · f_factor) + overhead / units per
-    step, with η_group · f_factor capped at 1 and the overhead a property of the harness."""
-
-    group: Mapping[tuple[str, str], float]
-    factor: Mapping[str, float]
-    overhead_s: Mapping[str, float]
-    fitted_on: Mapping[str, int]
-    #: Continuous terms shared by all GPUs (``power:p0``, ``power:gamma``)
-    terms: Mapping[str, float] = field(default_factory=dict)
-
-    def efficiency(
-        self,
-        group: tuple[str, str],
-        factor: str,
-        unit: str = "tensor-16",
-        power_w_per_tflops: float | None = None,
-        memory: str = "hbm",
-    ) -> tuple[float, str]:
-        """η of a harness and regime on an architecture (``factor``); an architecture with no
-        measurements takes its predecessor's factor in the same line (:data:`PREDECESSOR`),
-        the memory class telling the lines apart."""
-        eta = self.group.get(group)
-        provenance = f"fitted on {self.fitted_on.get('|'.join(group), 0)} measurements"
-        if eta is None:
-            same = [v for (h, wl), v in self.group.items() if wl == group[1]]
-            eta = sum(same) / len(same) if same else 0.5
-            provenance = "prior: mean of other harnesses" if same else "prior: η = 0.5"
-        f = self.factor.get(factor)
-        family = next((p for p in (DIFFUSION_FAMILY, SERVE_FAMILY) if factor.startswith(p)), "")
-        base = factor.removeprefix(family)
-        inherited = PREDECESSOR.get((base, memory))
-        while f is None and inherited is not None:
-            f = self.factor.get(family + inherited)
-            if f is not None:
-                provenance += f"; {base} not fitted: {inherited}'s factor"
-            else:
-                inherited = PREDECESSOR.get((inherited, memory))
-        if f is None and family == SERVE_FAMILY and base in self.factor:
-            f = self.factor[base]  # no serving run on the line: the architecture's own
-        if f is None:
-            f = 1.0
-            provenance += f"; {factor} not fitted"
-        u = self.factor.get(f"unit:{unit}", 1.0)
-        clock = sustained_clock(power_w_per_tflops, self.terms)
-        return min(1.0, eta * f * u) * clock, provenance
-
-    def alpha_s(self, harness: str) -> float:
-        """One tensor-parallel all-reduce's start-up latency in ``harness``'s software (its
-        own fitted ``tp:latency_s:HARNESS``, else the one shared term)."""
-        return self.terms.get(f"tp:latency_s:{harness}", self.terms.get("tp:latency_s", 0.0))
-
-    def of(self, obs: Observation) -> tuple[float, str]:
-        """:meth:`efficiency` of an observation's binding resource (the power-limited clock
-        applies to compute-bound work only)."""
-        compute = obs.bound == "compute"
-        return self.efficiency(
-            obs.group, obs.factor, obs.unit, obs.power_w_per_tflops if compute else None,
-            obs.memory,
-        )  # fmt: skip
-
-    def seconds_per_unit(self, obs: Observation) -> float:
-        compute = obs.bound == "compute"
-        eta, _ = self.of(obs)
-        ideal = obs.ideal_s * (1 - obs.other_share) / eta
-        if obs.other_share:
-            other, _ = self.efficiency(
-                obs.group, obs.other_factor, obs.other_unit,
-                None if compute else obs.power_w_per_tflops, obs.memory,
-            )  # fmt: skip
-            ideal += obs.ideal_s * obs.other_share / other
-        overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
-        latency = self.alpha_s(obs.group[0]) * obs.collectives
-        passes = self.terms.get(stream_term(obs.bench.regime), 0.0)
-        stream = (
-            passes * obs.stream_s / min(1.0, self.factor.get(obs.memory, 1.0)) if passes else 0.0
-        )
-        return ideal + latency + overhead + stream
-
-
-@cache
-def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
-    """The fitted model and, per regime, its leave-one-out error spread (10th, 90th pct),
-    from ``catalog/data/efficiency.csv`` (written by scripts/fit_efficiency.py)."""
-    from whichgpu.catalog.loader import read_package_table
-    from whichgpu.catalog.records import EfficiencyRow
-    from whichgpu.errors import CatalogError
-
-    rows = [row for _line, row in read_package_table("efficiency.csv", EfficiencyRow)]
-    group: dict[tuple[str, str], float] = {}
-    factor: dict[str, float] = {}
-    overhead: dict[str, float] = {}
-    fitted: dict[str, int] = {}
-    terms: dict[str, float] = {}
-    spread_low: dict[str, float] = {}
-    spread_high: dict[str, float] = {}
-    for row in rows:
-        value, kind = row.value, row.kind
-        if kind == "eta":
-            group[(row.key, row.regime)] = value
-            fitted[f"{row.key}|{row.regime}"] = row.fitted_on or 0
-        elif kind == "factor":
-            factor[row.key] = value
-            fitted[row.key] = row.fitted_on or 0
-        elif kind == "overhead":
-            overhead[row.key] = value
-        elif kind == "term":
-            terms[row.key] = value
-        elif kind == "spread_low":
-            spread_low[row.regime] = value
-        else:
-            spread_high[row.regime] = value
-    spread = {w: (spread_low[w], spread_high.get(w, 0.0)) for w in spread_low}
-    if "*" not in spread:  # the range of a regime the fit has no spread for
-        raise CatalogError("catalog/data/efficiency.csv", None, "no spread for regime '*'")
-    return EfficiencyModel(group, factor, overhead, fitted, terms), spread
-
-
-@cache
-def load_framework_factors() -> dict[str, tuple[float, int]]:
-    """Each framework's fitted speed factor and the published runs it rests on, from
-    ``catalog/data/framework_efficiency.csv`` (written by scripts/fit_frameworks.py from
-    validation/published_training.csv; see whichgpu.estimate.published_runs)."""
-    from whichgpu.catalog.loader import read_package_table
-    from whichgpu.catalog.records import EfficiencyRow
-
-    rows = [row for _line, row in read_package_table("framework_efficiency.csv", EfficiencyRow)]
-    return {row.key: (row.value, row.fitted_on or 0) for row in rows if row.kind == "factor"}

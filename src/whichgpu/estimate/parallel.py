@@ -94,8 +94,16 @@ def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job
         return sharded, f"ZeRO-3 over {count}"
     tp = tensor_parallel_degree(arch, min(count, 8))
     pp = max(1, count // tp)
-    strategy = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
-    return evolve(job, gpus=tp * pp, tp=tp, pp=pp), strategy
+    return evolve(job, gpus=tp * pp, tp=tp, pp=pp), layout_name(tp, pp)
+
+
+def layout_name(tp: int, pp: int, dp: int = 1) -> str:
+    """A tensor × pipeline × data-parallel layout in words, its degrees of 1 left out."""
+    return (
+        f"tensor parallel {tp}"
+        + (f" × pipeline {pp}" if pp > 1 else "")
+        + (f" × data parallel {dp}" if dp > 1 else "")
+    )
 
 
 def training_layouts(
@@ -133,9 +141,7 @@ def training_layouts(
             if count % (tp * pp) == 0 and pp <= arch.n_layers:
                 layout = evolve(job, gpus=count, tp=tp, pp=pp, zero=1, engine=engine)
                 layout = evolve(layout, vp=virtual_stages(arch, layout))
-                name = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
-                dp = count // (tp * pp)
-                out.append((layout, name + (f" × data parallel {dp}" if dp > 1 else "")))
+                out.append((layout, layout_name(tp, pp, count // (tp * pp))))
             pp *= 2
         tp *= 2
     return out

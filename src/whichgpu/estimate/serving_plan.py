@@ -389,7 +389,8 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
 def serving_provenance(harness: str) -> str:
     """What the served rate rests on: the measurements its harness's serving η is fitted on
     (llama.cpp's on decode steps)."""
-    from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES, load_efficiency
+    from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES
+    from whichgpu.estimate.efficiency_model import load_efficiency
 
     model, _spread = load_efficiency()
     regime = "llm-decode" if harness in LAYER_SPLIT_HARNESSES else "llm-serve"

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import Ref
 from whichgpu.estimate.memory import memory_of
-from whichgpu.estimate.parallel import scaled_job, training_layouts, usable_bytes
+from whichgpu.estimate.parallel import layout_name, scaled_job, training_layouts, usable_bytes
 from whichgpu.frozen import evolve
 from whichgpu.i18n import N_
 from whichgpu.job import Checkpointing, Job
@@ -143,9 +143,7 @@ def _layouts(
     if kept:
         return kept
     tp, pp = fixed
-    dp = count // (tp * pp)
-    name = f"tensor parallel {tp}" + (f" × pipeline {pp}" if pp > 1 else "")
-    return [(evolve(job, gpus=count, tp=tp, pp=pp), name + (f" × data parallel {dp}" * (dp > 1)))]
+    return [(evolve(job, gpus=count, tp=tp, pp=pp), layout_name(tp, pp, count // (tp * pp)))]
 
 
 def configure(

@@ -315,7 +315,7 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> ComponentRu
     (generation), or a data-parallel copy (fine-tuning); what the user left open (images a
     call, CPU offload, VAE tiling; the training batch, checkpointing) set as a skilled user
     would for this GPU's memory (:mod:`whichgpu.imaging`), and said."""
-    from whichgpu.estimate.efficiency import load_efficiency
+    from whichgpu.estimate.efficiency_model import load_efficiency
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.imaging import image_settings, plan_image, plan_image_training
     from whichgpu.models.pipelines import find_pipeline

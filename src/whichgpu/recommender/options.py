@@ -80,7 +80,7 @@ def typical_error(option: Option) -> float:
     """The relative typical error of ``option``'s estimate: the median absolute error implied
     by its throughput's 10th–90th percentile band (the fit's leave-one-out spread, or the
     spread over every regime where the estimate carries none)."""
-    from whichgpu.estimate.efficiency import load_efficiency
+    from whichgpu.estimate.efficiency_model import load_efficiency
 
     run = option.runs[0] if option.runs else None
     if run is not None and run.throughput and run.throughput_low and run.throughput_high:
