@@ -221,6 +221,15 @@ def decisions_page() -> str:
     return "\n".join(lines + sections).rstrip("\n") + "\n"
 
 
+def _error_range(errors: list[float | None]) -> str:
+    """The rows' errors as a range: "-28 to -5 %", "-3 to +31 %"."""
+    values = sorted(e for e in errors if e is not None)
+    if not values:
+        return "no rows"
+    low, high = round(values[0] * 100), round(values[-1] * 100)
+    return f"{low:+d} to {high:+d} %"
+
+
 def training_page() -> str:
     """docs/training-accuracy.md: whichgpu against published training runs."""
     from whichgpu.estimate.efficiency_model import load_framework_factors
@@ -308,6 +317,12 @@ def training_page() -> str:
         errors = [v for v in values if v is not None]
         median, p90 = spread(errors)
         lines.append(f"| {name} | {len(errors)} | {median:.0%} | {p90:.0%} |")
+    newer, older = (
+        _error_range(
+            [r.rate_error for r in pretrain if r.framework == "megatron" and pick(r.architecture)]
+        )
+        for pick in (lambda a: a in ("Hopper", "Blackwell"), lambda a: a == "Ampere")
+    )
     lines += [
         "",
         "The last column is the published rate's model FLOPs utilisation for the stated "
@@ -319,7 +334,7 @@ def training_page() -> str:
         "Megatron's runs come from seven sources (the SC21 paper's GPT 1.7B to 1T on 32 to "
         "3,072 A100s, BLOOM, NeMo, Megatron-Bridge, the Llama 3 paper): the roofline alone "
         "is within the no-factor figures above, and a factor does not carry from one to the "
-        "next (the Hopper campaigns read 9 to 39 % under, the A100 ones up to 27 % over), "
+        f"next (the Hopper and Blackwell campaigns read {newer}, the A100 ones {older}), "
         "so none is kept"
         + (
             "; torchtune's two campaigns predict each other, and its factor is kept. "
@@ -328,7 +343,10 @@ def training_page() -> str:
         )
         + "The Llama 3 "
         "paper's 405B rows run an interleaved schedule whose virtual stages it does not "
-        "state; they are estimated without interleaving, with its larger bubble.",
+        "state; they are estimated without interleaving, with its larger bubble. The SC21 "
+        "and BLOOM runs predate FlashAttention (Dao et al., 2022): Megatron's fused softmax "
+        "takes the whole masked score matrix, so they are estimated with eager attention "
+        "(every pair of positions computed, not the causal half).",
         "",
         "Read with care. The leave-one-source-out rows count a run the factor cannot be "
         "fitted on without it (an implausible MFU, a framework with one source) at its "

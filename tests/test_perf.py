@@ -69,14 +69,18 @@ def test_long_sequences_train_faster_with_flash_than_eager_attention(catalog: Ca
 
 
 def test_an_unfitted_architecture_takes_its_predecessors_factor(catalog: Catalog) -> None:
-    """No benchmark has a Blackwell GPU: the B200 (HBM) inherits Hopper's factor, not 1."""
+    """No benchmark has a Blackwell GPU: the B200 (HBM) inherits Hopper's factor, not 1 (an
+    LLM training step Hopper's LLM training factor)."""
     from whichgpu.throughput import estimate_throughput
 
     job = make_job(task="train", precision="bf16-mixed")
     b200 = estimate_throughput(resolve_model("llama-3.1-8b"), job, catalog.gpu("b200"))
     h100 = estimate_throughput(resolve_model("llama-3.1-8b"), job, catalog.gpu("h100-sxm"))
-    assert "Blackwell not fitted: Hopper's factor" in b200.provenance
+    assert "no LLM training run: llm:Hopper's factor" in b200.provenance
     assert b200.efficiency == pytest.approx(h100.efficiency, rel=0.05)
+    cnn = estimate_throughput(resolve_model("resnet-50"), make_job(task="train", batch=256),
+                              catalog.gpu("b200"))  # fmt: skip
+    assert "Blackwell not fitted: Hopper's factor" in cnn.provenance
 
 
 def test_resnet50_is_4_09_gmacs_a_forward() -> None:

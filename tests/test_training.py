@@ -91,8 +91,11 @@ def test_pipeline_bubble_shrinks_with_more_micro_batches(catalog: Catalog) -> No
     a = estimate_throughput(arch, few, gpu, 64)
     b = estimate_throughput(arch, many, gpu, 64)
     assert a.step is not None and b.step is not None
-    # Narayanan et al. eq. 1: (p − 1)/m of the ideal time
-    assert a.step.bubble_s / a.step.compute_s == pytest.approx(7 / 8, rel=0.15)
+    # Narayanan et al. eq. 1: (p − 1)/m of the pipeline's time, a stage's compute and the
+    # tensor-parallel and point-to-point transfers between its GEMMs
+    staged = a.step.compute_s + a.step.tensor_parallel_s + a.step.pipeline_p2p_s
+    assert a.step.bubble_s == pytest.approx(7 / 8 * staged, rel=1e-9)
+    assert a.step.bubble_s / a.step.compute_s == pytest.approx(7 / 8, rel=0.25)
     assert b.throughput.value > a.throughput.value * 1.5
     # the interleaved schedule divides it by its chunks (§2.2.2): 80 layers over 8 stages
     # are 10 a stage, 5 chunks of 2 where vp is left open
@@ -203,24 +206,25 @@ def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: 
     runs = validation_runs(ROOT)
     fitted = fit_factors(runs)
     # kept: factors that predict a source from the others (the HF stack's runs count padding
-    # tokens out; FSDP's); not Megatron's, whose Hopper and A100 campaigns disagree
-    assert {"fsdp", "hf"} <= set(fitted) and "megatron" not in fitted
-    assert fitted["hf"][0] < 1 < fitted["fsdp"][0]
+    # tokens out); not FSDP's, whose runs the roofline alone reads within 16 %, nor
+    # Megatron's, whose Hopper and A100 campaigns disagree
+    assert "hf" in fitted and "megatron" not in fitted and "fsdp" not in fitted
+    assert fitted["hf"][0] < 1
     assert predicts(runs, "hf") and not predicts(runs, "megatron")
     for name, (factor, _n) in fitted.items():
         assert load_framework_factors()[name][0] == pytest.approx(factor, rel=1e-5)
-    # Megatron's runs, seven sources, out of sample without a factor: within 20 % / 35 %
-    # (docs/training-accuracy.md; 14 % / 34 % before TensorRT-LLM's v0.17 serving table
-    # joined the calibration and moved the Hopper and FP8 factors the runs share)
+    # Megatron's runs, seven sources, out of sample without a factor: within 18 % / 30 %
+    # (docs/training-accuracy.md: 16 % / 26 % since LLM training has its own architecture
+    # factors and MosaicML's recomputing runs are scored with their recomputation)
     megatron = [r.rate_error for r in runs if r.framework == "megatron" and r.kind == "pretrain"]
     median, p90 = spread([e for e in megatron if e is not None])
-    assert len(megatron) >= 20 and median < 0.20 and p90 < 0.35
+    assert len(megatron) >= 20 and median < 0.18 and p90 < 0.30
     gpu = catalog.gpu("a100-80gb-sxm")
-    job = make_job(task="lora", batch=4, gpus=1, framework="fsdp")
+    job = make_job(task="lora", batch=4, gpus=1, framework="hf")
     plain = estimate_throughput(LLAMA_8B, job, gpu, 1).throughput.value
-    fsdp = estimate_throughput(LLAMA_8B, job, gpu, 1, framework="fsdp")
-    assert fsdp.throughput.value == pytest.approx(plain * fitted["fsdp"][0])
-    assert f"fsdp, fitted on {fitted['fsdp'][1]} published runs" in fsdp.provenance
+    hf = estimate_throughput(LLAMA_8B, job, gpu, 1, framework="hf")
+    assert hf.throughput.value == pytest.approx(plain * fitted["hf"][0])
+    assert f"hf, fitted on {fitted['hf'][1]} published runs" in hf.provenance
 
 
 def test_a_compiled_loss_keeps_no_fp32_logits() -> None:

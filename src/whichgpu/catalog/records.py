@@ -406,6 +406,10 @@ class Benchmark(Record, frozen=True, kw_only=True):
     #: Image generation: pixels per image side, and denoising steps a call
     resolution: Annotated[int, Meta(ge=8, le=16384)] | None = None
     steps: Annotated[int, Meta(ge=1, le=10000)] | None = None
+    #: Training: activation checkpointing as the run states it ("full": every layer's
+    #: forward runs again in the backward); empty where the source says it is off, or for
+    #: work that is not training
+    checkpointing: Literal["none", "full"] | None = None
     software: Text | None = None
     source: Id
     as_of: DateText

@@ -102,16 +102,21 @@ def bench_arch(name: str) -> ModelArch | None:
 
 
 def _job(bench: Benchmark, task: str) -> Job:
-    return _job_of(bench.precision, bench.batch, task)
+    checkpointing = bench.checkpointing if task != "inference" else None
+    return _job_of(bench.precision, bench.batch, task, checkpointing or "none")
 
 
 @lru_cache(maxsize=1024)
-def _job_of(bench_precision: str | None, bench_batch: int | None, task: str) -> Job:
-    """The job a measurement's precision and batch describe (once per combination: the
-    serving planner describes each candidate's batches as measurements)."""
+def _job_of(
+    bench_precision: str | None, bench_batch: int | None, task: str, checkpointing: str = "none"
+) -> Job:
+    """The job a measurement's precision, batch and recomputation describe (once per
+    combination: the serving planner describes each candidate's batches as measurements)."""
     precision = bench_precision or "bf16-true"
     quant = precision if precision in QUANT_BITS else None
-    fields: dict[str, object] = {"task": task, "batch": bench_batch or 1, "quant": quant}
+    fields: dict[str, object] = {
+        "task": task, "batch": bench_batch or 1, "quant": quant, "checkpointing": checkpointing,
+    }  # fmt: skip
     if precision in ("32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true") or (
         precision in MATH_STORAGE
     ):
@@ -236,12 +241,27 @@ DIFFUSION_FAMILY = "diffusion:"
 #: (TensorRT-LLM's FP16 on Ampere is not its FP8 on Hopper, nor a training step's); an
 #: architecture no serving run measured takes its predecessor's, then the shared factor
 SERVE_FAMILY = "serve:"
+#: The prefix of the architecture factors of a language model's training step: its large
+#: GEMMs (FlashAttention, fused optimizers) reach a share of a new architecture's peak that
+#: the small kernels of the CNN and BERT benchmarks, and llama.cpp's prefill, sharing the
+#: plain factor, do not (MosaicML's H100 runs: 0.36 to 0.45 of the ideal, Lambda's H100
+#: ResNet-50 0.06). An architecture no LLM training run measured takes its own shared
+#: factor, then its predecessor's training one
+TRAIN_FAMILY = "llm:"
+#: The architecture whose LLM training runs take the shared factor: the one with the most
+#: such runs, where the training harnesses' η are set (one reference level, as in treatment
+#: coding: with every architecture its own training factor, η and those factors would only
+#: be told apart by the ridge, and architectures without training runs would inherit the
+#: split)
+TRAIN_REFERENCE = "Ampere"
 
 
 def compute_factor(bench: Benchmark, gpu: GPU) -> str:
     """The factor key of a measurement's compute-bound work on ``gpu``."""
     if bench.regime == "llm-serve":
         return f"{SERVE_FAMILY}{gpu.architecture}"
+    if bench.regime == "llm-train" and gpu.architecture != TRAIN_REFERENCE:
+        return f"{TRAIN_FAMILY}{gpu.architecture}"
     return gpu.architecture
 
 

@@ -13,6 +13,7 @@ from whichgpu.estimate.efficiency import (
     DIFFUSION_FAMILY,
     PREDECESSOR,
     SERVE_FAMILY,
+    TRAIN_FAMILY,
     Observation,
     stream_term,
 )
@@ -64,8 +65,13 @@ class EfficiencyModel:
             eta = sum(same) / len(same) if same else 0.5
             provenance = "prior: mean of other harnesses" if same else "prior: η = 0.5"
         f = self.factor.get(factor)
-        family = next((p for p in (DIFFUSION_FAMILY, SERVE_FAMILY) if factor.startswith(p)), "")
+        family = next(
+            (p for p in (DIFFUSION_FAMILY, SERVE_FAMILY, TRAIN_FAMILY) if factor.startswith(p)),
+            "",
+        )
         base = factor.removeprefix(family)
+        if f is None and family == TRAIN_FAMILY:
+            f, provenance = self._training_factor(base, memory, provenance)
         inherited = PREDECESSOR.get((base, memory))
         while f is None and inherited is not None:
             f = self.factor.get(family + inherited)
@@ -81,6 +87,19 @@ class EfficiencyModel:
         u = self.factor.get(f"unit:{unit}", 1.0)
         clock = sustained_clock(power_w_per_tflops, self.terms)
         return min(1.0, eta * f * u) * clock, provenance
+
+    def _training_factor(
+        self, architecture: str, memory: str, provenance: str
+    ) -> tuple[float | None, str]:
+        """An LLM training step's factor where none was fitted for ``architecture``: its own
+        shared factor, else along :data:`PREDECESSOR` the first training or shared one."""
+        line: str | None = architecture
+        while line is not None:
+            for key in (f"{TRAIN_FAMILY}{line}", line):
+                if key in self.factor and key != f"{TRAIN_FAMILY}{architecture}":
+                    return self.factor[key], f"{provenance}; no LLM training run: {key}'s factor"
+            line = PREDECESSOR.get((line, memory))
+        return None, provenance
 
     def alpha_s(self, harness: str) -> float:
         """One tensor-parallel all-reduce's start-up latency in ``harness``'s software (its

@@ -42,6 +42,8 @@ class RunCheck:
     #: the GPU's dense tensor peak: a published figure near or above 1 does not describe the
     #: stated settings
     implied_mfu: float | None = None
+    #: The GPU's architecture (Ampere, Hopper...), for the docs' per-generation reading
+    architecture: str = ""
 
 
 def validation_runs(root: Path) -> list[RunCheck]:
@@ -146,6 +148,7 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
                 estimated_rate,
                 measured_rate,
                 implied_mfu=implied_mfu,
+                architecture=gpu.architecture,
             )
         )
     return out
