@@ -6,7 +6,7 @@ python scripts/i18n.py compile   # locale/<lang>/LC_MESSAGES/whichgpu.mo (the bu
 python scripts/i18n.py check     # exit 1 if the template is stale or a translation is missing
 
 Everything goes through Babel (babel.messages): Python sources with the keywords ``_``,
-``N_`` and ``ngettext``, and Jinja2 templates of the web app.
+``N_``, ``ngettext`` and ``Np_``, and Jinja2 templates of the web app.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ PACKAGE = ROOT / "src" / "whichgpu"
 LOCALE = PACKAGE / "i18n" / "locale"
 TEMPLATE = LOCALE / "whichgpu.pot"
 LANGUAGES = ("fr", "ja")
-KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "gettext": None}
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "Np_": (1, 2), "gettext": None}
 
 
 def extract() -> object:

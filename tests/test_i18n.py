@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import golden, run_cli
-from whichgpu.i18n import LANGUAGES, fmt, format_decimal, set_language
-from whichgpu.notes import MESSAGES, note
+from whichgpu.i18n import LANGUAGES, Plural, fmt, format_decimal, set_language
+from whichgpu.notes import MESSAGES, note, note_doc
 
 LOCALE = Path(__file__).parents[1] / "src" / "whichgpu" / "i18n" / "locale"
 
@@ -71,7 +71,28 @@ def test_translations_keep_the_placeholders(language: str) -> None:
 
 def test_the_template_covers_every_reason_and_warning() -> None:
     ids = _template_ids()
-    assert not [code for code, text in MESSAGES.items() if text not in ids]
+
+    def message_id(text: str | Plural) -> str | tuple[str, str]:
+        return (text.singular, text.plural) if isinstance(text, Plural) else text
+
+    assert not [code for code, text in MESSAGES.items() if message_id(text) not in ids]
+
+
+@pytest.mark.parametrize(
+    ("language", "one", "many"),
+    [("en", "1 micro-batch a step, none accumulated", "4 micro-batches accumulated a step"),
+     ("fr", "1 micro-lot par pas, aucun accumulé", "4 micro-lots accumulés par pas")],
+)  # fmt: skip
+def test_a_counted_note_takes_its_counts_form(language: str, one: str, many: str) -> None:
+    """ "1 micro-batches" was the note for a step without accumulation: a note whose noun
+    follows a count takes the form for it (ngettext), in JSON's English as on the page."""
+    set_language(language)
+    params = {"component": "lora", "gpu": "A6000", "layout": "DP 8", "global_batch": 32,
+              "global_batch_field": "--global-batch"}  # fmt: skip
+    assert one in note("chosen_layout", accumulation=1, **params).render()
+    assert many in note("chosen_layout", accumulation=4, **params).render()
+    doc = note_doc(note("chosen_layout", accumulation=1, **params))
+    assert "1 micro-batch a step, none accumulated" in str(doc["text"])
 
 
 @pytest.mark.parametrize(

@@ -183,7 +183,7 @@ def test_recommend_takes_image_jobs_and_says_what_it_chose() -> None:
     run = pick["components"][0]
     assert run["unit"] == "images/s" and run["time_s"] > 0
     reasons = " ".join(r["text"] for r in doc["reasons"])
-    assert "image(s) a call" in reasons
+    assert "images a call" in reasons
 
 
 def test_image_components_in_workload_files_and_the_api(tmp_path: Path) -> None:

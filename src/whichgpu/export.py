@@ -179,8 +179,9 @@ def serving_command(option: Option) -> tuple[str, str] | None:
         )
         point = plan.operating
         comment = (
-            f"serving {component.label}: {engine.name}, {plan.replicas} replica(s) of "
-            f"{plan.gpus_per_replica} GPU(s), {point.rate_rps:.2f} requests/s each with "
+            f"serving {component.label}: {engine.name}, {plan.replicas} × "
+            f"{plan.gpus_per_replica}-GPU replica{'' if plan.replicas == 1 else 's'}, "
+            f"{point.rate_rps:.2f} requests/s each with "
             f"{math.ceil(point.concurrency)} in flight (TTFT {point.ttft_s * 1e3:.0f} ms, "
             f"{point.tpot_s * 1e3:.1f} ms per output token, {component.percentile})"
         )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from whichgpu.errors import Ref, api_name, field_name, naming_fields
-from whichgpu.i18n import N_, _, fmt
+from whichgpu.i18n import N_, Np_, Plural, _, fmt
 
 Param = str | int | float | Ref
 
@@ -28,7 +28,9 @@ class Note:
         return render(self)
 
 
-MESSAGES: dict[str, str] = {
+#: A note's message by its code: a template, or a :class:`~whichgpu.i18n.Plural` whose form
+#: follows one of its parameters
+MESSAGES: dict[str, str | Plural] = {
     "article_differs": N_(
         "{claim} {gpu}, {field}: the article says {article}; the figure is {value} ({source})."
     ),
@@ -160,15 +162,23 @@ MESSAGES: dict[str, str] = {
         "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "
         "to {cap} ({recipe}); give {batch_field} to set it."
     ),
-    "chosen_serving": N_(
-        "{component} on {engine}: {replicas} replica(s) of {gpus} GPU(s), each at {rate:,.2f} "
+    "chosen_serving": Np_(
+        "{component} on {engine}: {replicas} × {gpus}-GPU replica at {rate:,.2f} requests/s "
+        "with {concurrency} sequences in flight: time to first token {ttft_ms:,} ms, "
+        "{tpot_ms:,.1f} ms per output token ({percentile}; limited by {binding}).",
+        "{component} on {engine}: {replicas} × {gpus}-GPU replicas, each at {rate:,.2f} "
         "requests/s with {concurrency} sequences in flight: time to first token {ttft_ms:,} ms, "
-        "{tpot_ms:,.1f} ms per output token ({percentile}; limited by {binding})."
+        "{tpot_ms:,.1f} ms per output token ({percentile}; limited by {binding}).",
+        "replicas",
     ),
-    "chosen_image": N_(
-        "{component}: {batch} image(s) a call, CPU offload {offload}, VAE tiling {tiling} "
+    "chosen_image": Np_(
+        "{component}: {batch} image a call, CPU offload {offload}, VAE tiling {tiling} "
         "(chosen to fit and run fastest here: {seconds:,.2f} s an image; host memory "
-        "{host_gib:,.1f} GiB); give {batch_field}, {offload_field} or {tiling_field} to set them."
+        "{host_gib:,.1f} GiB); give {batch_field}, {offload_field} or {tiling_field} to set them.",
+        "{component}: {batch} images a call, CPU offload {offload}, VAE tiling {tiling} "
+        "(chosen to fit and run fastest here: {seconds:,.2f} s an image; host memory "
+        "{host_gib:,.1f} GiB); give {batch_field}, {offload_field} or {tiling_field} to set them.",
+        "batch",
     ),
     "image_no_fit": N_(
         "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB, even with the "
@@ -179,14 +189,21 @@ MESSAGES: dict[str, str] = {
         "{checkpointing}, {optimizer} adamw-8bit, {cache_latents} or image-lora with {quant} "
         "nf4"
     ),
-    "chosen_image_training": N_(
-        "{component}: {batch} image(s) a GPU step, gradient checkpointing {checkpointing} "
+    "chosen_image_training": Np_(
+        "{component}: {batch} image a GPU step, gradient checkpointing {checkpointing} "
         "(chosen to fit and run fastest here: {seconds:,.2f} s a step); give {batch_field} or "
-        "{checkpointing_field} to set them."
+        "{checkpointing_field} to set them.",
+        "{component}: {batch} images a GPU step, gradient checkpointing {checkpointing} "
+        "(chosen to fit and run fastest here: {seconds:,.2f} s a step); give {batch_field} or "
+        "{checkpointing_field} to set them.",
+        "batch",
     ),
-    "chosen_split": N_(
-        "{component}: {replicas} replica(s) of {gpus} GPU(s) serve {rate:,.2f} requests/s "
-        "under the targets; {other_replicas} of {other_gpus} would serve {other_rate:,.2f}."
+    "chosen_split": Np_(
+        "{component}: {replicas} × {gpus}-GPU replica serves {rate:,.2f} requests/s under the "
+        "targets; {other_replicas} × {other_gpus}-GPU would serve {other_rate:,.2f}.",
+        "{component}: {replicas} × {gpus}-GPU replicas serve {rate:,.2f} requests/s under the "
+        "targets; {other_replicas} × {other_gpus}-GPU would serve {other_rate:,.2f}.",
+        "replicas",
     ),
     "warn_engine_prior": N_(
         "{component}: {engine}'s speed is TensorRT-LLM's calibration ({harness}); no factor "
@@ -196,9 +213,12 @@ MESSAGES: dict[str, str] = {
         "{component}: {target} {percentile} of {limit_ms:,} ms is out of reach here: "
         "{best_ms:,} ms at the lightest load"
     ),
-    "chosen_layout": N_(
+    "chosen_layout": Np_(
+        "{component} on the {gpu}: {layout}, {accumulation} micro-batch a step, none "
+        "accumulated (global batch {global_batch}); give {global_batch_field} to set it.",
         "{component} on the {gpu}: {layout}, {accumulation} micro-batches accumulated a step "
-        "(global batch {global_batch}); give {global_batch_field} to set it."
+        "(global batch {global_batch}); give {global_batch_field} to set it.",
+        "accumulation",
     ),
     "block_precision": N_("{component}: the {gpu} has no {unit} tensor cores."),
     "block_cuda_only": N_(
@@ -445,11 +465,15 @@ def localize(value: str) -> str:
 def render(note: Note, english: bool = False) -> str:
     """The note in the current language (a ``features`` parameter's codes as labels), or in
     the English source with plain numbers for language-neutral output (JSON)."""
-    template = MESSAGES.get(note.code)
-    if template is None:
+    message = MESSAGES.get(note.code)
+    if message is None:
         raise KeyError(f"no message for note code {note.code!r}")
     params = {k: field_name(v) if isinstance(v, Ref) else v for k, v in note.params.items()}
     translate = (lambda text: text) if english else _
+    if isinstance(message, Plural):  # translated here: its form follows its count
+        template = message.form(int(note.params[message.counted]), translate=not english)  # type: ignore[arg-type]
+    else:
+        template = message if english else _(message)
     if "features" in params:
         codes = str(params["features"]).split(",")
         separator = translate(LIST_SEPARATOR)
@@ -459,7 +483,7 @@ def render(note: Note, english: bool = False) -> str:
     if english:
         return template.format(**params)
     params = {k: localize(v) if isinstance(v, str) else v for k, v in params.items()}
-    return fmt(_(template), **params)
+    return fmt(template, **params)
 
 
 def note_doc(n: Note) -> dict[str, object]:

@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 DOMAIN = "whichgpu"
 LOCALE_DIR = Path(__file__).parent / "locale"
@@ -109,6 +109,26 @@ def N_(message: str) -> str:
 def ngettext(singular: str, plural: str, n: int) -> str:
     """Translate a message whose form depends on the count ``n``."""
     return _translation().ngettext(singular, plural, n)
+
+
+class Plural(NamedTuple):
+    """A message table's entry whose form depends on one of its parameters, ``counted``."""
+
+    singular: str
+    plural: str
+    counted: str
+
+    def form(self, n: int, translate: bool = True) -> str:
+        """The form for ``n`` in the current language, or the English source's."""
+        if translate:
+            return ngettext(self.singular, self.plural, n)
+        return self.singular if n == 1 else self.plural
+
+
+def Np_(singular: str, plural: str, counted: str) -> Plural:
+    """Mark a plural message for extraction without translating it now (message tables):
+    its form follows the parameter ``counted``."""
+    return Plural(singular, plural, counted)
 
 
 # -- numbers ------------------------------------------------------------------------------

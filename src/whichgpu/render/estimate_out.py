@@ -9,7 +9,7 @@ import msgspec
 
 from whichgpu.estimate.diffusion import guided
 from whichgpu.fields import format_duration, format_rate
-from whichgpu.i18n import _, fmt
+from whichgpu.i18n import _, fmt, ngettext
 from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, count_label, localize, note, note_doc, render
@@ -77,10 +77,14 @@ def print_serving(plan: ServingPlan, demand_rps: float | None, console: Console)
     cap, point = plan.capacity, plan.operating
     console.print(
         fmt(
-            _(
-                "Serving on {engine}: {replicas} replica(s) of {gpus} GPU(s), each serving up to "
+            ngettext(
+                "Serving on {engine}: {replicas} × {gpus}-GPU replica serving up to "
                 "{rate:,.2f} requests/s ({tokens:,.0f} output tokens/s, {sequences} sequences "
-                "at most); limited by {binding}"
+                "at most); limited by {binding}",
+                "Serving on {engine}: {replicas} × {gpus}-GPU replicas, each serving up to "
+                "{rate:,.2f} requests/s ({tokens:,.0f} output tokens/s, {sequences} sequences "
+                "at most); limited by {binding}",
+                plan.replicas,
             ),
             engine=engine,
             replicas=plan.replicas,
@@ -150,10 +154,14 @@ def print_image(image: ImageEstimate, gpu: GPU, console: Console) -> None:
     job = image.job
     console.print(
         fmt(
-            _(
-                "Job: {resolution}×{resolution} px, {steps} steps, {batch} image(s) a call, "
-                "{precision}{quant}; guidance: {passes} denoiser pass(es) a step; CPU offload "
-                "{offload}, VAE tiling {tiling}"
+            ngettext(
+                "Job: {resolution}×{resolution} px, {steps} steps, {batch} image a call, "
+                "{precision}{quant}; guidance: the denoiser {passes}× a step; CPU offload "
+                "{offload}, VAE tiling {tiling}",
+                "Job: {resolution}×{resolution} px, {steps} steps, {batch} images a call, "
+                "{precision}{quant}; guidance: the denoiser {passes}× a step; CPU offload "
+                "{offload}, VAE tiling {tiling}",
+                job.batch,
             ),
             resolution=job.resolution,
             steps=job.steps,
@@ -195,10 +203,14 @@ def print_image_training(est: ImageTrainEstimate, gpu: GPU, console: Console) ->
     job = est.job
     console.print(
         fmt(
-            _(
+            ngettext(
                 "Job: {method} of the denoiser ({trainable} trainable parameters), "
-                "{resolution}×{resolution} px, {batch} image(s) a GPU step, {precision}{quant}, "
-                "{optimizer}, gradient checkpointing {ckpt}, latents {cached}"
+                "{resolution}×{resolution} px, {batch} image a GPU step, {precision}{quant}, "
+                "{optimizer}, gradient checkpointing {ckpt}, latents {cached}",
+                "Job: {method} of the denoiser ({trainable} trainable parameters), "
+                "{resolution}×{resolution} px, {batch} images a GPU step, {precision}{quant}, "
+                "{optimizer}, gradient checkpointing {ckpt}, latents {cached}",
+                job.batch,
             ),
             method=_("LoRA rank {rank}").format(rank=job.lora_rank)
             if job.method == "lora"
