@@ -323,6 +323,12 @@ def training_page() -> str:
         )
         for pick in (lambda a: a in ("Hopper", "Blackwell"), lambda a: a == "Ampere")
     )
+    nemo = [r.rate_error for r in pretrain if r.framework == "nemo"]
+    nemo_kept = (
+        f"their factor (× {factors['nemo'][0]:.2f}) predicts each source from the other and is kept"
+        if "nemo" in factors
+        else "their factor does not predict one source from the other and is not kept"
+    )
     lines += [
         "",
         "The last column is the published rate's model FLOPs utilisation for the stated "
@@ -331,11 +337,13 @@ def training_page() -> str:
         "(torchtune's LoRA rows, its A6000 full fine-tune), which points at settings the source "
         "does not state; such rows are not fitted on.",
         "",
-        "Megatron's runs come from seven sources (the SC21 paper's GPT 1.7B to 1T on 32 to "
-        "3,072 A100s, BLOOM, NeMo, Megatron-Bridge, the Llama 3 paper): the roofline alone "
-        "is within the no-factor figures above, and a factor does not carry from one to the "
-        f"next (the Hopper and Blackwell campaigns read {newer}, the A100 ones {older}), "
-        "so none is kept"
+        "The 3D-parallel runs come from Megatron-LM (framework `megatron`: the SC21 paper's GPT "
+        "1.7B to 1T on 32 to 3,072 A100s, BLOOM, the Llama 3 paper) and from NeMo's and "
+        "Megatron-Bridge's performance summaries (framework `nemo`: their performance recipes, "
+        "which overlap the tensor-parallel collectives with the GEMMs, `tp_overlap`). The "
+        f"roofline alone reads the `nemo` runs {_error_range(nemo)}; {nemo_kept}. Megatron-LM's "
+        "factor does not carry from one source to the next (the Llama 3 paper's H100 runs "
+        f"read {newer}, the A100 ones {older}), so none is kept"
         + (
             "; torchtune's two campaigns predict each other, and its factor is kept. "
             if "torchtune" in factors

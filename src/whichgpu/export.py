@@ -120,6 +120,19 @@ def launch_arguments(framework: str | None, job: Job) -> str:
             parts.append(f"--recompute-granularity {ckpt}")
         if job.zero >= 1:
             parts.append("--use-distributed-optimizer")
+        if job.tp_overlap and job.tp > 1:  # Transformer Engine's userbuffers
+            parts.append("--tp-comm-overlap")
+    elif framework == "nemo":  # NeMo-Run overrides of a recipe (nemo llm pretrain --factory)
+        strategy = "trainer.strategy."
+        parts = [f"data.micro_batch_size={b}", f"data.global_batch_size={global_batch}",
+                 f"{strategy}tensor_model_parallel_size={job.tp}",
+                 f"{strategy}pipeline_model_parallel_size={job.pp}"]  # fmt: skip
+        if job.vp > 1:
+            parts.append(f"{strategy}virtual_pipeline_model_parallel_size={job.vp}")
+        if job.tp > 1:
+            parts.append(f"{strategy}sequence_parallel=True")
+        if on:
+            parts.append(f"model.config.recompute_granularity={ckpt}")
     else:
         parts = [f"--per_device_train_batch_size {b}", f"--gradient_accumulation_steps {m}"]
         if on:

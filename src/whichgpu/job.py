@@ -103,6 +103,10 @@ class Job:
     #: Saved activations moved to host memory during the forward (torchtune's
     #: ``enable_activation_offloading``), fetched back for the backward
     activation_offload: bool = False
+    #: Tensor-parallel collectives run under the GEMMs they feed (Transformer Engine's
+    #: userbuffers: NeMo's and Megatron-Bridge's ``tp_comm_overlap``, with sequence
+    #: parallelism): a layer waits only on what its GEMMs do not hide
+    tp_overlap: bool = False
     #: Cross-entropy over chunks of the sequence (torchtune's CEWithChunkedOutputLoss, 8
     #: chunks): the logits are upcast to fp32 one chunk at a time
     chunked_loss: bool = False

@@ -226,6 +226,28 @@ RECIPES: dict[str, Recipe] = {
         "@8cfedd7 nemo/collections/llm/recipes (llama3_8b, llama3_70b, gpt3_175b)",
         as_of="2026-11",
     ),
+    # NeMo's and Megatron-Bridge's performance recipes (the runs of their performance
+    # summaries): Megatron's defaults with the tensor-parallel collectives overlapped with
+    # the GEMMs (NVIDIA/NeMo @de778f8 nemo/collections/llm/recipes/llama3_70b.py,
+    # pretrain_recipe_performance: MegatronCommOverlapCallback(tp_comm_overlap=True,
+    # tp_comm_overlap_cfg=userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192); Megatron-Bridge's
+    # CommOverlapConfig(tp_comm_overlap=True) in its performance configs).
+    "nemo": Recipe(
+        "nemo",
+        "NeMo / Megatron-Bridge (performance recipes)",
+        common={
+            "precision": "bf16-mixed",
+            "engine": "megatron",
+            "optimizer": "adamw-fused",
+            "batch": 1,
+            "tp_overlap": True,
+        },
+        parallel="3d",
+        source="NVIDIA/NeMo @de778f8 nemo/collections/llm/recipes/llama3_70b.py "
+        "(pretrain_recipe_performance); NVIDIA-NeMo/Megatron-Bridge "
+        "src/megatron/bridge/training/comm_overlap.py",
+        as_of="2026-12",
+    ),
 }
 
 FRAMEWORKS: tuple[str, ...] = tuple(RECIPES)

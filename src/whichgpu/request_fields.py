@@ -122,6 +122,10 @@ OPTIMIZER_IN_BACKWARD = Input(
     "bool", N_("Step the optimizer in the backward pass (no gradient buffer; torchtune).")
 )
 ACTIVATION_OFFLOAD = Input("bool", N_("Offload saved activations to host memory."))
+TP_OVERLAP = Input(
+    "bool",
+    N_("Overlap the tensor-parallel collectives with the GEMMs (NeMo's tp_comm_overlap)."),
+)
 CHUNKED_LOSS = Input("bool", N_("Cross-entropy over chunks of the output (torchtune)."))
 COMPILED = Input(
     "bool",

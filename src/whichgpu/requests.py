@@ -69,6 +69,7 @@ from whichgpu.request_fields import (
     TFLOP,
     TOKENS,
     TP,
+    TP_OVERLAP,
     TPOT,
     TTFT,
     VAE_TILING,
@@ -123,6 +124,7 @@ class TrainingSettings:
     optimizer_in_backward: bool | None = given(None, OPTIMIZER_IN_BACKWARD)
     offload: str | None = given(None, OFFLOAD)
     activation_offload: bool | None = given(None, ACTIVATION_OFFLOAD)
+    tp_overlap: bool | None = given(None, TP_OVERLAP)
     chunked_loss: bool | None = given(None, CHUNKED_LOSS)
     compiled: bool | None = given(None, COMPILED)
     network: str | None = given(None, NETWORK)

@@ -87,7 +87,7 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
             "tp": int(row["tp"]),
             "pp": int(row["pp"]),
             "gpus": gpus,
-            "zero": 1 if gpus > 1 and row["framework"] == "megatron" else None,
+            "zero": 1 if gpus > 1 and row["framework"] in ("megatron", "nemo") else None,
         }
         for flag in ("chunked_loss", "optimizer_in_backward", "activation_offload"):
             if flag in extra:

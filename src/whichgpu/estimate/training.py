@@ -7,7 +7,12 @@ this module adds what spreading it costs, term by term:
   layer all-reduces its ``b·s·h`` 16-bit activations twice in the forward pass and twice in
   the backward (sequence parallelism turns each into a reduce-scatter and an all-gather of the
   same volume), and twice more when the layer is recomputed. They sit between the layer's
-  GEMMs: not overlapped.
+  GEMMs: not overlapped, unless the job overlaps them (``tp_overlap``: Transformer Engine's
+  userbuffers split each GEMM into chunks and move one chunk's activations while the next
+  computes: Wang et al., 2023, "Overlap communication with dependent computation via
+  decomposition in large deep learning models", ASPLOS; NeMo's performance recipes turn it
+  on), when a stage waits only on
+  what its compute does not cover.
 * **Pipeline parallelism** (Narayanan et al., 2021, §2.2.1, eq. 1): the 1F1B schedule over
   ``m`` micro-batches takes ``(m + p − 1)`` stage times: a bubble of ``(p − 1)/m``. Stages
   pass ``b·s·h`` 16-bit activations forward and as many gradients back.
@@ -102,6 +107,8 @@ def step_time(
         p2p_s = (
             2 * hidden / tp / (collective_gb_per_s(gpu, span, job.network, job.gpus_per_node) * 1e9)
         )
+    if job.tp_overlap and tp > 1:
+        tp_s = max(0.0, tp_s - stage_s)  # decomposed GEMMs carry the collectives
     # interleaved 1F1B (Narayanan et al., 2021, §2.2.2): v chunks a GPU divide the bubble
     # by v, and each micro-batch crosses v times the stage boundaries
     v = virtual_stages(arch, job)

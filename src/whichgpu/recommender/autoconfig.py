@@ -189,14 +189,14 @@ def configure(
     layouts = trials(
         arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch, fixed
     )
-    fitted_tp: set[int] = set()
+    fitted_pp: dict[int, int] = {}  # per tensor-parallel degree, the fewest stages that fit
     replicas_fit = False
     runnable: bool | None = None  # checked once: the layouts differ only in valid splits
     whole_split: int | None = None  # the smallest t·p that holds the model
     for strategy, per_mode in layouts:
         first = per_mode[0][1][0]
         tp, pp = first.tp, first.pp
-        if pp > 1 and tp in fitted_tp:
+        if pp > fitted_pp.get(tp, pp):
             # pipeline stages only once the model does not fit without them: a deeper
             # pipeline adds bubble (Narayanan et al., 2021, §3.3, takeaway #1)
             continue
@@ -221,7 +221,7 @@ def configure(
                 if fit is variants[0]:
                     break  # the largest batch without recomputation: recomputing only adds work
         if found:
-            fitted_tp.add(tp)
+            fitted_pp[tp] = min(pp, fitted_pp.get(tp, pp))
             replicas_fit = replicas_fit or (
                 tp == 1 and pp == 1 and first.zero == 0 and found[0][0] is first
             )

@@ -367,6 +367,13 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
                 ckpt=_(job.checkpointing),
             )
         )
+        if job.tp_overlap and job.tp > 1:
+            console.print(
+                _(
+                    "Tensor-parallel collectives run under the GEMMs (tp_overlap): a stage "
+                    "waits only on what its compute does not cover."
+                )
+            )
         comm = step.tensor_parallel_s + step.pipeline_p2p_s + step.data_parallel_s
         console.print(
             fmt(

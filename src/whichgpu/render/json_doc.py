@@ -34,6 +34,7 @@ CONFIGURATION_FIELDS = (
     "optimizer_in_backward",
     "offload",
     "activation_offload",
+    "tp_overlap",
     "chunked_loss",
     "compiled",
     "lora_rank",
