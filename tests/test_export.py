@@ -193,6 +193,24 @@ def test_megatron_launch_arguments_name_the_layout() -> None:
     )
     interleaved = make_job(task="train", batch=1, gpus=64, tp=8, pp=2, vp=4, zero=1)
     assert "--num-virtual-stages-per-pipeline-rank 4" in launch_arguments("megatron", interleaved)
+    overlapped = make_job(task="train", batch=1, gpus=64, tp=8, pp=2, zero=1, tp_overlap=True)
+    assert launch_arguments("megatron", overlapped).endswith("--tp-comm-overlap")
+
+
+def test_nemo_launch_arguments_are_nemo_run_overrides() -> None:
+    """NeMo 2.0 runs a recipe (``nemo llm pretrain --factory …``) with dotted overrides; its
+    tensor-parallel overlap needs sequence parallelism."""
+    from whichgpu.export import launch_arguments
+    from whichgpu.requests import make_job
+
+    job = make_job(task="train", framework="nemo", gpus=64, tp=4, pp=4, vp=5, grad_accum=32)
+    assert launch_arguments("nemo", job) == (
+        "data.micro_batch_size=1 data.global_batch_size=128 "
+        "trainer.strategy.tensor_model_parallel_size=4 "
+        "trainer.strategy.pipeline_model_parallel_size=4 "
+        "trainer.strategy.virtual_pipeline_model_parallel_size=5 "
+        "trainer.strategy.sequence_parallel=True"
+    )
 
 
 def test_the_layout_search_splits_405b_layers_unevenly_and_interleaves() -> None:
