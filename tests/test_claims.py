@@ -74,3 +74,21 @@ def test_importing_the_core_loads_no_heavy_module() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == ""
+
+
+def test_an_answer_reads_no_calibration_table() -> None:
+    """``benchmarks.csv`` (the fit's measurements, a third of the catalog's parsing) is
+    read on first use: a recommendation does not, the calibration scripts and the tests do."""
+    code = (
+        "from whichgpu.catalog import store; from whichgpu.recommender import recommend; "
+        "from whichgpu.requests import Workload; from whichgpu.workload_files import "
+        "make_component; c = store.load_catalog(); "
+        "recommend(c, Workload((make_component({'kind': 'lora', 'model': 'llama-2-7b', "
+        "'tokens': 1e8}),))); print(store.shipped_benchmarks.cache_info().currsize, "
+        "len(c.benchmarks))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    before, after = result.stdout.split()
+    assert before == "0" and int(after) > 500  # read when asked for

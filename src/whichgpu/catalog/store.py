@@ -71,7 +71,6 @@ class Catalog:
     article_figures: tuple[ArticleFigure, ...] = ()
     claims: tuple[Claim, ...] = ()
     capacity_claims: tuple[CapacityClaim, ...] = ()
-    benchmarks: tuple[Benchmark, ...] = ()
     perf_claims: tuple[PerfClaim, ...] = ()
     #: Every GPU's MIG profiles; :meth:`mig_profiles` gives one GPU's.
     all_mig_profiles: tuple[MigProfile, ...] = ()
@@ -103,6 +102,13 @@ class Catalog:
         for price in self.prices:
             by_gpu.setdefault(price.gpu, []).append(price)
         object.__setattr__(self, "_prices", {gpu_id: tuple(r) for gpu_id, r in by_gpu.items()})
+
+    @property
+    def benchmarks(self) -> tuple[Benchmark, ...]:
+        """The published measurements the throughput model is fitted on
+        (:func:`shipped_benchmarks`; read on first use: no answer reads them, the fitted
+        efficiencies are their summary)."""
+        return shipped_benchmarks()
 
     # lookups -------------------------------------------------------------------------
     def gpu(self, gpu_id: str) -> GPU:
@@ -220,11 +226,12 @@ class Catalog:
 
 
 def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
-    """Duplicate ids and dangling references, reported with the file and row."""
+    """Duplicate ids and dangling references, reported with the file and row (of the tables
+    given: ``benchmarks`` is checked apart, on first use)."""
 
     def ids(name: str, key: str) -> set[str]:
         seen: dict[str, int] = {}
-        for row, record in tables[name]:
+        for row, record in tables.get(name, ()):
             value = getattr(record, key)
             if value in seen:
                 raise CatalogError(
@@ -244,7 +251,7 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
     source_ids = ids("sources", "id")
 
     def refer(name: str, key: str, valid: set[str], what: str) -> None:
-        for row, record in tables[name]:
+        for row, record in tables.get(name, ()):
             value = getattr(record, key)
             if value is not None and value not in valid:
                 raise CatalogError(
@@ -284,7 +291,7 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
     for name in ("field_sources", "article_figures"):
         refer(name, "field", spec_fields, _("GPU field"))
     seen_cites: dict[tuple[str, str], int] = {}
-    for row, record in tables["field_sources"]:
+    for row, record in tables.get("field_sources", ()):
         assert isinstance(record, FieldSource)
         key = (record.gpu, record.field)
         if key in seen_cites:
@@ -310,7 +317,7 @@ def check_mig_profiles(tables: dict[str, list[loader.Row[Record]]]) -> None:
         assert isinstance(record, GPU)
         gpus[record.id] = record
     seen: dict[tuple[str, str], int] = {}
-    for row, record in tables["mig_profiles"]:
+    for row, record in tables.get("mig_profiles", ()):
         assert isinstance(record, MigProfile)
         gpu = gpus[record.gpu]  # the reference was checked before
 
@@ -367,7 +374,6 @@ def build_catalog(tables: dict[str, list[loader.Row[Record]]]) -> Catalog:
         article_figures=records("article_figures"),  # type: ignore[arg-type]
         claims=records("claims"),  # type: ignore[arg-type]
         capacity_claims=records("capacity_claims"),  # type: ignore[arg-type]
-        benchmarks=records("benchmarks"),  # type: ignore[arg-type]
         perf_claims=records("perf_claims"),  # type: ignore[arg-type]
         all_mig_profiles=records("mig_profiles"),  # type: ignore[arg-type]
     )
@@ -383,10 +389,21 @@ MODELS: dict[str, type[Record]] = {
     "article_figures": ArticleFigure,
     "claims": Claim,
     "capacity_claims": CapacityClaim,
-    "benchmarks": Benchmark,
     "perf_claims": PerfClaim,
     "mig_profiles": MigProfile,
 }
+
+
+@cache
+def shipped_benchmarks() -> tuple[Benchmark, ...]:
+    """``benchmarks.csv``, read and checked (ids, GPUs, sources) once per process, on first
+    use: the calibration scripts and the tests read it; a command's answer does not."""
+    tables: dict[str, list[loader.Row[Record]]] = {
+        name: loader.read_package_table(FILES[name], model)
+        for name, model in (("gpus", GPU), ("sources", Source), ("benchmarks", Benchmark))
+    }
+    check_references(tables)
+    return tuple(r for _row, r in tables["benchmarks"] if isinstance(r, Benchmark))
 
 
 @cache
