@@ -76,7 +76,7 @@ def test_an_unfitted_architecture_takes_its_predecessors_factor(catalog: Catalog
     job = make_job(task="train", precision="bf16-mixed")
     b200 = estimate_throughput(resolve_model("llama-3.1-8b"), job, catalog.gpu("b200"))
     h100 = estimate_throughput(resolve_model("llama-3.1-8b"), job, catalog.gpu("h100-sxm"))
-    assert "no LLM training run: llm:Hopper's factor" in b200.provenance
+    assert "Blackwell not fitted for LLM training: Hopper's training factor" in b200.provenance
     assert b200.efficiency == pytest.approx(h100.efficiency, rel=0.05)
     cnn = estimate_throughput(resolve_model("resnet-50"), make_job(task="train", batch=256),
                               catalog.gpu("b200"))  # fmt: skip

@@ -411,6 +411,21 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"^(?P<factor>.+) not fitted: (?P<inherited>.+)'s factor$"),
         N_("{factor} not fitted: {inherited}'s factor"),
     ),
+    (
+        re.compile(r"^(?P<factor>.+) not fitted for LLM training: its shared factor$"),
+        N_("{factor} not fitted for LLM training: its shared factor"),
+    ),
+    (
+        re.compile(
+            r"^(?P<factor>.+) not fitted for LLM training: (?P<inherited>.+)'s training "
+            r"factor$"
+        ),
+        N_("{factor} not fitted for LLM training: {inherited}'s training factor"),
+    ),
+    (
+        re.compile(r"^(?P<factor>.+) not fitted for LLM training: (?P<inherited>.+)'s factor$"),
+        N_("{factor} not fitted for LLM training: {inherited}'s factor"),
+    ),
     (re.compile(r"^ZeRO-3 over (?P<n>\d+)$"), N_("ZeRO-3 over {n}")),
     (re.compile(r"^tensor parallel (?P<tp>\d+)$"), N_("tensor parallel {tp}")),
     (

@@ -94,10 +94,13 @@ class EfficiencyModel:
         """An LLM training step's factor where none was fitted for ``architecture``: its own
         shared factor, else along :data:`PREDECESSOR` the first training or shared one."""
         line: str | None = architecture
+        said = f"{provenance}; {architecture} not fitted for LLM training: "
         while line is not None:
-            for key in (f"{TRAIN_FAMILY}{line}", line):
-                if key in self.factor and key != f"{TRAIN_FAMILY}{architecture}":
-                    return self.factor[key], f"{provenance}; no LLM training run: {key}'s factor"
+            if line != architecture and f"{TRAIN_FAMILY}{line}" in self.factor:
+                return self.factor[f"{TRAIN_FAMILY}{line}"], f"{said}{line}'s training factor"
+            if line in self.factor:
+                whose = "its shared factor" if line == architecture else f"{line}'s factor"
+                return self.factor[line], said + whose
             line = PREDECESSOR.get((line, memory))
         return None, provenance
 
