@@ -300,3 +300,29 @@ def test_a_fixed_layout_keeps_the_distributed_optimizer(catalog: Catalog) -> Non
     configured = configure(component, arch, job, gpu, 64, (4, 4))
     assert (configured.job.tp, configured.job.pp, configured.job.zero) == (4, 4, 1)
     assert configured.estimate is not None and configured.estimate.bound == "compute"
+
+
+def test_a_chosen_micro_batch_keeps_headroom_where_one_does(catalog: Catalog) -> None:
+    """Left open, the micro-batch is the largest that fits with the headroom whichgpu warns
+    under (the estimate's error, fragmentation); only when none does is a tight fit chosen."""
+    from whichgpu.estimate.assumptions import TIGHT_HEADROOM
+    from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.recommender.autoconfig import configure, needed_bytes
+    from whichgpu.requests import Component
+
+    arch = resolve_model("llama-2-7b")
+    gpu = catalog.gpu("rtx-a6000")
+    component = Component(kind="lora", model="llama-2-7b")
+    job = make_job(task="lora")
+    chosen = configure(component, arch, job, gpu, 8).job
+    assert needed_bytes(arch, chosen) <= usable_bytes(gpu) * (1 - TIGHT_HEADROOM)
+    assert needed_bytes(arch, replace(chosen, batch=chosen.batch * 2)) > usable_bytes(gpu) * (
+        1 - TIGHT_HEADROOM
+    )  # the largest such
+    # the user's micro-batch 3 without recomputation fits one A6000 only tightly (47.7 of
+    # 48 GiB): kept, not refused for want of headroom
+    tight = configure(Component(kind="lora", model="llama-2-7b", batch=3, checkpointing=False),
+                      arch, make_job(task="lora", batch=3), gpu, 1).job  # fmt: skip
+    needed = needed_bytes(arch, tight)
+    assert tight.batch == 3 and tight.checkpointing == "none"
+    assert usable_bytes(gpu) * (1 - TIGHT_HEADROOM) < needed <= usable_bytes(gpu)

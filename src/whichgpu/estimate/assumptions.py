@@ -28,6 +28,11 @@ CUDA_CONTEXT_GIB = 0.5
 #: The caching allocator keeps freed blocks reserved; reserved exceeds allocated by a few
 #: percent in steady training (fragmentation). Applied to the tensor total.
 ALLOCATOR_RESERVE_FRACTION = 0.05
+#: Headroom under which a fit is flagged as tight, and which a setting whichgpu chooses (a
+#: micro-batch, recomputation) keeps where it can: allocator fragmentation and the CUDA
+#: context vary by a few percent between versions (validation/README.md), and the memory
+#: estimate is within 8.5 % of measured runs (docs/memory-accuracy.md)
+TIGHT_HEADROOM = 0.05
 
 #: vLLM's PagedAttention allocates the KV cache in blocks of 16 tokens (Kwon et al., 2023, §4.1).
 PAGED_BLOCK_TOKENS = 16

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import Ref
+from whichgpu.estimate.assumptions import TIGHT_HEADROOM
 from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.parallel import layout_name, scaled_job, training_layouts, usable_bytes
 from whichgpu.frozen import evolve
@@ -66,10 +67,9 @@ def needed_bytes(arch: ModelArch, job: Job) -> float:
     return memory_of(arch, job).total_bytes
 
 
-def _largest(arch: ModelArch, variants: tuple[Job, ...], gpu: GPU) -> Job | None:
-    """The first of ``variants`` (micro-batches, descending) that fits, by bisection: memory
-    grows with the batch, so if one fits every smaller one does."""
-    capacity = usable_bytes(gpu)
+def _largest(arch: ModelArch, variants: tuple[Job, ...], capacity: float) -> Job | None:
+    """The first of ``variants`` (micro-batches, descending) that fits ``capacity`` bytes, by
+    bisection: memory grows with the batch, so if one fits every smaller one does."""
     best, low, high = None, 0, len(variants) - 1
     while low <= high:
         middle = (low + high) // 2
@@ -184,64 +184,16 @@ def configure(
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
     modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
     parallel = parallel_of(component.framework)
-    best: tuple[float, Job, str, Checkpointing, ThroughputEstimate | None] | None = None
-    smallest: tuple[Job, str] | None = None
     layouts = trials(
         arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch, fixed
     )
-    fitted_pp: dict[int, int] = {}  # per tensor-parallel degree, the fewest stages that fit
-    replicas_fit = False
-    runnable: bool | None = None  # checked once: the layouts differ only in valid splits
-    whole_split: int | None = None  # the smallest t·p that holds the model
-    for strategy, per_mode in layouts:
-        first = per_mode[0][1][0]
-        tp, pp = first.tp, first.pp
-        if pp > fitted_pp.get(tp, pp):
-            # pipeline stages only once the model does not fit without them: a deeper
-            # pipeline adds bubble (Narayanan et al., 2021, §3.3, takeaway #1)
-            continue
-        if replicas_fit and tp == 1 and pp == 1 and first.zero > 0:
-            # whole replicas hold the largest micro-batch: sharding them (ZeRO/FSDP) runs the
-            # same compute with more communication (Rajbhandari et al., 2020, §7: 1.5× the
-            # all-reduce's volume at stage 3), so it cannot be faster
-            continue
-        if whole_split is not None and tp * pp > whole_split:
-            # "a total model-parallel size of M = t·p should be used so that the model's
-            # parameters and intermediate metadata fit in GPU memory; data parallelism can be
-            # used to scale up training to more GPUs" (Narayanan et al., 2021, §3.3,
-            # takeaway #2): a smaller split already holds it
-            continue
-        found: list[tuple[Job, Checkpointing]] = []
-        for mode, variants in per_mode:
-            fit = _largest(arch, variants, gpu)
-            if fit is not None:
-                if found and fit.batch <= found[-1][0].batch:
-                    continue  # recomputation that buys no larger micro-batch only adds work
-                found.append((fit, mode))
-                if fit is variants[0]:
-                    break  # the largest batch without recomputation: recomputing only adds work
-        if found:
-            fitted_pp[tp] = min(pp, fitted_pp.get(tp, pp))
-            replicas_fit = replicas_fit or (
-                tp == 1 and pp == 1 and first.zero == 0 and found[0][0] is first
-            )
-            if first.zero == 0 and whole_split is None:
-                whole_split = tp * pp
-        if smallest is None:
-            smallest = (per_mode[-1][1][-1], strategy)
-        for fit, mode in found:
-            # the fastest layout and recomputation (on a tie, the simpler: listed first)
-            searching = len(found) > 1 or count > 1
-            if searching and runnable is None:
-                runnable = _runnable(arch, fit, gpu)
-            est = (
-                _estimate(arch, fit, gpu, count, component.framework)
-                if searching and runnable
-                else None
-            )
-            rate = _value(est) if searching else 1.0
-            if best is None or rate > best[0]:
-                best = (rate, fit, strategy, mode, est)
+    # with headroom first (the estimate's own error, the allocator's fragmentation: a choice
+    # whichgpu makes should not be one it warns about), else as tight as it fits
+    for headroom in (TIGHT_HEADROOM, 0.0):
+        capacity = usable_bytes(gpu) * (1 - headroom)
+        best, smallest = _search(arch, layouts, gpu, count, component.framework, capacity)
+        if best is not None:
+            break
     if best is None:  # nothing fits: the smallest step, as the memory check will report it
         fallback = smallest or scaled_job(replace(job, batch=batches[-1]), count, arch)
         return Configured(fallback[0], fallback[1], chosen)
@@ -274,6 +226,74 @@ def configure(
             )
         )
     return Configured(scaled, strategy, notes, estimate)
+
+
+Best = tuple[float, Job, str, Checkpointing, "ThroughputEstimate | None"]
+
+
+def _search(
+    arch: ModelArch,
+    layouts: Trials,
+    gpu: GPU,
+    count: int,
+    framework: str | None,
+    capacity: float,
+) -> tuple[Best | None, tuple[Job, str] | None]:
+    """The fastest of ``layouts`` whose step fits ``capacity`` bytes (its rate, job, layout,
+    recomputation and estimate), and the smallest step of the first layout (what a job that
+    fits nowhere is reported as)."""
+    best: Best | None = None
+    smallest: tuple[Job, str] | None = None
+    fitted_pp: dict[int, int] = {}  # per tensor-parallel degree, the fewest stages that fit
+    replicas_fit = False
+    runnable: bool | None = None  # checked once: the layouts differ only in valid splits
+    whole_split: int | None = None  # the smallest t·p that holds the model
+    for strategy, per_mode in layouts:
+        first = per_mode[0][1][0]
+        tp, pp = first.tp, first.pp
+        if pp > fitted_pp.get(tp, pp):
+            # pipeline stages only once the model does not fit without them: a deeper
+            # pipeline adds bubble (Narayanan et al., 2021, §3.3, takeaway #1)
+            continue
+        if replicas_fit and tp == 1 and pp == 1 and first.zero > 0:
+            # whole replicas hold the largest micro-batch: sharding them (ZeRO/FSDP) runs the
+            # same compute with more communication (Rajbhandari et al., 2020, §7: 1.5× the
+            # all-reduce's volume at stage 3), so it cannot be faster
+            continue
+        if whole_split is not None and tp * pp > whole_split:
+            # "a total model-parallel size of M = t·p should be used so that the model's
+            # parameters and intermediate metadata fit in GPU memory; data parallelism can be
+            # used to scale up training to more GPUs" (Narayanan et al., 2021, §3.3,
+            # takeaway #2): a smaller split already holds it
+            continue
+        found: list[tuple[Job, Checkpointing]] = []
+        for mode, variants in per_mode:
+            fit = _largest(arch, variants, capacity)
+            if fit is not None:
+                if found and fit.batch <= found[-1][0].batch:
+                    continue  # recomputation that buys no larger micro-batch only adds work
+                found.append((fit, mode))
+                if fit is variants[0]:
+                    break  # the largest batch without recomputation: recomputing only adds work
+        if found:
+            fitted_pp[tp] = min(pp, fitted_pp.get(tp, pp))
+            replicas_fit = replicas_fit or (
+                tp == 1 and pp == 1 and first.zero == 0 and found[0][0] is first
+            )
+            if first.zero == 0 and whole_split is None:
+                whole_split = tp * pp
+        if smallest is None:
+            smallest = (per_mode[-1][1][-1], strategy)
+        for fit, mode in found:
+            # the fastest layout and recomputation (on a tie, the simpler: listed first)
+            searching = len(found) > 1 or count > 1
+            if searching and runnable is None:
+                runnable = _runnable(arch, fit, gpu)
+            est = _estimate(arch, fit, gpu, count, framework) if searching and runnable else None
+            rate = _value(est) if searching else 1.0
+            if best is None or rate > best[0]:
+                best = (rate, fit, strategy, mode, est)
+    return best, smallest
 
 
 class Configured(NamedTuple):

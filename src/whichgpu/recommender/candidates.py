@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import Ref, WhichGPUError
+from whichgpu.estimate.assumptions import TIGHT_HEADROOM
 from whichgpu.estimate.parallel import GPUS_PER_NODE, gpu_counts
 from whichgpu.frozen import evolve
 from whichgpu.notes import Note, note
@@ -25,10 +26,6 @@ if TYPE_CHECKING:
     from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
     from whichgpu.job import Checkpointing, Job, Network
     from whichgpu.models.arch import ModelArch
-
-#: Headroom under which a fit is flagged as tight: allocator fragmentation and the CUDA
-#: context vary by a few percent between versions (validation/README.md).
-TIGHT_HEADROOM = 0.05
 
 
 @dataclass(frozen=True)
