@@ -37,7 +37,7 @@ from whichgpu.estimate.efficiency import (
     observe,
     stream_term,
 )
-from whichgpu.estimate.efficiency_model import EfficiencyModel
+from whichgpu.estimate.efficiency_model import EfficiencyModel, ceiling
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_CSV = ROOT / "src" / "whichgpu" / "catalog" / "data" / "efficiency.csv"
@@ -126,6 +126,9 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
         [f_index[f"unit:{o.other_unit}"] if o.other_share else ui[k] for k, o in enumerate(rows)]
     )
     is_compute = np.array([o.bound == "compute" for o in rows])
+    # the most of the peak each part can reach (memory-bound: the best streaming copy)
+    cap = np.array([ceiling(o.unit) for o in rows])
+    cap_other = np.array([ceiling(o.other_unit) if o.other_share else 1.0 for o in rows])
     finite = np.isfinite(units)
     # the power-limited clock (whichgpu.estimate.efficiency_model.sustained_clock): two parameters
     # shared by every GPU, after the per-key ones
@@ -168,8 +171,8 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     def residuals(x: np.ndarray) -> np.ndarray:
         eta, f, f_other, overhead, clock, alpha, passes = unpack(x)
         # the power-limited clock slows the compute-bound part only
-        efficiency = np.minimum(eta * f, 1.0) * np.where(is_compute, clock, 1.0)
-        other = np.minimum(eta * f_other, 1.0) * np.where(is_compute, 1.0, clock)
+        efficiency = np.minimum(eta * f, cap) * np.where(is_compute, clock, 1.0)
+        other = np.minimum(eta * f_other, cap_other) * np.where(is_compute, 1.0, clock)
         seconds = ideal * (1 - share) / efficiency + ideal * share / other
         seconds = seconds + np.where(finite, overhead / np.where(finite, units, 1), 0)
         seconds = seconds + alpha * collectives + passes * stream

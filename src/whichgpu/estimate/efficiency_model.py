@@ -35,6 +35,19 @@ def sustained_clock(power_w_per_tflops: float | None, terms: Mapping[str, float]
     return float(min(1.0, power_w_per_tflops / p0) ** gamma)
 
 
+#: The largest share of its datasheet bandwidth a GPU's memory-bound work reaches: the best
+#: streaming copy the catalog holds (torch-copy rows of benchmarks.csv: RTX 4090 912 of
+#: 1,008 GB/s, RTX 3090 831 of 936; HBM parts 73-85 %). A fit that would read a card's
+#: decode faster than that (η · f above it) is held there, not at the datasheet.
+MAX_BANDWIDTH_FRACTION = 0.90
+
+
+def ceiling(unit: str) -> float:
+    """The most of its peak a unit of work can run at: memory-bound work the best streaming
+    copy's share of the bandwidth, compute-bound work the peak itself."""
+    return MAX_BANDWIDTH_FRACTION if unit.endswith("memory") else 1.0
+
+
 @dataclass(frozen=True)
 class EfficiencyModel:
     """Fitted factors. Seconds per unit = ideal / (η_group · f_factor) + overhead / units per
@@ -86,7 +99,7 @@ class EfficiencyModel:
             provenance += f"; {factor} not fitted"
         u = self.factor.get(f"unit:{unit}", 1.0)
         clock = sustained_clock(power_w_per_tflops, self.terms)
-        return min(1.0, eta * f * u) * clock, provenance
+        return min(ceiling(unit), eta * f * u) * clock, provenance
 
     def _training_factor(
         self, architecture: str, memory: str, provenance: str

@@ -240,8 +240,8 @@ def _search(
     capacity: float,
 ) -> tuple[Best | None, tuple[Job, str] | None]:
     """The fastest of ``layouts`` whose step fits ``capacity`` bytes (its rate, job, layout,
-    recomputation and estimate), and the smallest step of the first layout (what a job that
-    fits nowhere is reported as)."""
+    recomputation and estimate), and the step that needs the least memory of any layout (what
+    a job that fits nowhere is reported as: the nearest it comes to fitting)."""
     best: Best | None = None
     smallest: tuple[Job, str] | None = None
     fitted_pp: dict[int, int] = {}  # per tensor-parallel degree, the fewest stages that fit
@@ -282,8 +282,9 @@ def _search(
             )
             if first.zero == 0 and whole_split is None:
                 whole_split = tp * pp
-        if smallest is None:
-            smallest = (per_mode[-1][1][-1], strategy)
+        least = per_mode[-1][1][-1]  # this layout's smallest step
+        if smallest is None or needed_bytes(arch, least) < needed_bytes(arch, smallest[0]):
+            smallest = (least, strategy)
         for fit, mode in found:
             # the fastest layout and recomputation (on a tie, the simpler: listed first)
             searching = len(found) > 1 or count > 1
