@@ -260,3 +260,21 @@ def test_a_transformer_training_token_streams_its_saved_activations(catalog: Cat
         for a in (small, large)
     }
     assert share[large.id] < share[small.id] / 2  # h·L grows slower than N ∝ h²·L
+
+
+def test_an_architectures_own_factor_is_no_prior(catalog: Catalog) -> None:
+    """LLM training on Ada (no LLM training run) takes Ada's own fitted factor: no "no
+    measurement to calibrate on" warning; Blackwell, fitted on nothing, still gets one."""
+    from whichgpu.recommender import recommend
+    from whichgpu.requests import Constraints, Workload
+    from whichgpu.workload_files import make_component
+
+    def warned(gpu: str) -> bool:
+        component = make_component({"kind": "lora", "model": "llama-3.1-8b", "tokens": 1e8})
+        only = catalog.restricted([gpu])
+        result = recommend(only, Workload((component,), Constraints(max_gpus=1)))
+        codes = {n.code for n in result.warnings}
+        return "warn_prior_efficiency" in codes
+
+    assert not warned("rtx-4090")
+    assert warned("b200")

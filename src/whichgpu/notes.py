@@ -412,8 +412,8 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
         N_("{factor} not fitted: {inherited}'s factor"),
     ),
     (
-        re.compile(r"^(?P<factor>.+) not fitted for LLM training: its shared factor$"),
-        N_("{factor} not fitted for LLM training: its shared factor"),
+        re.compile(r"^(?P<factor>.+)'s factor \(no LLM training run\)$"),
+        N_("{factor}'s factor (no LLM training run)"),
     ),
     (
         re.compile(

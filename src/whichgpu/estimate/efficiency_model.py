@@ -111,9 +111,10 @@ class EfficiencyModel:
         while line is not None:
             if line != architecture and f"{TRAIN_FAMILY}{line}" in self.factor:
                 return self.factor[f"{TRAIN_FAMILY}{line}"], f"{said}{line}'s training factor"
+            if line == architecture and line in self.factor:  # fitted, on other work
+                return self.factor[line], f"{provenance}; {line}'s factor (no LLM training run)"
             if line in self.factor:
-                whose = "its shared factor" if line == architecture else f"{line}'s factor"
-                return self.factor[line], said + whose
+                return self.factor[line], f"{said}{line}'s factor"
             line = PREDECESSOR.get((line, memory))
         return None, provenance
 
