@@ -488,7 +488,7 @@ def render(note: Note, english: bool = False) -> str:
     if isinstance(message, Plural):  # translated here: its form follows its count
         template = message.form(int(note.params[message.counted]), translate=not english)  # type: ignore[arg-type]
     else:
-        template = message if english else _(message)
+        template = translate(message)
     if "features" in params:
         codes = str(params["features"]).split(",")
         separator = translate(LIST_SEPARATOR)

@@ -11,8 +11,7 @@ this module adds what spreading it costs, term by term:
   userbuffers split each GEMM into chunks and move one chunk's activations while the next
   computes: Wang et al., 2023, "Overlap communication with dependent computation via
   decomposition in large deep learning models", ASPLOS; NeMo's performance recipes turn it
-  on), when a stage waits only on
-  what its compute does not cover.
+  on), when a stage waits only on what its compute does not cover.
 * **Pipeline parallelism** (Narayanan et al., 2021, §2.2.1, eq. 1): the 1F1B schedule over
   ``m`` micro-batches takes ``(m + p − 1)`` stage times: a bubble of ``(p − 1)/m``. Stages
   pass ``b·s·h`` 16-bit activations forward and as many gradients back.
