@@ -471,33 +471,38 @@ def checked_throughput(
     )
 
 
-@lru_cache(maxsize=8192)
-def serving_seconds(
-    arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str
-) -> tuple[float, float, float, str, float]:
-    """A served model's calibrated times on ``count`` × ``gpu`` with ``job.batch`` sequences
-    in flight, ``job.prompt`` tokens in and ``job.generate`` out: seconds per output token
-    over a whole batch cycle (its prompts' prefills included, as the fitted maximum-load
-    runs measure it), one prompt's prefill, and the η of the cycle. llama.cpp's harness is
-    calibrated on decode steps and prefills apart: its cycle is ``B`` prefills and ``O``
-    decode steps of ``B`` sequences. Then the roofline's bound at that batch, and the
-    prefill time a request takes inside the fitted cycle (its ideal prefill over the cycle's
-    η), which a decode step is what is left of the cycle without."""
+def prefill_seconds(arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str) -> float:
+    """One prompt's calibrated prefill (``job.prompt`` tokens, one request) on ``count`` ×
+    ``gpu``: the same at every batch of a serving curve, computed once per curve."""
     model, _spread = load_efficiency()
-    prompt, out = job.prompt or job.seq, max(job.generate, 1)
     one = evolve(job, batch=1)  # a prefill is one request's
-    prefill = _bench(arch, one, gpu, count, "llm-prefill", harness, "ms", prompt, 1)
+    prefill = _bench(arch, one, gpu, count, "llm-prefill", harness, "ms", job.prompt or job.seq, 1)
     prefill_obs = observe(prefill, gpu, arch)
     if prefill_obs is None:
         raise InvalidInput("no_throughput_model", regime="llm-prefill", gpu=gpu.name)
-    prefill_s = model.seconds_per_unit(prefill_obs)
+    return model.seconds_per_unit(prefill_obs)
+
+
+@lru_cache(maxsize=8192)
+def serving_seconds(
+    arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str, prefill_s: float
+) -> tuple[float, float, str, float]:
+    """A served model's calibrated times on ``count`` × ``gpu`` with ``job.batch`` sequences
+    in flight, ``job.prompt`` tokens in and ``job.generate`` out, given one prompt's prefill
+    (:func:`prefill_seconds`): seconds per output token over a whole batch cycle (its
+    prompts' prefills included, as the fitted maximum-load runs measure it) and the η of the
+    cycle. llama.cpp's harness is calibrated on decode steps and prefills apart: its cycle is
+    ``B`` prefills and ``O`` decode steps of ``B`` sequences. Then the roofline's bound at
+    that batch, and the prefill time a request takes inside the fitted cycle (its ideal
+    prefill over the cycle's η), which a decode step is what is left of the cycle without."""
+    prompt, out = job.prompt or job.seq, max(job.generate, 1)
     if harness in LAYER_SPLIT_HARNESSES:
         decode = _bench(arch, job, gpu, count, "llm-decode", harness, "tokens/s", prompt, out)
         eta, _provenance, per_token_s, bound = _roofline(arch, None, gpu, decode)
         step_s = per_token_s * job.batch
         cycle_s = job.batch * prefill_s + out * step_s
-        return cycle_s / (job.batch * out), prefill_s, eta, bound, prefill_s
+        return cycle_s / (job.batch * out), eta, bound, prefill_s
     serve = _bench(arch, job, gpu, count, "llm-serve", harness, "tokens/s", prompt, out)
     eta, _provenance, per_token_s, bound = _roofline(arch, None, gpu, serve)
     in_cycle_s = serve_prefill_ideal_s(serve, gpu, arch) / eta
-    return per_token_s, prefill_s, eta, bound, in_cycle_s
+    return per_token_s, eta, bound, in_cycle_s

@@ -107,18 +107,20 @@ class _Curve:
 def _curve(
     arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile, factor: float, b_max: int
 ) -> tuple[_Curve, float]:
-    from whichgpu.throughput import serving_seconds
+    from whichgpu.throughput import prefill_seconds, serving_seconds
 
     grid = sorted({*(1 << k for k in range(b_max.bit_length()) if 1 << k <= b_max), b_max})
     out = max(job.generate, 1)
-    decode, bounds, prefill, eta, in_cycle = [], [], 0.0, 0.0, 0.0
+    decode, bounds, eta, in_cycle = [], [], 0.0, 0.0
     base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
+    prefill_raw = prefill_seconds(arch, base, gpu, tp, engine.harness)
+    prefill = prefill_raw / factor
     for batch in grid:
-        per_token, prefill, eta, bound, in_cycle = serving_seconds(
-            arch, evolve(base, batch=batch), gpu, tp, engine.harness
+        per_token, eta, bound, in_cycle = serving_seconds(
+            arch, evolve(base, batch=batch), gpu, tp, engine.harness, prefill_raw
         )
         bounds.append(bound)
-        per_token, prefill, in_cycle = per_token / factor, prefill / factor, in_cycle / factor
+        per_token, in_cycle = per_token / factor, in_cycle / factor
         cycle = batch * per_token * out  # B prefills and O decode steps
         decode.append(max(cycle - batch * in_cycle, 0.1 * cycle) / out)
     curve = _Curve(
