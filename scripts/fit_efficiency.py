@@ -4,7 +4,7 @@ validate them leave-one-out and leave-one-GPU-out, and write the results.
     python scripts/fit_efficiency.py          # write catalog/data/efficiency.csv and
                                               # docs/perf-accuracy.md
     python scripts/fit_efficiency.py --check  # exit 1 if either is stale (make test):
-                                              # numbers compared within numcheck.RTOL
+                                              # numbers compared within refit_tolerance
 
 Model (whichgpu.estimate.efficiency): seconds per unit of work =
 ideal / (η[harness, regime] · f[architecture or memory type]) + overhead[harness] / units
@@ -46,6 +46,28 @@ RIDGE = 0.3
 #: ftol, xtol and gtol of least_squares: scipy's defaults (1e-8) stop the warm-started
 #: cross-validation fits early, where the stopping point depends on the scipy release.
 TOL = 1e-12
+
+#: How closely a refit reproduces the committed figures on another machine. The main fit
+#: ends on ``xtol``: its trust region collapses on a kink of the objective (the ceilings
+#: min(η·f, cap) and min(1, ·), the power-limited clock's min(0, ·)) with the gradient's
+#: largest component near 0.1, so where it stops moves with the numpy/BLAS build: its
+#: factors by up to 0.5 % (the committed fit against a refit on another sandbox,
+#: 2026-12-02), the cross-validation fits warm-started from it further (held-out errors by
+#: up to 0.2 points, a 648 % error of a 5-row regime by 40 points). A change to the model
+#: or the data moves them by more, or changes the counts and words, which stay exact.
+FIT_RTOL = 1e-2
+CV_RTOL, CV_ATOL_POINTS = 0.1, 1.0
+
+
+def refit_tolerance(line: str) -> tuple[float, float]:
+    """(relative, absolute) tolerance of a committed line: a cross-validated figure (a
+    ``spread_`` row of the CSV, in fractions; a percentage of the report, in points) or a
+    fitted value."""
+    if line.startswith("spread_"):
+        return CV_RTOL, CV_ATOL_POINTS / 100
+    if "%" in line:
+        return CV_RTOL, CV_ATOL_POINTS
+    return FIT_RTOL, 0.0
 
 
 def observations() -> list[Observation]:
@@ -315,7 +337,10 @@ def report(model: EfficiencyModel, loo: Errors, logo: Errors, loso: Errors) -> s
         "at once — the case of a GPU nobody measured. **Leave-one-source-out**: every",
         "measurement of one source (a document at a commit) held out at once — the case of a",
         "publication the fit never saw (a harness only that source measured falls back to its",
-        "regime's other harnesses).",
+        "regime's other harnesses). A refit on another machine reproduces the errors within",
+        "10 % of their value or 1 point and the fitted factors within 1 %: the fit stops on a",
+        "kink of its objective, where the numerics of the build decide (`refit_tolerance` in",
+        "`scripts/fit_efficiency.py`).",
         "",
     ]
     sections = (("Leave-one-out", loo), ("Leave-one-GPU-out", logo),
@@ -417,7 +442,11 @@ def main(argv: list[str]) -> int:
         OUT_DOC: report(model, loo, logo, loso),
     }
     if "--check" in argv:
-        stale = [problem for p, text in outputs.items() if (problem := check(p, text))]
+        stale = [
+            problem
+            for p, text in outputs.items()
+            if (problem := check(p, text, tolerance=refit_tolerance))
+        ]
         if stale:
             print(f"stale: {'; '.join(stale)}; run scripts/fit_efficiency.py", file=sys.stderr)
             return 1

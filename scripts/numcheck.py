@@ -7,6 +7,11 @@ pair of numbers is within ``RTOL`` of each other (relative), or within one unit 
 digit printed (a value on a rounding edge can print either way). Integers without a decimal
 point get no such unit: a count of measurements that changes is a change.
 
+A generator may give some lines a wider tolerance (``tolerance``: a function of the
+committed line, returning its relative tolerance and an absolute one in the printed units
+of its decimal numbers), for figures that the computation pins down only to that width
+whatever the machine (scripts/fit_efficiency.py says why for its fits). Counts stay exact.
+
     python scripts/numcheck.py OLD NEW   # exit 1 and print the first difference
 """
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 #: Relative tolerance of a generated number: fitted values agree to ~1e-6 between scipy
@@ -34,37 +40,59 @@ def _unit(token: str) -> float:
     return 10.0 ** (exponent - len(mantissa.split(".")[1]))
 
 
-def numbers_agree(a: str, b: str, rtol: float = RTOL) -> bool:
+#: A committed line's (relative, absolute) tolerance
+Tolerance = Callable[[str], tuple[float, float]]
+
+
+def numbers_agree(a: str, b: str, rtol: float = RTOL, atol: float = 0.0) -> bool:
+    """``a`` and ``b`` within ``rtol`` of each other, ``atol``, or one unit of their last
+    printed digit."""
     a, b = a.replace(",", ""), b.replace(",", "")
     x, y = float(a), float(b)
-    slack = max(rtol * max(abs(x), abs(y)), _unit(a), _unit(b))
+    slack = max(rtol * max(abs(x), abs(y)), atol, _unit(a), _unit(b))
     return math.isclose(x, y, rel_tol=0.0, abs_tol=slack * (1 + 1e-9))
 
 
-def first_difference(old: str, new: str, rtol: float = RTOL) -> str | None:
-    """``None`` when ``old`` and ``new`` agree, else the first line where they do not."""
+def _decimal(token: str) -> bool:
+    return "." in token.lower().split("e")[0]
+
+
+def first_difference(
+    old: str, new: str, rtol: float = RTOL, tolerance: Tolerance | None = None
+) -> str | None:
+    """``None`` when ``old`` and ``new`` agree, else the first line where they do not;
+    ``tolerance``, where given, sets the tolerance of each line's decimal numbers (its
+    integers keep ``rtol``: a count does not move with the numerics)."""
     old_lines, new_lines = old.splitlines(), new.splitlines()
     if len(old_lines) != len(new_lines):
         return f"{len(old_lines)} lines committed, {len(new_lines)} generated"
     for number, (a, b) in enumerate(zip(old_lines, new_lines, strict=True), start=1):
         if a == b:
             continue
+        line_rtol, atol = (rtol, 0.0) if tolerance is None else tolerance(a)
         words_a, words_b = NUMBER.split(a), NUMBER.split(b)
         nums_a, nums_b = NUMBER.findall(a), NUMBER.findall(b)
         if (
             words_a != words_b
             or len(nums_a) != len(nums_b)
-            or not all(numbers_agree(p, q, rtol) for p, q in zip(nums_a, nums_b, strict=True))
+            or not all(
+                numbers_agree(p, q, line_rtol, atol)
+                if _decimal(p) or _decimal(q)
+                else numbers_agree(p, q, rtol)
+                for p, q in zip(nums_a, nums_b, strict=True)
+            )
         ):
             return f"line {number}: committed {a!r}, generated {b!r}"
     return None
 
 
-def check(path: Path, text: str, rtol: float = RTOL) -> str | None:
+def check(
+    path: Path, text: str, rtol: float = RTOL, tolerance: Tolerance | None = None
+) -> str | None:
     """Why ``path`` is stale against the freshly generated ``text``, or ``None``."""
     if not path.exists():
         return f"{path.name}: missing"
-    difference = first_difference(path.read_text(encoding="utf-8"), text, rtol)
+    difference = first_difference(path.read_text(encoding="utf-8"), text, rtol, tolerance)
     return None if difference is None else f"{path.name}: {difference}"
 
 

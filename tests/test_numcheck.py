@@ -63,3 +63,53 @@ def test_readme_quotes_the_generated_accuracy_figures() -> None:
     assert sentence is not None
     assert len(figures) == 4
     assert all(numbers_agree(a, b) for a, b in zip(figures, sentence.groups(), strict=True))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "agree"),
+    [
+        # a refit on another machine (committed fit against this sandbox's, 2026-12-02)
+        ("spread_low,,cnn-infer,-0.222308,error,", "spread_low,,cnn-infer,-0.221822,error,", True),
+        (
+            "| cnn-infer | nvidia-dle-mxnet | 5 | 19.5% | 648.2% |",
+            "| cnn-infer | nvidia-dle-mxnet | 5 | 19.5% | 608.7% |",
+            True,
+        ),
+        (
+            "eta,nvidia-dle-pytorch,cnn-infer,0.868163,fraction,8",
+            "eta,nvidia-dle-pytorch,cnn-infer,0.866158,fraction,8",
+            True,
+        ),
+        # what a change to the model or the data does
+        (
+            "## Leave-one-out: 517 measurements, median |error| 11.0%, 90th percentile 31.4%",
+            "## Leave-one-out: 517 measurements, median |error| 12.4%, 90th percentile 31.4%",
+            False,
+        ),
+        (
+            "## Leave-one-out: 517 measurements, median |error| 11.0%",
+            "## Leave-one-out: 518 measurements, median |error| 11.0%",
+            False,
+        ),
+        ("spread_high,,cnn-infer,0.323315,error,", "spread_high,,cnn-infer,0.260834,error,", False),
+        (
+            "eta,torch-copy,bandwidth,0.823138,fraction,6",
+            "eta,torch-copy,bandwidth,0.843138,fraction,6",
+            False,
+        ),
+    ],
+)
+def test_a_refit_is_compared_at_the_width_the_fit_pins_down(
+    old: str, new: str, agree: bool
+) -> None:
+    from fit_efficiency import refit_tolerance
+
+    assert (first_difference(old, new, tolerance=refit_tolerance) is None) is agree
+
+
+def test_a_line_tolerance_leaves_its_counts_at_the_default() -> None:
+    def wide(_line: str) -> tuple[float, float]:
+        return 0.5, 1.0
+
+    assert first_difference("| 0.1% | 7 |", "| 0.9% | 7 |", tolerance=wide) is None
+    assert first_difference("| 0.1% | 7 |", "| 0.1% | 8 |", tolerance=wide) is not None
