@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -135,13 +136,50 @@ def test_recommend_plans_a_70b_service_under_targets(catalog: Catalog) -> None:
             assert option.runs[0].meets_rate
 
 
-def test_a_target_no_gpu_meets_says_which_and_what_is_reachable() -> None:
+def test_a_target_no_gpu_meets_is_one_line_naming_the_nearest() -> None:
+    """Issue 14: a target no option meets at any load is bad input (exit 2), named by its
+    flag, with the option that comes nearest and what it reaches."""
     result = run_cli(
         "recommend", "--task", "inference", "-m", "llama-3.1-70b", "--request-rate", "1",
         "--tpot", "1ms", "--hours", "10", "--catalog", "article",
     )  # fmt: skip
-    assert result.code == 0
-    assert "TPOT p50 of 1 ms is out of reach here" in result.stdout
+    assert result.code == 2 and result.stdout == ""
+    line = result.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert line.startswith("whichgpu: error: --tpot: TPOT p50 of 1 ms is out of reach for ")
+    nearest = re.search(r"the nearest is (.+), ([\d.,]+) ms at the lightest load$", line)
+    assert nearest is not None and "A100" in nearest.group(1)
+    assert float(nearest.group(2).replace(",", "")) > 1
+
+
+def test_estimate_says_a_target_out_of_reach_on_its_gpus() -> None:
+    """It printed a traceback (an infinite latency formatted as a number)."""
+    result = run_cli(
+        "estimate", "-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--count", "8",
+        "--request-rate", "5", "--ttft", "1ms",
+    )  # fmt: skip
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(
+        "whichgpu: error: --ttft: TTFT p50 of 1 ms is out of reach for Llama 3.1 70B on "
+        "8 × NVIDIA H100 SXM: "
+    )
+
+
+def test_a_split_that_misses_its_targets_is_the_nearest_to_them(catalog: Catalog) -> None:
+    """Where no split of 8 GPUs meets the first-token target, the plan kept is the one that
+    comes nearest (one tensor-parallel group of 8 prefills a prompt faster than a replica
+    of 2), so that what the answer says is reachable is."""
+    from whichgpu.estimate.serving_plan import plan_service
+
+    gpu = catalog.gpu("h100-sxm")
+    job = serving_job(2000, 200)
+    targets = Targets(ttft_s=0.001)
+    plan = plan_service(LLAMA_70B, job, gpu, 8, ENGINES["vllm"], targets, 5.0)
+    pair = replica_plan(LLAMA_70B, job, gpu, 2, ENGINES["vllm"], targets, 5.0, replicas=4)
+    assert plan is not None and pair is not None
+    assert plan.unmet is not None and pair.unmet is not None
+    assert plan.gpus_per_replica == 8
+    assert plan.unmet[1] < pair.unmet[1]
 
 
 @pytest.mark.parametrize(

@@ -264,6 +264,30 @@ def test_answers_are_memoised_and_stable(client: TestClient) -> None:
         (
             "post",
             "/api/v1/recommend",
+            {
+                "components": [
+                    {
+                        "kind": "inference",
+                        "model": "llama-3.1-70b",
+                        "request_rate": 5,
+                        "ttft": "1ms",
+                        "hours": 10,
+                    }
+                ]
+            },
+            "components.0.ttft",
+            ["out of reach", "the nearest is"],
+        ),
+        (
+            "post",
+            "/api/v1/estimate",
+            {"model": "llama-3.1-8b", "gpu": "h100-sxm", "tpot": "1ms"},
+            "tpot",
+            ["out of reach", "at the lightest load"],
+        ),
+        (
+            "post",
+            "/api/v1/recommend",
             {"components": [{"kind": "lora", "model": "llama-2-7b"}], "objective": "fast"},
             "objective",
             ["cost", "time", "value"],

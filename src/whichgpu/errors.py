@@ -207,6 +207,14 @@ MESSAGES: dict[str, str] = {
     ),
     "pp_layers": N_("{pp} pipeline stages need a layer each; {model} has {layers}"),
     "serving_no_fit": N_("{model} does not fit {count} × {gpu} with room for one sequence"),
+    "latency_out_of_reach_on": N_(
+        "{target} {percentile} of {limit_ms:,} ms is out of reach for {model} on {count} × "
+        "{gpu}: {best_ms:,} ms at the lightest load"
+    ),
+    "latency_out_of_reach": N_(
+        "{target} {percentile} of {limit_ms:,} ms is out of reach for {component}: the "
+        "nearest is {option}, {best_ms:,} ms at the lightest load"
+    ),
     "serving_context": N_(
         "{model} reads {n:,} tokens at most; {prompt} + {generate} asks for {tokens:,}"
     ),

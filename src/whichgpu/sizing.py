@@ -211,6 +211,19 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     if plan is None:
         raise InvalidInput("serving_no_fit", model=arch.name, gpu=gpu.name, count=r.count)
     check_runnable(arch, job, gpu)
+    if plan.unmet is not None:  # missed even at the lightest load: no operating point
+        target, best_s = plan.unmet
+        raise InvalidInput(
+            "latency_out_of_reach_on",
+            (target,),
+            target=target.upper(),
+            percentile=r.percentile,
+            limit_ms=round(1e3 * ((r.ttft if target == "ttft" else r.tpot) or 0.0), 1),
+            model=arch.name,
+            count=r.count,
+            gpu=gpu.name,
+            best_ms=round(1e3 * best_s, 1),
+        )
     out = max(job.generate, 1)
     rate = plan.replicas * plan.capacity.rate_rps * out
     _model, spread = load_efficiency()

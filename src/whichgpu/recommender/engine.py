@@ -385,6 +385,12 @@ def recommend(
         evolve(o, score=score_of(o, objective), pareto=i in front) for i, o in enumerate(ranked)
     ]
     pick = ranked[0] if ranked and ranked[0].feasible else None
+    if pick is None:
+        from whichgpu.recommender.reasons import out_of_reach
+
+        unreachable = out_of_reach(ranked, workload)
+        if unreachable is not None:
+            raise unreachable
     if pick is not None:
         ranked = mark_ties(ranked, workload, objective)
         pick = ranked[0]

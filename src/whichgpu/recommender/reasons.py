@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
-from whichgpu.errors import Ref
+from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.assumptions import PRICE_RANGE_WARN_RATIO, STALE_PRICE_MONTHS
 from whichgpu.notes import Note, note
 from whichgpu.recommender.candidates import has_capability
@@ -408,6 +408,42 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
         )
         out.extend(changes[0].notes)
     return out or [note("infeasible_nothing")]
+
+
+def out_of_reach(ranked: Sequence[Option], workload: Workload) -> InvalidInput | None:
+    """A latency target no option meets at any load: for a served component, every option
+    that holds it misses the same target even at the lightest load (the serving planner's
+    ``unmet``). The error names the target's field and the nearest option, with what it
+    reaches; a target some option meets, or two that the options miss in turn, is no such
+    error (the recommendation says what blocks each option)."""
+    for index, comp in enumerate(workload.components):
+        missed: dict[str, list[tuple[float, Option]]] = {}
+        met = False
+        for option in ranked:
+            run = option.runs[index]
+            if not run.fits or run.serving is None:
+                continue
+            if run.serving.unmet is None:
+                met = True
+                break
+            target, best_s = run.serving.unmet
+            missed.setdefault(target, []).append((best_s, option))
+        if met or len(missed) != 1:
+            continue
+        ((target, misses),) = missed.items()
+        best_s, nearest = min(misses, key=lambda m: (m[0], _cost_of(m[1]) or 0.0))
+        limit_s = (comp.ttft if target == "ttft" else comp.tpot) or 0.0
+        return InvalidInput(
+            "latency_out_of_reach",
+            ("components", index, target),
+            target=target.upper(),
+            percentile=comp.percentile,
+            limit_ms=round(1e3 * limit_s, 1),
+            component=comp.label,
+            option=hw_text(nearest),
+            best_ms=round(1e3 * best_s, 1),
+        )
+    return None
 
 
 def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -> list[Note]:
