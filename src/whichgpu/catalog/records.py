@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from whichgpu.units import BYTES_PER_GB, BYTES_PER_GIB
+
 Id = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9.-]*$", max_length=64)]
 Text = Annotated[str, Meta(min_length=1, max_length=2000)]
 #: A date as precise as the source gives it (``2021``, ``2021-06``, ``2021-06-28``) or
@@ -194,6 +196,14 @@ class MigProfile(Record, frozen=True, kw_only=True):
     placements_source: Id | None = None
     as_of: DateText
     note: Text | None = None
+
+    @property
+    def memory_gib(self) -> float:
+        """The memory whichgpu counts the profile as holding, in GiB: its name's GB as that
+        many 10^9 bytes (``1g.10gb``: 9.31 GiB). A MIG instance gives CUDA a little more
+        than that (9.75 GiB on the A100 80GB: 9,984 MiB, NVIDIA MIG user guide, ``nvidia-smi
+        mig -lgip`` output), so the figure stays on the safe side."""
+        return self.memory_gb * BYTES_PER_GB / BYTES_PER_GIB
 
     def __post_init__(self) -> None:
         """Cross-field sanity: the name, the slices and the placements must agree."""

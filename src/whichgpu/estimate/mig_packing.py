@@ -24,13 +24,6 @@ from dataclasses import dataclass
 
 from whichgpu.catalog.records import MIG_COMPUTE_SLICES, MIG_MEMORY_SLICES, MigProfile
 from whichgpu.notes import Note, note
-from whichgpu.units import BYTES_PER_GIB
-
-#: The memory a MIG instance gives CUDA is a little under its name: ``1g.10gb`` reports
-#: 9.75 GiB on the A100 80GB (9,984 MiB; NVIDIA MIG user guide, "nvidia-smi mig -lgip"
-#: output); whichgpu counts a profile's name in GB as that many GB (10^9 bytes), 9.31 GiB,
-#: which stays on the safe side.
-GB = 1e9
 
 
 @dataclass(frozen=True)
@@ -84,7 +77,8 @@ class MigPlan:
 
 
 def profile_gib(profile: MigProfile) -> float:
-    return profile.memory_gb * GB / BYTES_PER_GIB
+    """What whichgpu counts a profile as holding (:attr:`MigProfile.memory_gib`)."""
+    return profile.memory_gib
 
 
 def choose_profile(service: Service, profiles: Sequence[MigProfile]) -> MigProfile | None:

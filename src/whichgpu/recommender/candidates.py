@@ -108,8 +108,6 @@ def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
     user guide: each instance has dedicated SMs, L2 slices and memory controllers)."""
     import msgspec
 
-    from whichgpu.estimate.mig_packing import profile_gib
-
     c = profile.compute_fraction
     m = profile.memory_fraction
 
@@ -118,7 +116,7 @@ def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
 
     return msgspec.structs.replace(
         gpu,
-        memory_gib=profile_gib(profile),  # a slice's name counts 10^9-byte GB: in GiB here
+        memory_gib=profile.memory_gib,  # a slice's name counts 10^9-byte GB: in GiB here
         memory_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s * m,
         fp32_tflops=gpu.fp32_tflops * c,
         fp64_tflops=gpu.fp64_tflops * c,

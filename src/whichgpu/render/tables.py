@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.prices import PriceRange, age_months, price_range
 from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, MARKETS, Market, Price
 from whichgpu.catalog.store import Catalog
-from whichgpu.comparison import Comparison, GpuComparison
 from whichgpu.fields import FIELDS, format_field, format_number, format_usd, format_usd_range
 from whichgpu.i18n import N_, _, fmt, format_decimal, ngettext
 
@@ -17,6 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from whichgpu.comparison import Comparison, GpuComparison
     from whichgpu.models.diffusion import DiffusionPipeline
     from whichgpu.models.presets import ModelSummary
 
