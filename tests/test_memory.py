@@ -245,3 +245,39 @@ def test_learned_positions_cap_the_sequence() -> None:
         estimate_memory(resolve_model("gpt2"), make_job(task="train", seq=2048))
     estimate_memory(resolve_model("gpt2"), make_job(task="train", seq=1024))
     estimate_memory(resolve_model("llama-3.2-1b"), make_job(task="train", seq=200_000))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    models,
+    jobs,
+    st.sampled_from([0, 1, 2, 3]),
+    st.sampled_from([1, 2, 4, 8]),
+    st.integers(1, 64),
+    st.sampled_from([1, 2, 4, 8]),
+    st.sampled_from(["ethernet", "infiniband"]),
+)
+def test_memory_key_drops_only_what_the_estimate_does_not_read(
+    model: str, job: dict, zero: int, gpus: int, accumulation: int, node: int, network: str
+) -> None:
+    """memory_of shares one estimate between jobs with one memory_key (the step's
+    accumulation, the node size and network, without ZeRO the replica count): the estimate
+    of each such job is the estimate of its key."""
+    from whichgpu.estimate.memory import memory_key, memory_of
+
+    assume(positions_fit(model, job["seq"]))
+    arch = resolve_model(model)
+    from whichgpu.frozen import evolve
+
+    settings_ = {**job, "gpus": gpus, "grad_accum": accumulation, "network": network}
+    spread = make_job(**settings_, zero=zero if job["task"] != "inference" else 0)
+    spread = evolve(spread, gpus_per_node=node)
+    direct, keyed = estimate_memory(arch, spread), estimate_memory(arch, memory_key(spread))
+    assert direct.components == keyed.components
+    assert (direct.phase, direct.host_bytes, direct.paged_bytes) == (
+        keyed.phase,
+        keyed.host_bytes,
+        keyed.paged_bytes,
+    )
+    assert memory_of(arch, spread).job is spread
+    assert memory_of(arch, spread).total_bytes == direct.total_bytes

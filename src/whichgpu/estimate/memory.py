@@ -51,6 +51,7 @@ from whichgpu.estimate.assumptions import (
     PAGED_BLOCK_TOKENS,
 )
 from whichgpu.estimate.pipeline import stage_share, virtual_stages
+from whichgpu.frozen import evolve
 from whichgpu.job import QUANT_BITS, Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
@@ -383,12 +384,38 @@ def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
     )
 
 
+def memory_key(job: Job) -> Job:
+    """``job`` with the settings a step's memory does not depend on at their defaults: its
+    accumulation (micro-batches accumulate into the same gradient buffers), where its GPUs
+    sit (the node size, the network) and, without ZeRO, how many data-parallel replicas run
+    it (each holds the whole step). Jobs with one key have one estimate, up to its ``job``
+    (a property test holds :func:`estimate_memory` to that)."""
+    changes: dict[str, object] = {}
+    if job.grad_accum != 1:
+        changes["grad_accum"] = 1
+    if job.gpus_per_node != Job.gpus_per_node:
+        changes["gpus_per_node"] = Job.gpus_per_node
+    if job.network != Job.network:
+        changes["network"] = Job.network
+    if job.zero == 0 and job.gpus != job.tp * job.pp:
+        changes["gpus"] = job.tp * job.pp
+    return evolve(job, **changes) if changes else job
+
+
 @lru_cache(maxsize=4096)
 def memory_of(arch: ModelArch, job: Job) -> MemoryEstimate:
-    """:func:`estimate_memory`, computed once per (model, job): a job's memory does not
-    depend on the GPU, and the recommender and the throughput model ask for the same jobs
-    on every candidate (callers must not change the estimate's ``components``)."""
-    return estimate_memory(arch, job)
+    """:func:`estimate_memory`, computed once per (model, :func:`memory_key`): a job's memory
+    does not depend on the GPU, and the recommender and the throughput model ask for the
+    same jobs on every candidate, and for the same step on every count of data-parallel
+    replicas (callers must not change the estimate's ``components``)."""
+    key = memory_key(job)
+    found = _memory_of_key(arch, key)
+    return found if key is job else evolve(found, job=job)
+
+
+@lru_cache(maxsize=4096)
+def _memory_of_key(arch: ModelArch, key: Job) -> MemoryEstimate:
+    return estimate_memory(arch, key)
 
 
 def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
