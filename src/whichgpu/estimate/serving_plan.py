@@ -365,7 +365,7 @@ def plan_service(
 
 def _shortfall(plan: ServingPlan) -> float:
     """How far a plan that misses a target at every load is from it: what it reaches over
-    the target (1 or less for a plan that meets its targets)."""
+    the target (1 for a plan that meets its targets)."""
     if plan.unmet is None:
         return 1.0
     target, reached_s = plan.unmet
