@@ -72,6 +72,54 @@ def test_global_batch_the_gpus_cannot_make_is_one_line() -> None:
     assert job.grad_accum == 64
 
 
+def test_a_global_batch_a_workload_file_cannot_make_names_its_line(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    path = tmp_path / "job.toml"
+    path.write_text(
+        '[[components]]\nkind = "lora"\nmodel = "llama-3.1-8b"\ntokens = 1e8\nbatch = 2\n'
+        "global_batch = 7\n",
+        encoding="utf-8",
+    )
+    result = run_cli("recommend", "--file", str(path))
+    assert result.code == 2
+    assert result.stderr.startswith(
+        f"whichgpu: error: {path}:6: components.0.global_batch: a global batch of 7 "
+    )
+
+
+def test_recommend_keeps_the_global_batch_it_is_given(catalog: Catalog) -> None:
+    """A global batch the user's micro-batch cannot make is refused before any search; one
+    that a GPU count cannot make (6 = 2 × 3: no even data-parallel degree) blocks that count,
+    which used to fall back to a step of its own global batch, and says why."""
+    from tests.conftest import run_cli
+    from whichgpu.recommender import recommend
+    from whichgpu.requests import Constraints, Workload
+    from whichgpu.workload_files import make_component
+
+    refused = run_cli(
+        "recommend", "--task", "lora", "-m", "llama-3.1-8b", "--tokens", "1e8", "--batch", "2",
+        "--global-batch", "7",
+    )  # fmt: skip
+    assert refused.code == 2
+    assert refused.stderr.startswith("whichgpu: error: --global-batch: a global batch of 7 ")
+    component = make_component(
+        {"kind": "lora", "model": "llama-3.1-8b", "tokens": 1e8, "batch": 2, "global_batch": 6}
+    )
+    result = recommend(catalog, Workload((component,), Constraints(max_gpus=4)))
+    blocked = 0
+    for option in result.options:
+        run = option.runs[0]
+        if run.job is None or not run.fits:
+            continue
+        made = run.job.batch * run.job.dp * run.job.grad_accum
+        codes = {b.code for b in option.blockers}
+        assert (made == 6) is ("block_global_batch" not in codes)
+        blocked += "block_global_batch" in codes
+    assert blocked and result.pick is not None and result.pick.runs[0].job is not None
+    assert result.pick.runs[0].job.grad_accum * result.pick.runs[0].job.dp == 3
+
+
 def test_accumulation_amortises_the_gradient_all_reduce(catalog: Catalog) -> None:
     """Data parallel over PCIe: accumulating 16 micro-batches a step syncs once for 16."""
     gpu = catalog.gpu("l40s")

@@ -149,6 +149,10 @@ MESSAGES: dict[str, str | Plural] = {
     ),
     "block_no_model": N_("no throughput model for {component} on {gpu}"),
     "block_rate": N_("{component} serves {rate:,.1f} tokens/s of the {need:,.1f} needed"),
+    "block_global_batch": N_(
+        "{component}: a global batch of {global_batch:,} is not a whole number of micro-batches "
+        "of {batch} over the data-parallel GPUs of any layout on {hardware}"
+    ),
     "block_capability": N_("{gpu} lacks {missing}"),
     "block_unpriced": N_("no price for {gpu} in {markets}"),
     "block_instance_shape": N_(

@@ -208,7 +208,11 @@ def parse_workload_text(text: str, origin: str) -> Workload:
     only) and validate it; an error names the file, the line and the field."""
     raw, locate = _parse(text, origin)
     with located(origin, locate):
-        return make_workload(raw)
+        workload = make_workload(raw)
+        from whichgpu.recommender.candidates import prepare
+
+        prepare(workload)  # what only the model can check (a global batch, an engine's formats)
+        return workload
 
 
 @contextmanager

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
-from whichgpu.errors import Ref, WhichGPUError
+from whichgpu.errors import InvalidInput, Ref, WhichGPUError
 from whichgpu.estimate.assumptions import TIGHT_HEADROOM
 from whichgpu.estimate.parallel import GPUS_PER_NODE, gpu_counts
 from whichgpu.frozen import evolve
 from whichgpu.notes import Note, note
-from whichgpu.requests import IMAGE_KINDS, Component, Constraints
+from whichgpu.requests import IMAGE_KINDS, Component, Constraints, Workload
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -92,6 +92,9 @@ class ComponentRun:
     job: Job | None = None
     #: A served model's plan on this hardware: engine, replicas × GPUs, its operating point
     serving: ServingPlan | None = None
+    #: False where no layout on this hardware makes the user's global batch (micro-batch ×
+    #: data-parallel GPUs × accumulation)
+    global_batch_made: bool = True
 
     @property
     def batch(self) -> int | None:
@@ -149,7 +152,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
     settings = component.settings() if component.training else {}
-    settings.pop("global_batch", None)  # applied per candidate, once the GPU count is known
+    global_batch = settings.pop("global_batch", None)  # per candidate, once its count is known
     job = make_job(
         **settings,
         task=component.kind,
@@ -169,7 +172,26 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         from whichgpu.estimate.serving_plan import check_serving
 
         check_serving(arch, job, component.engine)
+    if global_batch is not None and component.batch is not None:
+        from whichgpu.requests import with_global_batch
+
+        with_global_batch(job, int(global_batch))  # one GPU's steps: none of more can make it
     return arch, job
+
+
+def prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
+    """Each component's model and job (None for one without a model); a field at fault is
+    named within its component (``components.0.global_batch``: the CLI still names it
+    ``--global-batch``, a workload file by its line)."""
+    out: list[tuple[ModelArch, Job] | None] = []
+    for index, component in enumerate(workload.components):
+        try:
+            out.append(model_job(component) if component.uses_model else None)
+        except InvalidInput as error:
+            if error.field and error.field[0] != "components":
+                error.field = ("components", index, *error.field)
+            raise
+    return out
 
 
 def _work(component: Component, prepared: tuple[ModelArch, Job] | None) -> float | None:
@@ -235,6 +257,11 @@ def run_component(
         from whichgpu.recommender.autoconfig import configure, needed_bytes
 
         scaled, strategy, chosen, searched = configure(component, arch, job, gpu, hw.count)
+        made = scaled.batch * scaled.dp * scaled.grad_accum
+        if component.global_batch is not None and made != component.global_batch:
+            return ComponentRun(
+                component, True, None, capacity_gib, strategy, job=scaled, global_batch_made=False
+            )
         peak_bytes = needed_bytes(arch, scaled)
         needed = peak_bytes / BYTES_PER_GIB
         fits = peak_bytes <= usable_bytes(gpu)

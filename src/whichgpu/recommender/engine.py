@@ -28,10 +28,10 @@ from whichgpu.recommender.candidates import (
     Hardware,
     hardware_for,
     has_capability,
-    model_job,
+    prepare,
     run_component,
 )
-from whichgpu.recommender.options import Option, Recommendation, typical_error
+from whichgpu.recommender.options import Option, Recommendation, hardware_label, typical_error
 from whichgpu.recommender.reasons import explain
 from whichgpu.requests import Workload
 
@@ -41,10 +41,6 @@ if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
     from whichgpu.job import Job
     from whichgpu.models.arch import ModelArch
-
-
-def _prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
-    return [model_job(c) if c.uses_model else None for c in workload.components]
 
 
 def _runs(
@@ -170,6 +166,16 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             engine = ENGINES[run.component.engine or DEFAULT_ENGINE].name
             out.append(note("block_cuda_only", component=run.component.label, gpu=gpu.short_name,
                             engine=engine))  # fmt: skip
+        elif not run.global_batch_made:
+            out.append(
+                note(
+                    "block_global_batch",
+                    component=run.component.label,
+                    global_batch=run.component.global_batch or 0,
+                    batch=run.job.batch if run.job is not None else 1,
+                    hardware=hardware_label(option, count_one=True),
+                )
+            )
         elif run.throughput is None and run.missing_unit is not None:
             out.append(
                 note(
@@ -344,7 +350,7 @@ def evaluate(
     catalog: Catalog, workload: Workload, gpus: Sequence[GPU] | None = None
 ) -> list[Option]:
     """Every candidate of the catalog, priced and checked (not ranked)."""
-    prepared = _prepare(workload)
+    prepared = prepare(workload)
     out: list[Option] = []
     c = workload.constraints
     for gpu in gpus or catalog.gpus:
