@@ -53,10 +53,6 @@ def numbers_agree(a: str, b: str, rtol: float = RTOL, atol: float = 0.0) -> bool
     return math.isclose(x, y, rel_tol=0.0, abs_tol=slack * (1 + 1e-9))
 
 
-def _decimal(token: str) -> bool:
-    return "." in token.lower().split("e")[0]
-
-
 def first_difference(
     old: str, new: str, rtol: float = RTOL, tolerance: Tolerance | None = None
 ) -> str | None:
@@ -77,7 +73,7 @@ def first_difference(
             or len(nums_a) != len(nums_b)
             or not all(
                 numbers_agree(p, q, line_rtol, atol)
-                if _decimal(p) or _decimal(q)
+                if _unit(p) or _unit(q)
                 else numbers_agree(p, q, rtol)
                 for p, q in zip(nums_a, nums_b, strict=True)
             )

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import golden, run_cli
 from whichgpu.catalog import Catalog
-from whichgpu.estimate.mig_packing import Service, check_gpu, check_mix, pack, profile_gib
+from whichgpu.estimate.mig_packing import Service, check_gpu, check_mix, pack
 from whichgpu.mig_planner import make_service, plan_mig
 
 
@@ -149,7 +149,7 @@ def test_every_plan_is_valid(catalog: Catalog, gpu_id: str, needs: list[tuple[fl
             assert not mine
         else:
             assert len(mine) == service.replicas
-            assert all(profile_gib(i.profile) >= service.memory_gib for i in mine)
+            assert all(i.profile.memory_gib >= service.memory_gib for i in mine)
 
 
 def test_explicit_profiles_are_checked_and_names_kept_apart(catalog: Catalog) -> None:
@@ -187,4 +187,4 @@ def test_recommend_and_mig_agree_on_a_slice_s_memory(catalog: Catalog) -> None:
 
     profile = catalog.mig_profile("a100-80gb-sxm", "1g.10gb")
     sliced = slice_gpu(catalog.gpu("a100-80gb-sxm"), profile)
-    assert sliced.memory_gib == pytest.approx(profile_gib(profile))
+    assert sliced.memory_gib == pytest.approx(profile.memory_gib)

@@ -150,6 +150,12 @@ class Job:
         """Data-parallel degree: the GPUs left after tensor and pipeline parallelism."""
         return max(1, self.gpus // (self.tp * self.pp))
 
+    @property
+    def global_batch(self) -> int:
+        """Sequences (or images) an optimizer step takes: micro-batch × data-parallel GPUs ×
+        accumulated micro-batches."""
+        return self.batch * self.dp * self.grad_accum
+
 
 def check_positions(arch: ModelArch, job: Job) -> None:
     """A model with a learned position table cannot take a longer sequence."""

@@ -218,7 +218,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
             (target,),
             target=target.upper(),
             percentile=r.percentile,
-            limit_ms=round(1e3 * ((r.ttft if target == "ttft" else r.tpot) or 0.0), 1),
+            limit_ms=round(1e3 * (targets.limit_s(target) or 0.0), 1),
             model=arch.name,
             count=r.count,
             gpu=gpu.name,

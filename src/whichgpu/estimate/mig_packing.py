@@ -76,11 +76,6 @@ class MigPlan:
         return self.allotted_gib - self.needed_gib
 
 
-def profile_gib(profile: MigProfile) -> float:
-    """What whichgpu counts a profile as holding (:attr:`MigProfile.memory_gib`)."""
-    return profile.memory_gib
-
-
 def choose_profile(service: Service, profiles: Sequence[MigProfile]) -> MigProfile | None:
     """The smallest profile (memory, then compute) that holds the service; media-extension
     profiles are left for services that ask for them by name."""
@@ -88,7 +83,7 @@ def choose_profile(service: Service, profiles: Sequence[MigProfile]) -> MigProfi
         p
         for p in profiles
         if not p.media_extensions
-        and profile_gib(p) >= service.memory_gib
+        and p.memory_gib >= service.memory_gib
         and p.compute_slices >= service.compute_slices
     ]
     if not fitting:
@@ -185,13 +180,13 @@ def pack(
             unplaced.append((service.name, refused[service.name]))
             continue
         asked = explicit.get(service.name)
-        if asked is not None and profile_gib(asked) < service.memory_gib:
+        if asked is not None and asked.memory_gib < service.memory_gib:
             too_small = note(
                 "mig_profile_too_small",
                 service=service.name,
                 profile=asked.profile,
                 needed=round(service.memory_gib, 1),
-                capacity=round(profile_gib(asked), 1),
+                capacity=round(asked.memory_gib, 1),
             )
             unplaced.append((service.name, too_small))
             continue
@@ -205,7 +200,7 @@ def pack(
                         service=service.name,
                         needed=round(service.memory_gib, 1),
                         largest=largest.profile,
-                        largest_gib=round(profile_gib(largest), 1),
+                        largest_gib=round(largest.memory_gib, 1),
                     ),
                 )
             )
@@ -215,7 +210,7 @@ def pack(
             items.append((label, profile))
             needed += service.memory_gib
     gpus = _fill(items)
-    allotted = sum(profile_gib(i.profile) for g in gpus for i in g.instances)
+    allotted = sum(i.profile.memory_gib for g in gpus for i in g.instances)
     return MigPlan(gpu_id, tuple(gpus), tuple(unplaced), needed, allotted)
 
 

@@ -369,7 +369,7 @@ def _shortfall(plan: ServingPlan) -> float:
     if plan.unmet is None:
         return 1.0
     target, reached_s = plan.unmet
-    limit_s = plan.targets.ttft_s if target == "ttft" else plan.targets.tpot_s
+    limit_s = plan.targets.limit_s(target)
     return reached_s / limit_s if limit_s else math.inf
 
 

@@ -19,6 +19,10 @@ class Targets:
     def any(self) -> bool:
         return self.ttft_s is not None or self.tpot_s is not None
 
+    def limit_s(self, target: str) -> float | None:
+        """The limit of ``target`` (``"ttft"`` or ``"tpot"``, as a plan's ``unmet`` names it)."""
+        return self.ttft_s if target == "ttft" else self.tpot_s
+
 
 @dataclass(frozen=True)
 class ServingPoint:

@@ -221,7 +221,7 @@ def configure(
                 gpu=gpu.short_name,
                 layout=strategy,
                 accumulation=scaled.grad_accum,
-                global_batch=scaled.batch * scaled.dp * scaled.grad_accum,
+                global_batch=scaled.global_batch,
                 global_batch_field=Ref(("global_batch",)),
             )
         )

@@ -257,8 +257,7 @@ def run_component(
         from whichgpu.recommender.autoconfig import configure, needed_bytes
 
         scaled, strategy, chosen, searched = configure(component, arch, job, gpu, hw.count)
-        made = scaled.batch * scaled.dp * scaled.grad_accum
-        if component.global_batch is not None and made != component.global_batch:
+        if component.global_batch is not None and scaled.global_batch != component.global_batch:
             return ComponentRun(
                 component, True, None, capacity_gib, strategy, job=scaled, global_batch_made=False
             )

@@ -189,7 +189,7 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             out.append(note("block_no_model", component=run.component.label, gpu=gpu.name))
         elif run.serving is not None and run.serving.unmet is not None:
             target, best = run.serving.unmet
-            limit_s = run.component.ttft if target == "ttft" else run.component.tpot
+            limit_s = run.serving.targets.limit_s(target)
             out.append(
                 note(
                     "block_latency",

@@ -20,6 +20,7 @@ from whichgpu.requests import Workload
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
+    from whichgpu.estimate.serving_types import Targets
 
 
 def hw_text(option: Option) -> str:
@@ -417,7 +418,7 @@ def out_of_reach(ranked: Sequence[Option], workload: Workload) -> InvalidInput |
     reaches; a target some option meets, or two that the options miss in turn, is no such
     error (the recommendation says what blocks each option)."""
     for index, comp in enumerate(workload.components):
-        missed: dict[str, list[tuple[float, Option]]] = {}
+        missed: dict[str, list[tuple[float, float, Option, Targets]]] = {}
         met = False
         for option in ranked:
             run = option.runs[index]
@@ -427,18 +428,18 @@ def out_of_reach(ranked: Sequence[Option], workload: Workload) -> InvalidInput |
                 met = True
                 break
             target, best_s = run.serving.unmet
-            missed.setdefault(target, []).append((best_s, option))
+            entry = (best_s, _cost_of(option) or 0.0, option, run.serving.targets)
+            missed.setdefault(target, []).append(entry)
         if met or len(missed) != 1:
             continue
         ((target, misses),) = missed.items()
-        best_s, nearest = min(misses, key=lambda m: (m[0], _cost_of(m[1]) or 0.0))
-        limit_s = (comp.ttft if target == "ttft" else comp.tpot) or 0.0
+        best_s, _cost, nearest, targets = min(misses, key=lambda m: m[:2])
         return InvalidInput(
             "latency_out_of_reach",
             ("components", index, target),
             target=target.upper(),
             percentile=comp.percentile,
-            limit_ms=round(1e3 * limit_s, 1),
+            limit_ms=round(1e3 * (targets.limit_s(target) or 0.0), 1),
             component=comp.label,
             option=hw_text(nearest),
             best_ms=round(1e3 * best_s, 1),

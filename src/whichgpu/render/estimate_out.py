@@ -363,7 +363,7 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
                 zero=job.zero,
                 batch=job.batch,
                 accum=job.grad_accum,
-                global_batch=job.batch * job.dp * job.grad_accum,
+                global_batch=job.global_batch,
                 ckpt=_(job.checkpointing),
             )
         )

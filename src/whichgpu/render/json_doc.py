@@ -56,7 +56,7 @@ def job_configuration(job: Job) -> dict[str, Any]:
     """A training job's settings, its data-parallel degree and its global batch."""
     out: dict[str, Any] = {k: getattr(job, k) for k in CONFIGURATION_FIELDS}
     out["dp"] = job.dp
-    out["global_batch"] = job.batch * job.dp * job.grad_accum
+    out["global_batch"] = job.global_batch
     return out
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.records import MigProfile
-from whichgpu.estimate.mig_packing import GpuPlan, MigPlan, profile_gib
+from whichgpu.estimate.mig_packing import GpuPlan, MigPlan
 from whichgpu.fields import format_cost
 from whichgpu.i18n import _, fmt, format_decimal
 from whichgpu.mig_planner import MigResult
@@ -193,7 +193,7 @@ def print_mig(result: MigResult, console: Console) -> None:
             for i in gpu.instances:
                 console.print(
                     f"    {i.service} → {i.profile.profile} @{i.start} "
-                    f"({format_decimal(profile_gib(i.profile), 1)} GiB)",
+                    f"({format_decimal(i.profile.memory_gib, 1)} GiB)",
                     markup=False,
                 )
         console.print(Text(_("Commands"), style="bold"))
