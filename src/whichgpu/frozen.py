@@ -15,13 +15,14 @@ def evolve(record: T, **changes: Any) -> T:
     """``record`` with ``changes`` (field names of its dataclass); a TypeError names an
     unknown field, as ``dataclasses.replace`` does."""
     fields = type(record).__dataclass_fields__  # type: ignore[attr-defined]
-    unknown = changes.keys() - fields.keys()
-    if unknown:
-        raise TypeError(f"{type(record).__name__} has no field {sorted(unknown)[0]!r}")
+    for name in changes:
+        if name not in fields:
+            raise TypeError(f"{type(record).__name__} has no field {name!r}")
     new = object.__new__(type(record))
-    state = dict(record.__dict__)
-    for memo in state.keys() - fields.keys():  # a cached hash: not the copy's
-        del state[memo]
+    state = record.__dict__.copy()
+    if len(state) > len(fields):  # memos (a cached hash, cached properties): not the copy's
+        for memo in state.keys() - fields.keys():
+            del state[memo]
     state.update(changes)
     object.__setattr__(new, "__dict__", state)
     return new

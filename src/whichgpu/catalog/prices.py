@@ -85,6 +85,19 @@ def rents_as(price: Price, gpus: int) -> int | None:
     return None
 
 
+def shape_range(
+    catalog: Catalog, gpu_id: str, market: Market, gpus: int, per_node: int
+) -> PriceRange | None:
+    """The range of ``market``'s prices for ``gpu_id`` that rent ``gpus`` GPUs in instances
+    of ``per_node`` (:func:`rents_as`), once per catalog (:meth:`Catalog.derived`)."""
+
+    def compute() -> PriceRange | None:
+        rows = catalog.prices_for(gpu_id, [market])
+        return price_range([p for p in rows if rents_as(p, gpus) == per_node])
+
+    return catalog.derived(("shape_range", gpu_id, market, gpus, per_node), compute)
+
+
 def cheapest_for(
     catalog: Catalog, gpu_id: str, gpus: int, markets: Iterable[Market] = RENTAL_MARKETS
 ) -> Price | None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Any, TypeVar
 
 from whichgpu.catalog import loader
 from whichgpu.catalog.names import build_index, resolve_name
@@ -27,6 +28,8 @@ from whichgpu.catalog.records import (
 )
 from whichgpu.errors import CatalogError, InvalidInput
 from whichgpu.i18n import _, fmt
+
+T = TypeVar("T")
 
 FILES = {
     "gpus": "gpus.csv",
@@ -86,6 +89,9 @@ class Catalog:
     _indexes: dict[str, dict[str, tuple[str, ...]]] = field(
         init=False, repr=False, compare=False, default_factory=dict
     )
+    _derived: dict[Hashable, Any] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", {gpu.id: gpu for gpu in self.gpus})
@@ -94,6 +100,7 @@ class Catalog:
             self, "_cited", {(cite.gpu, cite.field): cite for cite in self.field_sources}
         )
         object.__setattr__(self, "_indexes", {})
+        object.__setattr__(self, "_derived", {})
         mig: dict[str, list[MigProfile]] = {}
         for profile in self.all_mig_profiles:
             mig.setdefault(profile.gpu, []).append(profile)
@@ -145,6 +152,15 @@ class Catalog:
             return list(rows)
         allowed = set(markets)
         return [p for p in rows if p.market in allowed]
+
+    def derived(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, once per catalog and ``key``: a value that depends on this catalog
+        alone (:func:`~whichgpu.catalog.prices.shape_range`, which every request's
+        candidates ask for by the hundred)."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        value: T = self._derived[key]
+        return value
 
     def purchase_for(self, gpu_id: str) -> list[PurchasePrice]:
         return [p for p in self.purchase_prices if p.gpu == gpu_id]

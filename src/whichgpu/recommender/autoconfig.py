@@ -162,7 +162,7 @@ def configure(
 
         fp16 = fp16_instead(gpu, job.precision)
         if fp16 is not None:
-            job = replace(job, precision=fp16)
+            job = evolve(job, precision=fp16)
             chosen.append(
                 note(
                     "chosen_precision",

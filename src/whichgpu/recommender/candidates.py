@@ -6,7 +6,7 @@ and priced per market (:mod:`whichgpu.estimate.cost`). Pure functions over plain
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from whichgpu.catalog.prices import rents_as
@@ -554,7 +554,7 @@ def _rented(catalog: Catalog, hw: Hardware, constraints: Constraints) -> list[Ha
     if constraints.mode == "buy":
         return [hw]
     shapes = instance_shapes(catalog, hw.gpu, hw.gpus, constraints.markets)
-    return [replace(hw, per_node=k) for k in shapes] or [hw]
+    return [evolve(hw, per_node=k) for k in shapes] or [hw]
 
 
 def hardware_for(

