@@ -1,5 +1,8 @@
 """Fit each framework's speed factor on the published runs it has from several sources
-(validation/published_training.csv; whichgpu.estimate.published_runs.fit_factors) and write
+(validation/published_training.csv; whichgpu.estimate.published_runs.fit_factors), each
+serving engine's host time per sequence in a decode step on its published maximum-load runs
+(validation/published_serving.csv; whichgpu.estimate.published_serving.fit_sequence_times;
+TensorRT-LLM, on whose runs the roofline is fitted, has none), and write
 catalog/data/framework_efficiency.csv.
 
     python scripts/fit_frameworks.py          # write it
@@ -17,6 +20,7 @@ from whichgpu.estimate.published_runs import fit_factors, validation_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGE_RUNS = ROOT / "validation" / "published_diffusion_training.csv"
+SERVING_RUNS = ROOT / "validation" / "published_serving.csv"
 OUT = ROOT / "src" / "whichgpu" / "catalog" / "data" / "framework_efficiency.csv"
 
 
@@ -25,6 +29,11 @@ def table() -> str:
     lines = ["kind,key,regime,value,unit,fitted_on"]
     for framework, (factor, runs) in factors.items():
         lines.append(f"factor,{framework},llm-train,{factor:.6f},x,{runs}")
+    from whichgpu.estimate.published_serving import fit_sequence_times
+
+    times = fit_sequence_times(SERVING_RUNS.read_text(encoding="utf-8"))
+    for engine, (seconds, runs) in times.items():
+        lines.append(f"overhead,{engine},llm-serve,{seconds:.9f},s/sequence,{runs}")
     # fine-tuning an image pipeline: one factor over the published runs' steps a second
     # (their trainers: diffusers scripts, SimpleTuner, kohya's sd-scripts), against the
     # estimate without it

@@ -208,15 +208,17 @@ def test_bad_serving_input_is_one_line(args: tuple[str, ...], message: str) -> N
 
 
 def test_published_serving_runs_are_planned_and_within_their_documented_spread() -> None:
-    """Out of sample (none of these rows is in the fit): the figures docs/serving-accuracy.md
-    prints, checked as numbers."""
+    """Out of the roofline's fit (SGLang's three maximum-load rows are in its host-time
+    fit): the figures docs/serving-accuracy.md prints, checked as numbers. NanoFlow's 8 × A100
+    runs (vLLM v0.5.3, TensorRT-LLM v0.8.0) read 30 to 90 % high and set the 90th
+    percentile."""
     from whichgpu.estimate.published_runs import spread
 
     runs = check_serving((ROOT / "validation" / "published_serving.csv").read_text())
     maximum = [r.error for r in runs if r.kind == "max" and r.error is not None]
-    assert len(maximum) >= 40  # v0.14, v0.20, SGLang's and vLLM's (v0.17's are in the fit)
+    assert len(maximum) >= 50  # v0.14, v0.20, SGLang's, vLLM's, NanoFlow's (v0.17 is fitted)
     median, p90 = spread(maximum)
-    assert median < 0.15 and p90 < 0.60
+    assert median < 0.15 and p90 < 0.65
 
 
 def test_estimate_plans_a_service_on_the_gpus_given() -> None:
@@ -271,3 +273,40 @@ def test_a_served_replica_reports_the_memory_its_engine_holds(catalog: Catalog) 
     for option in served:
         run = option.runs[0]
         assert run.needed_gib is not None and run.needed_gib <= run.capacity_gib
+
+
+def test_an_engines_host_time_adds_to_each_decode_step_per_sequence(catalog: Catalog) -> None:
+    """The decode step at batch b gains b × the engine's host seconds per sequence: a large
+    batch pays for it at maximum load, a light load hardly notices it."""
+    from whichgpu.estimate.serving_plan import _curve
+
+    gpu, engine, job = catalog.resolve("a100-80gb-sxm"), ENGINES["sglang"], serving_job(202, 179)
+    plain, _eta = _curve(LLAMA_8B, job, gpu, 1, engine, 1.0, 256, 0.0)
+    timed, _eta = _curve(LLAMA_8B, job, gpu, 1, engine, 1.0, 256, 50e-6)
+    for batch in (1, 16, 256):
+        assert timed.step_s(batch) - plain.step_s(batch) == pytest.approx(batch * 50e-6)
+    fast = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(), sequence_s=0.0)
+    slow = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(), sequence_s=50e-6)
+    assert fast is not None and slow is not None
+    assert slow.capacity.tokens_per_s(179) < 0.85 * fast.capacity.tokens_per_s(179)
+    light = Targets(quantile=0.5)
+    at_4 = [replica_plan(LLAMA_8B, job, gpu, 1, engine, light, demand_rps=4, sequence_s=s)
+            for s in (0.0, 50e-6)]  # fmt: skip
+    assert at_4[0] is not None and at_4[1] is not None
+    assert at_4[1].operating.tpot_s < 1.1 * at_4[0].operating.tpot_s
+
+
+def test_an_engine_time_is_kept_only_where_it_carries_from_source_to_source() -> None:
+    """SGLang's runs (its team's two campaigns) agree on a host time; vLLM's span v0.5.3
+    (NanoFlow) and 0.6.x, whose scheduler costs differ, so the time fitted on one
+    generation mispredicts the other and none is kept. The shipped table is the fit's."""
+    from whichgpu.engines import load_sequence_times
+    from whichgpu.estimate.published_serving import fit_sequence_times, leave_one_source_out
+
+    text = (ROOT / "validation" / "published_serving.csv").read_text()
+    fitted = fit_sequence_times(text)
+    assert sorted(fitted) == ["sglang"]
+    assert fitted["sglang"][0] == pytest.approx(load_sequence_times()["sglang"][0], rel=1e-3)
+    assert 20e-6 < fitted["sglang"][0] < 100e-6 and fitted["sglang"][1] == 3
+    held_out = leave_one_source_out(text, "sglang")
+    assert len(held_out) == 3 and max(abs(e) for e in held_out.values()) < 0.25

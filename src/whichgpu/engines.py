@@ -4,14 +4,18 @@ launched. ``--engine vllm`` plans a service as vLLM runs it by default.
 
 Each profile cites the engine's own source or docs at the version it was read at. Speed is
 not typed in here: an engine runs at the calibrated serving roofline (TensorRT-LLM's
-published runs, :mod:`whichgpu.estimate.efficiency`) times a factor fitted on that engine's
-published benchmarks (``scripts/fit_engines.py`` → ``catalog/data/engine_efficiency.csv``),
-where two sources or more have them.
+published runs, :mod:`whichgpu.estimate.efficiency`) plus what was fitted on that
+engine's published maximum-load runs: its host time per running sequence in a decode step
+(:func:`sequence_s`; validation/published_serving.csv → ``scripts/fit_frameworks.py`` →
+``catalog/data/framework_efficiency.csv``), where two sources or more have them and the time
+fitted on the others predicts each (:func:`whichgpu.estimate.published_serving.
+fit_sequence_times`). TensorRT-LLM has none: the roofline is fitted on its runs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -249,3 +253,31 @@ ENGINES: dict[str, EngineProfile] = {
 ENGINE_IDS: tuple[str, ...] = tuple(ENGINES)
 #: The engine a serving plan uses where none is named: the one most teams deploy
 DEFAULT_ENGINE = "vllm"
+
+
+#: The engine the serving roofline is calibrated on (its η is TensorRT-LLM's): its host
+#: work is in the calibration, so it has no fitted per-sequence time
+REFERENCE_ENGINE = "trtllm"
+
+
+@cache
+def load_sequence_times() -> dict[str, tuple[float, int]]:
+    """Each engine's fitted host seconds per running sequence in a decode step and the
+    published maximum-load runs it rests on (``framework_efficiency.csv``, kind
+    ``overhead``, regime ``llm-serve``, written by scripts/fit_frameworks.py)."""
+    from whichgpu.catalog.loader import read_package_table
+    from whichgpu.catalog.records import EfficiencyRow
+
+    rows = [row for _line, row in read_package_table("framework_efficiency.csv", EfficiencyRow)]
+    return {
+        row.key: (row.value, row.fitted_on or 0)
+        for row in rows
+        if row.kind == "overhead" and row.regime == "llm-serve"
+    }
+
+
+def sequence_s(engine: str) -> float:
+    """``engine``'s fitted host seconds per running sequence in a decode step (0 where none
+    is fitted)."""
+    found = load_sequence_times().get(engine)
+    return 0.0 if found is None else found[0]

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -43,8 +46,14 @@ class ServingCheck:
         return "pcie" if self.gpus > 1 and "pcie" in self.id else "nvlink"
 
 
-def check_serving(text: str) -> list[ServingCheck]:
-    """Plan every row of the CSV ``text`` and compare with what its source measured."""
+def check_serving(
+    text: str, sequence_times: Mapping[str, float] | None = None
+) -> list[ServingCheck]:
+    """Plan every row of the CSV ``text`` and compare with what its source measured, each
+    engine at its host time per sequence in ``sequence_times`` (0 where it has none; None:
+    the shipped ones, :func:`~whichgpu.engines.load_sequence_times`). A row's
+    ``max_sequences`` is its engine's batch limit at the version it ran, where that differs
+    from the profile's."""
     from whichgpu.catalog import load_catalog
     from whichgpu.engines import ENGINES
     from whichgpu.errors import WhichGPUError
@@ -53,6 +62,10 @@ def check_serving(text: str) -> list[ServingCheck]:
     from whichgpu.requests import make_job
 
     catalog = load_catalog()
+    if sequence_times is None:
+        from whichgpu.engines import load_sequence_times
+
+        sequence_times = {engine: s for engine, (s, _n) in load_sequence_times().items()}
     out = []
     for row in csv.DictReader(io.StringIO(text)):
         gpu = catalog.resolve(row["gpu"])
@@ -85,7 +98,9 @@ def check_serving(text: str) -> list[ServingCheck]:
         excluded = ""
         try:
             plan = replica_plan(arch, job, gpu, tp, engine, targets, demand_rps=demand,
-                                replicas=1 if kind != "server" else replicas)  # fmt: skip
+                                sequence_s=sequence_times.get(engine.id, 0.0),
+                                replicas=1 if kind != "server" else replicas,
+                                max_sequences=int(row["max_sequences"] or 0) or None)  # fmt: skip
         except WhichGPUError as err:
             plan, excluded = None, str(err)
         if plan is None:
@@ -112,4 +127,93 @@ def check_serving(text: str) -> list[ServingCheck]:
                 excluded=excluded,
             )
         )
+    return out
+
+
+#: The range searched for an engine's host time per sequence in a decode step (s)
+SEQUENCE_S_RANGE = (0.0, 500e-6)
+#: An engine's time is fitted only where its maximum-load runs come from this many sources,
+#: so that leaving one out still leaves a fit to check it with
+MIN_SOURCES = 2
+
+
+def _max_rows(text: str, engine: str) -> list[dict[str, str]]:
+    return [
+        row
+        for row in csv.DictReader(io.StringIO(text))
+        if row["engine"] == engine and row["kind"] == "max"
+    ]
+
+
+def _as_text(rows: list[dict[str, str]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def _log_errors(rows: list[dict[str, str]], engine: str, seconds: float) -> list[float]:
+    runs = check_serving(_as_text(rows), {engine: seconds})
+    return [math.log1p(r.error) for r in runs if r.error is not None]
+
+
+def fit_time(rows: list[dict[str, str]], engine: str) -> float:
+    """The host seconds per sequence that minimise the squared log errors of ``rows``'
+    maximum-load throughput (golden-section search over :data:`SEQUENCE_S_RANGE`: the
+    error falls monotonically with the time, so the sum of squares has one minimum)."""
+    low, high = SEQUENCE_S_RANGE
+    ratio = (math.sqrt(5) - 1) / 2
+
+    def cost(seconds: float) -> float:
+        return sum(e * e for e in _log_errors(rows, engine, seconds))
+
+    a, b = high - ratio * (high - low), low + ratio * (high - low)
+    cost_a, cost_b = cost(a), cost(b)
+    for _ in range(40):
+        if cost_a <= cost_b:
+            high, b, cost_b = b, a, cost_a
+            a = high - ratio * (high - low)
+            cost_a = cost(a)
+        else:
+            low, a, cost_a = a, b, cost_b
+            b = low + ratio * (high - low)
+            cost_b = cost(b)
+    best = (low + high) / 2
+    return 0.0 if cost(0.0) <= cost(best) else best
+
+
+def leave_one_source_out(text: str, engine: str) -> dict[str, float]:
+    """Each of ``engine``'s maximum-load runs' error with the time fitted on the other
+    sources' runs (none where no other source has runs: the run at no time)."""
+    rows = _max_rows(text, engine)
+    out = {}
+    for source in sorted({row["source"] for row in rows}):
+        others = [row for row in rows if row["source"] != source]
+        held = [row for row in rows if row["source"] == source]
+        seconds = fit_time(others, engine) if others else 0.0
+        for run in check_serving(_as_text(held), {engine: seconds}):
+            if run.error is not None:
+                out[run.id] = run.error
+    return out
+
+
+def fit_sequence_times(text: str) -> dict[str, tuple[float, int]]:
+    """Per engine but the reference (:data:`~whichgpu.engines.REFERENCE_ENGINE`), the host
+    time per sequence fitted on its maximum-load runs and how many there are: only engines
+    with runs from :data:`MIN_SOURCES` sources, and only times that predict each source's
+    runs, fitted on the others, better than none (the median absolute error): a time that
+    does not carry from one publication to the next is not a property of the engine."""
+    from whichgpu.engines import REFERENCE_ENGINE
+
+    engines = sorted({row["engine"] for row in csv.DictReader(io.StringIO(text))})
+    out = {}
+    for engine in engines:
+        rows = _max_rows(text, engine)
+        if engine == REFERENCE_ENGINE or len({row["source"] for row in rows}) < MIN_SOURCES:
+            continue
+        held_out = leave_one_source_out(text, engine)
+        without = [abs(math.expm1(e)) for e in _log_errors(rows, engine, 0.0)]
+        if statistics.median(abs(e) for e in held_out.values()) < statistics.median(without):
+            out[engine] = (fit_time(rows, engine), len(rows))
     return out

@@ -105,8 +105,21 @@ class _Curve:
 
 
 def _curve(
-    arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile, factor: float, b_max: int
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    tp: int,
+    engine: EngineProfile,
+    factor: float,
+    b_max: int,
+    sequence_s: float = 0.0,
 ) -> tuple[_Curve, float]:
+    """The replica's decode step at each grid batch: the calibrated cycle's (over
+    ``factor``) plus ``sequence_s`` of host work per sequence in the batch (an engine's
+    scheduler, sampler and detokenizer walk every running sequence each step: Kwon et al.,
+    2023, §4.5; the vLLM v0.6.0 notes measure the API server and scheduler at a third of
+    an 8B model's step on an H100), which the roofline fitted on TensorRT-LLM's C++
+    runtime does not carry."""
     from whichgpu.throughput import prefill_seconds, serving_seconds
 
     grid = sorted({*(1 << k for k in range(b_max.bit_length()) if 1 << k <= b_max), b_max})
@@ -122,7 +135,7 @@ def _curve(
         bounds.append(bound)
         per_token, in_cycle = per_token / factor, in_cycle / factor
         cycle = batch * per_token * out  # B prefills and O decode steps
-        decode.append(max(cycle - batch * in_cycle, 0.1 * cycle) / out)
+        decode.append(max(cycle - batch * in_cycle, 0.1 * cycle) / out + batch * sequence_s)
     curve = _Curve(
         tuple(grid),
         tuple(decode),
@@ -246,6 +259,7 @@ def _capacity(
     targets: Targets,
     factor: float,
     max_sequences: int | None,
+    sequence_s: float = 0.0,
 ) -> _Capacity | None:
     """A replica's highest rate under ``targets`` (once per replica shape: the candidates
     that run 1, 2 or 4 such replicas share it)."""
@@ -254,7 +268,7 @@ def _capacity(
         b_max = min(b_max, max_sequences)
     if b_max < 1:
         return None
-    curve, eta = _curve(arch, job, gpu, tp, engine, factor, b_max)
+    curve, eta = _curve(arch, job, gpu, tp, engine, factor, b_max, sequence_s)
     q = targets.quantile
     ceiling = _ceiling(curve)
     unmet: tuple[str, float] | None = None
@@ -291,11 +305,17 @@ def replica_plan(
     factor: float = 1.0,
     replicas: int | None = None,
     max_sequences: int | None = None,
+    sequence_s: float | None = None,
 ) -> ServingPlan | None:
     """Replicas of ``tp`` GPUs serving ``job`` (``prompt`` in, ``generate`` out) under
     ``targets``: as many as ``demand_rps`` needs, or ``replicas`` sharing it; None where
-    the model's KV cache holds no sequence."""
-    found = _capacity(arch, job, gpu, tp, engine, targets, factor, max_sequences)
+    the model's KV cache holds no sequence. ``sequence_s``: the engine's host time per
+    sequence in a decode step (None: its fitted one, :func:`~whichgpu.engines.sequence_s`)."""
+    if sequence_s is None:
+        from whichgpu.engines import sequence_s as fitted
+
+        sequence_s = fitted(engine.id)
+    found = _capacity(arch, job, gpu, tp, engine, targets, factor, max_sequences, sequence_s)
     if found is None:
         return None
     curve, capacity = found.curve, found.capacity
