@@ -464,10 +464,10 @@ def serving_page() -> str:
         "`whichgpu.estimate.published_serving.fit_sequence_times`): "
         + ", ".join(f"{e} {s * 1e6:.0f} µs on {n} runs" for e, (s, n) in sorted(times.items()))
         + ". The class rows of such an engine count its maximum-load runs at their "
-        "leave-one-source-out error. vLLM's runs span two generations whose host cost differs "
-        "(NanoFlow's v0.5.3, the 0.6.x of the others: v0.6.0's release cut the scheduler's "
-        "and API server's time), so no time carries from one source to the next and none is "
-        "kept. A row's `max_sequences` is its engine's batch limit at the version it ran "
+        "leave-one-source-out error. vLLM's runs span two generations (NanoFlow's v0.5.3, the "
+        "0.6.x of the others, whose release cut the scheduler's and API server's time): one "
+        "time for both is what the fit can tell apart from three sources. A row's "
+        "`max_sequences` is its engine's batch limit at the version it ran "
         "(vLLM before V1: 256). PCIe tensor parallelism is estimated high: NCCL reaches less "
         "than the link rate on PCIe.",
         "",

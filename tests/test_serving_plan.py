@@ -297,16 +297,34 @@ def test_an_engines_host_time_adds_to_each_decode_step_per_sequence(catalog: Cat
 
 
 def test_an_engine_time_is_kept_only_where_it_carries_from_source_to_source() -> None:
-    """SGLang's runs (its team's two campaigns) agree on a host time; vLLM's span v0.5.3
-    (NanoFlow) and 0.6.x, whose scheduler costs differ, so the time fitted on one
-    generation mispredicts the other and none is kept. The shipped table is the fit's."""
+    """Each engine's time, fitted on its other sources, predicts each source's maximum-load
+    runs better than none: vLLM's three sources (the SGLang team's, NanoFlow's v0.5.3,
+    Bekman's 0.6.2), SGLang's two campaigns. The shipped table is the fit's."""
     from whichgpu.engines import load_sequence_times
     from whichgpu.estimate.published_serving import fit_sequence_times, leave_one_source_out
 
     text = (ROOT / "validation" / "published_serving.csv").read_text()
     fitted = fit_sequence_times(text)
-    assert sorted(fitted) == ["sglang"]
-    assert fitted["sglang"][0] == pytest.approx(load_sequence_times()["sglang"][0], rel=1e-3)
-    assert 20e-6 < fitted["sglang"][0] < 100e-6 and fitted["sglang"][1] == 3
-    held_out = leave_one_source_out(text, "sglang")
-    assert len(held_out) == 3 and max(abs(e) for e in held_out.values()) < 0.25
+    assert sorted(fitted) == ["sglang", "vllm"]
+    shipped = load_sequence_times()
+    for engine, runs in (("sglang", 3), ("vllm", 6)):
+        assert fitted[engine][0] == pytest.approx(shipped[engine][0], rel=1e-2)
+        assert 20e-6 < fitted[engine][0] < 100e-6 and fitted[engine][1] == runs
+        held_out = leave_one_source_out(text, engine)
+        assert len(held_out) == runs and max(abs(e) for e in held_out.values()) < 0.40
+
+
+@pytest.mark.parametrize(("engine", "warned"), [("vllm", False), ("sglang", False), ("tgi", True)])
+def test_only_an_engine_with_nothing_fitted_is_warned_about(
+    catalog: Catalog, engine: str, warned: bool
+) -> None:
+    """vLLM and SGLang carry their fitted host time; TGI, with no published runs here, runs
+    at TensorRT-LLM's calibration and the answer says so."""
+    component = make_component(
+        {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 2, "hours": 10,
+         "engine": engine}
+    )  # fmt: skip
+    result = recommend(catalog, Workload((component,)))
+    assert result.pick is not None
+    codes = {n.code for n in result.pick.runs[0].notes}
+    assert ("warn_engine_prior" in codes) is warned

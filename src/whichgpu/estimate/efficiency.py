@@ -367,10 +367,11 @@ class Observation:
     other_share: float = 0.0
     other_factor: str = ""
     other_unit: str = ""
-    #: Tensor-parallel all-reduces the GPUs wait on per unit of work (each costs the fitted
-    #: start-up latency ``tp:latency_s:HARNESS``, the α of Hockney's α + β·bytes model, one
-    #: per software generation: TensorRT-LLM's static-batching v0.5/v0.6 harness waited
-    #: about 200 µs an all-reduce, its v1.0 about 60)
+    #: Tensor-parallel all-reduce start-ups the GPUs wait on per unit of work, in units of a
+    #: 2-GPU ring's (:func:`collectives_per_unit`: a ring of n takes n − 1 times as many);
+    #: each costs the fitted latency ``tp:latency_s:HARNESS``, the α of Hockney's α + β·bytes
+    #: model, one per software generation (fitted 2026-12: TensorRT-LLM's static-batching
+    #: v0.5/v0.6 harness about 160 µs, its in-flight batching releases about 25)
     collectives: float = 0.0
     #: Seconds to stream a CNN image's activations once through DRAM at full bandwidth: the
     #: batch-norm, ReLU and residual-add kernels between the convolutions are elementwise and
@@ -521,16 +522,22 @@ def _transformer_stream_s(bench: Benchmark, gpu: GPU, arch: ModelArch | None) ->
 
 
 def collectives_per_unit(bench: Benchmark, arch: ModelArch | None = None) -> float:
-    """Tensor-parallel all-reduces per unit of work: Megatron-LM's two per layer and forward
-    pass (Shoeybi et al., 2019, §3), for a prefill (one pass per request), a decode step or a
-    served batch (one pass for the prompts, one per generated token)."""
+    """Tensor-parallel all-reduce start-ups per unit of work: Megatron-LM's two all-reduces
+    per layer and forward pass (Shoeybi et al., 2019, §3), each a ring whose latency term is
+    2(n−1)·α on n GPUs (Thakur, Rabenseifner & Gropp, 2005, §4.5), counted in units of a
+    2-GPU ring's; for a prefill (one pass per request), a decode step or a served batch (one
+    pass for the prompts, one per generated token). With one latency for every degree, the
+    fit read TP 2 slow and TP 8 fast (TensorRT-LLM's v0.20 table: −23 % and +2 % on H100,
+    its v0.14 one +31 % at TP 8)."""
     n = bench.gpus
     if n <= 1 or bench.harness in LAYER_SPLIT_HARNESSES:
         return 0.0
     arch = arch or bench_arch(bench.model)
     if arch is None or not arch.n_layers:
         return 0.0
-    per_pass = 2.0 * arch.n_layers
+    # Megatron's two all-reduces a layer, each 2(n−1) start-ups of a ring (Thakur et al.,
+    # 2005, §4.5: T = 2(p−1)·α + 2(p−1)/p·n·β), counted in units of a 2-GPU ring's
+    per_pass = 2.0 * arch.n_layers * (n - 1)
     w = bench.regime
     if w == "llm-prefill" and bench.unit == "ms":
         return per_pass / (bench.batch or 1)

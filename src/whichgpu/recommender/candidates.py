@@ -463,7 +463,13 @@ def serve_component(
     if time_s is None and component.tokens is not None and rate > 0:
         time_s = component.tokens / rate
     notes: list[Note] = []
-    if engine.harness == "trtllm" and engine.id != "trtllm":  # TensorRT-LLM's calibration
+    from whichgpu.engines import REFERENCE_ENGINE, load_sequence_times
+
+    if (
+        engine.harness == REFERENCE_ENGINE
+        and engine.id != REFERENCE_ENGINE
+        and engine.id not in load_sequence_times()
+    ):  # TensorRT-LLM's calibration, nothing fitted on the engine's own runs
         notes.append(
             note(
                 "warn_engine_prior",
