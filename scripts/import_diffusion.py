@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -60,7 +61,7 @@ def harness(engine: str) -> str:
                       ("oneflow", "onediff"), ("stable-fast", "stable-fast")):  # fmt: skip
         if key in e:
             return name
-    if "compile" in e:
+    if re.search(r"(?<!no )(?<!no torch\.)compile", e):  # not "sdpa (no compile)"
         return "diffusers-compile"
     eager = ("vanilla", "default attention", "pytorch 1.12 eager", "default (vanilla)")
     if any(k in e for k in eager) or ("torch 1.13" in e and "xformers" not in e):

@@ -302,3 +302,28 @@ def test_an_image_model_where_a_language_model_is_asked_says_which_task() -> Non
     result = run_cli("estimate", "-m", "sdxl", "--gpu", "a6000")
     assert result.code == 2
     assert "set --task to image" in result.stderr and "unknown model" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("engine", "harness"),
+    [
+        ("diffusers 0.17.0.dev0, torch 2.0, SDPA (AttnProcessor2_0), channels_last UNet, no compile",
+         "diffusers"),
+        ("diffusers, torch 2.0 nightly, SDPA (no compile)", "diffusers"),
+        ("diffusers 0.17.0.dev0, torch 2.0, SDPA, torch.compile(unet, mode=reduce-overhead)",
+         "diffusers-compile"),
+        ("diffusers (torch 2.1, SDPA, compiled, NCHW channels)", "diffusers-compile"),
+        ("diffusers, torch 1.13, vanilla attention", "diffusers-eager"),
+        ("onediff nexfort compile (max-optimize)", "onediff"),
+    ],
+)  # fmt: skip
+def test_a_measurement_is_timed_under_the_software_it_ran(engine: str, harness: str) -> None:
+    """The import reads the harness from the row's engine: 'no compile' is not compiled (the
+    diffusers torch 2.0 table's no-compile columns were once read as compiled, and the
+    compiled harness fitted on a mix of both)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from import_diffusion import harness as harness_of
+
+    assert harness_of(engine) == harness
