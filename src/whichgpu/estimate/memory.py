@@ -410,7 +410,9 @@ def memory_of(arch: ModelArch, job: Job) -> MemoryEstimate:
     replicas (callers must not change the estimate's ``components``)."""
     key = memory_key(job)
     found = _memory_of_key(arch, key)
-    return found if key is job else evolve(found, job=job)
+    # the job asked about (the key's estimate holds the key, or, for a QLoRA job asked in
+    # 32-true, the bf16 job it computes in)
+    return found if found.job is job else evolve(found, job=job)
 
 
 @lru_cache(maxsize=4096)
