@@ -328,3 +328,26 @@ def test_only_an_engine_with_nothing_fitted_is_warned_about(
     assert result.pick is not None
     codes = {n.code for n in result.pick.runs[0].notes}
     assert ("warn_engine_prior" in codes) is warned
+
+
+def test_the_reasons_name_an_engines_fitted_host_time(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pick's provenance says what the rate rests on: the serving roofline's measurements
+    and, for vLLM, its host time per sequence and the runs it is fitted on, in the reader's
+    language."""
+    from whichgpu.engines import load_sequence_times
+
+    seconds, runs = load_sequence_times()["vllm"]
+    component = make_component(
+        {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 2, "hours": 10}
+    )
+    pick = recommend(catalog, Workload((component,))).pick
+    assert pick is not None
+    expected = f"+ {seconds * 1e6:.0f} µs a running sequence a step for vLLM, fitted on {runs}"
+    assert expected in pick.runs[0].provenance
+    monkeypatch.setenv("COLUMNS", "400")  # one line a reason: nothing wraps
+    result = run_cli("--lang", "fr", "recommend", "--task", "inference", "-m", "llama-3.1-8b",
+                     "--request-rate", "2", "--hours", "10")  # fmt: skip
+    assert result.code == 0
+    assert f"+ {seconds * 1e6:.0f} µs par séquence en cours et par pas pour vLLM" in result.stdout

@@ -457,6 +457,13 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"^× (?P<factor>[\d.]+) fitted on (?P<n>\d+) published fine-tuning runs$"),
         N_("× {factor} fitted on {n} published fine-tuning runs"),
     ),
+    (
+        re.compile(
+            r"^\+ (?P<us>\d+) µs a running sequence a step for (?P<engine>.+), fitted on "
+            r"(?P<n>\d+) published runs$"
+        ),
+        N_("+ {us} µs a running sequence a step for {engine}, fitted on {n} published runs"),
+    ),
     (re.compile(r"^(?P<n>\d+) GPUs$"), N_("{n} GPUs")),
     (re.compile(r"^more than (?P<n>\d+)$"), N_("more than {n}")),
 )

@@ -240,7 +240,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
         ttft_s=plan.operating.ttft_s,
         tokens_per_s_per_sequence=1 / plan.operating.tpot_s if plan.operating.tpot_s else None,
         efficiency=plan.eta,
-        provenance=serving_provenance(engine.harness),
+        provenance=serving_provenance(engine),
         serving=plan,
         demand_rps=r.request_rate,
     )

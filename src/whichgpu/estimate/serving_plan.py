@@ -428,12 +428,22 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
         )
 
 
-def serving_provenance(harness: str) -> str:
+def serving_provenance(engine: EngineProfile) -> str:
     """What the served rate rests on: the measurements its harness's serving η is fitted on
-    (llama.cpp's on decode steps)."""
+    (llama.cpp's on decode steps), and the engine's host time per sequence where one is
+    fitted on its own published runs (:func:`~whichgpu.engines.load_sequence_times`)."""
+    from whichgpu.engines import load_sequence_times
     from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES
     from whichgpu.estimate.efficiency_model import load_efficiency
 
     model, _spread = load_efficiency()
+    harness = engine.harness
     regime = "llm-decode" if harness in LAYER_SPLIT_HARNESSES else "llm-serve"
-    return f"fitted on {model.fitted_on.get(f'{harness}|{regime}', 0)} measurements"
+    out = f"fitted on {model.fitted_on.get(f'{harness}|{regime}', 0)} measurements"
+    timed = load_sequence_times().get(engine.id)
+    if timed is not None:
+        out += (
+            f"; + {timed[0] * 1e6:.0f} µs a running sequence a step for {engine.name}, "
+            f"fitted on {timed[1]} published runs"
+        )
+    return out

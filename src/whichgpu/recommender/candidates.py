@@ -490,7 +490,7 @@ def serve_component(
         "tokens/s",
         time_s,
         best.bound,
-        serving_provenance(engine.harness),
+        serving_provenance(engine),
         meets_rate=meets,
         notes=tuple(notes),
         chosen=serving_notes(component, engine.name, best) if best.unmet is None else (),
