@@ -33,7 +33,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
-from whichgpu.engines import EngineProfile
+from whichgpu.engines import EngineProfile, load_sequence_times
+from whichgpu.engines import sequence_s as fitted_sequence_s
 from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.queueing import waiting_s
 from whichgpu.estimate.serving_types import ServingPlan, ServingPoint, Targets
@@ -312,9 +313,7 @@ def replica_plan(
     the model's KV cache holds no sequence. ``sequence_s``: the engine's host time per
     sequence in a decode step (None: its fitted one, :func:`~whichgpu.engines.sequence_s`)."""
     if sequence_s is None:
-        from whichgpu.engines import sequence_s as fitted
-
-        sequence_s = fitted(engine.id)
+        sequence_s = fitted_sequence_s(engine.id)
     found = _capacity(arch, job, gpu, tp, engine, targets, factor, max_sequences, sequence_s)
     if found is None:
         return None
@@ -432,7 +431,6 @@ def serving_provenance(engine: EngineProfile) -> str:
     """What the served rate rests on: the measurements its harness's serving η is fitted on
     (llama.cpp's on decode steps), and the engine's host time per sequence where one is
     fitted on its own published runs (:func:`~whichgpu.engines.load_sequence_times`)."""
-    from whichgpu.engines import load_sequence_times
     from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES
     from whichgpu.estimate.efficiency_model import load_efficiency
 

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
-from whichgpu.errors import InvalidInput, Ref, WhichGPUError
+from whichgpu.errors import Ref, WhichGPUError
 from whichgpu.estimate.assumptions import TIGHT_HEADROOM
 from whichgpu.estimate.parallel import GPUS_PER_NODE, gpu_counts
 from whichgpu.frozen import evolve
 from whichgpu.notes import Note, note
-from whichgpu.requests import IMAGE_KINDS, Component, Constraints, Workload
+from whichgpu.recommender.jobs import serves
+from whichgpu.requests import IMAGE_KINDS, Component, Constraints
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -142,56 +143,6 @@ def has_capability(gpu: GPU, capability: str) -> bool:
     from whichgpu.catalog.filters import FEATURES
 
     return FEATURES[capability](gpu)
-
-
-def model_job(component: Component) -> tuple[ModelArch, Job]:
-    """The model and the memory/throughput job a model component describes."""
-    from whichgpu.models import resolve_model
-    from whichgpu.requests import DEFAULT_PRECISION, make_job
-
-    arch = component.arch or resolve_model(component.model, component.params)
-    inference = component.kind == "inference"
-    settings = component.settings() if component.training else {}
-    global_batch = settings.pop("global_batch", None)  # per candidate, once its count is known
-    job = make_job(
-        **settings,
-        task=component.kind,
-        precision=component.precision
-        or (None if component.framework and component.training else DEFAULT_PRECISION),
-        quant=component.quant,
-        batch=component.batch or 1,
-        seq=component.seq,
-        prompt=component.prompt if inference else 0,
-        generate=component.generate if inference else 0,
-        checkpointing=None
-        if component.checkpointing is None
-        else ("full" if component.checkpointing else "none"),
-        all_logits=not inference,
-    )
-    if serves(component):
-        from whichgpu.estimate.serving_plan import check_serving
-
-        check_serving(arch, job, component.engine)
-    if global_batch is not None and component.batch is not None:
-        from whichgpu.requests import with_global_batch
-
-        with_global_batch(job, int(global_batch))  # one GPU's steps: none of more can make it
-    return arch, job
-
-
-def prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
-    """Each component's model and job (None for one without a model); a field at fault is
-    named within its component (``components.0.global_batch``: the CLI still names it
-    ``--global-batch``, a workload file by its line)."""
-    out: list[tuple[ModelArch, Job] | None] = []
-    for index, component in enumerate(workload.components):
-        try:
-            out.append(model_job(component) if component.uses_model else None)
-        except InvalidInput as error:
-            if error.field and error.field[0] != "components":
-                error.field = ("components", index, *error.field)
-            raise
-    return out
 
 
 def _work(component: Component, prepared: tuple[ModelArch, Job] | None) -> float | None:
@@ -395,17 +346,6 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> ComponentRu
         rate / (1 + low_err), "images/s", time_s, est.bound, est.provenance,
         notes=tuple(notes), chosen=tuple(made),
     )  # fmt: skip
-
-
-def serves(component: Component) -> bool:
-    """A served model the serving planner sizes: a request rate, a latency target or an
-    engine named (interactive use without them keeps the one-sequence estimate)."""
-    return component.kind == "inference" and (
-        component.request_rate is not None
-        or component.ttft is not None
-        or component.tpot is not None
-        or component.engine is not None
-    )
 
 
 def serve_component(

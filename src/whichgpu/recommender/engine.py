@@ -27,9 +27,9 @@ from whichgpu.recommender.candidates import (
     Hardware,
     hardware_for,
     has_capability,
-    prepare,
     run_component,
 )
+from whichgpu.recommender.jobs import prepare
 from whichgpu.recommender.options import Option, Recommendation, hardware_label, typical_error
 from whichgpu.recommender.reasons import explain
 from whichgpu.requests import Workload

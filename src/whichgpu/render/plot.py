@@ -108,7 +108,7 @@ def _memory_chart(ax: Axes, result: Recommendation) -> None:
     """The memory estimate of each model component on the pick (or the first option)."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.parallel import scaled_job
-    from whichgpu.recommender.candidates import model_job
+    from whichgpu.recommender.jobs import model_job
     from whichgpu.render.fit_out import COMPONENT_LABELS
 
     option = result.pick or (result.options[0] if result.options else None)
