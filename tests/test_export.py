@@ -145,7 +145,7 @@ def test_export_command_from_a_file() -> None:
     result = run_cli(
         "export", "slurm", "-f", str(SCENARIOS / "d02-train-1-7b.toml"), "--catalog", "article"
     )
-    assert result.code == 0 and "#SBATCH --gres=gpu:1" in result.stdout
+    assert result.code == 0 and "#SBATCH --gres=gpu:2" in result.stdout
 
 
 def test_services_become_pods_and_fixed_hours_do_not_stretch() -> None:

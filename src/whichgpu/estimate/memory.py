@@ -9,6 +9,8 @@ phase where the job peaks. The layouts:
   the optimizer, gradient and weight terms by the data-parallel degree (§5, eq. in fig. 1).
   torch autocast (Lightning's ``bf16-mixed``, the HF Trainer) keeps fp32 weights and gradients
   instead, and 16-bit copies of the weights for the backward pass.
+* Gradient accumulation: from the second micro-batch on, the forward and backward run beside
+  the gradient buffer the earlier micro-batches filled (``zero_grad`` follows the step).
 * ``torch.optim.AdamW`` (``foreach``, the default on GPUs) materialises one more
   parameter-sized tensor in ``step()`` (the ``sqrt`` of the variance): the step's peak.
 * Activations: :mod:`whichgpu.estimate.activations` (Korthikanti et al., 2022).
@@ -384,15 +386,29 @@ def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
     )
 
 
+def accumulates(job: Job) -> bool:
+    """Whether ``job`` holds a gradient buffer across micro-batches: it accumulates more
+    than one, and steps its optimizer after the backward on the GPU (stepped in the
+    backward there is no buffer, torchtune refuses accumulation with it; offloaded, the
+    gradients accumulate in host memory)."""
+    return (
+        job.grad_accum > 1
+        and job.task != "inference"
+        and not job.optimizer_in_backward
+        and job.offload == "none"
+    )
+
+
 def memory_key(job: Job) -> Job:
-    """``job`` with the settings a step's memory does not depend on at their defaults: its
-    accumulation (micro-batches accumulate into the same gradient buffers), where its GPUs
+    """``job`` with the settings a step's memory does not depend on at their defaults: how
+    many micro-batches it accumulates beyond two (from the second on, each runs beside the
+    same gradient buffer), where its GPUs
     sit (the node size, the network) and, without ZeRO, how many data-parallel replicas run
     it (each holds the whole step). Jobs with one key have one estimate, up to its ``job``
     (a property test holds :func:`estimate_memory` to that)."""
     changes: dict[str, object] = {}
-    if job.grad_accum != 1:
-        changes["grad_accum"] = 1
+    if job.grad_accum > 2:
+        changes["grad_accum"] = 2
     if job.gpus_per_node != Job.gpus_per_node:
         changes["gpus_per_node"] = Job.gpus_per_node
     if job.network != Job.network:
@@ -454,13 +470,23 @@ def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
         if job.task not in ("lora", "qlora") and arch.vocab_size
         else 0.0
     )
+    # Accumulating micro-batches keeps the gradient buffer of the micro-batches before from
+    # one backward to the next (``zero_grad`` runs after the optimizer step only): from the
+    # second micro-batch on, the forward and backward run beside it, and the backward adds
+    # each parameter's fresh gradient into it (the output head's the largest).
+    held = grads if accumulates(job) else 0.0
     phases = {
-        "forward": {**state, "activations": acts, "logits": logits_bytes(arch, job, "forward")},
+        "forward": {
+            **state,
+            "activations": acts,
+            "logits": logits_bytes(arch, job, "forward"),
+            "gradients": held,
+        },
         "backward": {
             **state,
             "activations": acts,
             "logits": logits_bytes(arch, job, "backward"),
-            "gradients": head_grad,
+            "gradients": held + head_grad,
         },
     }
     if not job.optimizer_in_backward and job.offload == "none":
@@ -475,7 +501,11 @@ def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
     again = recompute_bytes(arch, job, job.batch, seq) / job.tp
     if again:
         # the last layer recomputed, once the loss's gradient has reached the hidden states
-        phases["recomputation"] = {**state, "activations": acts + again, "gradients": head_grad}
+        phases["recomputation"] = {
+            **state,
+            "activations": acts + again,
+            "gradients": held + head_grad,
+        }
     return phases
 
 
