@@ -227,7 +227,7 @@ def _error_range(errors: list[float | None]) -> str:
     if not values:
         return "no rows"
     low, high = round(values[0] * 100), round(values[-1] * 100)
-    return f"{low:+d} to {high:+d} %"
+    return f"{low:+d} %" if low == high else f"{low:+d} to {high:+d} %"
 
 
 def training_page() -> str:
@@ -323,6 +323,7 @@ def training_page() -> str:
         )
         for pick in (lambda a: a in ("Hopper", "Blackwell"), lambda a: a == "Ampere")
     )
+    volta = _error_range([r.rate_error for r in pretrain if r.architecture == "Volta"])
     nemo = [r.rate_error for r in pretrain if r.framework == "nemo"]
     nemo_kept = (
         f"their factor (× {factors['nemo'][0]:.2f}) predicts each source from the other and is kept"
@@ -338,7 +339,9 @@ def training_page() -> str:
         "does not state; such rows are not fitted on.",
         "",
         "The 3D-parallel runs come from Megatron-LM (framework `megatron`: the SC21 paper's GPT "
-        "1.7B to 1T on 32 to 3,072 A100s, BLOOM, the Llama 3 paper) and from NeMo's and "
+        "1.7B to 1T on 32 to 3,072 A100s, BLOOM, the Llama 3 paper, and NVIDIA ADLR's 1.2B "
+        f"baseline on one V100, the only Volta LLM training run, which reads {volta} as the "
+        "A100 runs of that size do) and from NeMo's and "
         "Megatron-Bridge's performance summaries (framework `nemo`: their performance recipes, "
         "which overlap the tensor-parallel collectives with the GEMMs, `tp_overlap`). The "
         f"roofline alone reads the `nemo` runs {_error_range(nemo)}; {nemo_kept}. Megatron-LM's "

@@ -261,13 +261,14 @@ def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: 
     assert predicts(runs, "hf") and not predicts(runs, "megatron")
     for name, (factor, _n) in fitted.items():
         assert load_framework_factors()[name][0] == pytest.approx(factor, rel=1e-5)
-    # the 3D-parallel runs (Megatron-LM's and NeMo's), seven sources, out of sample without
-    # a factor: within 15 % / 26 % (docs/training-accuracy.md: 13 % / 23 % with NeMo's
-    # tensor-parallel overlap; 18 % / 34 % before LLM training had its own architecture
+    # the 3D-parallel runs (Megatron-LM's and NeMo's, and ADLR's V100 baseline), eight
+    # sources, out of sample without a factor: within 15 % / 30 % (docs/training-accuracy.md:
+    # 14 % / 26 %; 13 % / 23 % before the V100 run, which reads +27 % as Megatron's A100
+    # runs of the same size do; 18 % / 34 % before LLM training had its own architecture
     # factors)
     pretrain = [r.rate_error for r in runs if r.kind == "pretrain"]
     median, p90 = spread([e for e in pretrain if e is not None])
-    assert len(pretrain) >= 20 and median < 0.15 and p90 < 0.26
+    assert len(pretrain) >= 20 and median < 0.15 and p90 < 0.30
     gpu = catalog.gpu("a100-80gb-sxm")
     job = make_job(task="lora", batch=4, gpus=1, framework="hf")
     plain = estimate_throughput(LLAMA_8B, job, gpu, 1).throughput.value
