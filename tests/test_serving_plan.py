@@ -62,7 +62,8 @@ def test_vllm_kv_pool_takes_its_memory_fraction_minus_the_weights(catalog: Catal
 @settings(max_examples=25, deadline=None)
 @given(rate=st.floats(min_value=0.05, max_value=4.0))
 def test_latency_grows_with_the_rate(catalog: Catalog, rate: float) -> None:
-    """Every latency is non-decreasing in the arrival rate (what the bisection relies on)."""
+    """Every latency is non-decreasing in the arrival rate (what the search for the highest
+    rate under the targets relies on)."""
     from whichgpu.estimate.serving_plan import _curve, _point
 
     gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
@@ -74,6 +75,37 @@ def test_latency_grows_with_the_rate(catalog: Catalog, rate: float) -> None:
         assert high.ttft_s >= low.ttft_s - 1e-12
         assert high.tpot_s >= low.tpot_s - 1e-12
         assert high.concurrency >= low.concurrency
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ttft=st.one_of(st.none(), st.floats(min_value=0.05, max_value=20.0)),
+    tpot=st.one_of(st.none(), st.floats(min_value=0.004, max_value=0.5)),
+    quantile=st.sampled_from([0.5, 0.95, 0.99]),
+)
+def test_the_highest_rate_under_the_targets_is_found_to_its_tolerance(
+    catalog: Catalog, ttft: float | None, tpot: float | None, quantile: float
+) -> None:
+    """The search's answer meets the targets and a rate a tolerance above it does not (or
+    is past the replica's capacity): the boundary, whichever target binds."""
+    from whichgpu.estimate.serving_plan import (
+        RATE_TOLERANCE, _ceiling, _curve, _highest, _meets, _point,
+    )  # fmt: skip
+    from whichgpu.estimate.serving_types import Targets
+
+    gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
+    job = serving_job(1000, 500)
+    b_max = kv_sequences(LLAMA_8B, job, gpu, 1, engine)
+    curve, _eta = _curve(LLAMA_8B, job, gpu, 1, engine, 1.0, b_max)
+    targets = Targets(ttft, tpot, quantile)
+    ceiling = _ceiling(curve)
+    floor = _point(curve, ceiling * 1e-6, quantile)
+    if floor is None or not _meets(floor, targets):
+        return
+    found = _highest(curve, floor, ceiling, targets)
+    assert _meets(found, targets) and found.rate_rps < ceiling
+    above = _point(curve, found.rate_rps * (1 + 2 * RATE_TOLERANCE), quantile, found.concurrency)
+    assert above is None or not _meets(above, targets) or above.rate_rps >= ceiling
 
 
 def test_targets_bind_and_replicas_cover_the_demand(catalog: Catalog) -> None:

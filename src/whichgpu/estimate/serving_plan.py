@@ -20,9 +20,9 @@ deterministic M/D/1). Latency quantiles are the waits' quantiles; TPOT is a requ
 inter-token time (what vLLM's and MLPerf's harnesses report per request), the same at p50
 and p95 in this model.
 
-The highest rate a replica sustains under the targets is found by bisection (every latency
-grows with the rate); replicas cover the demand; with no targets the operating point is the
-most the replica serves before its queue grows without bound.
+The highest rate a replica sustains under the targets is found by regula falsi (every
+latency grows with the rate); replicas cover the demand; with no targets the operating point
+is the most the replica serves before its queue grows without bound.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ __all__ = [
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 
-#: Bisection steps for the highest rate under the targets: six decades to 5e-5, relative
-BISECTION_STEPS = 18
+#: How close (on the rate's logarithm: relative) the highest rate under the targets is found
+RATE_TOLERANCE = 5e-5
 
 
 @dataclass(frozen=True)
@@ -226,18 +226,53 @@ def _meets(point: ServingPoint | None, targets: Targets) -> bool:
     return targets.tpot_s is None or point.tpot_s <= targets.tpot_s
 
 
+def _slack(point: ServingPoint, targets: Targets) -> float:
+    """The log of the tightest target's latency over its limit: negative inside the
+    targets. (The latencies diverge at the replica's capacity; their log is what the
+    interpolation can follow.)"""
+    ratio = 0.0
+    if targets.ttft_s is not None:
+        ratio = max(ratio, point.ttft_s / targets.ttft_s)
+    if targets.tpot_s is not None:
+        ratio = max(ratio, point.tpot_s / targets.tpot_s)
+    return math.log(ratio) if 0 < ratio < math.inf else (math.inf if ratio else -math.inf)
+
+
 def _highest(curve: _Curve, ok: ServingPoint, bad: float, targets: Targets) -> ServingPoint:
-    """Bisection between a point that meets ``targets`` and a rate that does not, on the
-    rate's logarithm (the range spans six decades; the answer is wanted to a relative 1e-4):
-    the point at the highest rate found to pass. The concurrency grows with the rate, so
-    each probe's fixed point starts from the one at the highest rate known to pass."""
-    for _ in range(BISECTION_STEPS):
-        middle = math.sqrt(ok.rate_rps * bad)
-        point = _point(curve, middle, targets.quantile, ok.concurrency)
-        if point is not None and _meets(point, targets):
-            ok = point
+    """The point at the highest rate found to meet ``targets``, between a point that meets
+    them and a rate that does not (the replica's capacity), to :data:`RATE_TOLERANCE` on
+    the rate's logarithm. Every latency grows with the rate, so the tightest target's
+    :func:`_slack` crosses zero once. While the upper bound has no finite slack (a rate at
+    or past the capacity) the bracket is halved on the rate itself (the answers mostly lie
+    at a large share of the capacity, not in the middle of its six decades); then regula
+    falsi on the slack over the rate's logarithm, with the Illinois modification (a bound
+    kept twice has its slack halved; Dowell & Jarratt, 1971). The concurrency grows with
+    the rate, so each probe's fixed point starts from the one at the highest rate known to
+    pass."""
+    low, high = math.log(ok.rate_rps), math.log(bad)
+    low_slack, high_slack = _slack(ok, targets), math.inf
+    kept, streak = 0, 0  # the bound the last probes left in place (+1 the high), how often
+    step = RATE_TOLERANCE / 2
+    while high - low > RATE_TOLERANCE:
+        if not math.isfinite(high_slack):
+            x = math.log((math.exp(low) + math.exp(high)) / 2)
+        elif streak >= 3 or not high_slack > low_slack > -math.inf:
+            x = (low + high) / 2  # a bound kept three times running: the slack is too curved
         else:
-            bad = middle
+            x = high - high_slack * (high - low) / (high_slack - low_slack)
+            x = min(max(x, low + step), high - step)  # strictly inside, a step from each end
+        point = _point(curve, math.exp(x), targets.quantile, ok.concurrency)
+        side = 1 if point is not None and _meets(point, targets) else -1
+        streak = streak + 1 if side == kept else 1
+        if point is not None and side == 1:
+            ok, low, low_slack = point, x, _slack(point, targets)
+            if streak > 1 and math.isfinite(high_slack):
+                high_slack /= 2
+        else:
+            high, high_slack = x, math.inf if point is None else _slack(point, targets)
+            if streak > 1:
+                low_slack /= 2
+        kept = side
     return ok
 
 
