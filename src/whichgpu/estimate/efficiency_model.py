@@ -60,6 +60,11 @@ class EfficiencyModel:
     #: Continuous terms shared by all GPUs (``power:p0``, ``power:gamma``)
     terms: Mapping[str, float] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # efficiency() is pure in its arguments: the serving curves ask it the same thing at
+        # every grid batch of every candidate, some 1,500 times a recommend
+        object.__setattr__(self, "_memo", {})
+
     def efficiency(
         self,
         group: tuple[str, str],
@@ -71,6 +76,21 @@ class EfficiencyModel:
         """η of a harness and regime on an architecture (``factor``); an architecture with no
         measurements takes its predecessor's factor in the same line (:data:`PREDECESSOR`),
         the memory class telling the lines apart."""
+        key = (group, factor, unit, power_w_per_tflops, memory)
+        memo: dict[tuple[object, ...], tuple[float, str]] = self._memo  # type: ignore[attr-defined]
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = self._efficiency(group, factor, unit, power_w_per_tflops, memory)
+        return found
+
+    def _efficiency(
+        self,
+        group: tuple[str, str],
+        factor: str,
+        unit: str,
+        power_w_per_tflops: float | None,
+        memory: str,
+    ) -> tuple[float, str]:
         eta = self.group.get(group)
         provenance = f"fitted on {self.fitted_on.get('|'.join(group), 0)} measurements"
         if eta is None:

@@ -5,6 +5,7 @@ takes, less the weights, the profiled activations and the CUDA context, in whole
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
 from whichgpu.engines import EngineProfile
@@ -25,6 +26,18 @@ def _pool(
     """A replica's bytes outside the KV cache (weights, profiled activations, CUDA contexts),
     its KV budget as the engine sizes it, and one sequence's KV cache in whole blocks."""
     total = gpu.memory_gib * BYTES_PER_GIB * tp
+    used, one = _replica_bytes(arch, job, tp, engine.block_tokens)
+    if engine.kv_pool == "free":
+        budget = engine.memory_fraction * (total - used)
+    else:
+        budget = engine.memory_fraction * total - used
+    return used, budget, one
+
+
+@lru_cache(maxsize=4096)
+def _replica_bytes(arch: ModelArch, job: Job, tp: int, block_tokens: int) -> tuple[float, float]:
+    """:func:`_pool`'s bytes outside the KV cache and one sequence's KV cache, the same on
+    every GPU (computed once for the candidates of one replica shape)."""
     profile = evolve(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
                       all_logits=False, tp=tp)  # fmt: skip
     used = (
@@ -32,15 +45,11 @@ def _pool(
         + activations_bytes(arch, profile) * tp
         + CUDA_CONTEXT_GIB * BYTES_PER_GIB * tp
     )
-    if engine.kv_pool == "free":
-        budget = engine.memory_fraction * (total - used)
-    else:
-        budget = engine.memory_fraction * total - used
     tokens = job.prompt + max(job.generate, 1)
-    if engine.block_tokens:
-        tokens = math.ceil(tokens / engine.block_tokens) * engine.block_tokens
+    if block_tokens:
+        tokens = math.ceil(tokens / block_tokens) * block_tokens
     one = kv_cache_bytes(arch, evolve(job, batch=1, tp=tp), tokens=tokens) * tp
-    return used, budget, one
+    return used, one
 
 
 def kv_sequences(arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile) -> int:
