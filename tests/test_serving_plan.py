@@ -89,8 +89,13 @@ def test_the_highest_rate_under_the_targets_is_found_to_its_tolerance(
     """The search's answer meets the targets and a rate a tolerance above it does not (or
     is past the replica's capacity): the boundary, whichever target binds."""
     from whichgpu.estimate.serving_plan import (
-        RATE_TOLERANCE, _ceiling, _curve, _highest, _meets, _point,
-    )  # fmt: skip
+        RATE_TOLERANCE,
+        _ceiling,
+        _curve,
+        _highest,
+        _meets,
+        _point,
+    )
     from whichgpu.estimate.serving_types import Targets
 
     gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
