@@ -46,6 +46,12 @@ GPUS = {
 MODELS = {"sd-1.5", "sd-1.4", "sdxl", "sd-3-medium", "sd-3.5-large", "flux.1-dev",
           "flux.1-schnell"}  # fmt: skip
 PRECISIONS = {"fp16": "16-true", "bf16": "bf16-true", "fp32": "32-true"}
+#: Architectures newer than the CUDA 11.7 libraries PyTorch 1.13 ships (cuDNN 8.5, cuBLAS
+#: 11.10; Ada and Hopper came with CUDA 11.8 and cuDNN 8.6): a run on PyTorch 1.x measures
+#: untuned kernels, not the card. diffusers' own table shows it (optimization/torch2.0.mdx
+#: @a39d42b, SD 1.4 fp16 batch 1): torch 1.13.1 + xFormers and torch 2.0 SDPA read 2.26 and
+#: 2.19 s on a 3090 Ti, 3.98 and 1.28 s on a 4090. Such rows are left out.
+NEWER_THAN_TORCH_1 = ("Ada Lovelace", "Hopper", "Blackwell")
 #: Work whichgpu does not model as published (the speed row is left out)
 SKIP = ("xdit", "context parallel", "paraattention", "fbcache", "lcm", "turbo", "offload",
         "quant", "bitsandbytes", "bnb", "gguf", "torchao", "int8", "layerwise", "taesd",
@@ -69,6 +75,12 @@ def harness(engine: str) -> str:
     return "diffusers"
 
 
+def architecture(gpu: str) -> str:
+    from whichgpu.catalog import load_catalog
+
+    return load_catalog().gpu(gpu).architecture
+
+
 def convert(row: dict[str, str]) -> tuple[dict[str, str] | None, str]:
     """A benchmark row, or None and why not."""
     text = " ".join((row["engine"], row["notes"])).lower()
@@ -81,6 +93,8 @@ def convert(row: dict[str, str]) -> tuple[dict[str, str] | None, str]:
     gpu = GPUS.get(row["gpu"].strip().lower())
     if gpu is None:
         return None, "GPU not in the catalog"
+    if re.search(r"torch 1\.\d", row["engine"].lower()) and architecture(gpu) in NEWER_THAN_TORCH_1:
+        return None, "PyTorch 1.x on a GPU newer than its libraries"
     if row["model"] not in MODELS or row["precision"] not in PRECISIONS:
         return None, "model or precision"
     if not row["resolution"] or not row["steps"] or not row["batch"]:
