@@ -69,13 +69,13 @@ def cpu_seconds(pid: int) -> float:
 
 def start_server(port: int, workers: int = 1) -> subprocess.Popen[bytes]:
     """The server as ``whichgpu serve --workers N`` runs it (uvicorn, its protocol and
-    timeouts)."""
+    timeouts, N compute processes)."""
     code = f"from whichgpu.web import serve; serve('127.0.0.1', {port}, {workers})"
     return subprocess.Popen([sys.executable, "-c", code])
 
 
 def tree_cpu_seconds(pid: int) -> float:
-    """CPU time of ``pid`` and its children (uvicorn's worker processes)."""
+    """CPU time of ``pid`` and its children (the compute processes)."""
     total = cpu_seconds(pid)
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit():
@@ -153,7 +153,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--distinct", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=1, help="server worker processes")
+    parser.add_argument("--workers", type=int, default=1, help="the server's compute processes")
     parser.add_argument("--processes", type=int, default=min(4, max(1, (os.cpu_count() or 1) - 1)))
     args = parser.parse_args()
     bodies = workloads(args.distinct)

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,22 +87,14 @@ def test_the_memo_is_bounded_in_bytes() -> None:
 
 
 # a real server on loopback ---------------------------------------------------------------
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+@contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    """``app`` under uvicorn on an ephemeral loopback port, as ``whichgpu serve`` runs it
+    (its protocol and timeouts), in a thread; its URL."""
     import uvicorn
 
-    from whichgpu.web import core, guard
     from whichgpu.web.guard import GuardedH11Protocol
 
-    monkeypatch.setattr(guard, "HEADER_TIMEOUT_S", 0.5)
-    monkeypatch.setattr(core, "COMPUTE_TIMEOUT_S", 1.0)
-    app = create_app(load_catalog())
-
-    def slow_mig(self: Any, body: dict[str, Any]) -> Any:  # stands for any slow request
-        time.sleep(3.0)
-        return {}
-
-    monkeypatch.setattr(core.Service, "mig_doc", slow_mig)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -114,9 +107,88 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     while not instance.started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert instance.started
-    yield f"http://127.0.0.1:{port}"
-    instance.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        instance.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    from whichgpu.web import core, guard
+
+    monkeypatch.setattr(guard, "HEADER_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(core, "COMPUTE_TIMEOUT_S", 1.0)
+
+    def slow_mig(self: Any, body: dict[str, Any]) -> Any:  # stands for any slow request
+        time.sleep(3.0)
+        return {}
+
+    monkeypatch.setattr(core.Service, "mig_doc", slow_mig)
+    with _serving(create_app(load_catalog())) as url:
+        yield url
+
+
+@pytest.fixture
+def pooled_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The server as ``whichgpu serve`` runs it: its API computed by a pool of worker
+    processes (one here), each computation within the (shortened) time limit."""
+    from whichgpu.web import core
+    from whichgpu.web.pool import ComputePool
+
+    monkeypatch.setattr(core, "COMPUTE_TIMEOUT_S", 1.0)
+    real_mig = core.Service.mig_doc
+
+    def slow_mig(self: Any, body: dict[str, Any]) -> Any:  # slow unless it asks for nothing
+        if body.get("services"):
+            time.sleep(30.0)
+        return real_mig(self, {"gpu": "a100", "profiles": ["1g.10gb"]})
+
+    monkeypatch.setattr(core.Service, "mig_doc", slow_mig)
+    pool = ComputePool(1, start_method="fork")  # the worker inherits the patched method
+    try:
+        with _serving(create_app(pool=pool)) as url:
+            yield url
+    finally:
+        pool.close()
+
+
+def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"content-type": "application/json"}
+    )
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:
+            return response.status, json.loads(response.read()), time.perf_counter() - started
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read()), time.perf_counter() - started
+
+
+def test_a_computation_past_its_limit_frees_its_worker_process(pooled_server: str) -> None:
+    """In the compute pool a computation at its time limit is answered 503 and its process
+    replaced: the one worker computes the next request at once, not after the 30 s the
+    first would have taken; meanwhile the catalog's lists answer from the server."""
+    outcome: dict[str, Any] = {}
+
+    def slow() -> None:
+        outcome["slow"] = _post(f"{pooled_server}/api/v1/mig", _services(1, 1))
+
+    thread = threading.Thread(target=slow)
+    thread.start()
+    time.sleep(0.3)
+    status, seconds = _get(f"{pooled_server}/api/v1/gpus/h100")
+    assert status == 200 and seconds < 0.5
+    thread.join()
+    status, body, seconds = outcome["slow"]
+    assert status == 503 and body["error"]["code"] == "timeout" and seconds < 2.5
+    status, body, seconds = _post(f"{pooled_server}/api/v1/mig", {"gpu": "a100"})
+    assert status == 200 and seconds < 10  # a fresh worker: its start, not the 30 s
+    status, body, _seconds = _post(
+        f"{pooled_server}/api/v1/fit", {"model": "llama-3.1-8b", "task": "lora", "gpu": "a6000"}
+    )
+    assert status == 200 and body["kind"] == "fit" and body["total_gib"] > 10
 
 
 def _get(url: str) -> tuple[int, float]:

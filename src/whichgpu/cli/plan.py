@@ -212,7 +212,7 @@ def serve(
     host: Annotated[str, typer.Option(help=_("Address to listen on."))] = "127.0.0.1",
     port: Annotated[int, typer.Option(help=_("Port to listen on."))] = 8000,
     workers: Annotated[
-        int, typer.Option(help=_("Worker processes (one a core; the app is stateless)."))
+        int, typer.Option(help=_("Processes that compute the API's answers (one a core)."))
     ] = 1,
 ) -> None:
     if not 0 < port < 65536:

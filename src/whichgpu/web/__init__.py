@@ -12,15 +12,17 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from whichgpu.catalog.store import Catalog
+    from whichgpu.web.pool import ComputePool
 
 __all__ = ["create_app", "serve"]
 
 
-def create_app(catalog: Catalog | None = None) -> FastAPI:
-    """The ASGI app: pages at ``/``, ``/compare``, ``/catalog``; the API under ``/api/v1/``."""
+def create_app(catalog: Catalog | None = None, pool: ComputePool | None = None) -> FastAPI:
+    """The ASGI app: pages at ``/``, ``/compare``, ``/catalog``; the API under ``/api/v1/``,
+    computed in ``pool``'s processes where one is given (else in worker threads)."""
     from whichgpu.web.app import create_app as build
 
-    return build(catalog)
+    return build(catalog, pool)
 
 
 #: Seconds an idle keep-alive connection stays open between requests.
@@ -28,24 +30,28 @@ KEEP_ALIVE_S = 5
 
 
 def serve(host: str, port: int, workers: int = 1) -> None:
-    """Run the app with uvicorn on ``host``:``port`` until interrupted: ``workers``
-    processes (the app is stateless: each loads the catalog and answers alone); connections
-    that send no request within :data:`whichgpu.web.guard.HEADER_TIMEOUT_S` are closed, and
-    idle keep-alive connections after :data:`KEEP_ALIVE_S`."""
+    """Run the app with uvicorn on ``host``:``port`` until interrupted: one server process
+    whose API answers are computed by ``workers`` processes taking requests from one queue
+    (:mod:`whichgpu.web.pool`; the app is stateless, so several servers can also sit behind
+    a load balancer); connections that send no request within
+    :data:`whichgpu.web.guard.HEADER_TIMEOUT_S` are closed, and idle keep-alive connections
+    after :data:`KEEP_ALIVE_S`."""
     import uvicorn
 
     from whichgpu.web.guard import GuardedH11Protocol
+    from whichgpu.web.pool import ComputePool
 
-    options = {
-        "host": host,
-        "port": port,
-        "log_level": "info",
-        "access_log": False,
-        "http": GuardedH11Protocol,
-        "ws": "none",  # no websockets: nor the websockets package's deprecated legacy API
-        "timeout_keep_alive": KEEP_ALIVE_S,
-    }
-    if workers > 1:
-        uvicorn.run("whichgpu.web:create_app", factory=True, workers=workers, **options)  # type: ignore[arg-type]
-    else:
-        uvicorn.run(create_app(), **options)  # type: ignore[arg-type]
+    pool = ComputePool(workers)
+    try:
+        uvicorn.run(
+            create_app(pool=pool),
+            host=host,
+            port=port,
+            log_level="info",
+            access_log=False,
+            http=GuardedH11Protocol,
+            ws="none",  # no websockets: nor the websockets package's deprecated legacy API
+            timeout_keep_alive=KEEP_ALIVE_S,
+        )
+    finally:
+        pool.close()

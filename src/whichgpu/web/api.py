@@ -11,7 +11,14 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from whichgpu.web import schemas
-from whichgpu.web.core import Problem, Service, json_bytes, memo_key, run_off_loop
+from whichgpu.web.core import (
+    Problem,
+    Service,
+    json_bytes,
+    memo_key,
+    run_call,
+    worker_died_problem,
+)
 from whichgpu.web.schemas import ErrorResponse
 
 PREFIX = "/api/v1"
@@ -44,17 +51,18 @@ def language_of(request: Request) -> str:
     return language
 
 
-async def answer(request: Request, key: tuple[object, ...], compute: Callable[[], Any]) -> Response:
-    """The document ``compute()`` builds, memoised by ``key``, the language and the date;
-    computed off the event loop, within the time limit."""
+async def answer(request: Request, key: tuple[object, ...], method: str, *args: Any) -> Response:
+    """The document ``Service.method(*args)`` builds, memoised by ``key``, the language and
+    the date; computed off the event loop (in the compute pool's processes where the server
+    has one), within the time limit."""
     service = service_of(request)
     language = language_of(request)
     full = memo_key(*key, language, service.today().isoformat())
     body = service.memo.get(full)
     if body is None:
-        body, problem = await run_off_loop(language, lambda: json_bytes(compute()))
-        if problem is not None:
-            return error_response(problem)
+        body, problem = await run_call(service, language, method, args)
+        if problem is not None or body is None:
+            return error_response(problem or worker_died_problem(language))
         service.memo.put(full, body)
     return Response(body, media_type="application/json")
 
@@ -84,7 +92,10 @@ async def list_gpus(
     return await answer(
         request,
         ("gpus", min_vram, arch, features),
-        lambda: service_of(request).gpus_doc(min_vram, arch, features),
+        "gpus_doc",
+        min_vram,
+        arch,
+        features,
     )
 
 
@@ -108,7 +119,10 @@ async def list_models(
     return await answer(
         request,
         ("models", family, min_params, max_params),
-        lambda: service_of(request).models_doc(family, min_params, max_params),
+        "models_doc",
+        family,
+        min_params,
+        max_params,
     )
 
 
@@ -122,7 +136,7 @@ async def show_gpu(
     request: Request,
     gpu: Annotated[str, Path(max_length=200, description="A GPU name: a100, rtx-a6000…")],
 ) -> Response:
-    return await answer(request, ("gpu", gpu), lambda: service_of(request).show_doc(gpu))
+    return await answer(request, ("gpu", gpu), "show_doc", gpu)
 
 
 @router.get(
@@ -143,7 +157,9 @@ async def compare_get(
     return await answer(
         request,
         ("compare", gpu, markets),
-        lambda: service_of(request).compare_doc(gpu, markets),
+        "compare_doc",
+        gpu,
+        markets,
     )
 
 
@@ -158,7 +174,9 @@ async def compare_post(request: Request, body: schemas.CompareRequest) -> Respon
     return await answer(
         request,
         ("compare", body.gpus, markets),
-        lambda: service_of(request).compare_doc(body.gpus, markets),
+        "compare_doc",
+        list(body.gpus),
+        markets,
     )
 
 
@@ -182,19 +200,17 @@ def body_route(
     )
 
 
-async def body_answer(
-    request: Request, name: str, compute: Callable[[Service, dict[str, Any]], Any]
-) -> Response:
-    """The document ``compute(service, body)`` builds from the request's JSON object."""
+async def body_answer(request: Request, name: str) -> Response:
+    """The document ``Service.<name>_doc(body)`` builds from the request's JSON object."""
     body, problem = await _body(request)
     if problem is not None:
         return error_response(problem)
-    return await answer(request, (name, body), lambda: compute(service_of(request), body))
+    return await answer(request, (name, body), f"{name}_doc", body)
 
 
 @body_route("/fit", "FitRequest", "Will it fit? (whichgpu fit --json)", schemas.FitDoc)
 async def fit(request: Request) -> Response:
-    return await body_answer(request, "fit", Service.fit_doc)
+    return await body_answer(request, "fit")
 
 
 @body_route(
@@ -204,7 +220,7 @@ async def fit(request: Request) -> Response:
     schemas.EstimateDoc,
 )
 async def estimate(request: Request) -> Response:
-    return await body_answer(request, "estimate", Service.estimate_doc)
+    return await body_answer(request, "estimate")
 
 
 @body_route(
@@ -214,7 +230,7 @@ async def estimate(request: Request) -> Response:
     schemas.RecommendDoc,
 )
 async def recommend(request: Request) -> Response:
-    return await body_answer(request, "recommend", Service.recommend_doc)
+    return await body_answer(request, "recommend")
 
 
 @body_route(
@@ -224,7 +240,7 @@ async def recommend(request: Request) -> Response:
     schemas.MigDoc | schemas.MigCheckDoc,
 )
 async def mig(request: Request) -> Response:
-    return await body_answer(request, "mig", Service.mig_doc)
+    return await body_answer(request, "mig")
 
 
 async def _body(request: Request) -> tuple[dict[str, Any], Problem | None]:

@@ -31,6 +31,7 @@ from whichgpu.web.core import (
     too_large,
 )
 from whichgpu.web.pages import add_pages, error_page
+from whichgpu.web.pool import ComputePool
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -171,9 +172,11 @@ def validation_problem(request: Request, error: RequestValidationError) -> Probl
 # -- the app -------------------------------------------------------------------------------
 
 
-def create_app(catalog: Catalog | None = None) -> FastAPI:
+def create_app(catalog: Catalog | None = None, pool: ComputePool | None = None) -> FastAPI:
     """The web app and HTTP API over ``catalog`` (default: the shipped catalog with the
-    prices of the user's config file, loaded on first use)."""
+    prices of the user's config file, loaded on first use); the API's answers computed in
+    ``pool``'s worker processes where one is given (they load the default catalog: a pool
+    goes with ``catalog=None``), else in worker threads."""
     app = FastAPI(
         title="whichgpu",
         version="1",
@@ -183,7 +186,9 @@ def create_app(catalog: Catalog | None = None) -> FastAPI:
         docs_url=None,  # Swagger UI loads from a CDN: the app serves every asset itself
         redoc_url=None,
     )
-    app.state.service = Service(catalog)
+    if pool is not None and catalog is not None:
+        raise ValueError("a compute pool's workers load the default catalog")
+    app.state.service = Service(catalog, pool)
     app.add_middleware(Gate)
     app.include_router(api.router)
     static = resources.files("whichgpu.web") / "static"

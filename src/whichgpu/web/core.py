@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from whichgpu.errors import (
     AmbiguousName,
@@ -208,11 +208,13 @@ class Service:
     """One app's catalog (the shipped one with the user's configured prices, loaded once),
     the article's restriction of it, and a memo of results."""
 
-    def __init__(self, catalog: Catalog | None = None) -> None:
+    def __init__(self, catalog: Catalog | None = None, pool: Pool | None = None) -> None:
         self._catalog = catalog
         self._article: Catalog | None = None
         self._load_lock = threading.Lock()
         self.memo = Memo()
+        #: Worker processes that compute the API's answers (None: worker threads)
+        self.pool = pool
 
     def catalog(self, name: str = "full") -> Catalog:
         with self._load_lock:
@@ -512,12 +514,53 @@ async def run_off_loop(
             )
             return result
     except TimeoutError:
-        with speaking(language):
-            message = fmt(
-                _("the request took longer than {seconds:g} s to compute; ask for less"),
-                seconds=limit,
-            )
-        return None, Problem(503, "timeout", message)
+        return None, timeout_problem(language, limit)
+
+
+def timeout_problem(language: str, seconds: float) -> Problem:
+    """The 503 answer of a computation past its limit, in ``language``."""
+    with speaking(language):
+        message = fmt(
+            _("the request took longer than {seconds:g} s to compute; ask for less"),
+            seconds=seconds,
+        )
+    return Problem(503, "timeout", message)
+
+
+def worker_died_problem(language: str) -> Problem:
+    """The 500 answer of a computation whose worker process died (not a user error)."""
+    with speaking(language):
+        message = _("the computation's worker process died; try again")
+    return Problem(500, "worker_died", message)
+
+
+class Pool(Protocol):
+    """Where a server computes its long answers (:class:`whichgpu.web.pool.ComputePool`)."""
+
+    async def call(
+        self, language: str, method: str, args: tuple[Any, ...], timeout_s: float
+    ) -> tuple[bytes | None, Problem | None]: ...
+
+
+#: The Service methods whose work grows with the request: computed in the compute pool.
+POOLED = frozenset({"fit_doc", "estimate_doc", "recommend_doc", "mig_doc"})
+
+
+async def run_call(
+    service: Service, language: str, method: str, args: tuple[Any, ...]
+) -> tuple[bytes | None, Problem | None]:
+    """``service.method(*args)`` as JSON bytes, or the problem: a computation whose work
+    grows with the request (:data:`POOLED`) in the server's compute pool
+    (:mod:`whichgpu.web.pool`, ``whichgpu serve --workers N``) where it has one, the
+    catalog's lists and the rest in a worker thread (:func:`run_off_loop`): milliseconds,
+    which no queue of long computations holds up."""
+    if service.pool is not None and method in POOLED:
+        return await service.pool.call(language, method, args, COMPUTE_TIMEOUT_S)
+    compute = getattr(service, method)
+    result: tuple[bytes | None, Problem | None] = await run_off_loop(
+        language, lambda: json_bytes(compute(*args))
+    )
+    return result
 
 
 def run(

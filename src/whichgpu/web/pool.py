@@ -1,0 +1,97 @@
+"""The API's computations in worker processes (``whichgpu serve --workers N``): N processes
+take the requests from one queue, so every core computes and no connection waits behind a
+busy process while another is idle; a computation past its time limit has its process
+terminated and replaced (pebble's ``ProcessPool``), so the worker is freed at the limit, not
+when its work ends, as a thread would be.
+
+A task is a :class:`~whichgpu.web.core.Service` method's name and plain arguments (the
+request's body, its query values): what crosses to the worker is that and the answer's JSON
+bytes, never a live object. Each worker holds its own ``Service`` (the shipped catalog with
+the user's prices, loaded once); the memo of answers stays in the server's process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pebble import ProcessPool
+
+    from whichgpu.web.core import Problem, Service
+
+#: The worker process's own service (set by :func:`_start`).
+_service: Service | None = None
+
+
+def _start() -> None:
+    """A worker's initializer: its service, and the catalog loaded before the first task."""
+    global _service
+    from whichgpu.web.core import Service
+
+    _service = Service()
+    _service.catalog()
+
+
+def _call(language: str, method: str, args: tuple[Any, ...]) -> tuple[bytes | None, Any]:
+    """``method(*args)`` of the worker's service as JSON bytes, or the problem (in
+    ``language``), as :func:`whichgpu.web.core.run` answers in a thread."""
+    from whichgpu.web.core import json_bytes, run
+
+    service = _service
+    assert service is not None, "the pool's initializer sets it"
+    compute = getattr(service, method)
+    body, problem = run(language, lambda: json_bytes(compute(*args)))
+    return body, problem
+
+
+class ComputePool:
+    """``workers`` processes computing the API's answers, each within its time limit.
+
+    They start from a fork server where the platform has one (a clean process that has
+    imported this module: the server's threads are not forked with it), else spawned;
+    ``start_method`` chooses another (the tests fork, so that the workers inherit what they
+    patch)."""
+
+    def __init__(self, workers: int, start_method: str | None = None) -> None:
+        import multiprocessing
+
+        from pebble import ProcessPool
+
+        methods = multiprocessing.get_all_start_methods()
+        method = start_method or ("forkserver" if "forkserver" in methods else "spawn")
+        context = multiprocessing.get_context(method)
+        if method == "forkserver":
+            context.set_forkserver_preload([__name__])
+        self.workers = workers
+        self._pool: ProcessPool = ProcessPool(
+            max_workers=workers, initializer=_start, context=context
+        )
+
+    async def call(
+        self, language: str, method: str, args: tuple[Any, ...], timeout_s: float
+    ) -> tuple[bytes | None, Problem | None]:
+        """The answer of ``method(*args)``, or a problem: 503 past ``timeout_s`` (counted
+        from the request: a task still queued then is dropped, a running one has its process
+        terminated), 500 if its process died."""
+        from pebble import ProcessExpired
+
+        from whichgpu.web.core import timeout_problem, worker_died_problem
+
+        future = self._pool.schedule(_call, args=(language, method, args), timeout=timeout_s)
+        try:
+            body, problem = await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+        except TimeoutError:  # the worker's own limit, or the request's (queued, then run)
+            future.cancel()  # type: ignore[no-untyped-call]
+            return None, timeout_problem(language, timeout_s)
+        except ProcessExpired:
+            return None, worker_died_problem(language)
+        except asyncio.CancelledError:  # the client went away: so does its computation
+            future.cancel()  # type: ignore[no-untyped-call]
+            raise
+        return body, problem
+
+    def close(self) -> None:
+        """Let the workers finish what they run (each within its limit), then stop them."""
+        self._pool.close()  # type: ignore[no-untyped-call]
+        self._pool.join()
