@@ -11,14 +11,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from whichgpu.web import schemas
-from whichgpu.web.core import (
-    Problem,
-    Service,
-    json_bytes,
-    memo_key,
-    run_call,
-    worker_died_problem,
-)
+from whichgpu.web.core import Problem, Service, json_bytes, memo_key, run_call
 from whichgpu.web.schemas import ErrorResponse
 
 PREFIX = "/api/v1"
@@ -61,8 +54,9 @@ async def answer(request: Request, key: tuple[object, ...], method: str, *args: 
     body = service.memo.get(full)
     if body is None:
         body, problem = await run_call(service, language, method, args)
-        if problem is not None or body is None:
-            return error_response(problem or worker_died_problem(language))
+        if problem is not None:
+            return error_response(problem)
+        assert body is not None  # a computation answers its document or a problem
         service.memo.put(full, body)
     return Response(body, media_type="application/json")
 

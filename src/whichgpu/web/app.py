@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from fastapi import FastAPI, Request
@@ -31,7 +31,9 @@ from whichgpu.web.core import (
     too_large,
 )
 from whichgpu.web.pages import add_pages, error_page
-from whichgpu.web.pool import ComputePool
+
+if TYPE_CHECKING:
+    from whichgpu.web.pool import ComputePool
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

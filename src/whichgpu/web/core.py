@@ -556,11 +556,16 @@ async def run_call(
     which no queue of long computations holds up."""
     if service.pool is not None and method in POOLED:
         return await service.pool.call(language, method, args, COMPUTE_TIMEOUT_S)
-    compute = getattr(service, method)
     result: tuple[bytes | None, Problem | None] = await run_off_loop(
-        language, lambda: json_bytes(compute(*args))
+        language, lambda: document_bytes(service, method, args)
     )
     return result
+
+
+def document_bytes(service: Service, method: str, args: tuple[Any, ...]) -> bytes:
+    """The JSON of ``service.method(*args)``: what a worker thread or a compute process
+    answers for one API route."""
+    return json_bytes(getattr(service, method)(*args))
 
 
 def run(

@@ -36,12 +36,11 @@ def _start() -> None:
 def _call(language: str, method: str, args: tuple[Any, ...]) -> tuple[bytes | None, Any]:
     """``method(*args)`` of the worker's service as JSON bytes, or the problem (in
     ``language``), as :func:`whichgpu.web.core.run` answers in a thread."""
-    from whichgpu.web.core import json_bytes, run
+    from whichgpu.web.core import document_bytes, run
 
     service = _service
     assert service is not None, "the pool's initializer sets it"
-    compute = getattr(service, method)
-    body, problem = run(language, lambda: json_bytes(compute(*args)))
+    body, problem = run(language, lambda: document_bytes(service, method, args))
     return body, problem
 
 
