@@ -115,7 +115,7 @@ def test_recommend_form_shows_the_ranked_table_and_charts(page: Any, base_url: s
     for chart in ("#chart-cost-time svg", "#chart-memory svg"):
         box = page.locator(chart).bounding_box()
         assert box is not None and box["width"] > 200 and box["height"] > 100
-    assert page.locator("#chart-cost-time svg path").count() > 5
+    assert page.locator("#chart-cost-time svg circle").count() > 5
     assert page.locator("#chart-cost-time svg text").count() > 5
     # the form keeps what was asked
     assert page.input_value("#tokens") == "1e8"

@@ -10,12 +10,11 @@ from urllib.parse import parse_qs, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
-from markupsafe import Markup
 from starlette.datastructures import UploadFile
 
 from whichgpu.errors import naming_fields
 from whichgpu.i18n import _, speaking
-from whichgpu.render.plot import by_time
+from whichgpu.render.chart_data import by_time
 from whichgpu.web.contexts import (
     catalog_context,
     compare_context,
@@ -156,20 +155,20 @@ def add_pages(app: FastAPI) -> None:
             if cached is not None:
                 return HTMLResponse(cached)
         result: Any = None
-        svgs: Any = None
+        charts: Any = None
         built_form: Any = None
         if computing and problem is None:
 
             def compute() -> Any:
                 built = recommend_form(fields, lists, config, config_name)
                 found = service.recommendation(built.workload, built.ranking)
-                from whichgpu.render.plot import recommendation_svgs
+                from whichgpu.web.charts import recommendation_charts
 
-                return built, found, recommendation_svgs(found)
+                return built, found, recommendation_charts(found)
 
             value, problem = await run_off_loop(language, compute)
             if value is not None:
-                built_form, result, svgs = value
+                built_form, result, charts = value
         if problem is not None and problem.status == 413:
             return HTMLResponse(error_page(problem, language), 413)
         with speaking(language), naming_fields(page_field_name):
@@ -186,7 +185,7 @@ def add_pages(app: FastAPI) -> None:
                 result=result,
                 rows=rows_of(result, bool(fields.get("all"))) if result is not None else [],
                 summary=summary_of(result),
-                charts=None if svgs is None else tuple((n, Markup(s)) for n, s in svgs),
+                charts=charts,
                 charts_by_time=result is not None and by_time(result),
             )
         if result is not None:

@@ -1,0 +1,124 @@
+"""The recommend page's charts (whichgpu.web.charts): every drawn point and bar read back
+from its position as the number it stands for, the axes' ticks as numbers in their range."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+import whichgpu
+from whichgpu.catalog import load_catalog
+from whichgpu.recommender import recommend
+from whichgpu.render.chart_data import MemoryBar, MemoryChart, cost_chart, memory_chart
+from whichgpu.requests import Constraints, Workload
+from whichgpu.web.charts import (
+    MIN_DECADES,
+    Box,
+    _labels,
+    _linear_ticks,
+    _log_range,
+    _log_ticks,
+    cost_svg,
+    memory_svg,
+    text_width,
+    tick_label,
+)
+from whichgpu.workload_files import make_component
+
+
+def _lora() -> whichgpu.Recommendation:
+    component = make_component({"kind": "lora", "model": "llama-2-7b", "tokens": 1e8})
+    return recommend(load_catalog(), Workload((component,), Constraints(budget_usd=500)))
+
+
+def _read_log(at: float, lo: float, hi: float, start: float, end: float) -> float:
+    return 10 ** (math.log10(lo) + (at - start) / (end - start) * math.log10(hi / lo))
+
+
+def test_each_dot_reads_back_as_its_options_time_and_cost() -> None:
+    chart = cost_chart(_lora())
+    assert chart is not None and chart.timed and chart.per_job
+    svg = cost_svg(chart)
+    assert svg is not None
+    xs = [p.x for p in chart.points]
+    ys = [p.cost_usd for p in chart.points]
+    x_lo, x_hi = _log_range(min(xs), max(xs))
+    y_lo, y_hi = _log_range(min(ys), max(ys))
+    box = svg.box
+    order = {"other": 0, "front": 1, "pick": 2}  # drawn in this order: the pick on top
+    points = sorted(chart.points, key=lambda p: order[p.role])
+    assert len(svg.dots) == len(points)
+    for dot, point in zip(svg.dots, points, strict=True):
+        x = _read_log(dot.x, x_lo, x_hi, box.left, box.right)
+        y = _read_log(dot.y, y_lo, y_hi, box.bottom, box.top)
+        assert math.isclose(x, point.x, rel_tol=0.005), (dot, point)
+        assert math.isclose(y, point.cost_usd, rel_tol=0.005), (dot, point)
+    picks = [d for d in svg.dots if d.color == "#2ca02c"]
+    assert len(picks) == 1 and svg.dots[-1] == picks[0]  # drawn last, on top
+    assert svg.front and svg.legend and svg.labels
+
+
+def test_bars_stack_to_the_memory_estimate_and_the_line_is_the_capacity() -> None:
+    chart = memory_chart(_lora())
+    assert chart is not None and len(chart.bars) == 1
+    svg = memory_svg(chart)
+    bar = chart.bars[0]
+    zero = svg.y_ticks[0]
+    assert zero.label == "0" and zero.at == svg.box.bottom
+    top_tick = svg.y_ticks[-1]
+    gib_per_unit = float(top_tick.label.replace(",", "")) / (zero.at - top_tick.at)
+    stacked = sum(r.height for r in svg.rects) * gib_per_unit
+    assert math.isclose(stacked, sum(g for _n, g in bar.parts_gib), rel_tol=0.01)
+    ((_x1, _x2, y),) = svg.capacities
+    assert math.isclose((zero.at - y) * gib_per_unit, bar.capacity_gib, rel_tol=0.01)
+
+
+def test_the_template_draws_the_geometry_with_names_escaped() -> None:
+    from whichgpu.web.templating import environment
+
+    macros = environment().get_template("_charts.html").module
+    chart = cost_chart(_lora())
+    assert chart is not None
+    svg = cost_svg(chart)
+    assert svg is not None
+    text = str(macros.cost(svg))  # type: ignore[attr-defined]
+    assert text.count("<circle") == len(svg.dots) and text.count("<svg") == 1
+    evil = MemoryChart("<script>x</script>", (MemoryBar("<b>lora</b>", (("weights", 1.0),), 2.0),))
+    drawn = str(macros.memory(memory_svg(evil)))  # type: ignore[attr-defined]
+    assert "<script>" not in drawn and "<b>" not in drawn
+    assert "&lt;script&gt;" in drawn and "&lt;b&gt;lora" in drawn
+
+
+@given(
+    st.floats(min_value=1e-3, max_value=1e6),
+    st.floats(min_value=1.0, max_value=1e4),
+)
+def test_a_log_axis_has_two_labelled_ticks_inside_it(lo: float, factor: float) -> None:
+    low, high = _log_range(lo, lo * factor)
+    assert math.log10(high / low) >= MIN_DECADES - 1e-9
+    shown, grid = _log_ticks(low, high)
+    assert len(shown) >= 2
+    assert all(low <= v <= high for v in grid) and set(shown) <= set(grid)
+    assert all(re.fullmatch(r"[\d,]+(\.\d+)?", tick_label(v)) for v in shown)
+
+
+@given(st.floats(min_value=0.01, max_value=1e5))
+def test_a_linear_axis_starts_at_zero_with_few_even_steps(hi: float) -> None:
+    ticks = _linear_ticks(hi)
+    assert ticks[0] == 0 and 2 <= len(ticks) <= 11 and ticks[-1] <= hi * (1 + 1e-9)
+    steps = {round(b - a, 9) for a, b in itertools.pairwise(ticks)}
+    assert len(steps) == 1
+
+
+def test_overlapping_names_are_left_out_and_none_crosses_the_right_edge() -> None:
+    box = Box(58, 28, 428, 294)
+    labels = _labels(
+        [(100, 100, "8 × H100 SXM"), (102, 101, "8 × A100"), (420, 200, "1 × L4")], box
+    )
+    assert [label.text for label in labels] == ["8 × H100 SXM", "1 × L4"]
+    assert labels[1].anchor == "end" and labels[1].x < 420
+    assert text_width("ジョブ", 10) == 30 and text_width("abc", 10) == 18
