@@ -1,8 +1,9 @@
 """Load benchmark of the HTTP API (not a test): ``POST /api/v1/recommend`` from many
-concurrent clients against the web app served as ``whichgpu serve`` serves it (uvicorn).
+concurrent clients against the web app served as ``whichgpu serve`` serves it (uvicorn);
+``--pages``: the recommend page (``GET /recommend?...``, its table and charts) instead.
 
     python bench/load.py [--clients 50] [--seconds 10] [--distinct 1] [--processes N]
-                         [--workers 1]
+                         [--workers 1] [--pages]
 
 Starts the server in its own process on 127.0.0.1, waits until it answers, then runs
 CLIENTS concurrent users for SECONDS, each an ``httpx.AsyncClient`` loop with its own
@@ -26,10 +27,12 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 
 import httpx
 
 ROUTE = "/api/v1/recommend"
+PAGE = "/recommend"
 
 
 def free_port() -> int:
@@ -55,6 +58,23 @@ def workloads(distinct: int) -> list[dict[str, object]]:
         }
         for i in range(distinct)
     ]  # fmt: skip
+
+
+def page_query(body: dict[str, object]) -> str:
+    """The recommend page's query asking what ``body`` asks the API."""
+    from urllib.parse import urlencode
+
+    (component,) = body["components"]  # type: ignore[misc]
+    fields = {"task": component["kind"], **{k: v for k, v in component.items() if k != "kind"}}
+    fields["budget"] = body["constraints"]["budget_usd"]  # type: ignore[index]
+    fields["objective"] = body["objective"]
+    return f"{PAGE}?{urlencode(fields)}"
+
+
+async def ask(client: httpx.AsyncClient, body: dict[str, object], pages: bool) -> httpx.Response:
+    if pages:
+        return await client.get(page_query(body))
+    return await client.post(ROUTE, json=body)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -90,7 +110,9 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
-async def wait_ready(url: str, bodies: list[dict[str, object]], timeout: float = 30.0) -> None:
+async def wait_ready(
+    url: str, bodies: list[dict[str, object]], pages: bool, timeout: float = 30.0
+) -> None:
     """Until the server answers; then the first workload once (the catalog load)."""
     deadline = time.monotonic() + timeout
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
@@ -103,12 +125,23 @@ async def wait_ready(url: str, bodies: list[dict[str, object]], timeout: float =
             if time.monotonic() > deadline:
                 raise SystemExit("the server did not start")
             await asyncio.sleep(0.1)
-        (await client.post(ROUTE, json=bodies[0])).raise_for_status()
+        (await ask(client, bodies[0], pages)).raise_for_status()
 
 
-async def users(
-    url: str, first: int, count: int, step: int, seconds: float, bodies: list[dict[str, object]]
-) -> tuple[list[float], dict[str, int], float]:
+@dataclass(frozen=True)
+class Run:
+    """What every client process runs: against ``url`` for ``seconds``, user ``n`` asking
+    ``bodies[n]``, then ``bodies[n + step]``… (``pages``: as the recommend page)."""
+
+    url: str
+    step: int
+    seconds: float
+    bodies: list[dict[str, object]]
+    pages: bool
+
+
+async def users(run: Run, first: int, count: int) -> tuple[list[float], dict[str, int], float]:
+    url, step, seconds, bodies, pages = run.url, run.step, run.seconds, run.bodies, run.pages
     latencies: list[float] = []
     errors: dict[str, int] = {}
     limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
@@ -121,7 +154,7 @@ async def users(
             n += step
             start = time.perf_counter()
             try:
-                response = await client.post(ROUTE, json=body)
+                response = await ask(client, body, pages)
             except httpx.HTTPError as error:
                 errors[type(error).__name__] = errors.get(type(error).__name__, 0) + 1
                 continue
@@ -141,11 +174,9 @@ async def users(
     return latencies, errors, elapsed
 
 
-def share(
-    url: str, first: int, count: int, step: int, seconds: float, bodies: list[dict[str, object]]
-) -> tuple[list[float], dict[str, int], float]:
+def share(run: Run, first: int, count: int) -> tuple[list[float], dict[str, int], float]:
     """One client process: ``count`` users."""
-    return asyncio.run(users(url, first, count, step, seconds, bodies))
+    return asyncio.run(users(run, first, count))
 
 
 def main() -> None:
@@ -155,24 +186,23 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="the server's compute processes")
     parser.add_argument("--processes", type=int, default=min(4, max(1, (os.cpu_count() or 1) - 1)))
+    parser.add_argument("--pages", action="store_true", help="GET the recommend page instead")
     args = parser.parse_args()
     bodies = workloads(args.distinct)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = start_server(port, args.workers)
     try:
-        asyncio.run(wait_ready(url, bodies))
+        asyncio.run(wait_ready(url, bodies, args.pages))
         processes = max(1, min(args.processes, args.clients))
         sizes = [
             args.clients // processes + (i < args.clients % processes) for i in range(processes)
         ]
         firsts = [sum(sizes[:i]) for i in range(processes)]
+        plan = Run(url, args.clients, args.seconds, bodies, args.pages)
         cpu_before = tree_cpu_seconds(server.pid)
         with ProcessPoolExecutor(processes) as pool:
-            jobs = [
-                pool.submit(share, url, firsts[i], sizes[i], args.clients, args.seconds, bodies)
-                for i in range(processes)
-            ]
+            jobs = [pool.submit(share, plan, firsts[i], sizes[i]) for i in range(processes)]
             results = [job.result() for job in jobs]
         elapsed = max(result[2] for result in results)
         cpu = tree_cpu_seconds(server.pid) - cpu_before
@@ -189,8 +219,9 @@ def main() -> None:
         return 1000 * latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))]
 
     total = len(latencies) + sum(errors.values())
+    asked = f"GET {PAGE}" if args.pages else f"POST {ROUTE}"
     print(
-        f"POST {ROUTE}: {args.clients} concurrent clients in {processes} processes, "
+        f"{asked}: {args.clients} concurrent clients in {processes} processes, "
         f"{elapsed:.1f} s, {len(bodies)} distinct workload(s), {os.cpu_count()} CPUs"
     )
     print(f"  requests      {total} ({total / elapsed:,.0f}/s)")

@@ -191,6 +191,29 @@ def test_a_computation_past_its_limit_frees_its_worker_process(pooled_server: st
     assert status == 200 and body["kind"] == "fit" and body["total_gib"] > 10
 
 
+def test_the_compute_pool_renders_the_pages_a_thread_renders(pooled_server: str) -> None:
+    """A computing page (recommend, fit) comes out of the compute process as it does out of
+    a worker thread, byte for byte: its ranked table and charts, or its refused field."""
+    from fastapi.testclient import TestClient
+
+    threaded = TestClient(create_app(load_catalog()))
+    for path, status in (
+        ("/recommend?task=lora&model=llama-2-7b&tokens=1e8&budget_usd=500&lang=fr", 200),
+        ("/fit?model=llama-3.1-8b&task=lora&batch=two&lang=ja", 422),
+    ):
+        try:
+            with urllib.request.urlopen(f"{pooled_server}{path}", timeout=20) as response:
+                got, html = response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            got, html = error.code, error.read().decode()
+        expected = threaded.get(path)
+        assert (got, html) == (expected.status_code, expected.text) and got == status
+        if path.startswith("/recommend"):
+            assert 'id="ranked"' in html and html.count("<svg") == 2
+        else:
+            assert "batch" in html.lower()
+
+
 def _get(url: str) -> tuple[int, float]:
     started = time.perf_counter()
     with urllib.request.urlopen(url, timeout=10) as response:

@@ -541,6 +541,10 @@ class Pool(Protocol):
         self, language: str, method: str, args: tuple[Any, ...], timeout_s: float
     ) -> tuple[bytes | None, Problem | None]: ...
 
+    async def view(
+        self, language: str, name: str, args: tuple[Any, ...], timeout_s: float
+    ) -> tuple[tuple[int, str] | None, Problem | None]: ...
+
 
 #: The Service methods whose work grows with the request: computed in the compute pool.
 POOLED = frozenset({"fit_doc", "estimate_doc", "recommend_doc", "mig_doc"})

@@ -1,43 +1,32 @@
-"""The server-rendered pages (recommend, compare, catalog, one GPU): their routes, the
-frame every page shares (languages, navigation) and the context each template gets."""
+"""The server-rendered pages' routes: each reads its request (a form, a query, an upload)
+and answers the page, the computing ones (recommend, fit, estimate, MIG) rendered by
+:mod:`whichgpu.web.views` in the compute pool or a worker thread, the catalog's (compare,
+catalog, one GPU) here."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import UploadFile
 
-from whichgpu.errors import naming_fields
 from whichgpu.i18n import _, speaking
-from whichgpu.render.chart_data import by_time
-from whichgpu.web.contexts import (
-    catalog_context,
-    compare_context,
-    estimate_context,
-    fit_context,
-    gpu_context,
-    mig_context,
-    recommend_context,
-    rows_of,
-    summary_of,
-)
+from whichgpu.web.contexts import catalog_context, compare_context, gpu_context
 from whichgpu.web.core import (
-    LANGUAGES,
     MAX_CONFIG_BYTES,
     Problem,
     Service,
     memo_key,
-    recommend_form,
     too_large,
 )
 from whichgpu.web.core import run_off_loop as run_in_worker
 from whichgpu.web.labels import page_field_name
 from whichgpu.web.templating import render
+from whichgpu.web.views import VIEWS, Page, chrome, html_page
 
 
 async def run_off_loop(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]:
@@ -49,16 +38,6 @@ def error_page(problem: Problem, language: str) -> str:
     return render("error.html", problem=problem, **chrome(language, "/", {}))
 
 
-def chrome(language: str, path: str, query: dict[str, list[str]]) -> dict[str, Any]:
-    """What every page's frame needs: languages with links, navigation."""
-    links = {}
-    for code in LANGUAGES:
-        kept = {k: v for k, v in query.items() if k != "lang"}
-        kept["lang"] = [code]
-        links[code] = f"{path}?{urlencode(kept, doseq=True)}"
-    return {"language": language, "languages": LANGUAGES, "language_links": links, "path": path}
-
-
 def query_fields(request: Request) -> dict[str, str]:
     """A GET form's fields as typed (the last value of each, empty ones and the language
     switch left out)."""
@@ -67,33 +46,44 @@ def query_fields(request: Request) -> dict[str, str]:
     return fields
 
 
+def query_view_args(request: Request) -> tuple[Any, ...]:
+    """A GET form's view arguments: the path, the query (for the language links) and the
+    fields as typed."""
+    return request.url.path, parse_qs(request.url.query), query_fields(request)
+
+
+async def view_response(request: Request, name: str, args: tuple[Any, ...]) -> HTMLResponse:
+    """The computing page ``name`` (:data:`whichgpu.web.views.VIEWS`) rendered in the
+    server's compute pool where it has one (``whichgpu serve --workers N``), else in a worker
+    thread; past the time limit, the error page."""
+    from whichgpu.web import core
+
+    service: Service = request.app.state.service
+    language = request.state.language
+    page: Page | None
+    if service.pool is not None:
+        page, problem = await service.pool.view(language, name, args, core.COMPUTE_TIMEOUT_S)
+    else:
+        page, problem = await run_off_loop(language, lambda: VIEWS[name](service, language, *args))
+    if page is None:
+        assert problem is not None, "a view answers a page or a problem"
+        return HTMLResponse(error_page(problem, language), problem.status)
+    status, html = page
+    return HTMLResponse(html, status)
+
+
 def _answer_page(
     request: Request,
     template: str,
     problem: Problem | None,
     context: Callable[[], dict[str, Any]],
 ) -> HTMLResponse:
-    """A page in the request's language (its context built in it: labels are translated),
-    with the problem, and its status, if there is one."""
-    with speaking(request.state.language), naming_fields(page_field_name):
-        status = problem.status if problem else 200
-        return _page(request, template, status=status, problem=problem, **context())
-
-
-def _page(
-    request: Request,
-    template: str,
-    status: int = 200,
-    query: dict[str, list[str]] | None = None,
-    **context: Any,
-) -> HTMLResponse:
-    """A page; its language links carry ``query`` (default: the URL's), so that switching
-    language keeps what the form asked."""
-    language = request.state.language
-    if query is None:
-        query = parse_qs(request.url.query)
-    with speaking(language), naming_fields(page_field_name):
-        html = render(template, **chrome(language, request.url.path, query), **context)
+    """A catalog page (compare, catalog, one GPU: lookups, no computation) in the request's
+    language, with the problem, and its status, if there is one."""
+    query = parse_qs(request.url.query)
+    status, html = html_page(
+        request.state.language, request.url.path, query, template, context, problem
+    )
     return HTMLResponse(html, status)
 
 
@@ -154,41 +144,11 @@ def add_pages(app: FastAPI) -> None:
             cached = service.memo.get(key)
             if cached is not None:
                 return HTMLResponse(cached)
-        result: Any = None
-        charts: Any = None
-        built_form: Any = None
-        if computing and problem is None:
-
-            def compute() -> Any:
-                built = recommend_form(fields, lists, config, config_name)
-                found = service.recommendation(built.workload, built.ranking)
-                from whichgpu.web.charts import recommendation_charts
-
-                return built, found, recommendation_charts(found)
-
-            value, problem = await run_off_loop(language, compute)
-            if value is not None:
-                built_form, result, charts = value
         if problem is not None and problem.status == 413:
             return HTMLResponse(error_page(problem, language), 413)
-        with speaking(language), naming_fields(page_field_name):
-            # a posted form's fields ride on the language links (not an uploaded file)
-            posted = {k: [v for v in vs if v.strip()] for k, vs in lists.items()}
-            response = _page(
-                request,
-                "recommend.html",
-                status=problem.status if problem is not None else 200,
-                query={k: vs for k, vs in posted.items() if vs},
-                **recommend_context(service, fields, lists, config_name),
-                problem=problem,
-                form=built_form,
-                result=result,
-                rows=rows_of(result, bool(fields.get("all"))) if result is not None else [],
-                summary=summary_of(result),
-                charts=charts,
-                charts_by_time=result is not None and by_time(result),
-            )
-        if result is not None:
+        args = (request.url.path, fields, lists, config, config_name, computing, problem)
+        response = await view_response(request, "recommend", args)
+        if computing and problem is None and response.status_code == 200:
             service.memo.put(key, bytes(response.body))
         return response
 
@@ -241,92 +201,15 @@ def add_pages(app: FastAPI) -> None:
 
     @app.get("/fit", include_in_schema=False)
     async def fit_page(request: Request) -> Response:
-        """Will it fit? The memory at the job's peak by component, and every GPU: fits on
-        one, headroom, the fewest that hold it (``whichgpu fit`` on one screen)."""
-        service: Service = request.app.state.service
-        fields = query_fields(request)
-        values = {"model": "llama-3.1-8b", "task": "lora", **fields}
-        result = None
-        problem = None
-        if "model" in fields or "params" in fields:
-
-            def compute() -> Any:
-                from whichgpu.fitting import fit_request
-                from whichgpu.inputs import check_fields, parse, take
-                from whichgpu.requests import FitRequest
-                from whichgpu.web.core import model_arch
-
-                request_fields = take(FitRequest, dict(fields))
-                check_fields((FitRequest, request_fields), text=True)  # every field at once
-                parsed: FitRequest = parse(FitRequest, request_fields, text=True)
-                from whichgpu.requests import IMAGE_KINDS
-
-                if parsed.task in IMAGE_KINDS:
-                    from whichgpu.fitting import fit_image_request
-
-                    return fit_image_request(service.catalog(), parsed)
-                arch = model_arch(parsed.model, parsed.params, None)
-                return fit_request(service.catalog(), arch, parsed)[0]
-
-            result, problem = await run_off_loop(request.state.language, compute)
-        return _answer_page(
-            request,
-            "fit.html",
-            problem,
-            lambda: fit_context(service, values, result),
-        )
+        return await view_response(request, "fit", query_view_args(request))
 
     @app.get("/estimate", include_in_schema=False)
     async def estimate_page(request: Request) -> Response:
-        """How fast, how long? A job on one GPU model: the throughput with its range, the
-        bound, the time for a size, the MFU (``whichgpu estimate`` on one screen)."""
-        service: Service = request.app.state.service
-        fields = query_fields(request)
-        values = {"model": "llama-3.1-8b", "task": "lora", "gpu": "rtx-a6000", **fields}
-        result = None
-        problem = None
-        if "gpu" in fields:
-
-            def compute() -> Any:
-                from whichgpu.inputs import check_fields, parse, take
-                from whichgpu.requests import EstimateRequest
-                from whichgpu.sizing import estimate_job
-                from whichgpu.web.core import model_arch
-
-                raw = take(EstimateRequest, dict(fields))
-                check_fields((EstimateRequest, raw), text=True)  # every field at once
-                parsed: EstimateRequest = parse(EstimateRequest, raw, text=True)
-                arch = model_arch(parsed.model, parsed.params, None) if parsed.uses_model else None
-                return estimate_job(service.catalog().resolve(parsed.gpu), arch, parsed)
-
-            result, problem = await run_off_loop(request.state.language, compute)
-        return _answer_page(
-            request, "estimate.html", problem, lambda: estimate_context(service, values, result)
-        )
+        return await view_response(request, "estimate", query_view_args(request))
 
     @app.get("/mig", include_in_schema=False)
     async def mig_page(request: Request) -> Response:
-        """MIG: isolated services packed onto the fewest MIG GPUs, the plan per GPU, the
-        commands that create it, and whole smaller cards priced beside it."""
-        service: Service = request.app.state.service
-        fields = query_fields(request)
-        values = {"model": "llama-3.1-8b", "quant": "int4", "replicas": "7", **fields}
-        result = None
-        problem = None
-        if "model" in fields or "memory_gib" in fields:
-
-            def compute() -> Any:
-                from whichgpu.inputs import check_fields
-                from whichgpu.mig_planner import make_services, plan_mig
-                from whichgpu.requests import ServiceRequest
-
-                wanted = ("model", "quant", "replicas", "memory_gib", "precision")
-                spec = {k: fields[k] for k in wanted if k in fields}
-                check_fields((ServiceRequest, spec), text=True)  # every field at once
-                return plan_mig(service.catalog(), make_services([spec], text=True))
-
-            result, problem = await run_off_loop(request.state.language, compute)
-        return _answer_page(request, "mig.html", problem, lambda: mig_context(values, result))
+        return await view_response(request, "mig", query_view_args(request))
 
     @app.get("/catalog/{gpu}", include_in_schema=False)
     async def gpu_page(request: Request, gpu: str) -> Response:

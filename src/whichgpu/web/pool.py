@@ -5,8 +5,9 @@ terminated and replaced (pebble's ``ProcessPool``), so the worker is freed at th
 when its work ends, as a thread would be.
 
 A task is a :class:`~whichgpu.web.core.Service` method's name and plain arguments (the
-request's body, its query values): what crosses to the worker is that and the answer's JSON
-bytes, never a live object. Each worker holds its own ``Service`` (the shipped catalog with
+request's body, its query values), or a page's name in :data:`whichgpu.web.views.VIEWS` and
+the form's fields: what crosses to the worker is that and the answer's JSON bytes or the
+page's HTML, never a live object. Each worker holds its own ``Service`` (the shipped catalog with
 the user's prices, loaded once); the memo of answers stays in the server's process.
 """
 
@@ -44,6 +45,18 @@ def _call(language: str, method: str, args: tuple[Any, ...]) -> tuple[bytes | No
     return body, problem
 
 
+def _view(language: str, name: str, args: tuple[Any, ...]) -> tuple[Any, Any]:
+    """The page ``name`` rendered by the worker's service: its status and HTML."""
+    from whichgpu.web.core import run
+    from whichgpu.web.labels import page_field_name
+    from whichgpu.web.views import VIEWS
+
+    service = _service
+    assert service is not None, "the pool's initializer sets it"
+    page, problem = run(language, lambda: VIEWS[name](service, language, *args), page_field_name)
+    return page, problem
+
+
 class ComputePool:
     """``workers`` processes computing the API's answers, each within its time limit.
 
@@ -61,7 +74,7 @@ class ComputePool:
         method = start_method or ("forkserver" if "forkserver" in methods else "spawn")
         context = multiprocessing.get_context(method)
         if method == "forkserver":
-            context.set_forkserver_preload([__name__])
+            context.set_forkserver_preload([__name__, "whichgpu.web.views"])
         self.workers = workers
         self._pool: ProcessPool = ProcessPool(
             max_workers=workers, initializer=_start, context=context
@@ -73,13 +86,31 @@ class ComputePool:
         """The answer of ``method(*args)``, or a problem: 503 past ``timeout_s`` (counted
         from the request: a task still queued then is dropped, a running one has its process
         terminated), 500 if its process died."""
+        result: tuple[bytes | None, Problem | None] = await self._run(
+            _call, (language, method, args), language, timeout_s
+        )
+        return result
+
+    async def view(
+        self, language: str, name: str, args: tuple[Any, ...], timeout_s: float
+    ) -> tuple[tuple[int, str] | None, Problem | None]:
+        """The page ``name`` (:data:`whichgpu.web.views.VIEWS`) as its status and HTML, or
+        a problem, as :meth:`call` answers."""
+        result: tuple[tuple[int, str] | None, Problem | None] = await self._run(
+            _view, (language, name, args), language, timeout_s
+        )
+        return result
+
+    async def _run(
+        self, task: Any, args: tuple[Any, ...], language: str, timeout_s: float
+    ) -> tuple[Any, Any]:
         from pebble import ProcessExpired
 
         from whichgpu.web.core import timeout_problem, worker_died_problem
 
-        future = self._pool.schedule(_call, args=(language, method, args), timeout=timeout_s)
+        future = self._pool.schedule(task, args=args, timeout=timeout_s)
         try:
-            body, problem = await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+            value, problem = await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
         except TimeoutError:  # the worker's own limit, or the request's (queued, then run)
             future.cancel()  # type: ignore[no-untyped-call]
             return None, timeout_problem(language, timeout_s)
@@ -88,7 +119,7 @@ class ComputePool:
         except asyncio.CancelledError:  # the client went away: so does its computation
             future.cancel()  # type: ignore[no-untyped-call]
             raise
-        return body, problem
+        return value, problem
 
     def close(self) -> None:
         """Let the workers finish what they run (each within its limit), then stop them."""

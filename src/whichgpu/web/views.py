@@ -1,0 +1,206 @@
+"""The pages that compute (recommend, fit, estimate, MIG), each a function of plain values
+(the language, the path, the form's fields) to its status and HTML: no request object, so
+that a page is computed and rendered wherever there is a core for it, in the server's
+compute processes (:mod:`whichgpu.web.pool`, ``whichgpu serve --workers N``) or a worker
+thread, and only the HTML crosses back. The routes (:mod:`whichgpu.web.pages`) read the
+request and pick :data:`VIEWS`' entry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
+from whichgpu.errors import naming_fields
+from whichgpu.i18n import speaking
+from whichgpu.web.contexts import (
+    estimate_context,
+    fit_context,
+    mig_context,
+    recommend_context,
+    rows_of,
+    summary_of,
+)
+from whichgpu.web.core import LANGUAGES, Problem, Service, recommend_form, run
+from whichgpu.web.labels import page_field_name
+from whichgpu.web.templating import render
+
+#: A page's answer: its HTTP status and its HTML
+Page = tuple[int, str]
+
+
+def chrome(language: str, path: str, query: dict[str, list[str]]) -> dict[str, Any]:
+    """What every page's frame needs: languages with links, navigation."""
+    links = {}
+    for code in LANGUAGES:
+        kept = {k: v for k, v in query.items() if k != "lang"}
+        kept["lang"] = [code]
+        links[code] = f"{path}?{urlencode(kept, doseq=True)}"
+    return {"language": language, "languages": LANGUAGES, "language_links": links, "path": path}
+
+
+def html_page(
+    language: str,
+    path: str,
+    query: dict[str, list[str]],
+    template: str,
+    context: Callable[[], dict[str, Any]],
+    problem: Problem | None = None,
+) -> Page:
+    """A page in ``language`` (its context built in it: labels are translated) with the
+    problem, and its status, if there is one; its language links carry ``query``, so that
+    switching language keeps what the form asked."""
+    with speaking(language), naming_fields(page_field_name):
+        html = render(template, **chrome(language, path, query), problem=problem, **context())
+    return (problem.status if problem is not None else 200), html
+
+
+def computed(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]:
+    """``compute()`` in ``language``, a user error as a problem naming the form's labels."""
+    return run(language, compute, namer=page_field_name)
+
+
+def recommend_view(
+    service: Service,
+    language: str,
+    path: str,
+    fields: dict[str, str],
+    lists: dict[str, list[str]],
+    config: str | None,
+    config_name: str,
+    computing: bool,
+    problem: Problem | None,
+) -> Page:
+    """The recommend form, and once it asks (``computing``: a POST, or a query with a task)
+    the ranked options with their charts; ``problem``: the form's own (an upload that is not
+    UTF-8)."""
+    result: Any = None
+    charts: Any = None
+    built_form: Any = None
+    if computing and problem is None:
+
+        def compute() -> Any:
+            from whichgpu.web.charts import recommendation_charts
+
+            built = recommend_form(fields, lists, config, config_name)
+            found = service.recommendation(built.workload, built.ranking)
+            return built, found, recommendation_charts(found)
+
+        value, problem = computed(language, compute)
+        if value is not None:
+            built_form, result, charts = value
+    from whichgpu.render.chart_data import by_time
+
+    # a posted form's fields ride on the language links (not an uploaded file)
+    posted = {k: [v for v in vs if v.strip()] for k, vs in lists.items()}
+    return html_page(
+        language,
+        path,
+        {k: vs for k, vs in posted.items() if vs},
+        "recommend.html",
+        lambda: {
+            **recommend_context(service, fields, lists, config_name),
+            "form": built_form,
+            "result": result,
+            "rows": rows_of(result, bool(fields.get("all"))) if result is not None else [],
+            "summary": summary_of(result),
+            "charts": charts,
+            "charts_by_time": result is not None and by_time(result),
+        },
+        problem,
+    )
+
+
+def fit_view(
+    service: Service, language: str, path: str, query: dict[str, list[str]], fields: dict[str, str]
+) -> Page:
+    """Will it fit? The memory at the job's peak by component, and every GPU: fits on one,
+    headroom, the fewest that hold it (``whichgpu fit`` on one screen)."""
+    values = {"model": "llama-3.1-8b", "task": "lora", **fields}
+    result = problem = None
+    if "model" in fields or "params" in fields:
+
+        def compute() -> Any:
+            from whichgpu.fitting import fit_image_request, fit_request
+            from whichgpu.inputs import check_fields, parse, take
+            from whichgpu.requests import IMAGE_KINDS, FitRequest
+            from whichgpu.web.core import model_arch
+
+            request_fields = take(FitRequest, dict(fields))
+            check_fields((FitRequest, request_fields), text=True)  # every field at once
+            parsed: FitRequest = parse(FitRequest, request_fields, text=True)
+            if parsed.task in IMAGE_KINDS:
+                return fit_image_request(service.catalog(), parsed)
+            arch = model_arch(parsed.model, parsed.params, None)
+            return fit_request(service.catalog(), arch, parsed)[0]
+
+        result, problem = computed(language, compute)
+    return html_page(
+        language, path, query, "fit.html", lambda: fit_context(service, values, result), problem
+    )
+
+
+def estimate_view(
+    service: Service, language: str, path: str, query: dict[str, list[str]], fields: dict[str, str]
+) -> Page:
+    """How fast, how long? A job on one GPU model: the throughput with its range, the bound,
+    the time for a size, the MFU (``whichgpu estimate`` on one screen)."""
+    values = {"model": "llama-3.1-8b", "task": "lora", "gpu": "rtx-a6000", **fields}
+    result = problem = None
+    if "gpu" in fields:
+
+        def compute() -> Any:
+            from whichgpu.inputs import check_fields, parse, take
+            from whichgpu.requests import EstimateRequest
+            from whichgpu.sizing import estimate_job
+            from whichgpu.web.core import model_arch
+
+            raw = take(EstimateRequest, dict(fields))
+            check_fields((EstimateRequest, raw), text=True)  # every field at once
+            parsed: EstimateRequest = parse(EstimateRequest, raw, text=True)
+            arch = model_arch(parsed.model, parsed.params, None) if parsed.uses_model else None
+            return estimate_job(service.catalog().resolve(parsed.gpu), arch, parsed)
+
+        result, problem = computed(language, compute)
+    return html_page(
+        language,
+        path,
+        query,
+        "estimate.html",
+        lambda: estimate_context(service, values, result),
+        problem,
+    )
+
+
+def mig_view(
+    service: Service, language: str, path: str, query: dict[str, list[str]], fields: dict[str, str]
+) -> Page:
+    """MIG: isolated services packed onto the fewest MIG GPUs, the plan per GPU, the
+    commands that create it, and whole smaller cards priced beside it."""
+    values = {"model": "llama-3.1-8b", "quant": "int4", "replicas": "7", **fields}
+    result = problem = None
+    if "model" in fields or "memory_gib" in fields:
+
+        def compute() -> Any:
+            from whichgpu.inputs import check_fields
+            from whichgpu.mig_planner import make_services, plan_mig
+            from whichgpu.requests import ServiceRequest
+
+            wanted = ("model", "quant", "replicas", "memory_gib", "precision")
+            spec = {k: fields[k] for k in wanted if k in fields}
+            check_fields((ServiceRequest, spec), text=True)  # every field at once
+            return plan_mig(service.catalog(), make_services([spec], text=True))
+
+        result, problem = computed(language, compute)
+    return html_page(
+        language, path, query, "mig.html", lambda: mig_context(values, result), problem
+    )
+
+
+#: The computing pages by name: what a route asks the compute pool or a thread to render
+VIEWS: dict[str, Callable[..., Page]] = {
+    "recommend": recommend_view,
+    "fit": fit_view,
+    "estimate": estimate_view,
+    "mig": mig_view,
+}
