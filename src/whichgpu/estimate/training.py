@@ -23,6 +23,12 @@ this module adds what spreading it costs, term by term:
 * **ZeRO-3 / FSDP** (Rajbhandari et al., 2020, §7.2.2): every micro-batch gathers the weights
   for its forward and again for its backward and reduce-scatters its gradients, prefetched
   under the compute: a micro-batch takes the longer of the two.
+* **The optimizer update**: a pass over the trainable parameters this GPU updates, bound
+  by its memory bandwidth (Ren et al., 2021, ZeRO-Offload §3: the update is O(M) work on
+  O(M) data), moving what the optimizer's kernels read and write
+  (:data:`OPTIMIZER_TRAFFIC`). Negligible for a pretraining step of millions of tokens or
+  for LoRA's adapters; for a full fine-tune of a few thousand tokens a step it is a share
+  of the step.
 * **Offloading** (Ren et al., 2021, ZeRO-Offload §4): 16-bit gradients go to the host and the
   updated 16-bit weights come back over PCIe once a step; a paged optimizer's states that do
   not fit pages in and out once a step; offloaded activations are copied out and back under
@@ -39,8 +45,12 @@ import msgspec
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import (
     MemoryEstimate,
+    gradient_bytes_per_param,
     gradients_bytes,
+    master_weights_bytes_needed,
+    optimizer_bytes,
     trainable_parameters,
+    weight_bytes_per_param,
     weights_bytes,
 )
 from whichgpu.estimate.parallel import (
@@ -64,6 +74,7 @@ class Step(msgspec.Struct, frozen=True):
     pipeline_p2p_s: float
     data_parallel_s: float
     offload_s: float
+    optimizer_s: float = 0.0
 
     @property
     def bound(self) -> str:
@@ -131,8 +142,65 @@ def step_time(
         dp_s = max(0.0, comm - stage_s * 2 / 3)  # the last micro-batch's backward hides some
     pipeline_s += dp_s
     offload_s = _offload_seconds(arch, job, gpu, memory, compute_s)
-    seconds = pipeline_s + offload_s
-    return Step(seconds, compute_s, bubble_s, m * tp_s, m * p2p_s, dp_s, offload_s)
+    optimizer_s = optimizer_seconds(arch, job, gpu)
+    seconds = pipeline_s + offload_s + optimizer_s
+    return Step(seconds, compute_s, bubble_s, m * tp_s, m * p2p_s, dp_s, offload_s, optimizer_s)
+
+
+#: What one optimizer step reads and writes per trainable parameter, as multiples of
+#: (its weight, its gradient, all its optimizer state), per implementation:
+#:
+#: * ``adamw``: PyTorch's default AdamW on CUDA, ``foreach=True``
+#:   (``torch/optim/adamw.py``, ``_multi_tensor_adamw``, torch 2.4): eight list kernels,
+#:   the weight decay (w r/w), ``lerp_`` of the first moment (m r/w, g r), ``mul_`` and
+#:   ``addcmul_`` of the second (v r/w twice, g r), ``sqrt`` of it into a temporary (v r,
+#:   t w), ``div_`` and ``add_`` of the temporary (t r/w twice) and ``addcdiv_`` into the
+#:   weight (w r/w, m r, t r): 4 w + 2 g + 14 of one moment, 7 of both;
+#: * ``adamw-fused`` (``fused=True``), bitsandbytes' 8-bit and paged 8-bit AdamW (one
+#:   kernel each): w, g, m and v read, w, m and v written;
+#: * ``sgd`` with momentum, ``foreach``: the decay into the gradient (g r/w, w r), the
+#:   momentum ``mul_`` and ``add_`` (buffer r/w twice, g r), the step (w r/w, buffer r);
+#: * ``adafactor``: its factored statistics are small; one fused pass as for Adam.
+#:
+#: DeepSpeed's and Megatron's fused Adam (engines other than ``torch``) update the fp32
+#: master copy in one kernel and write the 16-bit weights from it.
+OPTIMIZER_TRAFFIC: dict[str, tuple[float, float, float]] = {
+    "adamw": (4.0, 2.0, 7.0),
+    "adamw-fused": (2.0, 1.0, 2.0),
+    "adamw-8bit": (2.0, 1.0, 2.0),
+    "paged-adamw-8bit": (2.0, 1.0, 2.0),
+    "sgd": (3.0, 3.0, 5.0),
+    "adafactor": (2.0, 1.0, 2.0),
+}
+
+#: The share of its peak memory bandwidth a streaming kernel reaches: about 88 % on an A100
+#: 80GB measured with Nsight Compute, "around 90 %" the best of any kernel in NVIDIA's GTC
+#: talk that thread cites (NVIDIA developer forums, "Trouble to reach peak bandwidth of
+#: A100", 2025); the optimizer's list kernels over many tensors reach a little less.
+OPTIMIZER_BANDWIDTH_FRACTION = 0.85
+
+
+def optimizer_seconds(arch: ModelArch, job: Job, gpu: GPU) -> float:
+    """The optimizer update of one step on one GPU: the bytes :data:`OPTIMIZER_TRAFFIC`
+    moves for the parameters this GPU updates (its tensor-parallel and pipeline share, and
+    with ZeRO / a distributed optimizer its data-parallel partition) at
+    :data:`OPTIMIZER_BANDWIDTH_FRACTION` of its memory bandwidth. None on the GPU when the
+    optimizer runs on the host (ZeRO-Offload): that is :func:`_offload_seconds`' transfer."""
+    trainable = trainable_parameters(arch, job)
+    if not trainable or job.offload != "none":
+        return 0.0
+    shards = job.tp / stage_share(arch, job.pp) * (job.dp if job.zero >= 1 else 1)
+    weight = 4.0 if job.task in ("lora", "qlora") else weight_bytes_per_param(job)
+    gradient = gradient_bytes_per_param(job)
+    states = optimizer_bytes(arch, job) / trainable
+    w, g, s = OPTIMIZER_TRAFFIC[job.optimizer]
+    if master_weights_bytes_needed(job):
+        w, g, s = OPTIMIZER_TRAFFIC["adamw-fused"]  # the engine's fused kernel
+        per_param = w * 4.0 + weight + g * gradient + s * states  # fp32 master r/w, 16-bit w
+    else:
+        per_param = w * weight + g * gradient + s * states
+    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * OPTIMIZER_BANDWIDTH_FRACTION
+    return trainable / shards * per_param / bandwidth
 
 
 def _offload_seconds(

@@ -379,12 +379,13 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
             fmt(
                 _(
                     "Step: {seconds:,.2f} s (pipeline bubble {bubble:.0%}, communication "
-                    "{comm:.0%}, host transfers {host:.0%})"
+                    "{comm:.0%}, host transfers {host:.0%}, optimizer update {update:.0%})"
                 ),
                 seconds=step.seconds,
                 bubble=step.bubble_s / step.seconds,
                 comm=comm / step.seconds,
                 host=step.offload_s / step.seconds,
+                update=step.optimizer_s / step.seconds,
             )
         )
     if result.time_s is not None:
