@@ -143,3 +143,21 @@ def test_a2000_tensor_rate_is_dense_and_derived_from_the_sparse_datasheet_figure
 def test_a100_sxm_is_400_w_and_pcie_300_w(catalog: Catalog) -> None:
     assert catalog.gpu("a100-80gb-sxm").tdp_w == 400
     assert catalog.gpu("a100-80gb-pcie").tdp_w == 300
+
+
+def test_values_derived_from_a_catalog_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16: what a server derives per request from its catalog (the hardware it sells
+    for a set of constraints) cannot grow without bound: past the limit the oldest goes."""
+    from whichgpu.catalog import store
+
+    from whichgpu.catalog import load_catalog
+
+    monkeypatch.setattr(store, "MAX_DERIVED", 3)
+    shipped = load_catalog()
+    catalog = store.Catalog(gpus=shipped.gpus, sources=shipped.sources)  # a fresh cache
+    calls: list[int] = []
+    for key in range(5):
+        assert catalog.derived(("test", key), lambda k=key: calls.append(k) or k) == key
+    assert catalog.derived(("test", 4), lambda: -1) == 4  # kept: not computed again
+    assert catalog.derived(("test", 0), lambda: -1) == -1  # the oldest went
+    assert calls == [0, 1, 2, 3, 4] and len(catalog._derived) == 3

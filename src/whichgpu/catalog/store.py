@@ -61,6 +61,11 @@ class Citation:
     note: str | None = None
 
 
+#: Values :meth:`Catalog.derived` keeps per catalog, at most (the oldest dropped past it):
+#: what requests ask varies (counts, markets), the memory a server holds must not
+MAX_DERIVED = 8192
+
+
 @dataclass(frozen=True)
 class Catalog:
     """GPUs, their sources, prices and the article's figures, validated together."""
@@ -157,9 +162,12 @@ class Catalog:
         """``compute()``, once per catalog and ``key``: a value that depends on this catalog
         alone (:func:`~whichgpu.catalog.prices.shape_range`, which every request's
         candidates ask for by the hundred)."""
-        if key not in self._derived:
-            self._derived[key] = compute()
-        value: T = self._derived[key]
+        derived = self._derived
+        if key not in derived:
+            if len(derived) >= MAX_DERIVED:
+                del derived[next(iter(derived))]  # the oldest: a bound, whatever is asked
+            derived[key] = compute()
+        value: T = derived[key]
         return value
 
     def purchase_for(self, gpu_id: str) -> list[PurchasePrice]:

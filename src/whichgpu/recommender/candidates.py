@@ -505,11 +505,26 @@ def _rented(catalog: Catalog, hw: Hardware, constraints: Constraints) -> list[Ha
 
 def hardware_for(
     catalog: Catalog, gpu: GPU, components: tuple[Component, ...], constraints: Constraints
-) -> list[Hardware]:
+) -> tuple[Hardware, ...]:
     """Whole-card counts 1, 2, 4, 8… up to ``max_gpus`` (per service × services), each once
     per instance shape it can be rented as, and for workloads that only serve models, one
-    MIG slice per service of every profile."""
+    MIG slice per service of every profile: what the catalog sells, the same for every job
+    that asks with these constraints, so listed once per catalog (:meth:`Catalog.derived`)."""
     services = max(c.services for c in components)
+    serving_only = all(c.kind == "inference" for c in components)
+    # what max_gpus decides: the counts, gpu_counts(max_gpus // services), and which MIG
+    # plans fit under it (a plan takes at most one GPU a service)
+    counts = len(gpu_counts(constraints.max_gpus // services))
+    key = ("hardware_for", gpu.id, services, serving_only, constraints.mode,
+           tuple(constraints.markets), counts, min(constraints.max_gpus, services))  # fmt: skip
+    return catalog.derived(
+        key, lambda: tuple(_hardware(catalog, gpu, services, serving_only, constraints))
+    )
+
+
+def _hardware(
+    catalog: Catalog, gpu: GPU, services: int, serving_only: bool, constraints: Constraints
+) -> list[Hardware]:
     whole = [
         Hardware(gpu, count, services) for count in gpu_counts(constraints.max_gpus // services)
     ]
@@ -519,7 +534,7 @@ def hardware_for(
         # smallest stays, to say how the GPU is sold
         shaped = [hw for hw in out if hw.per_node is not None]
         out = shaped or out[:1]
-    if gpu.has_mig and all(c.kind == "inference" for c in components):
+    if gpu.has_mig and serving_only:
         profiles = getattr(catalog, "mig_profiles", None)
         for profile in profiles(gpu.id) if profiles else ():
             if profile.profile.endswith(("+me", "+me.all", "+gfx", "-me")):
