@@ -11,7 +11,8 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from whichgpu.web import schemas
-from whichgpu.web.core import Problem, Service, json_bytes, memo_key, run_call
+from whichgpu.web.core import Problem, Service, json_bytes, memo_key
+from whichgpu.web.pool import run_call
 from whichgpu.web.schemas import ErrorResponse
 
 PREFIX = "/api/v1"

@@ -535,7 +535,8 @@ def worker_died_problem(language: str) -> Problem:
 
 
 class Pool(Protocol):
-    """Where a server computes its long answers (:class:`whichgpu.web.pool.ComputePool`)."""
+    """Where a server computes its long answers and pages: its compute processes
+    (:class:`whichgpu.web.pool.ComputePool`)."""
 
     async def call(
         self, language: str, method: str, args: tuple[Any, ...], timeout_s: float
@@ -544,32 +545,6 @@ class Pool(Protocol):
     async def view(
         self, language: str, name: str, args: tuple[Any, ...], timeout_s: float
     ) -> tuple[tuple[int, str] | None, Problem | None]: ...
-
-
-#: The Service methods whose work grows with the request: computed in the compute pool.
-POOLED = frozenset({"fit_doc", "estimate_doc", "recommend_doc", "mig_doc"})
-
-
-async def run_call(
-    service: Service, language: str, method: str, args: tuple[Any, ...]
-) -> tuple[bytes | None, Problem | None]:
-    """``service.method(*args)`` as JSON bytes, or the problem: a computation whose work
-    grows with the request (:data:`POOLED`) in the server's compute pool
-    (:mod:`whichgpu.web.pool`, ``whichgpu serve --workers N``) where it has one, the
-    catalog's lists and the rest in a worker thread (:func:`run_off_loop`): milliseconds,
-    which no queue of long computations holds up."""
-    if service.pool is not None and method in POOLED:
-        return await service.pool.call(language, method, args, COMPUTE_TIMEOUT_S)
-    result: tuple[bytes | None, Problem | None] = await run_off_loop(
-        language, lambda: document_bytes(service, method, args)
-    )
-    return result
-
-
-def document_bytes(service: Service, method: str, args: tuple[Any, ...]) -> bytes:
-    """The JSON of ``service.method(*args)``: what a worker thread or a compute process
-    answers for one API route."""
-    return json_bytes(getattr(service, method)(*args))
 
 
 def run(

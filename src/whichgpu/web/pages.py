@@ -25,8 +25,9 @@ from whichgpu.web.core import (
 )
 from whichgpu.web.core import run_off_loop as run_in_worker
 from whichgpu.web.labels import page_field_name
+from whichgpu.web.pool import run_view
 from whichgpu.web.templating import render
-from whichgpu.web.views import VIEWS, Page, chrome, html_page
+from whichgpu.web.views import chrome, html_page
 
 
 async def run_off_loop(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]:
@@ -56,15 +57,9 @@ async def view_response(request: Request, name: str, args: tuple[Any, ...]) -> H
     """The computing page ``name`` (:data:`whichgpu.web.views.VIEWS`) rendered in the
     server's compute pool where it has one (``whichgpu serve --workers N``), else in a worker
     thread; past the time limit, the error page."""
-    from whichgpu.web import core
-
     service: Service = request.app.state.service
     language = request.state.language
-    page: Page | None
-    if service.pool is not None:
-        page, problem = await service.pool.view(language, name, args, core.COMPUTE_TIMEOUT_S)
-    else:
-        page, problem = await run_off_loop(language, lambda: VIEWS[name](service, language, *args))
+    page, problem = await run_view(service, language, name, args)
     if page is None:
         assert problem is not None, "a view answers a page or a problem"
         return HTMLResponse(error_page(problem, language), problem.status)

@@ -16,10 +16,54 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.web import core
+from whichgpu.web.core import Problem, Service, json_bytes, run, run_off_loop
+from whichgpu.web.labels import page_field_name
+
 if TYPE_CHECKING:
     from pebble import ProcessPool
 
-    from whichgpu.web.core import Problem, Service
+#: The Service methods whose work grows with the request: computed in the compute pool.
+POOLED = frozenset({"fit_doc", "estimate_doc", "recommend_doc", "mig_doc"})
+
+
+async def run_call(
+    service: Service, language: str, method: str, args: tuple[Any, ...]
+) -> tuple[bytes | None, Problem | None]:
+    """``service.method(*args)`` as JSON bytes, or the problem: a computation whose work
+    grows with the request (:data:`POOLED`) in the server's compute processes where it has
+    them (``whichgpu serve --workers N``), the catalog's lists and the rest in a worker
+    thread (:func:`~whichgpu.web.core.run_off_loop`): milliseconds, which no queue of long
+    computations holds up."""
+    if service.pool is not None and method in POOLED:
+        return await service.pool.call(language, method, args, core.COMPUTE_TIMEOUT_S)
+    result: tuple[bytes | None, Problem | None] = await run_off_loop(
+        language, lambda: document_bytes(service, method, args)
+    )
+    return result
+
+
+async def run_view(
+    service: Service, language: str, name: str, args: tuple[Any, ...]
+) -> tuple[tuple[int, str] | None, Problem | None]:
+    """The computing page ``name`` (:data:`whichgpu.web.views.VIEWS`) as its status and
+    HTML, rendered in the compute processes where the server has them, else in a worker
+    thread; or the problem (past the time limit)."""
+    if service.pool is not None:
+        return await service.pool.view(language, name, args, core.COMPUTE_TIMEOUT_S)
+    from whichgpu.web.views import VIEWS
+
+    result: tuple[tuple[int, str] | None, Problem | None] = await run_off_loop(
+        language, lambda: VIEWS[name](service, language, *args), namer=page_field_name
+    )
+    return result
+
+
+def document_bytes(service: Service, method: str, args: tuple[Any, ...]) -> bytes:
+    """The JSON of ``service.method(*args)``: what a worker thread or a compute process
+    answers for one API route."""
+    return json_bytes(getattr(service, method)(*args))
+
 
 #: Allocations (net of frees) between the worker's young-generation collections.
 YOUNG_COLLECTION_ALLOCATIONS = 5000
@@ -41,7 +85,6 @@ def _start() -> None:
     import whichgpu.recommender
     import whichgpu.render.recommend_out
     import whichgpu.web.views  # noqa: F401
-    from whichgpu.web.core import Service
 
     _service = Service()
     _service.catalog()
@@ -52,8 +95,6 @@ def _start() -> None:
 def _call(language: str, method: str, args: tuple[Any, ...]) -> tuple[bytes | None, Any]:
     """``method(*args)`` of the worker's service as JSON bytes, or the problem (in
     ``language``), as :func:`whichgpu.web.core.run` answers in a thread."""
-    from whichgpu.web.core import document_bytes, run
-
     service = _service
     assert service is not None, "the pool's initializer sets it"
     body, problem = run(language, lambda: document_bytes(service, method, args))
@@ -62,8 +103,6 @@ def _call(language: str, method: str, args: tuple[Any, ...]) -> tuple[bytes | No
 
 def _view(language: str, name: str, args: tuple[Any, ...]) -> tuple[Any, Any]:
     """The page ``name`` rendered by the worker's service: its status and HTML."""
-    from whichgpu.web.core import run
-    from whichgpu.web.labels import page_field_name
     from whichgpu.web.views import VIEWS
 
     service = _service
