@@ -40,6 +40,8 @@ memory on cards without peer-to-peer), and the network between nodes.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import msgspec
 
 from whichgpu.catalog.records import GPU
@@ -181,11 +183,19 @@ OPTIMIZER_BANDWIDTH_FRACTION = 0.85
 
 
 def optimizer_seconds(arch: ModelArch, job: Job, gpu: GPU) -> float:
-    """The optimizer update of one step on one GPU: the bytes :data:`OPTIMIZER_TRAFFIC`
-    moves for the parameters this GPU updates (its tensor-parallel and pipeline share, and
-    with ZeRO / a distributed optimizer its data-parallel partition) at
-    :data:`OPTIMIZER_BANDWIDTH_FRACTION` of its memory bandwidth. None on the GPU when the
-    optimizer runs on the host (ZeRO-Offload): that is :func:`_offload_seconds`' transfer."""
+    """The optimizer update of one step on one GPU: :func:`optimizer_update_bytes` at
+    :data:`OPTIMIZER_BANDWIDTH_FRACTION` of its memory bandwidth."""
+    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * OPTIMIZER_BANDWIDTH_FRACTION
+    return optimizer_update_bytes(arch, job) / bandwidth
+
+
+@lru_cache(maxsize=4096)
+def optimizer_update_bytes(arch: ModelArch, job: Job) -> float:
+    """What one GPU's optimizer update reads and writes: :data:`OPTIMIZER_TRAFFIC` for the
+    parameters it updates (its tensor-parallel and pipeline share, and with ZeRO / a
+    distributed optimizer its data-parallel partition); the same on every GPU model, so
+    computed once per job. None on the GPU when the optimizer runs on the host
+    (ZeRO-Offload): that is :func:`_offload_seconds`' transfer."""
     trainable = trainable_parameters(arch, job)
     if not trainable or job.offload != "none":
         return 0.0
@@ -199,8 +209,7 @@ def optimizer_seconds(arch: ModelArch, job: Job, gpu: GPU) -> float:
         per_param = w * 4.0 + weight + g * gradient + s * states  # fp32 master r/w, 16-bit w
     else:
         per_param = w * weight + g * gradient + s * states
-    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * OPTIMIZER_BANDWIDTH_FRACTION
-    return trainable / shards * per_param / bandwidth
+    return trainable / shards * per_param
 
 
 def _offload_seconds(
