@@ -148,9 +148,7 @@ def test_a100_sxm_is_400_w_and_pcie_300_w(catalog: Catalog) -> None:
 def test_values_derived_from_a_catalog_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 16: what a server derives per request from its catalog (the hardware it sells
     for a set of constraints) cannot grow without bound: past the limit the oldest goes."""
-    from whichgpu.catalog import store
-
-    from whichgpu.catalog import load_catalog
+    from whichgpu.catalog import load_catalog, store
 
     monkeypatch.setattr(store, "MAX_DERIVED", 3)
     shipped = load_catalog()
