@@ -12,8 +12,16 @@ from hypothesis import strategies as st
 
 import whichgpu
 from whichgpu.catalog import load_catalog
+from whichgpu.i18n import format_decimal
 from whichgpu.recommender import recommend
-from whichgpu.render.chart_data import MemoryBar, MemoryChart, cost_chart, memory_chart
+from whichgpu.render.chart_data import (
+    CostChart,
+    CostPoint,
+    MemoryBar,
+    MemoryChart,
+    cost_chart,
+    memory_chart,
+)
 from whichgpu.requests import Constraints, Workload
 from whichgpu.web.charts import (
     MIN_DECADES,
@@ -108,10 +116,52 @@ def test_a_log_axis_has_two_labelled_ticks_inside_it(lo: float, factor: float) -
 
 @given(st.floats(min_value=0.01, max_value=1e5))
 def test_a_linear_axis_starts_at_zero_with_few_even_steps(hi: float) -> None:
-    ticks = _linear_ticks(hi)
+    ticks, decimals = _linear_ticks(hi)
     assert ticks[0] == 0 and 2 <= len(ticks) <= 11 and ticks[-1] <= hi * (1 + 1e-9)
     steps = {round(b - a, 9) for a, b in itertools.pairwise(ticks)}
     assert len(steps) == 1
+    # every label written with the step's decimals: distinct, and each reads as its value
+    labels = [format_decimal(v, decimals) for v in ticks]
+    assert len(set(labels)) == len(labels)
+    assert all(
+        math.isclose(float(t.replace(",", "")), v, abs_tol=1e-9)
+        for t, v in zip(labels, ticks, strict=True)
+    )
+
+
+def test_a_small_memory_axis_labels_its_half_steps() -> None:
+    """Review: labels took their decimals from each value, so a 0.5 step read 0, 0.5, 1, 2,
+    2, 3 (1.5 and 2.5 rounded away)."""
+    ticks, decimals = _linear_ticks(2.73)
+    assert [format_decimal(v, decimals) for v in ticks] == [
+        "0.0",
+        "0.5",
+        "1.0",
+        "1.5",
+        "2.0",
+        "2.5",
+    ]
+
+
+def test_the_front_line_joins_only_pareto_options_and_the_pick_is_named() -> None:
+    """Review: a pick the ranking's rounding put first though another option dominates it
+    was drawn on the front's line; it is named, not joined."""
+    chart = CostChart(
+        points=(
+            CostPoint(1.0, 10.0, "front", "A", True),
+            CostPoint(2.0, 12.0, "pick", "P", False),  # dominated by A
+            CostPoint(4.0, 5.0, "front", "B", True),
+            CostPoint(3.0, 20.0, "other", "C", False),
+        ),
+        timed=True,
+        per_job=True,
+        unit="tokens/s",
+    )
+    assert [p.label for p in chart.front] == ["A", "B"]
+    assert [p.label for p in chart.named] == ["P", "A", "B"]
+    svg = cost_svg(chart)
+    assert svg is not None and len(svg.front.split()) == 2
+    assert [label.text for label in svg.labels] == ["P", "A", "B"]
 
 
 def test_overlapping_names_are_left_out_and_none_crosses_the_right_edge() -> None:

@@ -271,3 +271,49 @@ def test_an_oversized_workload_file_is_refused_before_it_is_read(tmp_path: Path)
     result = run_cli("recommend", "-f", str(path))
     assert time.perf_counter() - started < 1.0
     assert result.code == 2 and "at most 1,048,576 are read" in result.stderr
+
+
+def test_a_page_past_its_limit_shows_the_form_with_the_problem(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: a page whose computation timed out answered the bare error page, what the user
+    typed lost; it is the form again, the fields kept, with the 503 in it. The empty form
+    never waits on a computation."""
+    import whichgpu.mig_planner
+
+    def slow_plan(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(3.0)
+        raise AssertionError("past the limit: never reached")
+
+    monkeypatch.setattr(whichgpu.mig_planner, "plan_mig", slow_plan)
+    url = f"{server}/mig?model=llama-3.1-8b&quant=int4&replicas=5&lang=en"
+    try:
+        urllib.request.urlopen(url, timeout=10)
+        raise AssertionError("expected a 503")
+    except urllib.error.HTTPError as error:
+        status, html = error.code, error.read().decode()
+    assert status == 503 and 'name="replicas"' in html and 'value="5"' in html
+    assert "longer than 1 s to compute" in html
+    with urllib.request.urlopen(f"{server}/mig?lang=en", timeout=10) as response:
+        assert response.status == 200  # the empty form: nothing computed, nothing waited on
+
+
+def test_the_compute_pool_s_timeout_shows_the_form_too() -> None:
+    """The same through the compute processes: their 503 comes back as a problem, and the
+    form is rendered with it."""
+    import asyncio
+
+    from whichgpu.web.core import Service, timeout_problem
+    from whichgpu.web.pool import run_view
+
+    class TimedOut:
+        async def view(self, language: str, name: str, args: Any, timeout_s: float) -> Any:
+            return None, timeout_problem(language, timeout_s)
+
+        async def call(self, *args: Any) -> Any:
+            raise AssertionError("not an API call")
+
+    service = Service(load_catalog(), TimedOut())
+    args = ("/estimate", {"gpu": ["a100"], "batch": ["3"]}, {"gpu": "a100", "batch": "3"})
+    status, html = asyncio.run(run_view(service, "fr", "estimate", args, computing=True))
+    assert status == 503 and 'value="3"' in html and 'lang="fr"' in html

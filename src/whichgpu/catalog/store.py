@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, TypeVar
@@ -64,6 +65,7 @@ class Citation:
 #: Values :meth:`Catalog.derived` keeps per catalog, at most (the oldest dropped past it):
 #: what requests ask varies (counts, markets), the memory a server holds must not
 MAX_DERIVED = 8192
+_MISSING: Any = object()
 
 
 @dataclass(frozen=True)
@@ -163,11 +165,15 @@ class Catalog:
         alone (:func:`~whichgpu.catalog.prices.shape_range`, which every request's
         candidates ask for by the hundred)."""
         derived = self._derived
-        if key not in derived:
+        value: T = derived.get(key, _MISSING)
+        if value is _MISSING:
+            value = compute()
             if len(derived) >= MAX_DERIVED:
-                del derived[next(iter(derived))]  # the oldest: a bound, whatever is asked
-            derived[key] = compute()
-        value: T = derived[key]
+                # the oldest goes: a bound, whatever is asked; the server's threads share
+                # the catalog, and another may have taken it (or be adding) meanwhile
+                with suppress(KeyError, RuntimeError, StopIteration):
+                    del derived[next(iter(derived))]
+            derived[key] = value
         return value
 
     def purchase_for(self, gpu_id: str) -> list[PurchasePrice]:

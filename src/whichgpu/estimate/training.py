@@ -162,7 +162,8 @@ def step_time(
 #:   kernel each): w, g, m and v read, w, m and v written;
 #: * ``sgd`` with momentum, ``foreach``: the decay into the gradient (g r/w, w r), the
 #:   momentum ``mul_`` and ``add_`` (buffer r/w twice, g r), the step (w r/w, buffer r);
-#: * ``adafactor``: its factored statistics are small; one fused pass as for Adam.
+#: * ``adafactor``: :func:`_adafactor_bytes` (its statistics are small; its temporaries
+#:   are not).
 #:
 #: DeepSpeed's and Megatron's fused Adam (engines other than ``torch``) update the fp32
 #: master copy in one kernel and write the 16-bit weights from it.
@@ -172,7 +173,6 @@ OPTIMIZER_TRAFFIC: dict[str, tuple[float, float, float]] = {
     "adamw-8bit": (2.0, 1.0, 2.0),
     "paged-adamw-8bit": (2.0, 1.0, 2.0),
     "sgd": (3.0, 3.0, 5.0),
-    "adafactor": (2.0, 1.0, 2.0),
 }
 
 #: The share of its peak memory bandwidth a streaming kernel reaches: about 88 % on an A100
@@ -203,13 +203,34 @@ def optimizer_update_bytes(arch: ModelArch, job: Job) -> float:
     weight = 4.0 if job.task in ("lora", "qlora") else weight_bytes_per_param(job)
     gradient = gradient_bytes_per_param(job)
     states = optimizer_bytes(arch, job) / trainable
-    w, g, s = OPTIMIZER_TRAFFIC[job.optimizer]
-    if master_weights_bytes_needed(job):
-        w, g, s = OPTIMIZER_TRAFFIC["adamw-fused"]  # the engine's fused kernel
-        per_param = w * 4.0 + weight + g * gradient + s * states  # fp32 master r/w, 16-bit w
+    if job.optimizer == "adafactor":
+        per_param = _adafactor_bytes(weight, gradient) + 2 * states
+    elif master_weights_bytes_needed(job) and weight < 4.0:
+        # the engine's fused kernel updates the fp32 master copy and writes the 16-bit one
+        w, g, s = OPTIMIZER_TRAFFIC["adamw-fused"]
+        per_param = w * 4.0 + weight + g * gradient + s * states
     else:
+        w, g, s = OPTIMIZER_TRAFFIC[job.optimizer]
         per_param = w * weight + g * gradient + s * states
     return trainable / shards * per_param
+
+
+def _adafactor_bytes(weight: float, gradient: float) -> float:
+    """Bytes per parameter of a step of the Hugging Face Adafactor (``transformers/
+    optimization.py``, ``Adafactor.step``: factored second moment, no first moment, its
+    defaults), element by element: the update ``grad**2 + eps`` written (and the gradient
+    read), its row and column means read, the update rebuilt from the factored moment and
+    ``mul_`` by the gradient (read, read, written), its RMS read and ``div_`` (read, written),
+    ``mul_(lr)`` (read, written), and ``p.add_(-update)`` (weight read and written, update
+    read): 12 update-sized fp32 accesses, two of the gradient and two of the weight. A 16-bit
+    weight or gradient is first cast to fp32 copies (read, written) and the weight copied
+    back (read, written): 7 more fp32 accesses, the 16-bit ones read once."""
+    fp32 = 4.0
+    if weight == fp32 and gradient == fp32:
+        return 12 * fp32 + 2 * gradient + 2 * weight
+    # the casts: gradient read, copy written; weight read, copy written; the update reads
+    # the copies; the copy back reads the fp32 weight and writes the 16-bit one
+    return 19 * fp32 + gradient + 2 * weight
 
 
 def _offload_seconds(

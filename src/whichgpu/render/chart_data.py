@@ -22,6 +22,8 @@ class CostPoint:
     cost_usd: float  #: per job, or per hour when no option has a job cost
     role: Role
     label: str  #: the hardware, as the table names it
+    pareto: bool  #: on the Pareto front (the pick is, unless the ranking's rounding or its
+    #: objective put a dominated option first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +35,14 @@ class CostChart:
 
     @property
     def front(self) -> tuple[CostPoint, ...]:
-        return tuple(sorted((p for p in self.points if p.role != "other"), key=lambda p: p.x))
+        """The Pareto front's points, by ``x``: the line the chart draws."""
+        return tuple(sorted((p for p in self.points if p.pareto), key=lambda p: p.x))
+
+    @property
+    def named(self) -> tuple[CostPoint, ...]:
+        """The points worth a name: the pick, then the rest of the front."""
+        pick = tuple(p for p in self.points if p.role == "pick")
+        return pick + tuple(p for p in self.front if p.role != "pick")
 
     def title(self) -> str:
         """The chart's title, in the reader's language (as are the three below)."""
@@ -109,7 +118,7 @@ def cost_chart(result: Recommendation) -> CostChart | None:
     for option in shown:
         role: Role = "pick" if option is result.pick else "front" if option.pareto else "other"
         x = (option.time_s or 0.0) / 3600 if timed else option.throughput or 0.0
-        points.append(CostPoint(x, _cost(option), role, option_label(option)))
+        points.append(CostPoint(x, _cost(option), role, option_label(option), option.pareto))
     return CostChart(
         points=tuple(points),
         timed=timed,

@@ -44,7 +44,7 @@ def _cost_time_chart(ax: Axes, result: Recommendation) -> None:
                 color="tab:blue", linewidth=1, zorder=2,
                 label=chart.front_legend())  # fmt: skip
         ax.legend(fontsize=LABEL_PT, loc="best")
-    for point in front:  # labels on the front only: the options worth naming
+    for point in chart.named:  # the pick and the front: the options worth naming
         ax.annotate(point.label, (point.x, point.cost_usd), fontsize=LABEL_PT,
                     xytext=(4, 3), textcoords="offset points", parse_math=False)  # fmt: skip
     ax.set_xscale("log")

@@ -128,14 +128,16 @@ def _mantissa(value: float) -> int:
     return round(value / 10.0 ** math.floor(math.log10(value) + 1e-9))
 
 
-def _linear_ticks(hi: float, most: int = 6) -> list[float]:
-    """0 and multiples of a 1-2-5 step up to ``hi``, at most ``most`` + 1 of them."""
+def _linear_ticks(hi: float, most: int = 6) -> tuple[list[float], int]:
+    """0 and multiples of a 1-2-5 step up to ``hi``, at most ``most`` + 1 of them, and the
+    decimals the step needs (0.5 → 1, 0.05 → 2), which every label is written with."""
     if hi <= 0:
-        return [0.0]
+        return [0.0], 0
     raw = hi / most
     power = 10.0 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    return [i * step for i in range(int(hi / step + 1e-9) + 1)]
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    return [i * step for i in range(int(hi / step + 1e-9) + 1)], decimals
 
 
 def text_width(text: str, size: float) -> float:
@@ -214,10 +216,8 @@ def cost_svg(chart: CostChart) -> CostSvg | None:
         for p in sorted(points, key=lambda p: order[p.role])
     )
     front = [p for p in chart.front if p.x > 0 and p.cost_usd > 0]
-    labels = _labels(
-        [(px(p.x), py(p.cost_usd), p.label) for p in sorted(front, key=lambda p: p.role != "pick")],
-        box,
-    )
+    named = [p for p in chart.named if p.x > 0 and p.cost_usd > 0]
+    labels = _labels([(px(p.x), py(p.cost_usd), p.label) for p in named], box)
     line = " ".join(f"{px(p.x)},{py(p.cost_usd)}" for p in front) if len(front) > 1 else ""
     return CostSvg(
         height=360.0 if line else 340.0,  # the front's legend under the axis title
@@ -251,7 +251,7 @@ def memory_svg(chart: MemoryChart) -> MemorySvg:
     box = Box(left=58.0, top=top, right=WIDTH - 12.0, bottom=top + plot_height)
     height = box.bottom + 34.0 + 16.0 * rows + 6.0
     highest = max(max(bar.capacity_gib, sum(g for _n, g in bar.parts_gib)) for bar in chart.bars)
-    values = _linear_ticks(highest * 1.05)
+    values, decimals = _linear_ticks(highest * 1.05)
     y_hi = max(highest * 1.08, values[-1])
 
     def py(gib: float) -> float:
@@ -286,7 +286,7 @@ def memory_svg(chart: MemoryChart) -> MemorySvg:
         box=box,
         title=title,
         y_title=chart.y_title(),
-        y_ticks=tuple(Tick(py(v), tick_label(v) if v else "0") for v in values),
+        y_ticks=tuple(Tick(py(v), format_decimal(v, decimals)) for v in values),
         rects=tuple(rects),
         capacities=tuple(capacities),
         names=tuple(labels),

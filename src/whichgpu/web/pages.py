@@ -27,7 +27,7 @@ from whichgpu.web.core import run_off_loop as run_in_worker
 from whichgpu.web.labels import page_field_name
 from whichgpu.web.pool import run_view
 from whichgpu.web.templating import render
-from whichgpu.web.views import chrome, html_page
+from whichgpu.web.views import chrome, computes, html_page
 
 
 async def run_off_loop(language: str, compute: Callable[[], Any]) -> tuple[Any, Problem | None]:
@@ -47,23 +47,23 @@ def query_fields(request: Request) -> dict[str, str]:
     return fields
 
 
-def query_view_args(request: Request) -> tuple[Any, ...]:
-    """A GET form's view arguments: the path, the query (for the language links) and the
-    fields as typed."""
-    return request.url.path, parse_qs(request.url.query), query_fields(request)
+async def query_view(request: Request, name: str) -> HTMLResponse:
+    """A GET form's page (fit, estimate, MIG): its path, its query (for the language links)
+    and its fields as typed; computed when its fields ask (:func:`whichgpu.web.views.
+    computes`)."""
+    fields = query_fields(request)
+    args = (request.url.path, parse_qs(request.url.query), fields)
+    return await view_response(request, name, args, computes(name, fields))
 
 
-async def view_response(request: Request, name: str, args: tuple[Any, ...]) -> HTMLResponse:
-    """The computing page ``name`` (:data:`whichgpu.web.views.VIEWS`) rendered in the
-    server's compute pool where it has one (``whichgpu serve --workers N``), else in a worker
-    thread; past the time limit, the error page."""
+async def view_response(
+    request: Request, name: str, args: tuple[Any, ...], computing: bool
+) -> HTMLResponse:
+    """The page ``name`` (:data:`whichgpu.web.views.VIEWS`), computed in the server's
+    compute processes or a worker thread when it asks for a computation
+    (:func:`whichgpu.web.pool.run_view`)."""
     service: Service = request.app.state.service
-    language = request.state.language
-    page, problem = await run_view(service, language, name, args)
-    if page is None:
-        assert problem is not None, "a view answers a page or a problem"
-        return HTMLResponse(error_page(problem, language), problem.status)
-    status, html = page
+    status, html = await run_view(service, request.state.language, name, args, computing)
     return HTMLResponse(html, status)
 
 
@@ -142,7 +142,7 @@ def add_pages(app: FastAPI) -> None:
         if problem is not None and problem.status == 413:
             return HTMLResponse(error_page(problem, language), 413)
         args = (request.url.path, fields, lists, config, config_name, computing, problem)
-        response = await view_response(request, "recommend", args)
+        response = await view_response(request, "recommend", args, computing)
         if computing and problem is None and response.status_code == 200:
             service.memo.put(key, bytes(response.body))
         return response
@@ -196,15 +196,15 @@ def add_pages(app: FastAPI) -> None:
 
     @app.get("/fit", include_in_schema=False)
     async def fit_page(request: Request) -> Response:
-        return await view_response(request, "fit", query_view_args(request))
+        return await query_view(request, "fit")
 
     @app.get("/estimate", include_in_schema=False)
     async def estimate_page(request: Request) -> Response:
-        return await view_response(request, "estimate", query_view_args(request))
+        return await query_view(request, "estimate")
 
     @app.get("/mig", include_in_schema=False)
     async def mig_page(request: Request) -> Response:
-        return await view_response(request, "mig", query_view_args(request))
+        return await query_view(request, "mig")
 
     @app.get("/catalog/{gpu}", include_in_schema=False)
     async def gpu_page(request: Request, gpu: str) -> Response:

@@ -44,19 +44,28 @@ async def run_call(
 
 
 async def run_view(
-    service: Service, language: str, name: str, args: tuple[Any, ...]
-) -> tuple[tuple[int, str] | None, Problem | None]:
-    """The computing page ``name`` (:data:`whichgpu.web.views.VIEWS`) as its status and
-    HTML, rendered in the compute processes where the server has them, else in a worker
-    thread; or the problem (past the time limit)."""
-    if service.pool is not None:
-        return await service.pool.view(language, name, args, core.COMPUTE_TIMEOUT_S)
+    service: Service, language: str, name: str, args: tuple[Any, ...], computing: bool
+) -> tuple[int, str]:
+    """The page ``name`` (:data:`whichgpu.web.views.VIEWS`) as its status and HTML: one
+    that computes rendered in the compute processes where the server has them, else in a
+    worker thread; the empty form at once (nothing to compute: it never queues behind the
+    computations). A computation without an answer (past its time limit) shows the form
+    with the problem, what the user typed kept."""
     from whichgpu.web.views import VIEWS
 
-    result: tuple[tuple[int, str] | None, Problem | None] = await run_off_loop(
-        language, lambda: VIEWS[name](service, language, *args), namer=page_field_name
-    )
-    return result
+    view = VIEWS[name]
+    if computing:
+        page: tuple[int, str] | None
+        if service.pool is not None:
+            page, problem = await service.pool.view(language, name, args, core.COMPUTE_TIMEOUT_S)
+        else:
+            page, problem = await run_off_loop(
+                language, lambda: view(service, language, *args), namer=page_field_name
+            )
+        if page is not None:
+            return page
+        return view(service, language, *args, failed=problem)  # the form: no computation
+    return view(service, language, *args)
 
 
 def document_bytes(service: Service, method: str, args: tuple[Any, ...]) -> bytes:

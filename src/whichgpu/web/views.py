@@ -8,6 +8,8 @@ request and pick :data:`VIEWS`' entry."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
@@ -70,10 +72,13 @@ def recommend_view(
     config_name: str,
     computing: bool,
     problem: Problem | None,
+    failed: Problem | None = None,
 ) -> Page:
     """The recommend form, and once it asks (``computing``: a POST, or a query with a task)
     the ranked options with their charts; ``problem``: the form's own (an upload that is not
-    UTF-8)."""
+    UTF-8); ``failed``: why the computation has no answer (past its time limit), the form
+    shown with it."""
+    problem = problem or failed
     result: Any = None
     charts: Any = None
     built_form: Any = None
@@ -111,96 +116,114 @@ def recommend_view(
     )
 
 
-def fit_view(
-    service: Service, language: str, path: str, query: dict[str, list[str]], fields: dict[str, str]
-) -> Page:
+@dataclass(frozen=True)
+class FormPage:
+    """A GET form that computes once its fields ask (fit, estimate, MIG): its template,
+    the values its empty form shows, the fields whose presence asks, what it computes from
+    the fields and the context its template gets."""
+
+    template: str
+    defaults: dict[str, str]
+    triggers: tuple[str, ...]
+    compute: Callable[[Service, dict[str, str]], Any]
+    context: Callable[[Service, dict[str, str], Any], dict[str, Any]]
+
+
+def _fit(service: Service, fields: dict[str, str]) -> Any:
     """Will it fit? The memory at the job's peak by component, and every GPU: fits on one,
     headroom, the fewest that hold it (``whichgpu fit`` on one screen)."""
-    values = {"model": "llama-3.1-8b", "task": "lora", **fields}
-    result = problem = None
-    if "model" in fields or "params" in fields:
+    from whichgpu.fitting import fit_image_request, fit_request
+    from whichgpu.inputs import check_fields, parse, take
+    from whichgpu.requests import IMAGE_KINDS, FitRequest
+    from whichgpu.web.core import model_arch
 
-        def compute() -> Any:
-            from whichgpu.fitting import fit_image_request, fit_request
-            from whichgpu.inputs import check_fields, parse, take
-            from whichgpu.requests import IMAGE_KINDS, FitRequest
-            from whichgpu.web.core import model_arch
-
-            request_fields = take(FitRequest, dict(fields))
-            check_fields((FitRequest, request_fields), text=True)  # every field at once
-            parsed: FitRequest = parse(FitRequest, request_fields, text=True)
-            if parsed.task in IMAGE_KINDS:
-                return fit_image_request(service.catalog(), parsed)
-            arch = model_arch(parsed.model, parsed.params, None)
-            return fit_request(service.catalog(), arch, parsed)[0]
-
-        result, problem = computed(language, compute)
-    return html_page(
-        language, path, query, "fit.html", lambda: fit_context(service, values, result), problem
-    )
+    request_fields = take(FitRequest, dict(fields))
+    check_fields((FitRequest, request_fields), text=True)  # every field at once
+    parsed: FitRequest = parse(FitRequest, request_fields, text=True)
+    if parsed.task in IMAGE_KINDS:
+        return fit_image_request(service.catalog(), parsed)
+    arch = model_arch(parsed.model, parsed.params, None)
+    return fit_request(service.catalog(), arch, parsed)[0]
 
 
-def estimate_view(
-    service: Service, language: str, path: str, query: dict[str, list[str]], fields: dict[str, str]
-) -> Page:
+def _estimate(service: Service, fields: dict[str, str]) -> Any:
     """How fast, how long? A job on one GPU model: the throughput with its range, the bound,
     the time for a size, the MFU (``whichgpu estimate`` on one screen)."""
-    values = {"model": "llama-3.1-8b", "task": "lora", "gpu": "rtx-a6000", **fields}
-    result = problem = None
-    if "gpu" in fields:
+    from whichgpu.inputs import check_fields, parse, take
+    from whichgpu.requests import EstimateRequest
+    from whichgpu.sizing import estimate_job
+    from whichgpu.web.core import model_arch
 
-        def compute() -> Any:
-            from whichgpu.inputs import check_fields, parse, take
-            from whichgpu.requests import EstimateRequest
-            from whichgpu.sizing import estimate_job
-            from whichgpu.web.core import model_arch
+    raw = take(EstimateRequest, dict(fields))
+    check_fields((EstimateRequest, raw), text=True)  # every field at once
+    parsed: EstimateRequest = parse(EstimateRequest, raw, text=True)
+    arch = model_arch(parsed.model, parsed.params, None) if parsed.uses_model else None
+    return estimate_job(service.catalog().resolve(parsed.gpu), arch, parsed)
 
-            raw = take(EstimateRequest, dict(fields))
-            check_fields((EstimateRequest, raw), text=True)  # every field at once
-            parsed: EstimateRequest = parse(EstimateRequest, raw, text=True)
-            arch = model_arch(parsed.model, parsed.params, None) if parsed.uses_model else None
-            return estimate_job(service.catalog().resolve(parsed.gpu), arch, parsed)
 
-        result, problem = computed(language, compute)
+def _mig(service: Service, fields: dict[str, str]) -> Any:
+    """MIG: isolated services packed onto the fewest MIG GPUs, the plan per GPU, the
+    commands that create it, and whole smaller cards priced beside it."""
+    from whichgpu.inputs import check_fields
+    from whichgpu.mig_planner import make_services, plan_mig
+    from whichgpu.requests import ServiceRequest
+
+    wanted = ("model", "quant", "replicas", "memory_gib", "precision")
+    spec = {k: fields[k] for k in wanted if k in fields}
+    check_fields((ServiceRequest, spec), text=True)  # every field at once
+    return plan_mig(service.catalog(), make_services([spec], text=True))
+
+
+FORMS: dict[str, FormPage] = {
+    "fit": FormPage(
+        "fit.html", {"model": "llama-3.1-8b", "task": "lora"}, ("model", "params"), _fit,
+        fit_context,
+    ),
+    "estimate": FormPage(
+        "estimate.html", {"model": "llama-3.1-8b", "task": "lora", "gpu": "rtx-a6000"},
+        ("gpu",), _estimate, estimate_context,
+    ),
+    "mig": FormPage(
+        "mig.html", {"model": "llama-3.1-8b", "quant": "int4", "replicas": "7"},
+        ("model", "memory_gib"), _mig, lambda _service, values, result: mig_context(values, result),
+    ),
+}  # fmt: skip
+
+
+def computes(name: str, fields: dict[str, str]) -> bool:
+    """Whether the GET form ``name`` (fit, estimate, MIG) asks for a computation."""
+    return any(key in fields for key in FORMS[name].triggers)
+
+
+def form_view(
+    name: str,
+    service: Service,
+    language: str,
+    path: str,
+    query: dict[str, list[str]],
+    fields: dict[str, str],
+    failed: Problem | None = None,
+) -> Page:
+    """The GET form ``name`` (:data:`FORMS`): the empty form, or once its fields ask, what it
+    computes; ``failed``: why the computation has no answer (past its time limit), the form
+    shown with it."""
+    form = FORMS[name]
+    values = {**form.defaults, **fields}
+    result, problem = None, failed
+    if failed is None and computes(name, fields):
+        result, problem = computed(language, lambda: form.compute(service, fields))
     return html_page(
         language,
         path,
         query,
-        "estimate.html",
-        lambda: estimate_context(service, values, result),
+        form.template,
+        lambda: form.context(service, values, result),
         problem,
-    )
-
-
-def mig_view(
-    service: Service, language: str, path: str, query: dict[str, list[str]], fields: dict[str, str]
-) -> Page:
-    """MIG: isolated services packed onto the fewest MIG GPUs, the plan per GPU, the
-    commands that create it, and whole smaller cards priced beside it."""
-    values = {"model": "llama-3.1-8b", "quant": "int4", "replicas": "7", **fields}
-    result = problem = None
-    if "model" in fields or "memory_gib" in fields:
-
-        def compute() -> Any:
-            from whichgpu.inputs import check_fields
-            from whichgpu.mig_planner import make_services, plan_mig
-            from whichgpu.requests import ServiceRequest
-
-            wanted = ("model", "quant", "replicas", "memory_gib", "precision")
-            spec = {k: fields[k] for k in wanted if k in fields}
-            check_fields((ServiceRequest, spec), text=True)  # every field at once
-            return plan_mig(service.catalog(), make_services([spec], text=True))
-
-        result, problem = computed(language, compute)
-    return html_page(
-        language, path, query, "mig.html", lambda: mig_context(values, result), problem
     )
 
 
 #: The computing pages by name: what a route asks the compute pool or a thread to render
 VIEWS: dict[str, Callable[..., Page]] = {
     "recommend": recommend_view,
-    "fit": fit_view,
-    "estimate": estimate_view,
-    "mig": mig_view,
+    **{name: partial(form_view, name) for name in FORMS},
 }
