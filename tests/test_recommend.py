@@ -722,3 +722,21 @@ def test_the_table_fits_its_width_without_cutting_a_token(
     assert max(len(line) for line in table.splitlines()) <= columns
     assert "…" not in table
     golden(f"recommend_train_article_{columns}.txt", result.stdout)
+
+
+def test_options_of_one_cost_to_a_tenth_of_a_cent_rank_by_their_hourly_rate() -> None:
+    """The article's LoRA job costs $2.785 on 1, 2, 4 or 8 RTX A6000s (its rate scales with
+    the count): which came first turned on the tenth of a cent (rounding to the cent split
+    them, and any change to the model reordered them). Within 0.1 % they are equal, and the
+    fewest GPUs (the lowest $/h) come first."""
+    import json
+
+    from whichgpu.recommender.engine import EQUAL_FIGURE
+
+    out = run_cli(*LORA_ARGS, "--catalog", "article", "--json")
+    assert out.code == 0
+    options = json.loads(out.stdout)["options"]
+    a6000 = [o for o in options if o["gpu"] == "rtx-a6000" and o["feasible"]]
+    costs = [o["cost_usd"] for o in a6000]
+    assert len(a6000) == 4 and max(costs) / min(costs) - 1 < EQUAL_FIGURE
+    assert [(o["gpu"], o["count"]) for o in options[:4]] == [("rtx-a6000", n) for n in (1, 2, 4, 8)]

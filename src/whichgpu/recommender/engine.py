@@ -276,18 +276,60 @@ def score_of(option: Option, objective: str) -> float | None:
     return scores[objective]
 
 
+#: Objective figures this close (relative) are equal for the ranking: the same job on 1, 2,
+#: 4 or 8 of one card costs the same to a tenth of a cent when its rate scales with the
+#: count, and which comes first must not turn on that tenth; the next keys decide.
+EQUAL_FIGURE = 1e-3
+
+
 def rank(options: Sequence[Option], objective: str) -> list[Option]:
-    """Feasible options first, by the objective; then the rest, by the same key."""
-    return sorted(
-        options,
-        key=lambda o: (
+    """Feasible options first, by the objective; then the rest, by the same key. Options
+    whose objective figure is within :data:`EQUAL_FIGURE` of the first of their run are
+    ordered among themselves by :func:`_tie_key`: at the same cost the lower $/h (the
+    fewer GPUs: no more hardware than the job needs), at the same time the cheaper."""
+
+    def key(o: Option) -> tuple[bool, tuple[float, ...], str, str, str]:
+        return (
             not o.feasible,
             _objective_key(o, objective),
             o.gpu.id,
             o.hardware.mig_profile or "",
             o.market or "",
-        ),
-    )
+        )
+
+    ordered = sorted(options, key=key)
+    out: list[Option] = []
+    start = 0
+    for i in range(1, len(ordered) + 1):
+        if i < len(ordered) and _same_figure(ordered[start], ordered[i], objective):
+            continue
+        out += sorted(ordered[start:i], key=lambda o: (_tie_key(o, objective), key(o)))
+        start = i
+    return out
+
+
+def _tie_key(option: Option, objective: str) -> tuple[float, ...]:
+    """How options of one objective figure are ordered: for cost, the lower $/h (then the
+    sooner done), as the ranking's key has it; for time and value, the cheaper (then the
+    sooner done)."""
+    inf = float("inf")
+    cost = round(option.cost_usd, 2) if option.cost_usd is not None else inf
+    per_h = round(option.usd_per_h, 4) if option.usd_per_h is not None else inf
+    time_s = round(option.time_s) if option.time_s is not None else inf
+    if objective == "cost":
+        return (per_h, time_s)
+    return (cost, time_s)
+
+
+def _same_figure(a: Option, b: Option, objective: str) -> bool:
+    """Whether ``b``'s objective figure (:func:`score_of`, unrounded) equals ``a``'s within
+    :data:`EQUAL_FIGURE` (both feasible or both not)."""
+    if a.feasible != b.feasible:
+        return False
+    x, y = score_of(a, objective), score_of(b, objective)
+    if x is None or y is None or x == 0:
+        return x == y
+    return abs(y - x) <= EQUAL_FIGURE * abs(x)
 
 
 def mark_ties(ranked: list[Option], workload: Workload, objective: str) -> list[Option]:
