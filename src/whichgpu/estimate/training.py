@@ -199,7 +199,7 @@ def optimizer_update_bytes(arch: ModelArch, job: Job) -> float:
     trainable = trainable_parameters(arch, job)
     if not trainable or job.offload != "none":
         return 0.0
-    shards = job.tp / stage_share(arch, job.pp) * (job.dp if job.zero >= 1 else 1)
+    shards = _optimizer_shards(arch, job)
     weight = 4.0 if job.task in ("lora", "qlora") else weight_bytes_per_param(job)
     gradient = gradient_bytes_per_param(job)
     states = optimizer_bytes(arch, job) / trainable
@@ -213,6 +213,13 @@ def optimizer_update_bytes(arch: ModelArch, job: Job) -> float:
         w, g, s = OPTIMIZER_TRAFFIC[job.optimizer]
         per_param = w * weight + g * gradient + s * states
     return trainable / shards * per_param
+
+
+def _optimizer_shards(arch: ModelArch, job: Job) -> float:
+    """Into how many parts the optimizer's parameters are split, one a GPU: the tensor-parallel
+    degree over the heaviest pipeline stage's share, times the data-parallel degree where
+    ZeRO or a distributed optimizer partitions them."""
+    return job.tp / stage_share(arch, job.pp) * (job.dp if job.zero >= 1 else 1)
 
 
 def _adafactor_bytes(weight: float, gradient: float) -> float:
@@ -242,8 +249,7 @@ def _offload_seconds(
     if job.offload != "none":
         # 16-bit gradients down and the updated 16-bit weights up, once a step, for the
         # parameters this GPU's optimizer partition holds (ZeRO-Offload, Ren et al., 2021, §4)
-        shards = job.tp / stage_share(arch, job.pp) * (job.dp if job.zero >= 1 else 1)
-        seconds += (2 + 2) * trainable_parameters(arch, job) / shards / link
+        seconds += (2 + 2) * trainable_parameters(arch, job) / _optimizer_shards(arch, job) / link
     if job.offload == "all":
         # the weights streamed in for every micro-batch's forward and backward
         weights = weights_bytes(arch, job) * stage_share(arch, job.pp) / job.tp

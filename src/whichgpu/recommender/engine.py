@@ -252,10 +252,7 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
 def _objective_key(option: Option, objective: str) -> tuple[float, ...]:
     """Smaller is better; ties broken by cost, time, card count and names (deterministic)."""
     inf = float("inf")
-    # to the cent and the second: float noise must not reorder equal options
-    cost = round(option.cost_usd, 2) if option.cost_usd is not None else inf
-    per_h = round(option.usd_per_h, 4) if option.usd_per_h is not None else inf
-    time_s = round(option.time_s) if option.time_s is not None else inf
+    cost, per_h, time_s = _rounded(option)
     speed = -(option.throughput or 0.0)
     primary: dict[str, tuple[float, ...]] = {
         "cost": (cost, per_h) if option.cost_usd is not None else (inf, per_h),
@@ -263,6 +260,16 @@ def _objective_key(option: Option, objective: str) -> tuple[float, ...]:
         "value": (-(option.value or 0.0),),
     }
     return (*primary[objective], cost, per_h, time_s, round(speed, 6), float(option.gpus))
+
+
+def _rounded(option: Option) -> tuple[float, float, float]:
+    """Cost, $/h and seconds to the cent, the hundredth of a cent and the second (infinite
+    where unknown): float noise must not reorder equal options."""
+    inf = float("inf")
+    cost = round(option.cost_usd, 2) if option.cost_usd is not None else inf
+    per_h = round(option.usd_per_h, 4) if option.usd_per_h is not None else inf
+    time_s = round(option.time_s) if option.time_s is not None else inf
+    return cost, per_h, time_s
 
 
 def score_of(option: Option, objective: str) -> float | None:
@@ -312,10 +319,7 @@ def _tie_key(option: Option, objective: str) -> tuple[float, ...]:
     """How options of one objective figure are ordered: for cost, the lower $/h (then the
     sooner done), as the ranking's key has it; for time and value, the cheaper (then the
     sooner done)."""
-    inf = float("inf")
-    cost = round(option.cost_usd, 2) if option.cost_usd is not None else inf
-    per_h = round(option.usd_per_h, 4) if option.usd_per_h is not None else inf
-    time_s = round(option.time_s) if option.time_s is not None else inf
+    cost, per_h, time_s = _rounded(option)
     if objective == "cost":
         return (per_h, time_s)
     return (cost, time_s)

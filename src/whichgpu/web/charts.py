@@ -26,6 +26,8 @@ ROLE_STYLE = {"pick": ("#2ca02c", 4.7), "front": ("#1f77b4", 3.4), "other": ("#b
 #: A chart's width in view-box units: a phone draws it at ~360 px, so 9-unit labels read at
 #: ~7.5 px and 11-unit ticks and titles at ~9 px; a desktop column at ~440 px, 1:1
 WIDTH = 440.0
+#: The plotting area's margins left (tick labels, the rotated axis title) and right
+LEFT, RIGHT = 58.0, 12.0
 #: The narrowest log axis, in decades (a factor of 4)
 MIN_DECADES = math.log10(4)
 #: Lines of the memory chart's title: wrapped at this many characters
@@ -136,8 +138,7 @@ def _linear_ticks(hi: float, most: int = 6) -> tuple[list[float], int]:
     raw = hi / most
     power = 10.0 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
-    return [i * step for i in range(int(hi / step + 1e-9) + 1)], decimals
+    return [i * step for i in range(int(hi / step + 1e-9) + 1)], _decimals(step)
 
 
 def text_width(text: str, size: float) -> float:
@@ -151,8 +152,12 @@ def text_width(text: str, size: float) -> float:
 def tick_label(value: float) -> str:
     """A tick's number as the reader's language writes it, with the decimals it needs
     (0.05, 2, 1,500)."""
-    decimals = max(0, -math.floor(math.log10(value) + 1e-9)) if value > 0 else 0
-    return format_decimal(value, decimals)
+    return format_decimal(value, _decimals(value) if value > 0 else 0)
+
+
+def _decimals(value: float) -> int:
+    """The decimals a positive number of one significant digit needs (0.05 → 2, 20 → 0)."""
+    return max(0, -math.floor(math.log10(value) + 1e-9))
 
 
 def _log_range(lo: float, hi: float) -> tuple[float, float]:
@@ -195,7 +200,7 @@ def cost_svg(chart: CostChart) -> CostSvg | None:
     points = [p for p in chart.points if p.x > 0 and p.cost_usd > 0]
     if not points:
         return None
-    box = Box(left=58.0, top=28.0, right=WIDTH - 12.0, bottom=294.0)
+    box = Box(left=LEFT, top=28.0, right=WIDTH - RIGHT, bottom=294.0)
     x_lo, x_hi = _log_range(min(p.x for p in points), max(p.x for p in points))
     y_lo, y_hi = _log_range(min(p.cost_usd for p in points), max(p.cost_usd for p in points))
 
@@ -243,12 +248,12 @@ def memory_svg(chart: MemoryChart) -> MemorySvg:
     title = tuple(textwrap.wrap(chart.title(), TITLE_CHARS))
     names = chart.parts
     legends = [_(COMPONENT_LABELS.get(name, name)) for name in names]
-    column = (WIDTH - 12.0 - 58.0) / 2
+    column = (WIDTH - RIGHT - LEFT) / 2
     columns = 2 if all(18 + text_width(t, 9) < column for t in legends) else 1
     rows = math.ceil(len(names) / columns)
     top = 14.0 + 15.0 * len(title)
     plot_height = 260.0
-    box = Box(left=58.0, top=top, right=WIDTH - 12.0, bottom=top + plot_height)
+    box = Box(left=LEFT, top=top, right=WIDTH - RIGHT, bottom=top + plot_height)
     height = box.bottom + 34.0 + 16.0 * rows + 6.0
     highest = max(max(bar.capacity_gib, sum(g for _n, g in bar.parts_gib)) for bar in chart.bars)
     values, decimals = _linear_ticks(highest * 1.05)

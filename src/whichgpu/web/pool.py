@@ -17,8 +17,17 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.web import core
-from whichgpu.web.core import Problem, Service, json_bytes, run, run_off_loop
+from whichgpu.web.core import (
+    Problem,
+    Service,
+    json_bytes,
+    run,
+    run_off_loop,
+    timeout_problem,
+    worker_died_problem,
+)
 from whichgpu.web.labels import page_field_name
+from whichgpu.web.views import VIEWS
 
 if TYPE_CHECKING:
     from pebble import ProcessPool
@@ -51,8 +60,6 @@ async def run_view(
     worker thread; the empty form at once (nothing to compute: it never queues behind the
     computations). A computation without an answer (past its time limit) shows the form
     with the problem, what the user typed kept."""
-    from whichgpu.web.views import VIEWS
-
     view = VIEWS[name]
     if computing:
         page: tuple[int, str] | None
@@ -92,8 +99,7 @@ def _start() -> None:
     import gc
 
     import whichgpu.recommender
-    import whichgpu.render.recommend_out
-    import whichgpu.web.views  # noqa: F401
+    import whichgpu.render.recommend_out  # noqa: F401
 
     _service = Service()
     _service.catalog()
@@ -112,8 +118,6 @@ def _call(language: str, method: str, args: tuple[Any, ...]) -> tuple[bytes | No
 
 def _view(language: str, name: str, args: tuple[Any, ...]) -> tuple[Any, Any]:
     """The page ``name`` rendered by the worker's service: its status and HTML."""
-    from whichgpu.web.views import VIEWS
-
     service = _service
     assert service is not None, "the pool's initializer sets it"
     page, problem = run(language, lambda: VIEWS[name](service, language, *args), page_field_name)
@@ -137,7 +141,7 @@ class ComputePool:
         method = start_method or ("forkserver" if "forkserver" in methods else "spawn")
         context = multiprocessing.get_context(method)
         if method == "forkserver":
-            context.set_forkserver_preload([__name__, "whichgpu.web.views"])
+            context.set_forkserver_preload([__name__])
         self.workers = workers
         self._pool: ProcessPool = ProcessPool(
             max_workers=workers, initializer=_start, context=context
@@ -168,8 +172,6 @@ class ComputePool:
         self, task: Any, args: tuple[Any, ...], language: str, timeout_s: float
     ) -> tuple[Any, Any]:
         from pebble import ProcessExpired
-
-        from whichgpu.web.core import timeout_problem, worker_died_problem
 
         future = self._pool.schedule(task, args=args, timeout=timeout_s)
         try:

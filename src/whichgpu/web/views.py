@@ -15,6 +15,8 @@ from urllib.parse import urlencode
 
 from whichgpu.errors import naming_fields
 from whichgpu.i18n import speaking
+from whichgpu.render.chart_data import by_time
+from whichgpu.web.charts import recommendation_charts
 from whichgpu.web.contexts import (
     estimate_context,
     fit_context,
@@ -85,8 +87,6 @@ def recommend_view(
     if computing and problem is None:
 
         def compute() -> Any:
-            from whichgpu.web.charts import recommendation_charts
-
             built = recommend_form(fields, lists, config, config_name)
             found = service.recommendation(built.workload, built.ranking)
             return built, found, recommendation_charts(found)
@@ -94,8 +94,6 @@ def recommend_view(
         value, problem = computed(language, compute)
         if value is not None:
             built_form, result, charts = value
-    from whichgpu.render.chart_data import by_time
-
     # a posted form's fields ride on the language links (not an uploaded file)
     posted = {k: [v for v in vs if v.strip()] for k, vs in lists.items()}
     return html_page(
