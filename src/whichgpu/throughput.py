@@ -344,18 +344,24 @@ def _training_compute(
 def check_runnable(arch: ModelArch, job: Job, gpu: GPU) -> None:
     """What ``job`` must satisfy to be estimated on ``gpu``: a model, sequences its positions
     take, a layout that splits it, and the tensor-core format its precision needs."""
+    from whichgpu.estimate.perf import check_math_unit
+
+    check_model_runnable(arch, job)
+    check_math_unit(gpu, job.math_precision)
+
+
+def check_model_runnable(arch: ModelArch, job: Job) -> None:
+    """:func:`check_runnable`'s checks of the model and the job, whatever the GPU."""
     if not arch.id:
         raise InvalidInput(
             "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
         )
     from whichgpu.estimate.parallel import check_layout
-    from whichgpu.estimate.perf import check_math_unit
     from whichgpu.job import check_context, check_positions
 
     check_positions(arch, job)
     check_context(arch, job)
     check_layout(arch, job)
-    check_math_unit(gpu, job.math_precision)
 
 
 def estimate_throughput(

@@ -41,6 +41,7 @@ memory on cards without peer-to-peer), and the network between nodes.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 import msgspec
 
@@ -90,6 +91,34 @@ def activation_bytes(arch: ModelArch, job: Job) -> float:
     return float(job.batch) * job.seq * arch.hidden_size * 2
 
 
+class _Shape(NamedTuple):
+    """What a step of one job moves and on how many layers, whatever GPU runs it."""
+
+    share: float  # the heaviest pipeline stage's share of the layers
+    layers: float
+    hidden_bytes: float  # one micro-batch's activations (:func:`activation_bytes`)
+    virtual_stages: int
+    stage_weights_bytes: float  # one GPU's part of the weights and of the gradients
+    stage_gradients_bytes: float
+    optimizer_bytes: float  # :func:`optimizer_update_bytes`
+
+
+@lru_cache(maxsize=4096)
+def _shape(arch: ModelArch, job: Job) -> _Shape:
+    """:class:`_Shape` of ``job``, once per job: the layout search estimates each on every
+    GPU model of a count."""
+    share = stage_share(arch, job.pp)
+    return _Shape(
+        share,
+        max(arch.n_layers, 1) * share,
+        activation_bytes(arch, job),
+        virtual_stages(arch, job),
+        weights_bytes(arch, job) * share / job.tp,
+        gradients_bytes(arch, job) * share / job.tp,
+        optimizer_update_bytes(arch, job),
+    )
+
+
 def step_time(
     arch: ModelArch,
     job: Job,
@@ -101,50 +130,48 @@ def step_time(
     micro-batches of ``batch`` sequences per data-parallel rank). ``microbatch_s``: one
     GPU's compute time for a micro-batch through the whole model (the calibrated rate)."""
     tp, pp, dp, m = job.tp, job.pp, job.dp, max(job.grad_accum, 1)
-    share = stage_share(arch, pp)  # the heaviest stage's layers set the pace
-    stage_s = microbatch_s * share / tp
-    layers = max(arch.n_layers, 1) * share
-    hidden = activation_bytes(arch, job)
+    shape = _shape(arch, job)
+    stage_s = microbatch_s * shape.share / tp  # the heaviest stage's layers set the pace
+    hidden = shape.hidden_bytes
+    network, per_node = job.network, job.gpus_per_node
     # tensor parallelism: 4 collectives a layer (6 with recomputation), inside the TP group
     passes = 6 if job.checkpointing == "full" else 4
-    tp_s = (
-        passes
-        * layers
-        * ring_seconds(hidden, tp, collective_gb_per_s(gpu, tp, job.network, job.gpus_per_node))
-    )
+    tp_s = 0.0
+    if tp > 1:
+        link = collective_gb_per_s(gpu, tp, network, per_node)
+        tp_s = passes * shape.layers * ring_seconds(hidden, tp, link)
     # pipeline: activations forward and gradients back across each stage boundary
     p2p_s = 0.0
     if pp > 1:
         span = tp * 2  # a boundary joins two stages of tp GPUs
-        p2p_s = (
-            2 * hidden / tp / (collective_gb_per_s(gpu, span, job.network, job.gpus_per_node) * 1e9)
-        )
+        p2p_s = 2 * hidden / tp / (collective_gb_per_s(gpu, span, network, per_node) * 1e9)
     if job.tp_overlap and tp > 1:
         tp_s = max(0.0, tp_s - stage_s)  # decomposed GEMMs carry the collectives
     # interleaved 1F1B (Narayanan et al., 2021, §2.2.2): v chunks a GPU divide the bubble
     # by v, and each micro-batch crosses v times the stage boundaries
-    v = virtual_stages(arch, job)
+    v = shape.virtual_stages
     p2p_s *= v
     stage_total = stage_s + tp_s + p2p_s
     compute_s = m * stage_s
     bubble_s = (pp - 1) * stage_total / v
     pipeline_s = m * stage_total + bubble_s
     # data parallelism across the replicas (ranks tp·pp apart: a ring over all the GPUs)
-    dp_link = collective_gb_per_s(gpu, job.gpus if dp > 1 else 1, job.network, job.gpus_per_node)
-    if job.zero >= 3 and dp > 1:
-        # every micro-batch gathers the weights twice and reduce-scatters its gradients,
-        # prefetched under its compute: what the compute does not hide is exposed
-        weights = weights_bytes(arch, job) * share / tp
-        grads = gradients_bytes(arch, job) * share / tp
-        comm = ring_seconds((2 * weights + grads) / 2, dp, dp_link)
-        dp_s = m * max(0.0, comm - stage_total)
-    else:
-        grads = gradients_bytes(arch, job) * share / tp
-        comm = ring_seconds(grads, dp, dp_link)
-        dp_s = max(0.0, comm - stage_s * 2 / 3)  # the last micro-batch's backward hides some
+    dp_s = 0.0
+    if dp > 1:
+        dp_link = collective_gb_per_s(gpu, job.gpus, network, per_node)
+        if job.zero >= 3:
+            # every micro-batch gathers the weights twice and reduce-scatters its gradients,
+            # prefetched under its compute: what the compute does not hide is exposed
+            volume = (2 * shape.stage_weights_bytes + shape.stage_gradients_bytes) / 2
+            dp_s = m * max(0.0, ring_seconds(volume, dp, dp_link) - stage_total)
+        else:
+            comm = ring_seconds(shape.stage_gradients_bytes, dp, dp_link)
+            dp_s = max(0.0, comm - stage_s * 2 / 3)  # the last micro-batch's backward hides some
     pipeline_s += dp_s
-    offload_s = _offload_seconds(arch, job, gpu, memory, compute_s)
-    optimizer_s = optimizer_seconds(arch, job, gpu)
+    offload_s = 0.0
+    if job.offload != "none" or memory is not None:
+        offload_s = _offload_seconds(arch, job, gpu, memory, compute_s)
+    optimizer_s = shape.optimizer_bytes / _optimizer_bandwidth(gpu)
     seconds = pipeline_s + offload_s + optimizer_s
     return Step(seconds, compute_s, bubble_s, m * tp_s, m * p2p_s, dp_s, offload_s, optimizer_s)
 
@@ -185,8 +212,12 @@ OPTIMIZER_BANDWIDTH_FRACTION = 0.85
 def optimizer_seconds(arch: ModelArch, job: Job, gpu: GPU) -> float:
     """The optimizer update of one step on one GPU: :func:`optimizer_update_bytes` at
     :data:`OPTIMIZER_BANDWIDTH_FRACTION` of its memory bandwidth."""
-    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * OPTIMIZER_BANDWIDTH_FRACTION
-    return optimizer_update_bytes(arch, job) / bandwidth
+    return optimizer_update_bytes(arch, job) / _optimizer_bandwidth(gpu)
+
+
+def _optimizer_bandwidth(gpu: GPU) -> float:
+    """Bytes a second an optimizer update streams on ``gpu``."""
+    return gpu.memory_bandwidth_gb_per_s * 1e9 * OPTIMIZER_BANDWIDTH_FRACTION
 
 
 @lru_cache(maxsize=4096)

@@ -308,11 +308,21 @@ class Configured(NamedTuple):
 
 
 def _runnable(arch: ModelArch, job: Job, gpu: GPU) -> bool:
+    """``job`` passes :func:`~whichgpu.throughput.check_runnable` on ``gpu``: the model's
+    checks once per job (every GPU model of a count shares the search's jobs), the GPU's
+    tensor-core format each time."""
+    from whichgpu.estimate.perf import missing_math_unit
+
+    return _model_runnable(arch, job) and missing_math_unit(gpu, job.math_precision) is None
+
+
+@lru_cache(maxsize=1024)
+def _model_runnable(arch: ModelArch, job: Job) -> bool:
     from whichgpu.errors import WhichGPUError
-    from whichgpu.throughput import check_runnable
+    from whichgpu.throughput import check_model_runnable
 
     try:
-        check_runnable(arch, job, gpu)
+        check_model_runnable(arch, job)
     except WhichGPUError:
         return False
     return True

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from whichgpu.catalog.prices import rents_as
@@ -175,6 +176,14 @@ def _timed(
     return None if work is None else work / per_second(rate, unit)
 
 
+@lru_cache(maxsize=1024)
+def _on_nodes(job: Job, node_gpus: int, network: Network) -> Job:
+    """``job`` on instances of ``node_gpus`` GPUs joined by ``network``: one job for every
+    GPU model sold in that shape, so that the layout search's and the estimators' caches of
+    it serve them all."""
+    return evolve(job, gpus_per_node=node_gpus, network=network)
+
+
 def run_component(
     component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None
 ) -> ComponentRun:
@@ -192,7 +201,7 @@ def run_component(
         # unless the user names it (GPU clouds join small instances by their VPC)
         arch, job = prepared
         network: Network = "ethernet" if component.network is None else job.network
-        prepared = (arch, evolve(job, gpus_per_node=hw.node_gpus, network=network))
+        prepared = (arch, _on_nodes(job, hw.node_gpus, network))
     if prepared is None:
         needed = None
         fits = True

@@ -304,13 +304,17 @@ def rank(options: Sequence[Option], objective: str) -> list[Option]:
             o.market or "",
         )
 
-    ordered = sorted(options, key=key)
+    keyed = sorted(((key(o), o) for o in options), key=lambda pair: pair[0])
     out: list[Option] = []
     start = 0
-    for i in range(1, len(ordered) + 1):
-        if i < len(ordered) and _same_figure(ordered[start], ordered[i], objective):
+    for i in range(1, len(keyed) + 1):
+        if i < len(keyed) and _same_figure(keyed[start][1], keyed[i][1], objective):
             continue
-        out += sorted(ordered[start:i], key=lambda o: (_tie_key(o, objective), key(o)))
+        if i - start == 1:
+            out.append(keyed[start][1])
+        else:
+            run = sorted(keyed[start:i], key=lambda pair: (_tie_key(pair[1], objective), pair[0]))
+            out += [o for _key, o in run]
         start = i
     return out
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import date
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.prices import PriceRange, age_months
@@ -54,10 +55,15 @@ def round_sig(value: float | None, digits: int = 4) -> float | None:
 
 def job_configuration(job: Job) -> dict[str, Any]:
     """A training job's settings, its data-parallel degree and its global batch."""
-    out: dict[str, Any] = {k: getattr(job, k) for k in CONFIGURATION_FIELDS}
-    out["dp"] = job.dp
-    out["global_batch"] = job.global_batch
-    return out
+    return dict(_configuration(job))
+
+
+@lru_cache(maxsize=1024)
+def _configuration(job: Job) -> tuple[tuple[str, Any], ...]:
+    """:func:`job_configuration`'s items, once per job: a recommendation's options on one
+    count of GPUs share the configured jobs of the layout search."""
+    items = [(k, getattr(job, k)) for k in CONFIGURATION_FIELDS]
+    return (*items, ("dp", job.dp), ("global_batch", job.global_batch))
 
 
 def gpu_doc(gpu: GPU, catalog: Catalog) -> dict[str, Any]:
