@@ -61,9 +61,10 @@ BATCH_CAPS: dict[str, tuple[int, str]] = {
 }
 
 
+@lru_cache(maxsize=4096)
 def needed_bytes(arch: ModelArch, job: Job) -> float:
-    """The job's peak memory per GPU (:func:`~whichgpu.estimate.memory.memory_of`: once per
-    (model, job), shared by the candidates of one count)."""
+    """The job's peak memory per GPU (:func:`~whichgpu.estimate.memory.memory_of`), once per
+    (model, job): the search asks it of the same jobs on every GPU model of a count."""
     return memory_of(arch, job).total_bytes
 
 
@@ -191,11 +192,13 @@ def configure(
     # whichgpu makes should not be one it warns about), else as tight as it fits
     for headroom in (TIGHT_HEADROOM, 0.0):
         capacity = usable_bytes(gpu) * (1 - headroom)
-        best, smallest = _search(arch, layouts, gpu, count, component.framework, capacity)
+        best = _search(arch, layouts, gpu, count, component.framework, capacity)
         if best is not None:
             break
     if best is None:  # nothing fits: the smallest step, as the memory check will report it
-        fallback = smallest or scaled_job(replace(job, batch=batches[-1]), count, arch)
+        fallback = _smallest(arch, layouts) or scaled_job(
+            replace(job, batch=batches[-1]), count, arch
+        )
         return Configured(fallback[0], fallback[1], chosen)
     _rate_value, scaled, strategy, mode, estimate = best
     notes = chosen
@@ -238,12 +241,10 @@ def _search(
     count: int,
     framework: str | None,
     capacity: float,
-) -> tuple[Best | None, tuple[Job, str] | None]:
-    """The fastest of ``layouts`` whose step fits ``capacity`` bytes (its rate, job, layout,
-    recomputation and estimate), and the step that needs the least memory of any layout (what
-    a job that fits nowhere is reported as: the nearest it comes to fitting)."""
+) -> Best | None:
+    """The fastest of ``layouts`` whose step fits ``capacity`` bytes: its rate, job, layout,
+    recomputation and estimate."""
     best: Best | None = None
-    smallest: tuple[Job, str] | None = None
     fitted_pp: dict[int, int] = {}  # per tensor-parallel degree, the fewest stages that fit
     replicas_fit = False
     runnable: bool | None = None  # checked once: the layouts differ only in valid splits
@@ -282,9 +283,6 @@ def _search(
             )
             if first.zero == 0 and whole_split is None:
                 whole_split = tp * pp
-        least = per_mode[-1][1][-1]  # this layout's smallest step
-        if smallest is None or needed_bytes(arch, least) < needed_bytes(arch, smallest[0]):
-            smallest = (least, strategy)
         for fit, mode in found:
             # the fastest layout and recomputation (on a tie, the simpler: listed first)
             searching = len(found) > 1 or count > 1
@@ -294,7 +292,14 @@ def _search(
             rate = _value(est) if searching else 1.0
             if best is None or rate > best[0]:
                 best = (rate, fit, strategy, mode, est)
-    return best, smallest
+    return best
+
+
+def _smallest(arch: ModelArch, layouts: Trials) -> tuple[Job, str] | None:
+    """The step that needs the least memory of any layout (what a job that fits nowhere is
+    reported as: the nearest it comes to fitting), and its layout."""
+    steps = [(per_mode[-1][1][-1], strategy) for strategy, per_mode in layouts]
+    return min(steps, key=lambda step: needed_bytes(arch, step[0]), default=None)
 
 
 class Configured(NamedTuple):
