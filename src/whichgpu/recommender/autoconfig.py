@@ -26,13 +26,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from whichgpu.catalog.records import GPU
-from whichgpu.errors import Ref
+from whichgpu.errors import Ref, WhichGPUError
 from whichgpu.estimate.assumptions import TIGHT_HEADROOM
 from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.parallel import layout_name, scaled_job, training_layouts, usable_bytes
+from whichgpu.estimate.perf import fp16_instead, missing_math_unit
 from whichgpu.frozen import evolve
 from whichgpu.i18n import N_
 from whichgpu.job import Checkpointing, Job
@@ -40,9 +41,7 @@ from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
 from whichgpu.recipes import RECIPES, parallel_of
 from whichgpu.requests import Component
-
-if TYPE_CHECKING:
-    from whichgpu.throughput import ThroughputEstimate
+from whichgpu.throughput import ThroughputEstimate, check_model_runnable, checked_throughput
 
 #: Tokens per optimizer step for pretraining a language model when the user gives no global
 #: batch: Llama 2's 4M (Touvron et al., 2023, Table 1: "a global batch-size of 4M tokens"),
@@ -159,8 +158,6 @@ def configure(
     GPUs, its layout, and notes saying what was chosen. Values the user gave are kept."""
     chosen: list[Note] = []
     if component.precision is None:
-        from whichgpu.estimate.perf import fp16_instead
-
         fp16 = fp16_instead(gpu, job.precision)
         if fp16 is not None:
             job = evolve(job, precision=fp16)
@@ -231,7 +228,7 @@ def configure(
     return Configured(scaled, strategy, notes, estimate)
 
 
-Best = tuple[float, Job, str, Checkpointing, "ThroughputEstimate | None"]
+Best = tuple[float, Job, str, Checkpointing, ThroughputEstimate | None]
 
 
 def _search(
@@ -316,16 +313,11 @@ def _runnable(arch: ModelArch, job: Job, gpu: GPU) -> bool:
     """``job`` passes :func:`~whichgpu.throughput.check_runnable` on ``gpu``: the model's
     checks once per job (every GPU model of a count shares the search's jobs), the GPU's
     tensor-core format each time."""
-    from whichgpu.estimate.perf import missing_math_unit
-
     return _model_runnable(arch, job) and missing_math_unit(gpu, job.math_precision) is None
 
 
 @lru_cache(maxsize=1024)
 def _model_runnable(arch: ModelArch, job: Job) -> bool:
-    from whichgpu.errors import WhichGPUError
-    from whichgpu.throughput import check_model_runnable
-
     try:
         check_model_runnable(arch, job)
     except WhichGPUError:
@@ -336,9 +328,6 @@ def _model_runnable(arch: ModelArch, job: Job) -> bool:
 def _estimate(
     arch: ModelArch, job: Job, gpu: GPU, count: int, framework: str | None
 ) -> ThroughputEstimate | None:
-    from whichgpu.errors import WhichGPUError
-    from whichgpu.throughput import checked_throughput
-
     try:
         return checked_throughput(arch, job, gpu, count, framework=framework)
     except WhichGPUError:
