@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
+from whichgpu.catalog.prices import price_range, shape_range
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import MAX_TIED, STALE_PRICE_MONTHS
 from whichgpu.estimate.cost import (
@@ -61,8 +62,6 @@ def _total_time(runs: Sequence[ComponentRun]) -> float | None:
 def _price_options(
     catalog: Catalog, hw: Hardware, runs: tuple[ComponentRun, ...], workload: Workload
 ) -> list[Option]:
-    from whichgpu.catalog.prices import price_range, shape_range
-
     c = workload.constraints
     time_s = _total_time(runs)
     hours = None if time_s is None else time_s / 3600
@@ -251,15 +250,16 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
 
 def _objective_key(option: Option, objective: str) -> tuple[float, ...]:
     """Smaller is better; ties broken by cost, time, card count and names (deterministic)."""
-    inf = float("inf")
     cost, per_h, time_s = _rounded(option)
     speed = -(option.throughput or 0.0)
-    primary: dict[str, tuple[float, ...]] = {
-        "cost": (cost, per_h) if option.cost_usd is not None else (inf, per_h),
-        "time": (time_s, speed),
-        "value": (-(option.value or 0.0),),
-    }
-    return (*primary[objective], cost, per_h, time_s, round(speed, 6), float(option.gpus))
+    primary: tuple[float, ...]
+    if objective == "cost":
+        primary = (cost, per_h)  # an unknown cost is infinite (_rounded): ranked by $/h
+    elif objective == "time":
+        primary = (time_s, speed)
+    else:
+        primary = (-(option.value or 0.0),)
+    return (*primary, cost, per_h, time_s, round(speed, 6), float(option.gpus))
 
 
 def _rounded(option: Option) -> tuple[float, float, float]:
@@ -275,12 +275,11 @@ def _rounded(option: Option) -> tuple[float, float, float]:
 def score_of(option: Option, objective: str) -> float | None:
     """The objective's figure: $ per job (or $/h), seconds (or −throughput), throughput
     per $/h."""
-    scores = {
-        "cost": option.cost_usd if option.cost_usd is not None else option.usd_per_h,
-        "time": option.time_s if option.time_s is not None else option.throughput,
-        "value": option.value,
-    }
-    return scores[objective]
+    if objective == "cost":
+        return option.cost_usd if option.cost_usd is not None else option.usd_per_h
+    if objective == "time":
+        return option.time_s if option.time_s is not None else option.throughput
+    return option.value
 
 
 #: Objective figures this close (relative) are equal for the ranking: the same job on 1, 2,
