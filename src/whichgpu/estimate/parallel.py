@@ -227,6 +227,27 @@ def host_link_gb_per_s(gpu: GPU) -> float:
     return PCIE_X16_GB_PER_S.get(gpu.pcie_gen or 4, 31.5)
 
 
+#: The host's DRAM bandwidth (GB/s, the platform's peak: channels × 8 bytes × transfer
+#: rate) of the servers data-centre cards are built into, by the PCIe generation of their
+#: slots: PCIe 3, two Xeon Scalable (Skylake, DGX-2's Platinum 8168) of 6 DDR4-2666
+#: channels each, 256; PCIe 4, two EPYC Rome/Milan (DGX A100's 7742) of 8 DDR4-3200 each,
+#: 409.6; PCIe 5, two Xeon Sapphire Rapids (DGX H100's 8480C) of 8 DDR5-4800 each, 614.4.
+SERVER_DRAM_GB_PER_S = {3: 256.0, 4: 409.6, 5: 614.4}
+#: The same for the desktops consumer cards are built into, two channels, by the year from
+#: which a card launched: DDR4-2666 (42.7), DDR4-3200 (51.2) from 2019 (Ryzen 3000, the
+#: first desktop with PCIe 4), DDR5-5600 (89.6) from 2022 (Ryzen 7000 takes DDR5 only).
+DESKTOP_DRAM_GB_PER_S = ((2022, 89.6), (2019, 51.2), (0, 42.7))
+
+
+def host_dram_gb_per_s(gpu: GPU) -> float:
+    """The DRAM bandwidth of the host ``gpu`` is built into: a desktop for a consumer card
+    (:data:`DESKTOP_DRAM_GB_PER_S`), a server otherwise (:data:`SERVER_DRAM_GB_PER_S`, the
+    latest listed for a newer PCIe generation)."""
+    if "consumer" in gpu.form_factor:
+        return next(rate for year, rate in DESKTOP_DRAM_GB_PER_S if gpu.launch_year >= year)
+    return SERVER_DRAM_GB_PER_S[min(max(gpu.pcie_gen or 4, 3), 5)]
+
+
 def network_gb_per_s(gpu: GPU, network: str, per_node: int = GPUS_PER_NODE) -> float:
     """GB/s per GPU between nodes: its own NIC on InfiniBand, a share of the node's port
     on Ethernet (a hierarchical ring sends every GPU's part through it)."""

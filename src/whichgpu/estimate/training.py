@@ -30,9 +30,10 @@ this module adds what spreading it costs, term by term:
   for LoRA's adapters; for a full fine-tune of a few thousand tokens a step it is a share
   of the step.
 * **Offloading** (Ren et al., 2021, ZeRO-Offload §4): 16-bit gradients go to the host and the
-  updated 16-bit weights come back over PCIe once a step; a paged optimizer's states that do
-  not fit pages in and out once a step; offloaded activations are copied out and back under
-  the compute.
+  updated 16-bit weights come back over PCIe once a step, and the host's CPU runs the
+  optimizer step in between, bound by its DRAM bandwidth (:func:`host_optimizer_seconds`);
+  a paged optimizer's states that do not fit page in and out once a step; offloaded
+  activations are copied out and back under the compute.
 
 Links are :mod:`whichgpu.estimate.parallel`'s: NVLink inside its domain, PCIe (through host
 memory on cards without peer-to-peer), and the network between nodes.
@@ -58,6 +59,7 @@ from whichgpu.estimate.memory import (
 )
 from whichgpu.estimate.parallel import (
     collective_gb_per_s,
+    host_dram_gb_per_s,
     host_link_gb_per_s,
     ring_seconds,
     usable_bytes,
@@ -172,6 +174,8 @@ def step_time(
     if job.offload != "none" or memory is not None:
         offload_s = _offload_seconds(arch, job, gpu, memory, compute_s)
     optimizer_s = shape.optimizer_bytes / _optimizer_bandwidth(gpu)
+    if job.offload != "none":
+        optimizer_s += host_optimizer_seconds(arch, job, gpu)
     seconds = pipeline_s + offload_s + optimizer_s
     return Step(seconds, compute_s, bubble_s, m * tp_s, m * p2p_s, dp_s, offload_s, optimizer_s)
 
@@ -222,28 +226,66 @@ def _optimizer_bandwidth(gpu: GPU) -> float:
 
 @lru_cache(maxsize=4096)
 def optimizer_update_bytes(arch: ModelArch, job: Job) -> float:
-    """What one GPU's optimizer update reads and writes: :data:`OPTIMIZER_TRAFFIC` for the
-    parameters it updates (its tensor-parallel and pipeline share, and with ZeRO / a
-    distributed optimizer its data-parallel partition); the same on every GPU model, so
+    """What one GPU's optimizer update reads and writes: :func:`_update_bytes_per_param`
+    for the parameters it updates (its tensor-parallel and pipeline share, and with ZeRO /
+    a distributed optimizer its data-parallel partition); the same on every GPU model, so
     computed once per job. None on the GPU when the optimizer runs on the host
-    (ZeRO-Offload): that is :func:`_offload_seconds`' transfer."""
+    (ZeRO-Offload, FSDP's CPU offload): that is :func:`host_optimizer_seconds`."""
     trainable = trainable_parameters(arch, job)
     if not trainable or job.offload != "none":
         return 0.0
-    shards = _optimizer_shards(arch, job)
     weight = 4.0 if job.task in ("lora", "qlora") else weight_bytes_per_param(job)
-    gradient = gradient_bytes_per_param(job)
-    states = optimizer_bytes(arch, job) / trainable
+    per_param = _update_bytes_per_param(arch, job, weight, gradient_bytes_per_param(job))
+    return trainable / _optimizer_shards(arch, job) * per_param
+
+
+def _update_bytes_per_param(arch: ModelArch, job: Job, weight: float, gradient: float) -> float:
+    """Bytes an optimizer step moves per trainable parameter of ``weight`` and ``gradient``
+    bytes: :data:`OPTIMIZER_TRAFFIC` of its implementation."""
+    states = optimizer_bytes(arch, job) / trainable_parameters(arch, job)
     if job.optimizer == "adafactor":
-        per_param = _adafactor_bytes(weight, gradient) + 2 * states
-    elif master_weights_bytes_needed(job) and weight < 4.0:
+        return _adafactor_bytes(weight, gradient) + 2 * states
+    if master_weights_bytes_needed(job) and weight < 4.0:
         # the engine's fused kernel updates the fp32 master copy and writes the 16-bit one
         w, g, s = OPTIMIZER_TRAFFIC["adamw-fused"]
-        per_param = w * 4.0 + weight + g * gradient + s * states
-    else:
-        w, g, s = OPTIMIZER_TRAFFIC[job.optimizer]
-        per_param = w * weight + g * gradient + s * states
-    return trainable / shards * per_param
+        return w * 4.0 + weight + g * gradient + s * states
+    w, g, s = OPTIMIZER_TRAFFIC[job.optimizer]
+    return w * weight + g * gradient + s * states
+
+
+#: The share of the host's peak DRAM bandwidth an offloaded optimizer step streams at:
+#: DeepSpeed's CPU Adam (one AVX-vectorised pass, 30 bytes a parameter) updated 1B
+#: parameters in 0.22 s and 10B in 2.57 s on a DGX-2's two Xeon Platinum 8168 (Ren et al.,
+#: 2021, "ZeRO-Offload", Table 4): 136 and 117 GB/s of its 256 (:data:`~whichgpu.estimate.
+#: parallel.HOST_DRAM_GB_PER_S`). PyTorch's own CPU Adam of 2020 took 1.39 s for 1B there
+#: (the same table; "DeepSpeedCPUAdam is 5X-7X faster than the standard PyTorch
+#: implementation", DeepSpeed's ZeRO-Offload tutorial): its several passes are counted by
+#: :data:`OPTIMIZER_TRAFFIC`, which puts it at 0.62 s, half the time measured.
+HOST_OPTIMIZER_BANDWIDTH_FRACTION = 0.5
+
+
+@lru_cache(maxsize=1024)
+def _host_update_bytes(arch: ModelArch, job: Job) -> float:
+    """What the host's optimizer steps read and write for one GPU's partition: the fp32
+    master weights (written back to the 16-bit copy the GPU receives) or, without an
+    engine's master copy, the fp32 parameters FSDP keeps on the host, and fp32 gradients."""
+    trainable = trainable_parameters(arch, job)
+    if not trainable:
+        return 0.0
+    weight = 2.0 if master_weights_bytes_needed(job) else 4.0
+    return (
+        trainable / _optimizer_shards(arch, job) * _update_bytes_per_param(arch, job, weight, 4.0)
+    )
+
+
+def host_optimizer_seconds(arch: ModelArch, job: Job, gpu: GPU) -> float:
+    """The optimizer step run on the host (``offload``: ZeRO-Offload's CPU Adam, Ren et al.,
+    2021, §4.1; FSDP's ``CPUOffload``): every GPU of a node has its partition updated at
+    once, sharing the host's DRAM (:func:`~whichgpu.estimate.parallel.host_dram_gb_per_s`
+    at :data:`HOST_OPTIMIZER_BANDWIDTH_FRACTION`); the step waits on it (no delayed update)."""
+    in_node = max(1, min(job.gpus, job.gpus_per_node))
+    bandwidth = host_dram_gb_per_s(gpu) * 1e9 * HOST_OPTIMIZER_BANDWIDTH_FRACTION
+    return _host_update_bytes(arch, job) * in_node / bandwidth
 
 
 def _optimizer_shards(arch: ModelArch, job: Job) -> float:
