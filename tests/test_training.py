@@ -430,3 +430,17 @@ def test_an_offloaded_optimizer_steps_at_the_host_s_memory_bandwidth(catalog: Ca
     step = estimate_throughput(arch, job, catalog.gpu("a100-80gb-sxm")).step
     assert step is not None
     assert step.optimizer_s == host_optimizer_seconds(arch, job, catalog.gpu("a100-80gb-sxm"))
+
+
+def test_the_host_s_memory_is_the_machine_s_a_card_is_built_into(catalog: Catalog) -> None:
+    """One or two consumer cards sit in a desktop (two DDR5 channels for a 2022 card), eight
+    in a server; a cloud instance of one GPU has an eighth of its server; each GH200 its own
+    Grace."""
+    from whichgpu.estimate.parallel import host_dram_gb_per_s
+
+    rtx4090, h100 = catalog.gpu("rtx-4090"), catalog.gpu("h100-sxm")
+    assert host_dram_gb_per_s(rtx4090, 1) == pytest.approx(89.6)
+    assert host_dram_gb_per_s(rtx4090, 8) == pytest.approx(409.6)  # PCIe 4 server
+    assert host_dram_gb_per_s(h100, 8) == pytest.approx(614.4)
+    assert host_dram_gb_per_s(h100, 1, per_node=1) == pytest.approx(614.4 / 8)
+    assert host_dram_gb_per_s(catalog.gpu("gh200"), 4) == pytest.approx(4 * 512.0)

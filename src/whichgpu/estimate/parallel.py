@@ -233,19 +233,31 @@ def host_link_gb_per_s(gpu: GPU) -> float:
 #: channels each, 256; PCIe 4, two EPYC Rome/Milan (DGX A100's 7742) of 8 DDR4-3200 each,
 #: 409.6; PCIe 5, two Xeon Sapphire Rapids (DGX H100's 8480C) of 8 DDR5-4800 each, 614.4.
 SERVER_DRAM_GB_PER_S = {3: 256.0, 4: 409.6, 5: 614.4}
-#: The same for the desktops consumer cards are built into, two channels, by the year from
-#: which a card launched: DDR4-2666 (42.7), DDR4-3200 (51.2) from 2019 (Ryzen 3000, the
-#: first desktop with PCIe 4), DDR5-5600 (89.6) from 2022 (Ryzen 7000 takes DDR5 only).
+#: The same for the desktops consumer cards are built into (one or two cards), two
+#: channels, by the year from which a card launched: DDR4-2666 (42.7), DDR4-3200 (51.2)
+#: from 2019 (Ryzen 3000, the first desktop with PCIe 4), DDR5-5600 (89.6) from 2022
+#: (Raptor Lake's rated 5600; Ryzen 7000 5200 to 6000).
 DESKTOP_DRAM_GB_PER_S = ((2022, 89.6), (2019, 51.2), (0, 42.7))
+#: GH200: each Hopper GPU has its own Grace CPU, whose LPDDR5X reaches "up to 512 GB/s"
+#: (NVIDIA GH200 Grace Hopper Superchip datasheet).
+GRACE_DRAM_GB_PER_S = 512.0
+#: Cards a desktop holds at most: more share a server's memory.
+DESKTOP_CARDS = 2
 
 
-def host_dram_gb_per_s(gpu: GPU) -> float:
-    """The DRAM bandwidth of the host ``gpu`` is built into: a desktop for a consumer card
-    (:data:`DESKTOP_DRAM_GB_PER_S`), a server otherwise (:data:`SERVER_DRAM_GB_PER_S`, the
-    latest listed for a newer PCIe generation)."""
-    if "consumer" in gpu.form_factor:
+def host_dram_gb_per_s(gpu: GPU, cards: int, per_node: int = GPUS_PER_NODE) -> float:
+    """The DRAM bandwidth the host gives ``cards`` GPUs of one node of ``per_node``: all
+    of a desktop's for up to :data:`DESKTOP_CARDS` consumer cards
+    (:data:`DESKTOP_DRAM_GB_PER_S`), each GH200 its own Grace's, else a server's
+    (:data:`SERVER_DRAM_GB_PER_S`; a card without a PCIe generation, an SXM or OAM module,
+    the latest), its share where a cloud instance is a slice of a :data:`GPUS_PER_NODE`-GPU
+    server."""
+    if "consumer" in gpu.form_factor and cards <= DESKTOP_CARDS:
         return next(rate for year, rate in DESKTOP_DRAM_GB_PER_S if gpu.launch_year >= year)
-    return SERVER_DRAM_GB_PER_S[min(max(gpu.pcie_gen or 4, 3), 5)]
+    if gpu.form_factor.startswith("Superchip"):
+        return GRACE_DRAM_GB_PER_S * cards
+    server = SERVER_DRAM_GB_PER_S[min(max(gpu.pcie_gen or 5, 3), 5)]
+    return server * min(1.0, per_node / GPUS_PER_NODE)
 
 
 def network_gb_per_s(gpu: GPU, network: str, per_node: int = GPUS_PER_NODE) -> float:

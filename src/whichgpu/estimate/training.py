@@ -70,7 +70,8 @@ from whichgpu.models.arch import ModelArch
 
 
 class Step(msgspec.Struct, frozen=True):
-    """One optimizer step: its seconds and the share of each term in them."""
+    """One optimizer step: its seconds and the share of each term in them (``optimizer_s``:
+    the update on the GPU, or on the host when the optimizer is offloaded)."""
 
     seconds: float
     compute_s: float
@@ -197,7 +198,8 @@ def step_time(
 #:   are not).
 #:
 #: DeepSpeed's and Megatron's fused Adam (engines other than ``torch``) update the fp32
-#: master copy in one kernel and write the 16-bit weights from it.
+#: master copy in one kernel and write the 16-bit weights from it. On the host (offload)
+#: PyTorch's AdamW runs its single-tensor loop, the same kernels per parameter.
 OPTIMIZER_TRAFFIC: dict[str, tuple[float, float, float]] = {
     "adamw": (4.0, 2.0, 7.0),
     "adamw-fused": (2.0, 1.0, 2.0),
@@ -257,7 +259,7 @@ def _update_bytes_per_param(arch: ModelArch, job: Job, weight: float, gradient: 
 #: DeepSpeed's CPU Adam (one AVX-vectorised pass, 30 bytes a parameter) updated 1B
 #: parameters in 0.22 s and 10B in 2.57 s on a DGX-2's two Xeon Platinum 8168 (Ren et al.,
 #: 2021, "ZeRO-Offload", Table 4): 136 and 117 GB/s of its 256 (:data:`~whichgpu.estimate.
-#: parallel.HOST_DRAM_GB_PER_S`). PyTorch's own CPU Adam of 2020 took 1.39 s for 1B there
+#: parallel.SERVER_DRAM_GB_PER_S`). PyTorch's own CPU Adam of 2020 took 1.39 s for 1B there
 #: (the same table; "DeepSpeedCPUAdam is 5X-7X faster than the standard PyTorch
 #: implementation", DeepSpeed's ZeRO-Offload tutorial): its several passes are counted by
 #: :data:`OPTIMIZER_TRAFFIC`, which puts it at 0.62 s, half the time measured. (Table 4 is
@@ -268,26 +270,32 @@ HOST_OPTIMIZER_BANDWIDTH_FRACTION = 0.5
 
 @lru_cache(maxsize=1024)
 def _host_update_bytes(arch: ModelArch, job: Job) -> float:
-    """What the host's optimizer steps read and write for one GPU's partition: the fp32
-    master weights (written back to the 16-bit copy the GPU receives) or, without an
-    engine's master copy, the fp32 parameters FSDP keeps on the host, and fp32 gradients."""
+    """What the host's optimizer steps read and write for one GPU's partition: an engine's
+    fp32 master weights (and the 16-bit copy the GPU receives) with the fp32 gradients
+    ZeRO-Offload keeps on the host; without one, the parameters and gradients in their own
+    dtypes (LoRA's adapters in fp32), as FSDP's CPU offload keeps them."""
     trainable = trainable_parameters(arch, job)
     if not trainable:
         return 0.0
-    weight = 2.0 if master_weights_bytes_needed(job) else 4.0
-    return (
-        trainable / _optimizer_shards(arch, job) * _update_bytes_per_param(arch, job, weight, 4.0)
-    )
+    if master_weights_bytes_needed(job):
+        weight, gradient = 2.0, 4.0
+    else:
+        weight = 4.0 if job.task in ("lora", "qlora") else weight_bytes_per_param(job)
+        gradient = gradient_bytes_per_param(job)
+    per_param = _update_bytes_per_param(arch, job, weight, gradient)
+    return trainable / _optimizer_shards(arch, job) * per_param
 
 
 def host_optimizer_seconds(arch: ModelArch, job: Job, gpu: GPU) -> float:
     """The optimizer step run on the host (``offload``: ZeRO-Offload's CPU Adam, Ren et al.,
-    2021, §4.1; FSDP's ``CPUOffload``): every GPU of a node has its partition updated at
-    once, sharing the host's DRAM (:func:`~whichgpu.estimate.parallel.host_dram_gb_per_s`
-    at :data:`HOST_OPTIMIZER_BANDWIDTH_FRACTION`); the step waits on it (no delayed update)."""
+    2021; FSDP's ``CPUOffload``): the partitions of a node's GPUs updated at once through
+    the host's DRAM (:func:`~whichgpu.estimate.parallel.host_dram_gb_per_s` at
+    :data:`HOST_OPTIMIZER_BANDWIDTH_FRACTION`); the step waits on it (no delayed update)."""
     in_node = max(1, min(job.gpus, job.gpus_per_node))
-    bandwidth = host_dram_gb_per_s(gpu) * 1e9 * HOST_OPTIMIZER_BANDWIDTH_FRACTION
-    return _host_update_bytes(arch, job) * in_node / bandwidth
+    dram = host_dram_gb_per_s(gpu, in_node, job.gpus_per_node)
+    return (
+        _host_update_bytes(arch, job) * in_node / (dram * 1e9 * HOST_OPTIMIZER_BANDWIDTH_FRACTION)
+    )
 
 
 def _optimizer_shards(arch: ModelArch, job: Job) -> float:
