@@ -22,7 +22,7 @@ from whichgpu.estimate.efficiency import (
     serve_prefill_ideal_s,
 )
 from whichgpu.estimate.efficiency_model import load_efficiency, load_framework_factors
-from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
+from whichgpu.estimate.perf import check_math_unit, tensor_tflops, train_flops_per_token
 from whichgpu.frozen import evolve
 from whichgpu.job import Attention, Checkpointing, Job, Math, Precision, Task
 from whichgpu.models.arch import ModelArch
@@ -344,8 +344,6 @@ def _training_compute(
 def check_runnable(arch: ModelArch, job: Job, gpu: GPU) -> None:
     """What ``job`` must satisfy to be estimated on ``gpu``: a model, sequences its positions
     take, a layout that splits it, and the tensor-core format its precision needs."""
-    from whichgpu.estimate.perf import check_math_unit
-
     check_model_runnable(arch, job)
     check_math_unit(gpu, job.math_precision)
 

@@ -236,9 +236,15 @@ def optimizer_update_bytes(arch: ModelArch, job: Job) -> float:
     trainable = trainable_parameters(arch, job)
     if not trainable or job.offload != "none":
         return 0.0
-    weight = 4.0 if job.task in ("lora", "qlora") else weight_bytes_per_param(job)
-    per_param = _update_bytes_per_param(arch, job, weight, gradient_bytes_per_param(job))
+    weight, gradient = _trained_weight_bytes(job), gradient_bytes_per_param(job)
+    per_param = _update_bytes_per_param(arch, job, weight, gradient)
     return trainable / _optimizer_shards(arch, job) * per_param
+
+
+def _trained_weight_bytes(job: Job) -> float:
+    """Bytes of a weight the optimizer updates: LoRA's adapters are fp32, a full
+    fine-tune's weights in their stored dtype."""
+    return 4.0 if job.task in ("lora", "qlora") else weight_bytes_per_param(job)
 
 
 def _update_bytes_per_param(arch: ModelArch, job: Job, weight: float, gradient: float) -> float:
@@ -280,8 +286,7 @@ def _host_update_bytes(arch: ModelArch, job: Job) -> float:
     if master_weights_bytes_needed(job):
         weight, gradient = 2.0, 4.0
     else:
-        weight = 4.0 if job.task in ("lora", "qlora") else weight_bytes_per_param(job)
-        gradient = gradient_bytes_per_param(job)
+        weight, gradient = _trained_weight_bytes(job), gradient_bytes_per_param(job)
     per_param = _update_bytes_per_param(arch, job, weight, gradient)
     return trainable / _optimizer_shards(arch, job) * per_param
 
