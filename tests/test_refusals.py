@@ -37,6 +37,17 @@ LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
         # estimate's GPU count is --count (the job's field is gpus): the error names the flag
         (("estimate", "-m", "llama-3.1-8b", "--gpu", "h100", "--task", "train", "--tp", "3"),
          "--count: must be a multiple of --tp × --pp (3); got 1"),
+        # inference without an engine is one copy over every GPU: a smaller --tp would make
+        # replicas, which the serving planner sizes; serving has no pipeline stages
+        (("estimate", "-m", "llama-2-70b", "--gpu", "a100", "--count", "8", "--tp", "2"),
+         "--tp: 2 GPUs a copy makes 4 copies of the model on 8 GPUs, which only the serving "
+         "planner sizes: give --engine too, or 8 to split one copy over all"),
+        (("estimate", "-m", "llama-2-70b", "--gpu", "a100", "--count", "8", "--pp", "2",
+          "--engine", "vllm"),
+         "--pp: pipeline stages are planned for training; a served model is split with --tp"),
+        (("estimate", "-m", "llama-2-70b", "--gpu", "a100", "--count", "6", "--tp", "3",
+          "--engine", "vllm"),
+         "--tp: 3 GPUs of tensor parallelism do not split Llama 2 70B's 64 attention heads"),
         (("fit", "-m", "llama-3.1-8b", "--task", "lora", "--prompt", "512"),
          "--prompt: lora does not use it"),
         (("fit", "-m", "llama-3.1-8b", "--task", "train", "--generate", "99"),
@@ -132,3 +143,23 @@ def test_a_skypilot_catalog_that_prices_nothing_is_refused(tmp_path: Path) -> No
     result = run_cli("compare", "a100", "a6000", "--skypilot-catalog", str(vms))
     assert result.code == 2 and "no offer for a GPU whichgpu carries" in result.stderr
     assert "TPU-v9" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_served_model_takes_the_replica_size_given() -> None:
+    """--tp with an engine fixes each replica's tensor-parallel degree (the planner would
+    pick two replicas of 4 for this job); the plan, not a one-copy layout line, says it."""
+    args = ("estimate", "-m", "llama-2-70b", "--gpu", "a100-80gb-sxm", "--count", "8",
+            "--engine", "trtllm", "--prompt", "512", "--generate", "512")  # fmt: skip
+    chosen = run_cli(*args)
+    assert "2 × 4-GPU replicas" in chosen.stdout
+    forced = run_cli(*args, "--tp", "8")
+    assert forced.code == 0, forced.stderr
+    assert "1 × 8-GPU replica" in forced.stdout
+    assert "one copy of the model" not in forced.stdout + chosen.stdout
+    six = run_cli("estimate", "-m", "llama-2-70b", "--gpu", "a100-80gb-sxm", "--count", "6",
+                  "--tp", "2", "--engine", "vllm")  # fmt: skip
+    assert six.code == 0 and "3 × 2-GPU replicas" in six.stdout
+    # a count tensor parallelism cannot split is replicas to the serving planner
+    three = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "a6000", "--count", "3",
+                    "--engine", "vllm")  # fmt: skip
+    assert three.code == 0 and "3 × 1-GPU replicas" in three.stdout

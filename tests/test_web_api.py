@@ -345,6 +345,20 @@ def test_answers_are_memoised_and_stable(client: TestClient) -> None:
             "precision",
             ["bf16-true"],
         ),
+        (
+            "post",
+            "/api/v1/estimate",
+            {"model": "llama-2-70b", "gpu": "a100", "count": 8, "tp": 2},
+            "tp",
+            ["4 copies of the model on 8 GPUs", "engine"],
+        ),
+        (
+            "post",
+            "/api/v1/estimate",
+            {"model": "llama-2-70b", "gpu": "a100", "count": 8, "pp": 2, "engine": "vllm"},
+            "pp",
+            ["a served model is split with tp"],
+        ),
         ("post", "/api/v1/mig", {"profiles": ["1g.10gb"]}, "gpu", ["gpu"]),
         (
             "post",

@@ -232,6 +232,13 @@ MESSAGES: dict[str, str] = {
     ),
     "lora_targets_unknown": N_("{model} has no linear module {names}; valid: {valid}{hint}"),
     "zero_inference": N_("ZeRO shards training state; inference shards weights with {tp}"),
+    "pp_inference": N_(
+        "pipeline stages are planned for training; a served model is split with {tp}"
+    ),
+    "inference_tp_count": N_(
+        "{tp} GPUs a copy makes {replicas} copies of the model on {count} GPUs, which only "
+        "the serving planner sizes: give {engine} too, or {count} to split one copy over all"
+    ),
     "utilization_inference": N_("is for inference (the task is {task})"),
     "images_model": N_("{model} works on images: give {images}, not {tokens}"),
     "tokens_model": N_("{model} works on tokens: give {tokens}, not {images}"),

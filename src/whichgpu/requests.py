@@ -288,6 +288,8 @@ def make_job(**fields: object) -> Job:
         )
     if job.task == "inference" and job.zero:
         raise InvalidInput("zero_inference", field=("zero",), tp=Ref(("tp",)))
+    if job.task == "inference" and job.pp > 1:
+        raise InvalidInput("pp_inference", field=("pp",), tp=Ref(("tp",)))
     return job
 
 

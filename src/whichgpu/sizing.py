@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency_model import load_efficiency
+from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
 from whichgpu.estimate.serving_plan import (
     PERCENTILES,
     Targets,
@@ -62,25 +63,27 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
             "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
         )
     training = r.task != "inference"
-    if not training and r.count > 1:
-        from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
-
-        if tensor_parallel_degree(arch, r.count) != r.count:
-            valid = [n for n in gpu_counts(64) if tensor_parallel_degree(arch, n) == n]
-            raise InvalidInput(
-                "count_splits_heads",
-                field=("count",),
-                count=r.count,
-                heads=arch.n_heads,
-                kv_heads=arch.n_kv_heads,
-                valid=", ".join(str(n) for n in valid),
-            )
+    one_copy = not training and not r.serves  # the serving planner sizes its replicas
+    if one_copy and r.count > 1 and tensor_parallel_degree(arch, r.count) != r.count:
+        valid = [n for n in gpu_counts(64) if tensor_parallel_degree(arch, n) == n]
+        raise InvalidInput(
+            "count_splits_heads",
+            field=("count",),
+            count=r.count,
+            heads=arch.n_heads,
+            kv_heads=arch.n_kv_heads,
+            valid=", ".join(str(n) for n in valid),
+        )
     try:
         job = _estimate_job_of(arch, r, training)
     except InvalidInput as error:
         if error.field == ("gpus",):  # the request names its GPU count "count"
             error.field = ("count",)
         raise
+    if one_copy and r.tp not in (None, r.count):
+        # without the serving planner, inference is one copy split over every GPU
+        raise InvalidInput("inference_tp_count", field=("tp",), tp=r.tp, count=r.count,
+                           replicas=r.count // (r.tp or 1), engine=Ref(("engine",)))  # fmt: skip
     notes: list[Note] = []
     if r.precision is None:  # a default this GPU cannot run: its FP16 twin, said
         job, chosen = _runnable_precision(arch, job, gpu)
@@ -207,7 +210,9 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     check_serving(arch, job, r.engine)
     engine = ENGINES[r.engine or DEFAULT_ENGINE]
     targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
-    plan = plan_service(arch, job, gpu, r.count, engine, targets, r.request_rate, r.batch)
+    if r.tp and engine.split == "tensor" and tensor_parallel_degree(arch, r.tp) != r.tp:
+        raise InvalidInput("tp_heads", field=("tp",), tp=r.tp, model=arch.name, heads=arch.n_heads)
+    plan = plan_service(arch, job, gpu, r.count, engine, targets, r.request_rate, r.batch, r.tp)
     if plan is None:
         raise InvalidInput("serving_no_fit", model=arch.name, gpu=gpu.name, count=r.count)
     check_runnable(arch, job, gpu)

@@ -385,16 +385,19 @@ def plan_service(
     targets: Targets,
     demand_rps: float | None = None,
     max_sequences: int | None = None,
+    tp: int | None = None,
 ) -> ServingPlan | None:
     """``count`` GPUs split into replicas of 1, 2, 4 or 8 (tensor parallelism inside each where
     the engine has it, in a degree that splits the heads), the split that serves the most
-    kept (on a tie, the smaller replicas): None where no split holds the model."""
+    kept (on a tie, the smaller replicas): None where no split holds the model. ``tp``: the
+    replica's size the user fixed (``--tp``), the only split tried."""
     from whichgpu.errors import WhichGPUError
     from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
 
     best: ServingPlan | None = None
     served_by: list[tuple[int, int, float]] = []
-    for per_replica in gpu_counts(min(count, job.gpus_per_node)):  # a replica in one node
+    sizes = [tp] if tp else gpu_counts(min(count, job.gpus_per_node))  # a replica in one node
+    for per_replica in sizes:
         if count % per_replica:
             continue
         if engine.split == "tensor" and tensor_parallel_degree(arch, per_replica) != per_replica:

@@ -340,7 +340,12 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
         console.print(fmt(_("Time to first token: {ms:,.0f} ms"), ms=result.ttft_s * 1e3))
     if result.mfu is not None:
         console.print(fmt(_("MFU: {mfu:.0%}"), mfu=result.mfu))
-    if result.job is None and result.count > 1 and result.regime.startswith("llm-"):
+    if (
+        result.job is None
+        and result.serving is None  # the serving plan says its replicas and their size
+        and result.count > 1
+        and result.regime.startswith("llm-")
+    ):
         # inference over several GPUs is one model split across them, not copies of it
         console.print(
             fmt(_("Layout: tensor parallel {tp} (one copy of the model)"), tp=result.count)
