@@ -855,3 +855,25 @@ def test_every_page_shows_all_its_refused_fields(
     assert page.status_code == 422
     assert re.findall(r'<li data-field="(\w+)"', page.text) == fields
     assert "<strong>Erreur :</strong>" in page.text  # French puts its space before a colon
+
+
+def test_the_estimate_page_says_what_the_cli_says(client: TestClient) -> None:
+    """One estimate, one text: the page lists the CLI's lines (the serving plan's replicas,
+    a training job's layout and step), and its form takes the GPU count, the framework,
+    the layout and the serving targets."""
+    from tests.conftest import run_cli
+
+    query = {"model": "llama-2-70b", "task": "inference", "gpu": "a100-80gb-sxm", "count": "8",
+             "engine": "trtllm", "tp": "8", "prompt": "512", "generate": "512"}  # fmt: skip
+    page = client.get("/estimate", params={**query, "lang": "en"}).text
+    cli = run_cli("estimate", *(f"--{k}={v}" for k, v in query.items()))
+    plan = next(line for line in cli.stdout.splitlines() if line.startswith("Serving on"))
+    assert plan.startswith("Serving on TensorRT-LLM: 1 × 8-GPU replica")
+    assert "Serving on TensorRT-LLM: 1 × 8-GPU replica serving up to" in page
+    assert "one copy of the model" not in page
+    for name in ("count", "framework", "tp", "pp", "global_batch", "engine", "ttft", "tpot"):
+        assert f'name="{name}"' in page, name
+    train = client.get("/estimate", params={"model": "llama-2-13b", "task": "train",
+                                            "gpu": "h100", "count": "8", "tp": "2",
+                                            "tokens": "2e9", "lang": "en"}).text  # fmt: skip
+    assert "Layout: TP 2 × PP 1" in train and "Step: " in train

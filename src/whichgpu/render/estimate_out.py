@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
+from whichgpu.errors import field_name
 from whichgpu.estimate.diffusion import guided
 from whichgpu.fields import format_duration, format_rate
 from whichgpu.i18n import _, fmt, ngettext
@@ -18,10 +19,25 @@ from whichgpu.throughput import ThroughputEstimate
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from whichgpu.catalog.records import GPU
     from whichgpu.estimate.serving_types import ServingPlan
+
+
+class Printer(Protocol):
+    """Where the text output goes: a Rich console (the CLI) or :class:`Lines` (a page)."""
+
+    def print(self, *objects: Any, style: str | None = None) -> None: ...
+
+
+class Lines:
+    """The text output as plain lines, for a page to list: what the CLI prints, line for
+    line, so that both shells say the same of one estimate."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def print(self, *objects: Any, style: str | None = None) -> None:
+        self.texts.append(" ".join(str(o) for o in objects))
 
 
 def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
@@ -54,7 +70,7 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
     }
 
 
-def print_serving(plan: ServingPlan, demand_rps: float | None, console: Console) -> None:
+def print_serving(plan: ServingPlan, demand_rps: float | None, console: Printer) -> None:
     """The serving plan: engine, replicas, each replica's capacity under the targets, and
     the operating point; or the target no load meets."""
     from whichgpu.engines import ENGINES
@@ -140,15 +156,15 @@ def no_fit(est: ImageEstimate | ImageTrainEstimate, gpu: GPU) -> Note | None:
                 capacity=round(gpu.memory_gib, 1), **flags)  # fmt: skip
 
 
-def print_chosen(chosen: tuple[str, ...], console: Console) -> None:
+def print_chosen(chosen: tuple[str, ...], console: Printer) -> None:
     """The settings whichgpu chose where the user left them open, as their flags."""
     if chosen:
-        flags = ", ".join(f"--{name.replace('_', '-')}" for name in chosen)
+        flags = ", ".join(field_name((name,)) for name in chosen)
         console.print(fmt(_("Chosen for this GPU (left open): {settings}"), settings=flags),
                       style="dim")  # fmt: skip
 
 
-def print_image(image: ImageEstimate, gpu: GPU, console: Console) -> None:
+def print_image(image: ImageEstimate, gpu: GPU, console: Printer) -> None:
     """An image job's settings (those whichgpu chose said so), time per image and memory,
     and a job that fits no way on the GPU said so."""
     job = image.job
@@ -198,7 +214,7 @@ def print_image(image: ImageEstimate, gpu: GPU, console: Console) -> None:
         console.print(why.render(), style="bold red")
 
 
-def print_image_training(est: ImageTrainEstimate, gpu: GPU, console: Console) -> None:
+def print_image_training(est: ImageTrainEstimate, gpu: GPU, console: Printer) -> None:
     """A fine-tuning job's settings, step time, memory by part."""
     job = est.job
     console.print(
@@ -294,7 +310,7 @@ def image_doc(image: ImageEstimate) -> dict[str, Any]:
     }
 
 
-def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: Console) -> None:
+def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: Printer) -> None:
     from rich.text import Text
 
     rate = result.throughput

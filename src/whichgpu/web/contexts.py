@@ -276,10 +276,12 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
 
 def estimate_context(service: Service, values: dict[str, str], result: Any) -> dict[str, Any]:
     """The estimate form's choices, and the answer's figures as lines."""
-    from whichgpu.fields import format_duration, format_rate
+    from whichgpu.fields import format_rate
     from whichgpu.job import PRECISIONS
     from whichgpu.models.presets import presets
-    from whichgpu.render.estimate_out import no_fit
+    from whichgpu.engines import ENGINES
+    from whichgpu.recipes import FRAMEWORKS
+    from whichgpu.render.estimate_out import Lines, no_fit, print_estimate
     from whichgpu.requests import KINDS
 
     summary, lines = "", []
@@ -291,53 +293,12 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
             gpu=result.gpu.short_name, low=format_rate(rate.low, rate.unit),
             high=format_rate(rate.high, rate.unit), bound=_(result.bound),
         )  # fmt: skip
-        lines += [n.render() for n in result.notes]  # a job that does not fit, first
         est = result.image or result.image_training
-        why = no_fit(est, result.gpu) if est is not None else None
-        if result.fits is False or why is not None:
+        if result.fits is False or (est is not None and no_fit(est, result.gpu) is not None):
             summary = fmt(_("Does not fit: {summary}"), summary=summary)
-        if result.time_s is not None:
-            lines.append(fmt(_("Time: {time}"), time=format_duration(result.time_s)))
-        if result.mfu is not None:
-            lines.append(fmt(_("MFU: {mfu:.0%}"), mfu=result.mfu))
-        if result.ttft_s is not None:
-            lines.append(fmt(_("Time to first token: {ms:,.0f} ms"), ms=result.ttft_s * 1e3))
-        if result.image is not None:
-            image = result.image
-            lines.append(
-                fmt(_("Per image: {seconds:,.2f} s on one GPU ({per_min:,.1f} images/min); a "
-                      "denoising step {step_ms:,.0f} ms"), seconds=image.seconds_per_image,
-                    per_min=60 / image.seconds_per_image, step_ms=image.seconds_per_step * 1e3)
-            )  # fmt: skip
-            lines.append(
-                fmt(_("Memory: {gib:,.1f} GiB at the peak ({stage}); host memory {host:,.1f} GiB"),
-                    gib=image.memory.total_gib, stage=notes_localize(image.memory.stage),
-                    host=image.memory.host_bytes / 2**30)
-            )  # fmt: skip
-        if result.image_training is not None:
-            training = result.image_training
-            lines.append(
-                fmt(_("Step: {seconds:,.2f} s ({allreduce:.0%} gradient all-reduce)"),
-                    seconds=training.seconds_per_step,
-                    allreduce=training.allreduce_s / training.seconds_per_step)
-            )  # fmt: skip
-            parts = training.memory.parts
-            lines.append(
-                fmt(_("Memory: {gib:,.1f} GiB a GPU (weights {weights:,.1f}, gradients "
-                      "{gradients:,.1f}, optimizer {optimizer:,.1f}, activations "
-                      "{activations:,.1f})"), gib=training.memory.total_gib,
-                    **{k: parts.get(k, 0.0) / 2**30
-                       for k in ("weights", "gradients", "optimizer", "activations")})
-            )  # fmt: skip
-        if why is not None:
-            lines.append(why.render())
-        lines.append(
-            fmt(
-                _("Efficiency {eta:.0%} of the roofline ({provenance})."),
-                eta=result.efficiency,
-                provenance=notes_localize(result.provenance),
-            )
-        )
+        out = Lines()  # what the CLI prints of this estimate, line for line
+        print_estimate(result, None, out)
+        lines = out.texts[1:]  # the summary above names the GPUs and the rate
     return {
         "values": values,
         "kinds": KINDS,
@@ -345,6 +306,8 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
         "image_presets": image_presets(),
         "gpus": [(g.id, g.name) for g in service.catalog().gpus],
         "precisions": PRECISIONS,
+        "frameworks": FRAMEWORKS,
+        "engines": [(e.id, e.name) for e in ENGINES.values()],
         "summary": summary,
         "lines": lines,
     }

@@ -43,6 +43,11 @@ FIELD_LABELS: dict[str, str] = {
     "baseline": N_("A GPU you had in mind"),
     "catalog": N_("Catalog"),
     "gpu": N_("GPU"),
+    "count": N_("GPUs"),
+    "framework": N_("Framework"),
+    "global_batch": N_("Global batch"),
+    "tp": N_("Tensor parallel"),
+    "pp": N_("Pipeline stages"),
     "arch": N_("Architecture"),
     "min_vram": N_("At least VRAM, GB"),
 }
