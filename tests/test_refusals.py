@@ -48,6 +48,18 @@ LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
         (("estimate", "-m", "llama-2-70b", "--gpu", "a100", "--count", "6", "--tp", "3",
           "--engine", "vllm"),
          "--tp: 3 GPUs of tensor parallelism do not split Llama 2 70B's 64 attention heads"),
+        # an engine where the GPU cannot run it, or its weight format (the engines' docs)
+        (("estimate", "-m", "llama-3.1-8b", "--gpu", "mi300x", "--engine", "trtllm"),
+         "--engine: TensorRT-LLM runs on NVIDIA GPUs only (CUDA), not on the AMD Instinct "
+         "MI300X; engines that run there: vLLM, SGLang"),
+        (("estimate", "-m", "llama-3.1-8b", "--gpu", "a100", "--engine", "trtllm", "--quant",
+          "fp8"),
+         "--quant: TensorRT-LLM runs fp8 weights from compute capability 8.9; the NVIDIA A100 "
+         "80GB SXM has 8.0; engines that run them there: vLLM"),
+        (("estimate", "-m", "llama-3.1-8b", "--gpu", "v100-sxm2-16gb", "--engine", "vllm",
+          "--quant", "fp8"),
+         "--quant: vLLM runs fp8 weights from compute capability 8.0; the NVIDIA V100 SXM2 "
+         "16GB has 7.0"),
         (("fit", "-m", "llama-3.1-8b", "--task", "lora", "--prompt", "512"),
          "--prompt: lora does not use it"),
         (("fit", "-m", "llama-3.1-8b", "--task", "train", "--generate", "99"),
@@ -163,3 +175,17 @@ def test_a_served_model_takes_the_replica_size_given() -> None:
     three = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "a6000", "--count", "3",
                     "--engine", "vllm")  # fmt: skip
     assert three.code == 0 and "3 × 1-GPU replicas" in three.stdout
+
+
+def test_the_recommender_skips_a_format_the_gpu_cannot_run() -> None:
+    """vLLM's FP8 kernels start at SM 8.0: a V100 is no FP8 option, and says why."""
+    import json
+
+    result = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--quant", "fp8",
+                     "--request-rate", "5", "--hours", "10h", "--json")  # fmt: skip
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    old = [o for o in doc["options"] if o["gpu"] in ("v100-sxm2-16gb", "t4")]
+    assert old and not any(o["feasible"] for o in old)
+    assert {o["blockers"][0]["code"] for o in old} == {"block_engine_capability"}
+    assert doc["pick"]["gpu"] not in ("v100-sxm2-16gb", "t4")

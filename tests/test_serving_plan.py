@@ -125,6 +125,13 @@ def test_targets_bind_and_replicas_cover_the_demand(catalog: Catalog) -> None:
     assert tight.capacity.tpot_s <= 0.03 + 1e-9 and tight.capacity.ttft_s <= 0.5 + 1e-9
     assert tight.replicas == math.ceil(12 / tight.capacity.rate_rps)
     assert tight.operating.rate_rps == pytest.approx(12 / tight.replicas)
+    # replicas fixed below the demand (estimate's --count) run at their capacity under the
+    # targets, not past it where the targets break
+    short = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(0.5, 0.03, 0.95),
+                         demand_rps=12, replicas=1)  # fmt: skip
+    assert short is not None and short.replicas == 1
+    assert short.operating.rate_rps == pytest.approx(short.capacity.rate_rps)
+    assert short.operating.tpot_s <= 0.03 + 1e-6
     # a TPOT below one sequence's decode step is out of reach, and says what is reachable
     impossible = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(tpot_s=0.001))
     assert impossible is not None and impossible.unmet is not None

@@ -69,6 +69,21 @@ class EngineProfile:
     #: for AMD Instinct GPUs (vLLM's and SGLang's ROCm images, TGI's ROCm image, llama.cpp's
     #: HIP backend, Ollama's ROCm build, PyTorch for ROCm)
     cuda_only: bool = False
+    #: The compute capability a weight format needs on an NVIDIA GPU, where the engine's
+    #: docs set one (vLLM's FP8 Marlin kernels from SM 8.0, TensorRT-LLM's FP8 from Ada)
+    format_capability: tuple[tuple[str, float], ...] = ()
+
+    def gap(self, gpu: GPU, quant: str | None) -> tuple[str, float] | None:
+        """What ``gpu`` lacks to run this engine with ``quant`` weights: ``("CUDA", 0)``
+        for a CUDA-only engine on another vendor's GPU, ``("capability", needed)`` for a
+        format an older NVIDIA GPU cannot run here; None where it runs."""
+        if self.cuda_only and not gpu.cuda:
+            return ("CUDA", 0.0)
+        needed = dict(self.format_capability).get(quant or "")
+        has = gpu.compute_capability
+        if needed is not None and has is not None and float(has) < needed:
+            return ("capability", needed)
+        return None
 
     def limits(self, gpu: GPU) -> tuple[int, int]:
         """The most sequences and the prefill chunk this engine defaults to on ``gpu``."""
@@ -107,6 +122,7 @@ ENGINES: dict[str, EngineProfile] = {
         "config/scheduler.py, engine/arg_utils.py, model_executor/layers/quantization",
         as_of="2026-11",
         large_gpu=(70.0, 9.0, 1024, 8192),
+        format_capability=(("fp8", 8.0),),
     ),
     # SGLang 0.5.23 (sglang/srt/server_args.py, arg_groups/): mem_fraction_static computed
     # as (weights + KV pool) / memory after an activation and CUDA-graph reserve (≈ 0.9 on
@@ -155,6 +171,7 @@ ENGINES: dict[str, EngineProfile] = {
         ),
         image="nvcr.io/nvidia/tensorrt-llm/release:latest",
         cuda_only=True,
+        format_capability=(("fp8", 8.9),),
         source="NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py @0004396, "
         "commands/serve.py @00209af, docs/source/features/quantization.md @09d4c79",
         as_of="2026-11",

@@ -232,6 +232,14 @@ MESSAGES: dict[str, str] = {
     ),
     "lora_targets_unknown": N_("{model} has no linear module {names}; valid: {valid}{hint}"),
     "zero_inference": N_("ZeRO shards training state; inference shards weights with {tp}"),
+    "engine_cuda_only": N_(
+        "{engine} runs on NVIDIA GPUs only (CUDA), not on the {gpu}; engines that run there: "
+        "{instead}"
+    ),
+    "engine_capability": N_(
+        "{engine} runs {quant} weights from compute capability {needed}; the {gpu} has {has}; "
+        "engines that run them there: {instead}"
+    ),
     "pp_inference": N_(
         "pipeline stages are planned for training; a served model is split with {tp}"
     ),

@@ -228,6 +228,10 @@ MESSAGES: dict[str, str | Plural] = {
     "block_cuda_only": N_(
         "{component}: {engine} runs on NVIDIA GPUs only (CUDA); the {gpu} runs ROCm."
     ),
+    "block_engine_capability": N_(
+        "{component}: {engine} runs {quant} weights from compute capability {needed}; the "
+        "{gpu} has {has}."
+    ),
     "warn_split_slower": N_(
         "Split over {count} GPUs this model runs slower than on one ({rate:,.1f} against "
         "{one:,.1f} {unit}): the all-reduces between them cost more than the split saves; run "

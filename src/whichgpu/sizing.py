@@ -210,6 +210,15 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     check_serving(arch, job, r.engine)
     engine = ENGINES[r.engine or DEFAULT_ENGINE]
     targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
+    if (gap := engine.gap(gpu, job.quant)) is not None:
+        able = [e.name for e in ENGINES.values() if e.gap(gpu, job.quant) is None
+                and (job.quant is None or job.quant in e.formats)]  # fmt: skip
+        if gap[0] == "CUDA":
+            raise InvalidInput("engine_cuda_only", field=("engine",), engine=engine.name,
+                               gpu=gpu.name, instead=", ".join(able) or "-")  # fmt: skip
+        raise InvalidInput("engine_capability", field=("quant",), engine=engine.name,
+                           quant=job.quant, needed=f"{gap[1]:.1f}", gpu=gpu.name,
+                           has=gpu.compute_capability, instead=", ".join(able) or "-")  # fmt: skip
     if r.tp and engine.split == "tensor" and tensor_parallel_degree(arch, r.tp) != r.tp:
         raise InvalidInput("tp_heads", field=("tp",), tp=r.tp, model=arch.name, heads=arch.n_heads)
     plan = plan_service(arch, job, gpu, r.count, engine, targets, r.request_rate, r.batch, r.tp)

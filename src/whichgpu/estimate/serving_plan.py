@@ -359,7 +359,10 @@ def replica_plan(
         if demand_rps is not None and capacity.rate_rps > 0:
             replicas = max(1, math.ceil(demand_rps / capacity.rate_rps * (1 - 1e-9)))
     if demand_rps is not None and capacity.rate_rps > 0:
-        operating = _point(curve, demand_rps / replicas, targets.quantile) or capacity
+        # replicas fixed by the caller (estimate's --count) that cannot carry the demand run
+        # at their capacity under the targets, not past it: the shortfall is said apart
+        rate = min(demand_rps / replicas, capacity.rate_rps)
+        operating = _point(curve, rate, targets.quantile) or capacity
     return ServingPlan(
         engine=engine.id,
         gpus_per_replica=tp,

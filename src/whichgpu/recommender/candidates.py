@@ -378,9 +378,10 @@ def serve_component(
     engine = ENGINES[component.engine or DEFAULT_ENGINE]
     targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
-    if engine.cuda_only and not gpu.cuda:
+    if (gap := engine.gap(gpu, job.quant)) is not None:
+        missing = "CUDA" if gap[0] == "CUDA" else f"SM {gap[1]:.1f}"
         return ComponentRun(component, True, None, capacity_gib, f"{hw.count} GPU",
-                            provenance="none", missing_unit="CUDA")  # fmt: skip
+                            provenance="none", missing_unit=missing)  # fmt: skip
     best = plan_service(
         arch, job, gpu, hw.count, engine, targets, component.request_rate, component.batch
     )

@@ -276,10 +276,10 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
 
 def estimate_context(service: Service, values: dict[str, str], result: Any) -> dict[str, Any]:
     """The estimate form's choices, and the answer's figures as lines."""
+    from whichgpu.engines import ENGINES
     from whichgpu.fields import format_rate
     from whichgpu.job import PRECISIONS
     from whichgpu.models.presets import presets
-    from whichgpu.engines import ENGINES
     from whichgpu.recipes import FRAMEWORKS
     from whichgpu.render.estimate_out import Lines, no_fit, print_estimate
     from whichgpu.requests import KINDS
