@@ -156,20 +156,18 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                     capacity=round(run.capacity_gib, 1),
                 )
             )
-        elif run.missing_unit == "CUDA":
+        elif run.missing_unit == "CUDA" or (run.missing_unit or "").startswith("SM "):
             from whichgpu.engines import DEFAULT_ENGINE, ENGINES
 
             engine = ENGINES[run.component.engine or DEFAULT_ENGINE].name
-            out.append(note("block_cuda_only", component=run.component.label, gpu=gpu.short_name,
-                            engine=engine))  # fmt: skip
-        elif run.missing_unit is not None and run.missing_unit.startswith("SM "):
-            from whichgpu.engines import DEFAULT_ENGINE, ENGINES
-
-            engine = ENGINES[run.component.engine or DEFAULT_ENGINE].name
-            out.append(note("block_engine_capability", component=run.component.label,
-                            engine=engine, quant=run.component.quant or "",
-                            needed=run.missing_unit[3:], gpu=gpu.short_name,
-                            has=gpu.compute_capability or "-"))  # fmt: skip
+            common = {"component": run.component.label, "engine": engine, "gpu": gpu.short_name}
+            if run.missing_unit == "CUDA":
+                out.append(note("block_cuda_only", **common))
+            else:  # a weight format from a compute capability (EngineProfile.gap)
+                out.append(note("block_engine_capability", **common,
+                                quant=run.component.quant or "",
+                                needed=(run.missing_unit or "").removeprefix("SM "),
+                                has=gpu.compute_capability or "-"))  # fmt: skip
         elif not run.global_batch_made:
             out.append(
                 note(
