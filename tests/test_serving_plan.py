@@ -180,6 +180,34 @@ def test_recommend_plans_a_70b_service_under_targets(catalog: Catalog) -> None:
             assert option.runs[0].meets_rate
 
 
+@pytest.mark.parametrize("seq", [None, 1500])
+def test_estimate_and_recommend_plan_one_served_job_alike(
+    catalog: Catalog, seq: int | None
+) -> None:
+    """The same served job, left open the same way, is the same job in both commands: they
+    read a prompt of 2,048 and of 512 tokens for it."""
+    fields = {"kind": "inference", "model": "llama-3.1-8b", "engine": "vllm", "request_rate": 5}
+    if seq is not None:
+        fields["seq"] = seq
+    result = recommend(catalog, Workload((make_component({**fields, "hours": 10}),)))
+    option = next(
+        o for o in result.options if o.gpu.id == "h100-sxm" and o.gpus == 1 and o.runs[0].fits
+    )
+    planned = option.runs[0].serving
+    assert planned is not None
+    args = ["--seq", str(seq)] if seq is not None else []
+    doc = json.loads(
+        run_cli(
+            "estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine", "vllm",
+            "--request-rate", "5", *args, "--json",
+        ).stdout
+    )["serving"]  # fmt: skip
+    assert doc["operating_point"]["ttft_s"] == pytest.approx(planned.operating.ttft_s, rel=1e-3)
+    assert doc["capacity_per_replica"]["requests_per_s"] == pytest.approx(
+        planned.capacity.rate_rps, rel=1e-3
+    )
+
+
 def test_a_target_no_gpu_meets_is_one_line_naming_the_nearest() -> None:
     """Issue 14: a target no option meets at any load is bad input (exit 2), named by its
     flag, with the option that comes nearest and what it reaches."""

@@ -158,6 +158,21 @@ class Job:
         return self.batch * self.dp * self.grad_accum
 
 
+#: A served prompt's tokens when neither the prompt nor the sequence is given: the same for
+#: ``estimate`` and ``recommend`` (they answered one job at 2,048 and at 512 tokens in)
+DEFAULT_PROMPT = 512
+
+
+def default_prompt(arch: ModelArch, seq: int | None, generate: int) -> int:
+    """A served prompt left open: the sequence given, else :data:`DEFAULT_PROMPT` tokens,
+    within what the model reads with its output (GPT-2's 1,024 positions take a 768-token
+    prompt and 256 out, not a refusal of whichgpu's own default)."""
+    if seq is not None:
+        return seq
+    room = arch.max_positions - generate if arch.max_positions else DEFAULT_PROMPT
+    return max(1, min(DEFAULT_PROMPT, room))
+
+
 #: A job's field values as one tuple, read in C (the hash of thousands of jobs a recommend)
 _field_values = attrgetter(*Job.__dataclass_fields__)
 

@@ -29,7 +29,9 @@ SEQ = Input(
     low=1,
     high=10_000_000,
 )
-PROMPT = Input("int", N_("Inference: prompt tokens."), low=0, high=10_000_000)
+PROMPT = Input(
+    "int", N_("Inference: prompt tokens (default: the sequence, else 512)."), low=0, high=10_000_000
+)
 GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
 CHECKPOINTING = Input("bool", N_("Full activation checkpointing."))
 #: The two settings a training job's search chooses when they are left open

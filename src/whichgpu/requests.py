@@ -444,7 +444,8 @@ class Component(TrainingSettings):
     #: sequence); see whichgpu.recommender.autoconfig
     batch: int | None = given(None, CHOSEN_BATCH)
     seq: int | None = given(None, SEQ)
-    prompt: int = given(512, PROMPT)
+    #: 0: the sequence given, else 512 tokens (whichgpu.job.default_prompt)
+    prompt: int = given(0, PROMPT)
     generate: int = given(256, GENERATE)
     #: None: off, unless a training job fits no other way (then full checkpointing)
     checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)

@@ -17,7 +17,7 @@ from whichgpu.estimate.serving_plan import (
     plan_service,
     serving_provenance,
 )
-from whichgpu.job import Job
+from whichgpu.job import Job, default_prompt
 from whichgpu.requests import IMAGE_KINDS
 from whichgpu.throughput import (
     Rate,
@@ -182,23 +182,14 @@ def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job
         quant=r.quant,
         batch=r.batch,
         seq=r.seq,
-        prompt=r.prompt or (_default_prompt(arch, r) if r.task == "inference" else 0),
+        prompt=r.prompt
+        or (default_prompt(arch, r.seq, r.generate) if r.task == "inference" else 0),
         generate=r.generate if r.task == "inference" else 0,
         checkpointing=None if r.checkpointing is None else ("full" if r.checkpointing else "none"),
         tp=r.tp,
         pp=r.pp,
         gpus=r.count,
     )
-
-
-def _default_prompt(arch: ModelArch, r: EstimateRequest) -> int:
-    """A prompt left open: the sequence given, else 2,048 tokens, within what the model
-    reads with its output (GPT-2's 1,024 positions take a 768-token prompt and 256 out, not
-    a refusal of whichgpu's own default)."""
-    if r.seq is not None:
-        return r.seq
-    room = arch.max_positions - r.generate if arch.max_positions else Job.seq
-    return max(1, min(Job.seq, room))
 
 
 def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> ThroughputEstimate:

@@ -27,6 +27,7 @@ def serves(component: Component) -> bool:
 
 def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
+    from whichgpu.job import default_prompt
     from whichgpu.models import resolve_model
     from whichgpu.requests import DEFAULT_PRECISION, make_job
 
@@ -42,7 +43,9 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         quant=component.quant,
         batch=component.batch or 1,
         seq=component.seq,
-        prompt=component.prompt if inference else 0,
+        prompt=(component.prompt or default_prompt(arch, component.seq, component.generate))
+        if inference
+        else 0,
         generate=component.generate if inference else 0,
         checkpointing=None
         if component.checkpointing is None
