@@ -43,7 +43,11 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
 
     r = request
     image_fields = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents")
-    given = {k: getattr(r, k) for k in ("tokens", "images", "frames", "tflop", *image_fields)}
+    serving_fields = ("engine", "request_rate", "ttft", "tpot")
+    given = {
+        k: getattr(r, k)
+        for k in ("tokens", "images", "frames", "tflop", *image_fields, *serving_fields)
+    }
     check_applies(r.task, {**given, "prompt": r.prompt or None})
     if r.task in IMAGE_KINDS:
         from whichgpu.throughput import estimate_image_job

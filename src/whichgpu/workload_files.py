@@ -81,7 +81,9 @@ APPLIES: dict[str, frozenset[str]] = {
         kind: frozenset({"images", "epochs", "resolution", "cache_latents"})
         for kind in ("image-lora", "image-finetune")
     },
-    "inference": frozenset({"tokens", "images", "prompt", "generate", "seq"}),
+    "inference": frozenset(
+        {"tokens", "images", "prompt", "generate", "seq", "engine", "request_rate", "ttft", "tpot"}
+    ),
     **{
         kind: frozenset({"tokens", "images", "epochs", "seq"})
         for kind in ("train", "finetune", "lora", "qlora")
@@ -89,7 +91,7 @@ APPLIES: dict[str, frozenset[str]] = {
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop", "prompt",
            "generate", "seq", "resolution", "steps", "cpu_offload", "vae_tiling",
-           "cache_latents")  # fmt: skip
+           "cache_latents", "engine", "request_rate", "ttft", "tpot")  # fmt: skip
 
 
 def check_applies(
