@@ -224,3 +224,192 @@ def test_the_layout_search_splits_405b_layers_unevenly_and_interleaves() -> None
     layouts = training_layouts(arch, make_job(task="train", batch=1), 512)
     stages = {(job.tp, job.pp): job.vp for job, _name in layouts if job.tp == 8}
     assert stages[(8, 8)] == 8 and stages[(8, 16)] == 4 and stages[(8, 1)] == 1
+
+
+#: A serving pick of several replicas on one node: Llama 3.1 8B at 20 requests/s for 10 h
+#: (on the full catalog, 4 × 2-GPU vLLM replicas on 8 × RTX A4000 when this was written).
+SERVED = ("--task", "inference", "--model", "llama-3.1-8b", "--request-rate", "20",
+          "--hours", "10")  # fmt: skip
+
+
+def served_plan(text: str) -> tuple[int, int]:
+    """(replicas, GPUs a replica) from an export's serving comment."""
+    import re
+
+    found = re.search(r"(\d+) × (\d+)-GPU replica", text)
+    assert found is not None, text
+    return int(found[1]), int(found[2])
+
+
+def test_replicas_on_one_node_are_one_server_each() -> None:
+    """SkyPilot and Slurm start one server per replica the node holds, each on its own GPUs
+    and port, and wait on them; they started one server on a replica's GPUs (4 × 2-GPU
+    replicas on 8 GPUs ran one `vllm serve --tensor-parallel-size 2`)."""
+    result = run_cli("recommend", *SERVED, "--export", "skypilot")
+    assert result.code == 0, result.stderr
+    sky_text = result.stdout
+    replicas, tp = served_plan(sky_text)
+    assert replicas > 1  # the scenario must put several replicas on the node
+    doc = yaml.safe_load(sky_text)
+    assert doc["resources"]["accelerators"].endswith(f":{replicas * tp}")
+    lines = doc["run"].splitlines()
+    assert lines[-1] == "wait" and len(lines) == replicas + 1
+    for i, line in enumerate(lines[:-1]):
+        devices = ",".join(str(gpu) for gpu in range(i * tp, (i + 1) * tp))
+        assert line.startswith(f"(export CUDA_VISIBLE_DEVICES={devices}; vllm serve ")
+        assert f"--tensor-parallel-size {tp} " in line
+        assert line.endswith(f"--host 0.0.0.0 --port {8000 + i}) &")
+    slurm = run_cli("recommend", *SERVED, "--export", "slurm")
+    assert slurm.code == 0, slurm.stderr
+    assert slurm.stdout.rstrip().endswith("\n".join(lines))
+    import subprocess
+
+    subprocess.run(["bash", "-n", "-c", doc["run"]], check=True)  # the script parses
+
+
+def test_kubernetes_serves_one_replica_a_pod_without_device_selection() -> None:
+    result = run_cli("recommend", *SERVED, "--export", "kubernetes")
+    assert result.code == 0, result.stderr
+    doc = yaml.safe_load(result.stdout)
+    replicas, tp = served_plan(doc["metadata"]["annotations"]["whichgpu/serving"])
+    assert doc["spec"]["replicas"] == replicas
+    (container,) = doc["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": tp}
+    command = container["command"][2]
+    assert command.startswith("vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size")
+    assert "CUDA_VISIBLE_DEVICES" not in command and command.endswith("--port 8000")
+
+
+def served_command(*args: str, fmt: str = "slurm") -> str:
+    result = run_cli("recommend", "--task", "inference", "--model", "llama-3.1-8b",
+                     "--request-rate", "2", "--hours", "10", *args, "--export", fmt)  # fmt: skip
+    assert result.code == 0, result.stderr
+    if fmt == "kubernetes":
+        return str(yaml.safe_load(result.stdout)["spec"]["template"]["spec"]["containers"][0]
+                   ["command"][2])  # fmt: skip
+    return result.stdout.rstrip().splitlines()[-1]
+
+
+def run_with_fake(command: str, program: str, model: str | None) -> str:
+    """``command`` run by bash with ``program`` a function that prints its arguments, one a
+    line, and $WHICHGPU_MODEL set to ``model``: what the engine would be given."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "WHICHGPU_MODEL"}
+    if model is not None:
+        env["WHICHGPU_MODEL"] = model
+    fake = f'{program}() {{ printf "%s\\n" "$@"; }}; '
+    done = subprocess.run(["bash", "-c", fake + command], env=env, capture_output=True,
+                          text=True)  # fmt: skip
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("engine", "quant", "flag"),
+    [
+        ("vllm", "fp8", " --quantization fp8"),  # vLLM quantizes a BF16 checkpoint to FP8
+        ("sglang", "fp8", " --quantization fp8"),  # so does SGLang (online quantization)
+        ("tgi", "fp8", " --quantize fp8"),  # TGI: fp8 on the fly
+        ("tgi", "int8", " --quantize bitsandbytes"),  # TGI: 8-bit bitsandbytes on the fly
+        ("transformers", "int8", " --quantization bnb-8bit"),  # transformers serve
+    ],
+)
+def test_quantizing_flags_reach_the_launch_command(engine: str, quant: str, flag: str) -> None:
+    command = served_command("--engine", engine, "--quant", quant)
+    assert command.endswith(flag) and "meta-llama/Llama-3.1-8B" in command
+
+
+@pytest.mark.parametrize(
+    ("engine", "quant", "program", "needs"),
+    [
+        ("vllm", "int4", "vllm", "an AWQ or GPTQ INT4 checkpoint"),  # AWQ/GPTQ: offline
+        ("vllm", "int8", "vllm", "an INT8 W8A8 checkpoint"),  # llm-compressor W8A8
+        ("sglang", "int4", "python", "an AWQ or GPTQ INT4 checkpoint"),
+        ("tgi", "int4", "docker", "an AWQ or GPTQ INT4 checkpoint"),  # TGI: pre-quantized
+        ("trtllm", "fp8", "trtllm-serve", "an FP8 checkpoint from TensorRT Model Optimizer"),
+        ("transformers", "int4", "transformers", "an AWQ or GPTQ INT4 checkpoint"),
+    ],
+)
+def test_pre_quantized_formats_never_serve_the_bf16_checkpoint(
+    engine: str, quant: str, program: str, needs: str
+) -> None:
+    """INT4/INT8 used to reach no command: the BF16 checkpoint was served. Where the engine
+    loads a pre-quantized checkpoint, the command takes it from $WHICHGPU_MODEL and stops,
+    naming what to set, when it is unset."""
+    result = run_cli("recommend", "--task", "inference", "--model", "llama-3.1-8b",
+                     "--request-rate", "2", "--hours", "10", "--engine", engine, "--quant",
+                     quant, "--export", "slurm")  # fmt: skip
+    assert result.code == 0, result.stderr
+    command = result.stdout.rstrip().splitlines()[-1]
+    assert f"loads {needs} of the model, not its 16-bit weights" in result.stdout
+    unset = run_with_fake(command, program, None)
+    assert f"WHICHGPU_MODEL: set it to {needs} of meta-llama/Llama-3.1-8B" in unset
+    given = run_with_fake(command, program, "org/Llama-3.1-8B-Q").splitlines()
+    assert "org/Llama-3.1-8B-Q" in given and "meta-llama/Llama-3.1-8B" not in given
+
+
+def test_every_engine_format_is_flagged_or_named_as_a_checkpoint() -> None:
+    from whichgpu.engines import ENGINES
+
+    for engine in ENGINES.values():
+        for quant in engine.formats:
+            flag, checkpoint = engine.quantization(quant)
+            assert (flag == "") != (checkpoint is None), (engine.id, quant)
+
+
+def test_tgi_runs_its_launcher_in_a_pod_and_its_image_on_a_host() -> None:
+    pod = served_command("--engine", "tgi", fmt="kubernetes")
+    assert pod.startswith("text-generation-launcher --model-id meta-llama/Llama-3.1-8B ")
+    assert "docker" not in pod
+    host = served_command("--engine", "tgi")
+    assert host.startswith(
+        "docker run --rm --gpus all --shm-size 1g --network host "
+        "-v $HOME/.cache/huggingface:/data -e HF_TOKEN "
+        "ghcr.io/huggingface/text-generation-inference:3.3.5 --model-id meta-llama/"
+    )
+    assert host.endswith("--hostname 0.0.0.0 --port 8080")
+
+
+def test_llama_cpp_context_is_the_total_over_its_slots_from_a_hub_gguf() -> None:
+    """llama-server's -c is the KV cache all -np slots share: 768 tokens (512 + 256) a
+    sequence × the slots; -hf fetches the GGUF (-m wanted a local file)."""
+    pod = served_command("--engine", "llama.cpp", "--quant", "q4_k_m", fmt="kubernetes")
+    assert pod.startswith("/app/llama-server -hf ")
+    args = run_with_fake(pod, "/app/llama-server", "org/L-GGUF:Q4_K_M")
+    given = args.splitlines()
+    slots = int(given[given.index("-np") + 1])
+    assert slots > 1 and int(given[given.index("-c") + 1]) == 768 * slots
+    assert given[given.index("-hf") + 1] == "org/L-GGUF:Q4_K_M"
+
+
+def test_ollama_serves_and_pulls_the_model() -> None:
+    pod = served_command("--engine", "ollama", "--quant", "q4_k_m", fmt="kubernetes")
+    assert pod.startswith("OLLAMA_HOST=0.0.0.0:11434 OLLAMA_NUM_PARALLEL=1 ")
+    assert "ollama serve & until OLLAMA_HOST=127.0.0.1:11434 ollama list" in pod
+    assert 'ollama pull "${WHICHGPU_MODEL:?set it to a Q4_K_M GGUF (hf.co/' in pod
+    assert pod.endswith("|| kill $!; wait")
+
+
+def test_transformers_runs_its_server() -> None:
+    """It ran `python -c "pipeline(...)"`, which loads the model and exits."""
+    command = served_command("--engine", "transformers")
+    assert command == "transformers serve meta-llama/Llama-3.1-8B --host 0.0.0.0 --port 8000"
+
+
+def test_skypilot_refuses_a_gpu_it_has_no_name_for_in_one_line(tmp_path: Path) -> None:
+    """An RTX 6000 Ada pick (priced low here) has no SkyPilot name in the catalog: exit 2,
+    one line naming the best option that has one, with its accelerators."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text("gpu,price_usd_per_h,market\nrtx-6000-ada,0.01,on-demand\n")
+    result = run_cli("recommend", *SERVED, "--prices", str(prices), "--export", "skypilot")
+    assert result.code == 2 and result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert "SkyPilot has no accelerator name for NVIDIA RTX 6000 Ada in whichgpu's catalog" in line
+    assert "; the best option it names is " in line and "(accelerators: " in line
+    from whichgpu.catalog.store import load_catalog
+
+    named = line.split("(accelerators: ")[1].split(":")[0]
+    assert any(a.alias == named and a.scope == "skypilot" for a in load_catalog().aliases)
+    kube = run_cli("recommend", *SERVED, "--prices", str(prices), "--export", "kubernetes")
+    assert kube.code == 0 and "RTX 6000 Ada" in kube.stdout

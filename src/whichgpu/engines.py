@@ -56,12 +56,29 @@ class EngineProfile:
     #: refilled at the next step; without it a batch runs to its longest sequence's end
     continuous_batching: bool
     formats: frozenset[str]
-    #: The command line, with {model}, {tp}, {max_len}, {sequences}, {quant} placeholders
+    #: The server's command line (a process that serves until stopped), with {model},
+    #: {tp}, {max_len} (tokens a sequence), {context} (tokens over all the sequences),
+    #: {sequences}, {port} and {quant} placeholders
     launch: str
     #: The container image the engine's docs deploy it with
     image: str
     source: str
     as_of: str
+    #: The port the server listens on by default; replicas on one node take the next ones
+    port: int = 8000
+    #: The flag that quantizes the 16-bit checkpoint as it loads, per weight format
+    quant_flags: tuple[tuple[str, str], ...] = ()
+    #: The checkpoint a weight format needs where the engine does not quantize a 16-bit one
+    #: as it loads (AWQ/GPTQ INT4 and the like are calibrated offline), per format; a
+    #: format in neither table needs "a <format> checkpoint"
+    prequantized: tuple[tuple[str, str], ...] = ()
+    #: Serves GGUF files only: how a GGUF checkpoint is named to it, with a {tag}
+    #: placeholder for the file's quantization (empty: not a GGUF engine)
+    gguf_name: str = ""
+    #: Where the launch's program lies in :attr:`image` when not on its PATH
+    image_dir: str = ""
+    #: Runs on a host from its image (``docker run``), as the engine's docs deploy it there
+    host_docker: bool = False
     #: A higher tier for large GPUs: (GiB at least, compute capability at least, sequences,
     #: prefill chunk tokens), vLLM's get_batch_defaults
     large_gpu: tuple[float, float, int, int] | None = None
@@ -85,6 +102,19 @@ class EngineProfile:
             return ("capability", needed)
         return None
 
+    def quantization(self, quant: str | None) -> tuple[str, str | None]:
+        """How the server gets ``quant`` weights: the flag to add to :attr:`launch`, and the
+        checkpoint it must load in place of the model's 16-bit one (None: that one)."""
+        if self.gguf_name:  # a GGUF file per format, tagged as llama.cpp's quantize names it
+            tag = (quant or "f16").upper()
+            return "", f"a {tag} GGUF ({self.gguf_name.format(tag=tag)})"
+        if quant is None:
+            return "", None
+        flag = dict(self.quant_flags).get(quant)
+        if flag is not None:
+            return flag, None
+        return "", dict(self.prequantized).get(quant, f"a {quant.upper()} checkpoint")
+
     def limits(self, gpu: GPU) -> tuple[int, int]:
         """The most sequences and the prefill chunk this engine defaults to on ``gpu``."""
         if self.large_gpu is not None:
@@ -100,7 +130,10 @@ ENGINES: dict[str, EngineProfile] = {
     # 16, max_num_seqs 256 and max_num_batched_tokens 2048 for `vllm serve` below 70 GiB or
     # on an A100, 1024 and 8192 on H100/H200-class cards, 16384 from 160 GiB; chunked
     # prefill and prefix caching on; fp8 (Marlin weight-only below SM89), AWQ/GPTQ; GGUF
-    # and bitsandbytes removed in 0.33 (vllm#39583).
+    # and bitsandbytes removed in 0.33 (vllm#39583). Serving (docs.vllm.ai, "vllm serve",
+    # "Quantization"): `--quantization fp8` quantizes a 16-bit checkpoint as it loads; INT4
+    # (AWQ, GPTQ) and INT8 (W8A8, llm-compressor) are pre-quantized checkpoints whose
+    # method vLLM reads from their config; --host/--port (8000).
     "vllm": EngineProfile(
         "vllm",
         "vLLM",
@@ -115,9 +148,15 @@ ENGINES: dict[str, EngineProfile] = {
         formats=frozenset({"fp8", "int8", "int4"}),
         launch=(
             "vllm serve {model} --tensor-parallel-size {tp} --max-model-len {max_len} "
-            "--gpu-memory-utilization 0.92 --max-num-seqs {sequences}{quant}"
+            "--gpu-memory-utilization 0.92 --max-num-seqs {sequences} "
+            "--host 0.0.0.0 --port {port}{quant}"
         ),
         image="vllm/vllm-openai:latest",
+        quant_flags=(("fp8", " --quantization fp8"),),
+        prequantized=(
+            ("int4", "an AWQ or GPTQ INT4 checkpoint"),
+            ("int8", "an INT8 W8A8 checkpoint"),
+        ),
         source="vllm-project/vllm 0.33.0 (wheel, commit 4ba787ec9) vllm/config/cache.py, "
         "config/scheduler.py, engine/arg_utils.py, model_executor/layers/quantization",
         as_of="2026-11",
@@ -127,7 +166,10 @@ ENGINES: dict[str, EngineProfile] = {
     # SGLang 0.5.23 (sglang/srt/server_args.py, arg_groups/): mem_fraction_static computed
     # as (weights + KV pool) / memory after an activation and CUDA-graph reserve (≈ 0.9 on
     # 80–141 GB cards), page_size 1, chunked_prefill_size 8192 on H100/H200, the radix
-    # prefix cache on, max_running_requests from the pool.
+    # prefix cache on, max_running_requests from the pool. docs.sglang.io "Quantization":
+    # online `--quantization fp8` on a 16-bit checkpoint; GPTQ/AWQ and INT8 are offline
+    # (pre-quantized) checkpoints, the method read from their config; "Server Arguments":
+    # --host/--port (30000).
     "sglang": EngineProfile(
         "sglang",
         "SGLang",
@@ -142,9 +184,16 @@ ENGINES: dict[str, EngineProfile] = {
         formats=frozenset({"fp8", "int8", "int4"}),
         launch=(
             "python -m sglang.launch_server --model-path {model} --tp {tp} "
-            "--context-length {max_len} --max-running-requests {sequences}{quant}"
+            "--context-length {max_len} --max-running-requests {sequences} "
+            "--host 0.0.0.0 --port {port}{quant}"
         ),
         image="lmsysorg/sglang:latest",
+        port=30000,
+        quant_flags=(("fp8", " --quantization fp8"),),
+        prequantized=(
+            ("int4", "an AWQ or GPTQ INT4 checkpoint"),
+            ("int8", "an INT8 W8A8 checkpoint"),
+        ),
         source="sgl-project/sglang 0.5.23 (wheel) sglang/srt/server_args.py, arg_groups",
         as_of="2026-11",
     ),
@@ -152,7 +201,9 @@ ENGINES: dict[str, EngineProfile] = {
     # commands/serve.py @00209af): KvCacheConfig free_gpu_memory_fraction 0.9 of the memory
     # free after weights and buffers, tokens_per_block 32, max_batch_size 2048,
     # max_num_tokens 8192, in-flight batching, chunked prefill off; FP8 on Ada/Hopper/
-    # Blackwell, W4A16 AWQ/GPTQ, NVFP4 on Blackwell only (docs/source/features/quantization.md).
+    # Blackwell, W4A16 AWQ/GPTQ, NVFP4 on Blackwell only (docs/source/features/quantization.md:
+    # the PyTorch backend loads checkpoints quantized by TensorRT Model Optimizer, it has no
+    # flag that quantizes a 16-bit one); trtllm-serve --host/--port (8000).
     "trtllm": EngineProfile(
         "trtllm",
         "TensorRT-LLM",
@@ -167,9 +218,15 @@ ENGINES: dict[str, EngineProfile] = {
         formats=frozenset({"fp8", "int8", "int4"}),
         launch=(
             "trtllm-serve {model} --tp_size {tp} --max_seq_len {max_len} "
-            "--max_batch_size {sequences} --kv_cache_free_gpu_memory_fraction 0.9"
+            "--max_batch_size {sequences} --kv_cache_free_gpu_memory_fraction 0.9 "
+            "--host 0.0.0.0 --port {port}"
         ),
         image="nvcr.io/nvidia/tensorrt-llm/release:latest",
+        prequantized=(
+            ("fp8", "an FP8 checkpoint from TensorRT Model Optimizer"),
+            ("int8", "an INT8 checkpoint from TensorRT Model Optimizer"),
+            ("int4", "an INT4 AWQ checkpoint from TensorRT Model Optimizer"),
+        ),
         cuda_only=True,
         format_capability=(("fp8", 8.9),),
         source="NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py @0004396, "
@@ -180,6 +237,10 @@ ENGINES: dict[str, EngineProfile] = {
     # cuda_memory_fraction 1.0 with a 0.90 wiggle room when the KV pool is sized, block 1
     # (flashinfer), max_concurrent_requests 128, max_batch_prefill_tokens 4096, chunked
     # prefill and prefix caching on, --num-shard tensor parallelism; in maintenance mode.
+    # The image's entrypoint is text-generation-launcher (docs "Quick Tour" run it with
+    # `docker run … --model-id`; a Kubernetes pod runs the launcher itself); "Quantization":
+    # bitsandbytes (8-bit), bitsandbytes-nf4 and fp8 quantize as the weights load, AWQ/GPTQ
+    # need pre-quantized weights; launcher --hostname/--port.
     "tgi": EngineProfile(
         "tgi",
         "Text Generation Inference",
@@ -193,19 +254,29 @@ ENGINES: dict[str, EngineProfile] = {
         continuous_batching=True,
         formats=frozenset({"fp8", "int8", "int4", "nf4"}),
         launch=(
-            "docker run --gpus all --shm-size 1g "
-            "ghcr.io/huggingface/text-generation-inference:3.3.5 --model-id {model} "
-            "--num-shard {tp} --max-total-tokens {max_len} "
-            "--max-concurrent-requests {sequences}{quant}"
+            "text-generation-launcher --model-id {model} --num-shard {tp} "
+            "--max-total-tokens {max_len} --max-concurrent-requests {sequences} "
+            "--hostname 0.0.0.0 --port {port}{quant}"
         ),
         image="ghcr.io/huggingface/text-generation-inference:3.3.5",
+        port=8080,
+        quant_flags=(
+            ("fp8", " --quantize fp8"),
+            ("int8", " --quantize bitsandbytes"),
+            ("nf4", " --quantize bitsandbytes-nf4"),
+        ),
+        prequantized=(("int4", "an AWQ or GPTQ INT4 checkpoint"),),
+        host_docker=True,
         source="huggingface/text-generation-inference @db931fc (v3.3.7) launcher/src/main.rs, "
         "server/text_generation_server/models/globals.py",
         as_of="2026-11",
     ),
     # llama.cpp llama-server (tools/server/server.cpp @00dd081, common/common.h @001d906):
     # -np auto = 4 slots on a unified KV cache, -c 0 = the model's context, --split-mode
-    # layer across GPUs, continuous batching on; GGUF weights.
+    # layer across GPUs, continuous batching on; GGUF weights. tools/server/README.md: -c is
+    # the whole KV cache, shared by the -np slots (each gets c / np), -hf <user>/<model>
+    # [:quant] downloads a GGUF from the Hub (-m takes a local file), --host/--port (8080);
+    # the server-cuda image holds /app/llama-server (.devops/cuda.Dockerfile).
     "llama.cpp": EngineProfile(
         "llama.cpp",
         "llama.cpp",
@@ -218,14 +289,23 @@ ENGINES: dict[str, EngineProfile] = {
         prefill_chunk_tokens=2048,
         continuous_batching=True,
         formats=GGUF_FORMATS | {"fp16"},
-        launch="llama-server -m {model} -ngl 99 -c {max_len} -np {sequences}",
+        launch=(
+            "llama-server -hf {model} -ngl 99 -c {context} -np {sequences} "
+            "--host 0.0.0.0 --port {port}"
+        ),
         image="ghcr.io/ggml-org/llama.cpp:server-cuda",
+        port=8080,
+        gguf_name="<user>/<repo>-GGUF:{tag}",
+        image_dir="/app/",
         source="ggml-org/llama.cpp tools/server/server.cpp @00dd081, common/common.h @001d906",
         as_of="2026-11",
     ),
     # Ollama v0.33.0-rc2 (@fb30760 envconfig/config.go, llm/llama_server.go): llama-server
     # underneath, OLLAMA_NUM_PARALLEL 1 (since #11330), layers spread across GPUs when the
-    # model does not fit one, q4_K_M library tags.
+    # model does not fit one, q4_K_M library tags. docs/faq.md: OLLAMA_HOST sets the
+    # server's address (11434), OLLAMA_CONTEXT_LENGTH is a sequence's context (memory scales
+    # with OLLAMA_NUM_PARALLEL × it); `ollama pull` fetches a model (a library tag or
+    # hf.co/<user>/<repo>:<quant>) through the running server.
     "ollama": EngineProfile(
         "ollama",
         "Ollama",
@@ -238,14 +318,24 @@ ENGINES: dict[str, EngineProfile] = {
         prefill_chunk_tokens=512,
         continuous_batching=True,
         formats=GGUF_FORMATS | {"fp16"},
-        launch="OLLAMA_NUM_PARALLEL={sequences} OLLAMA_CONTEXT_LENGTH={max_len} ollama serve",
+        launch=(
+            "OLLAMA_HOST=0.0.0.0:{port} OLLAMA_NUM_PARALLEL={sequences} "
+            "OLLAMA_CONTEXT_LENGTH={max_len} ollama serve & "
+            "until OLLAMA_HOST=127.0.0.1:{port} ollama list >/dev/null 2>&1; do sleep 1; done; "
+            "OLLAMA_HOST=127.0.0.1:{port} ollama pull {model} || kill $!; wait"
+        ),
         image="ollama/ollama:latest",
+        port=11434,
+        gguf_name="hf.co/<user>/<repo>-GGUF:{tag}",
         source="ollama/ollama @fb30760 (v0.33.0-rc2) envconfig/config.go, llm/llama_server.go",
         as_of="2026-11",
     ),
     # transformers 5.24 generate(): static batching (a batch runs until its longest
     # sequence ends), a contiguous KV cache, device_map="auto" splits layers; bitsandbytes,
-    # GPTQ, AWQ, FP8 weights (generation/utils.py, integrations/accelerate.py).
+    # GPTQ, AWQ, FP8 weights (generation/utils.py, integrations/accelerate.py). Served by
+    # `transformers serve <model>` (cli/serve.py: an OpenAI-compatible server, device auto,
+    # static batching unless --continuous-batching; --quantization bnb-4bit/bnb-8bit
+    # quantize as the weights load, other formats are pre-quantized checkpoints; --host/--port).
     "transformers": EngineProfile(
         "transformers",
         "Hugging Face transformers generate()",
@@ -258,12 +348,15 @@ ENGINES: dict[str, EngineProfile] = {
         prefill_chunk_tokens=0,
         continuous_batching=False,
         formats=frozenset({"int8", "int4", "nf4", "fp8"}),
-        launch=(
-            'python -c "from transformers import pipeline; '
-            "pipeline('text-generation', model='{model}', device_map='auto')\""
-        ),
+        launch="transformers serve {model} --host 0.0.0.0 --port {port}{quant}",
         image="nvcr.io/nvidia/pytorch:24.10-py3",
-        source="huggingface/transformers 5.24.0 generation/utils.py, integrations/accelerate.py",
+        quant_flags=(("int8", " --quantization bnb-8bit"), ("nf4", " --quantization bnb-4bit")),
+        prequantized=(
+            ("int4", "an AWQ or GPTQ INT4 checkpoint"),
+            ("fp8", "an FP8 checkpoint"),
+        ),
+        source="huggingface/transformers 5.24.0 generation/utils.py, integrations/accelerate.py, "
+        "cli/serve.py",
         as_of="2026-11",
     ),
 }

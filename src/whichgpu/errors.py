@@ -293,7 +293,14 @@ MESSAGES: dict[str, str] = {
     "give_service": N_("give a service: {model}, {params} or {memory} (or {file})"),
     "no_service_tables": N_("give at least one [[services]] table"),
     # export
-    "skypilot_name": N_("SkyPilot has no accelerator name for {gpu}; it knows: {known}"),
+    "skypilot_name": N_(
+        "SkyPilot has no accelerator name for {gpu} in whichgpu's catalog; the best option "
+        "it names is {option} (accelerators: {accelerators}), or export to kubernetes or slurm"
+    ),
+    "skypilot_no_name": N_(
+        "SkyPilot has no accelerator name for {gpu} in whichgpu's catalog, nor for another "
+        "option: export to kubernetes or slurm"
+    ),
     "skypilot_mig": N_("SkyPilot rents whole GPUs; export a MIG plan to kubernetes"),
     "slurm_mig": N_("export a MIG plan to kubernetes, or configure MIG GRES in Slurm"),
     "kubernetes_nodes": N_(

@@ -28,7 +28,9 @@ from whichgpu.errors import InvalidInput
 from whichgpu.recommender.engine import Option, Recommendation
 
 if TYPE_CHECKING:
+    from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.job import Job
+    from whichgpu.recommender.candidates import ComponentRun
 
 FORMATS = ("skypilot", "kubernetes", "slurm")
 #: The environment variable the exports set to the launch arguments.
@@ -37,12 +39,34 @@ LAUNCH_ARGS_ENV = "WHICHGPU_LAUNCH_ARGS"
 GPUS_PER_NODE = 8
 
 
-def skypilot_name(catalog: Catalog, gpu_id: str) -> str:
-    names = [a.alias for a in catalog.aliases if a.scope == "skypilot" and a.gpu == gpu_id]
-    if not names:
-        known = sorted({a.gpu for a in catalog.aliases if a.scope == "skypilot"})
-        raise InvalidInput("skypilot_name", gpu=gpu_id, known=", ".join(known))
-    return names[0]
+def skypilot_names(catalog: Catalog, gpu_id: str) -> list[str]:
+    """SkyPilot's accelerator names for ``gpu_id`` (``aliases.csv``, scope ``skypilot``)."""
+    return [a.alias for a in catalog.aliases if a.scope == "skypilot" and a.gpu == gpu_id]
+
+
+def skypilot_accelerators(catalog: Catalog, result: Recommendation, option: Option) -> str:
+    """``option``'s ``resources.accelerators``: SkyPilot's name for its GPU and the GPUs a
+    node. A GPU whose SkyPilot name whichgpu does not carry is refused in one line naming
+    the best-ranked option it does name (and its accelerators), never a guessed name that
+    SkyPilot would reject at launch."""
+    per_node = _nodes(option)[1]
+    names = skypilot_names(catalog, option.gpu.id)
+    if names:
+        return f"{names[0]}:{per_node}"
+    for other in result.options:
+        if not other.feasible or other.hardware.mig is not None:
+            continue
+        other_names = skypilot_names(catalog, other.gpu.id)
+        if other_names:
+            from whichgpu.recommender.reasons import hw_text
+
+            raise InvalidInput(
+                "skypilot_name",
+                gpu=option.gpu.name,
+                option=hw_text(other),
+                accelerators=f"{other_names[0]}:{_nodes(other)[1]}",
+            )
+    raise InvalidInput("skypilot_no_name", gpu=option.gpu.name)
 
 
 def _nodes(option: Option) -> tuple[int, int]:
@@ -163,54 +187,140 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
 TRAIN_COMMAND = f"python train.py ${LAUNCH_ARGS_ENV}"
 #: The default container image of a training pick (a served pick takes its engine's)
 TRAIN_IMAGE = "nvcr.io/nvidia/pytorch:24.10-py3"
-#: How each engine's command line asks for FP8 weights (the others take quantized checkpoints)
-QUANT_FLAGS = {"vllm": " --quantization fp8", "sglang": " --quantization fp8",
-               "tgi": " --quantize fp8"}  # fmt: skip
+#: The variable a served pick's command reads its checkpoint from where the engine needs
+#: one whichgpu cannot name (pre-quantized INT4, a GGUF file): unset, the command stops
+#: saying what to set it to
+MODEL_ENV = "WHICHGPU_MODEL"
 
 
-def serving_command(option: Option) -> tuple[str, str] | None:
+def _served(option: Option) -> tuple[ComponentRun, ServingPlan, Job] | None:
+    """The pick's first served model: its run, serving plan and job."""
+    for run in option.runs:
+        if run.serving is not None and run.job is not None:
+            return run, run.serving, run.job
+    return None
+
+
+def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
     """The pick's first served model: a comment on its plan, and the engine's launch command
-    for one replica (:data:`whichgpu.engines.ENGINES` ``launch``)."""
+    for replica ``replica`` of a node (:data:`whichgpu.engines.ENGINES` ``launch``: a
+    server that runs until stopped, on the engine's port plus ``replica``).
+
+    The weight format is the engine's own flag where it quantizes the 16-bit checkpoint
+    as it loads (:meth:`~whichgpu.engines.EngineProfile.quantization`); where it loads a
+    pre-quantized or GGUF checkpoint instead, the command reads it from ``$WHICHGPU_MODEL``
+    and the comment says which (never the 16-bit checkpoint served as if quantized)."""
     from whichgpu.engines import ENGINES
     from whichgpu.models.presets import presets
 
-    for run in option.runs:
-        plan, job = run.serving, run.job
-        if plan is None or job is None:
-            continue
-        engine = ENGINES[plan.engine]
-        component = run.component
-        preset = presets().get(component.model or "")
-        model = preset.hf_id if preset is not None and preset.hf_id else component.model or ""
-        quant = QUANT_FLAGS.get(engine.id, "") if job.quant == "fp8" else ""
-        command = engine.launch.format(
-            model=model,
-            tp=plan.gpus_per_replica,
-            max_len=job.prompt + max(job.generate, 1),
-            sequences=plan.max_sequences,
-            quant=quant,
+    served = _served(option)
+    if served is None:
+        return None
+    run, plan, job = served
+    engine = ENGINES[plan.engine]
+    component = run.component
+    preset = presets().get(component.model or "")
+    model = preset.hf_id if preset is not None and preset.hf_id else component.model or ""
+    flag, checkpoint = engine.quantization(job.quant)
+    argument = shlex.quote(model)
+    if checkpoint is not None:
+        argument = f'"${{{MODEL_ENV}:?set it to {checkpoint} of {model}}}"'
+    max_len = job.prompt + max(job.generate, 1)
+    command = engine.launch.format(
+        model=argument,
+        tp=plan.gpus_per_replica,
+        max_len=max_len,
+        context=max_len * plan.max_sequences,
+        sequences=plan.max_sequences,
+        port=engine.port + replica,
+        quant=flag,
+    )
+    point = plan.operating
+    comment = (
+        f"serving {component.label}: {engine.name}, {plan.replicas} × "
+        f"{plan.gpus_per_replica}-GPU replica{'' if plan.replicas == 1 else 's'}, "
+        f"{point.rate_rps:.2f} requests/s each with "
+        f"{math.ceil(point.concurrency)} in flight (TTFT {point.ttft_s * 1e3:.0f} ms, "
+        f"{point.tpot_s * 1e3:.1f} ms per output token, {component.percentile})"
+    )
+    if checkpoint is not None:
+        comment += (
+            f"; {engine.name} loads {checkpoint} of the model, not its 16-bit weights: "
+            f"set ${MODEL_ENV} to one"
         )
-        point = plan.operating
-        comment = (
-            f"serving {component.label}: {engine.name}, {plan.replicas} × "
-            f"{plan.gpus_per_replica}-GPU replica{'' if plan.replicas == 1 else 's'}, "
-            f"{point.rate_rps:.2f} requests/s each with "
-            f"{math.ceil(point.concurrency)} in flight (TTFT {point.ttft_s * 1e3:.0f} ms, "
-            f"{point.tpot_s * 1e3:.1f} ms per output token, {component.percentile})"
-        )
-        return comment, command
-    return None
+    return comment, command
+
+
+def _replicas_a_node(option: Option, plan: ServingPlan) -> int:
+    """Serving replicas on each node (0 where one replica spans nodes)."""
+    _nodes_count, per_node = _nodes(option)
+    return min(plan.replicas, per_node // plan.gpus_per_replica)
+
+
+def node_script(option: Option) -> str | None:
+    """What each node of a served pick runs (a SkyPilot task's ``run``, a Slurm job's step):
+    one server per replica it holds, each on its own GPUs and port, in the background,
+    then a ``wait`` on them all, so that 4 × 2-GPU replicas on an 8-GPU node are four
+    servers, not one on two GPUs. A replica's GPUs are its ``CUDA_VISIBLE_DEVICES`` (CUDA
+    Programming Guide, "CUDA Environment Variables"), or ``docker run --gpus
+    '"device=0,1"'`` for an engine run from its image (NVIDIA Container Toolkit, "GPU
+    enumeration"); its port the engine's plus its index. One replica a node (or one
+    spanning nodes) is its command alone. None for a pick that serves nothing."""
+    from whichgpu.engines import ENGINES
+
+    served = _served(option)
+    if served is None:
+        return None
+    plan = served[1]
+    engine = ENGINES[plan.engine]
+    count = max(_replicas_a_node(option, plan), 1)
+    lines = []
+    for replica in range(count):
+        found = serving_command(option, replica)
+        if found is None:
+            return None
+        command = found[1]
+        gpus = range(replica * plan.gpus_per_replica, (replica + 1) * plan.gpus_per_replica)
+        devices = ",".join(str(gpu) for gpu in gpus)
+        if engine.host_docker:
+            args = command.partition(" ")[2]  # the image's entrypoint is the program
+            where = "all" if count == 1 else shlex.quote(f'"device={devices}"')
+            command = (
+                f"docker run --rm --gpus {where} --shm-size 1g --network host "
+                f"-v $HOME/.cache/huggingface:/data -e HF_TOKEN {engine.image} {args}"
+            )
+        if count == 1:
+            return command
+        lines.append(f"(export CUDA_VISIBLE_DEVICES={devices}; {command}) &")
+    return "\n".join([*lines, "wait"])
+
+
+def pod_command(option: Option) -> str | None:
+    """A served pick's command in one Kubernetes pod (one replica, in the engine's image,
+    its GPUs the pod's): the launch command, its program where the image keeps it."""
+    from whichgpu.engines import ENGINES
+
+    served, command = _served(option), serving_command(option)
+    if served is None or command is None:
+        return None
+    return ENGINES[served[1].engine].image_dir + command[1]
 
 
 def _dump(doc: dict[str, Any]) -> str:
     """YAML as a person writes it: no ``&id001`` anchors for repeated values, UTF-8 text
-    (``×``, not ``\\xD7``)."""
+    (``×``, not ``\\xD7``), a script of several lines as a block."""
     import yaml
 
     class Plain(yaml.SafeDumper):
         def ignore_aliases(self, data: Any) -> bool:
             return True
 
+    def text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+        """A script of several lines as a literal block (``|``), line for line."""
+        style = "|" if "\n" in data else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+    Plain.add_representer(str, text)
     return yaml.dump(
         doc, Dumper=Plain, sort_keys=False, default_flow_style=False, allow_unicode=True
     )
@@ -243,10 +353,8 @@ def skypilot_task(
 ) -> str:
     if option.hardware.mig is not None:
         raise InvalidInput("skypilot_mig")
-    nodes, per_node = _nodes(option)
-    resources: dict[str, Any] = {
-        "accelerators": f"{skypilot_name(catalog, option.gpu.id)}:{per_node}"
-    }
+    nodes = _nodes(option)[0]
+    resources: dict[str, Any] = {"accelerators": skypilot_accelerators(catalog, result, option)}
     if option.market == "spot":
         resources["use_spot"] = True
     doc: dict[str, Any] = {"name": name, "resources": resources, "num_nodes": nodes}
@@ -380,18 +488,21 @@ def export(
     option = result.pick
     if option is None:
         raise InvalidInput("nothing_to_export")
-    serving = serving_command(option)
-    if run is None:
-        run = serving[1] if serving is not None else TRAIN_COMMAND
+    served = _served(option)
+    host_run = pod_run = run or TRAIN_COMMAND
+    if run is None and served is not None:
+        host_run = node_script(option) or host_run
+        pod_run = pod_command(option) or pod_run
+        if kind == "slurm" and _nodes(option)[0] > 1:  # the batch script runs on one node
+            host_run = f"srun --ntasks-per-node=1 bash -c {shlex.quote(host_run)}"
     if image is None:
-        plan = next((r.serving for r in option.runs if r.serving is not None), None)
-        image = ENGINES[plan.engine].image if plan is not None else TRAIN_IMAGE
+        image = ENGINES[served[1].engine].image if served is not None else TRAIN_IMAGE
     if kind == "skypilot":
-        return skypilot_task(catalog, result, option, name, run, setup)
+        return skypilot_task(catalog, result, option, name, host_run, setup)
     if kind == "kubernetes":
-        return kubernetes_manifest(result, option, name, run, image)
+        return kubernetes_manifest(result, option, name, pod_run, image)
     if kind == "slurm":
-        return slurm_header(result, option, name, run)
+        return slurm_header(result, option, name, host_run)
     from whichgpu.inputs import closest
 
     raise InvalidInput(
