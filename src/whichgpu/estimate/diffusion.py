@@ -232,6 +232,29 @@ def peak_flops(gpu: GPU, precision: str, fp32_work: bool) -> float:
     return (gpu.tf32_tensor_dense_tflops or gpu.fp32_tflops) * 1e12
 
 
+def dequant_s(component: DiffusionComponent, job: ImageJob, gpu: GPU) -> float:
+    """The seconds one forward of ``component`` spends turning its quantised weights back
+    into 16 bits before the matmuls use them: the loaders quantise the weights only and
+    compute in 16 bits (bitsandbytes' ``matmul_4bit`` calls ``dequantize_4bit`` and then
+    ``torch.nn.functional.linear`` for any input of more than one row; diffusers' GGUF
+    layers call ``dequantize_gguf_tensor`` before ``F.linear``; a float8 weight-only or
+    layerwise-cast weight is upcast by ``.to(bfloat16)``): a memory-bound pass that reads
+    the stored weight and writes its 16-bit copy, before the matmul reads that copy
+    (Williams et al., 2009: bytes over bandwidth). Zero for an unquantised component."""
+    if job.quant is None or component.kind not in QUANTISED_KINDS:
+        return 0.0
+    moved = component.params * (bytes_per_weight(component, job) + 2.0)
+    return moved / (gpu.memory_bandwidth_gb_per_s * 1e9)
+
+
+def matmul_weight_bytes(component: DiffusionComponent, job: ImageJob) -> float:
+    """Bytes of weights a forward's matmuls read: the 16-bit copy of a quantised weight
+    (:func:`dequant_s`), else the weights as loaded."""
+    if job.quant is not None and component.kind in QUANTISED_KINDS:
+        return component.params * 2.0
+    return component.params * bytes_per_weight(component, job)
+
+
 def _stage_s(w: Walk, passes: float, gpu: GPU, job: ImageJob, fp32: bool, weight_b: float) -> float:
     compute = w.flops * passes / peak_flops(gpu, job.precision, fp32)
     memory = weight_b / (gpu.memory_bandwidth_gb_per_s * 1e9)
@@ -247,12 +270,13 @@ def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTi
     text = 0.0
     for c in pipeline.text_encoders:
         w = component_walk(pipeline, c.role, latent)
-        text += _stage_s(w, prompts, gpu, job, fp32, c.params * bytes_per_weight(c, job))
+        text += _stage_s(w, prompts, gpu, job, fp32, matmul_weight_bytes(c, job))
+        text += dequant_s(c, job, gpu)
     den = component_walk(pipeline, "denoiser", latent)
     den_bytes = pipeline.denoiser.params * bytes_per_weight(pipeline.denoiser, job)
     compute = den.flops * prompts / peak_flops(gpu, job.precision, fp32)
-    memory = den_bytes / (gpu.memory_bandwidth_gb_per_s * 1e9)
-    step = max(compute, memory)
+    memory = matmul_weight_bytes(pipeline.denoiser, job) / (gpu.memory_bandwidth_gb_per_s * 1e9)
+    step = max(compute, memory) + dequant_s(pipeline.denoiser, job, gpu)
     if not job.fused_attention:
         scores = den.score_total * prompts * compute_bytes(job.precision) * EAGER_SCORE_PASSES
         step += scores / (gpu.memory_bandwidth_gb_per_s * 1e9)

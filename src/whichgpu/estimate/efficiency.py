@@ -72,6 +72,8 @@ def math_unit(bench: Benchmark, gpu: GPU) -> str:
     INT8, FP32 or FP64 cores, or 16-bit tensor cores behind a dequantisation (weight-only
     quantised weights)."""
     precision = bench.precision or "16-true"
+    if precision in QUANT_BITS and bench.regime == "diffusion-infer":
+        return "tensor-16"  # weight-only: dequantised, then 16-bit (diffusion.dequant_s)
     if precision in QUANT_BITS and precision not in ("fp8", "int8"):
         return "dequant-16"
     if precision == "32-true" and bench.regime == "diffusion-infer":
