@@ -247,6 +247,37 @@ def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Ca
     assert laid.job.batch > 1 and laid.job.batch * laid.job.dp * laid.job.grad_accum == 2048
 
 
+@pytest.mark.parametrize(
+    ("task", "gpu_id", "count"), [("finetune", "rtx-4090", 8), ("lora", "a100-80gb-sxm", 1)]
+)
+def test_estimate_and_recommend_read_one_training_job_alike(
+    catalog: Catalog, task: str, gpu_id: str, count: int
+) -> None:
+    """One precision left open, one job: estimate stored bf16 weights (bf16-true) where
+    recommend ran bf16 autocast over fp32 ones, so an 8B full fine-tune needed 79 GiB in
+    one and 158 GiB in the other, and 8 × RTX 4090 chose micro-batch 4 and 2."""
+    from whichgpu.recommender import recommend as run
+    from whichgpu.requests import EstimateRequest, Workload
+    from whichgpu.sizing import estimate_job
+    from whichgpu.workload_files import make_component
+
+    gpu = catalog.gpu(gpu_id)
+    request = EstimateRequest(model="llama-3.1-8b", task=task, gpu=gpu_id, count=count)
+    estimate = estimate_job(gpu, LLAMA_8B, request)
+    component = make_component({"kind": task, "model": "llama-3.1-8b", "tokens": 1e8})
+    result = run(catalog, Workload((component,)))
+    option = next(
+        o
+        for o in result.options
+        if o.gpu.id == gpu_id and o.gpus == count and o.hardware.instances == 1
+    )
+    assert estimate.job is not None and option.runs[0].job is not None
+    expected = "bf16-true" if task == "lora" else "bf16-mixed"  # the HF Trainer with PEFT
+    assert estimate.job.precision == option.runs[0].job.precision == expected
+    assert estimate.job.batch == option.runs[0].job.batch
+    assert estimate.throughput.value == pytest.approx(option.runs[0].throughput, rel=1e-6)
+
+
 def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:
     from whichgpu.estimate.efficiency_model import load_framework_factors
     from whichgpu.estimate.published_runs import fit_factors, predicts, validation_runs

@@ -108,6 +108,22 @@ DEFAULT_SAMPLES_PER_FRAME = 1024
 #: (whichgpu.recommender.autoconfig).
 DEFAULT_PRECISION = "bf16-mixed"
 
+
+def default_precision(precision: str | None, task: str, framework: str | None) -> str | None:
+    """The storage precision of a job that names none, the same in ``fit``, ``estimate`` and
+    ``recommend``: a framework's recipe sets its own (None here: :func:`make_job` applies
+    the recipe); training without one runs as the HF Trainer with PEFT does (the ``hf``
+    recipe: :data:`DEFAULT_PRECISION`, bf16 autocast over fp32 weights, for a full
+    fine-tune; a 16-bit frozen base under fp32 adapters for LoRA and QLoRA); inference
+    keeps the weights in 16 bits (None: the :class:`~whichgpu.job.Job` default,
+    ``bf16-true``)."""
+    if precision is not None:
+        return precision
+    if task == "inference" or framework is not None:
+        return None
+    return str(RECIPES["hf"].defaults(task).get("precision", DEFAULT_PRECISION))
+
+
 # -- how a training job is run: shared by fit, estimate and recommend ---------------------
 
 
@@ -154,8 +170,9 @@ class FitRequest(TrainingSettings):
     )
     precision: str | None = given(
         None, replace(PRECISION, help=N_(
-            "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: the "
-            "framework's, else bf16-true)."
+            "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
+            "the framework's; else the HF Trainer's: bf16-mixed, or bf16-true for LoRA, "
+            "QLoRA and inference; fp16 on GPUs without BF16)."
         ))
     )  # fmt: skip
     engine: str | None = given(
@@ -227,6 +244,7 @@ class FitRequest(TrainingSettings):
                 mode=self.recompute,
             )
         values["checkpointing"] = self.recompute or given
+        values["precision"] = default_precision(self.precision, self.task, self.framework)
         return values
 
 
@@ -348,7 +366,9 @@ class EstimateRequest(TrainingSettings):
             PRECISION,
             help=N_(
                 "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
-                "bf16-true; image generation: the pipeline's)."
+                "the framework's; else the HF Trainer's: bf16-mixed, or bf16-true for LoRA, "
+                "QLoRA and inference; fp16 on GPUs without BF16; image generation: the "
+                "pipeline's)."
             ),
         ),
     )
@@ -427,14 +447,15 @@ class Component(TrainingSettings):
     name: str = given("", Input("text", N_("A name for this component.")))
     model: str | None = given(None, MODEL)
     params: str | None = given(None, PARAMS)
-    #: None: bf16-mixed, or fp16 (16-mixed) on a GPU without BF16 tensor cores
+    #: None: the framework's, else as default_precision sets it
     precision: str | None = given(
         None,
         replace(
             PRECISION,
             help=N_(
                 "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
-                "bf16-mixed, 16-mixed on GPUs without BF16)."
+                "the framework's; else the HF Trainer's: bf16-mixed, or bf16-true for LoRA, "
+                "QLoRA and inference; fp16 on GPUs without BF16)."
             ),
         ),
     )

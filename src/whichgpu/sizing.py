@@ -177,12 +177,12 @@ def _with_memory(
 
 def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job:
     """The request's job: the training settings it gives, its lengths, its layout."""
-    from whichgpu.requests import make_job
+    from whichgpu.requests import default_precision, make_job
 
     return make_job(
         **(r.settings() if training else {}),
         task=r.task,
-        precision=r.precision,
+        precision=default_precision(r.precision, r.task, r.framework),
         quant=r.quant,
         batch=r.batch,
         seq=r.seq,

@@ -29,7 +29,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
     from whichgpu.job import default_prompt
     from whichgpu.models import resolve_model
-    from whichgpu.requests import DEFAULT_PRECISION, make_job
+    from whichgpu.requests import default_precision, make_job
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
@@ -38,8 +38,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
     job = make_job(
         **settings,
         task=component.kind,
-        precision=component.precision
-        or (None if component.framework and component.training else DEFAULT_PRECISION),
+        precision=default_precision(component.precision, component.kind, component.framework),
         quant=component.quant,
         batch=component.batch or 1,
         seq=component.seq,
