@@ -175,6 +175,70 @@ def test_a_pretraining_job_is_not_told_to_fine_tune_instead() -> None:
     tensor parallelism), and LoRA and QLoRA only to a fine-tune."""
     train = run_cli("fit", "-m", "llama-2-13b", "--task", "train", "--gpu", "a6000")
     assert train.code == 0, train.stderr
-    assert "LoRA" not in train.stdout and "tensor parallelism over 4 GPUs" in train.stdout
+    assert "LoRA" not in train.stdout and "tensor parallelism over 8 GPUs" in train.stdout
     finetune = run_cli("fit", "-m", "llama-2-13b", "--task", "finetune", "--gpu", "a6000")
     assert "fine-tune with LoRA" in finetune.stdout and "QLoRA" in finetune.stdout
+
+
+def test_fit_turns_checkpointing_on_where_nothing_fits_without_it() -> None:
+    """Review: fit left recomputation off although its --help turns it on where nothing fits
+    without it, and said an 8B LoRA needs 30.4 GiB and 2 RTX 4090s; estimate, on the same
+    job (micro-batch 1), turns it on and holds it on one at 19.9 GiB. fit now chooses as
+    estimate does (whichgpu.recommender.autoconfig.configure) and says so."""
+    doc = fit_json("-m", "llama-3.1-8b", "--task", "lora", "--gpu", "rtx-4090")
+    assert doc["job"]["checkpointing"] == "full"
+    assert doc["total_gib"] == pytest.approx(19.853, abs=0.01)
+    assert [n["code"] for n in doc["chosen"]] == ["chosen_checkpointing"]
+    row = next(g for g in doc["gpus"] if g["id"] == "rtx-4090")
+    assert (row["fits"], row["min_count"], row["checkpointing"]) == (True, 1, "full")
+    # a GPU that holds it without recomputation runs without it
+    h100 = next(g for g in doc["gpus"] if g["id"] == "h100-sxm")
+    assert h100["checkpointing"] == "none" and h100["needed_gib"] > 29
+    # QLoRA of a 7B on a 12 GB card: one card with recomputation, not tensor parallel 2
+    qlora = fit_json("-m", "llama-2-7b", "--task", "qlora", "--gpu", "rtx-a2000-12gb")
+    row = next(g for g in qlora["gpus"] if g["id"] == "rtx-a2000-12gb")
+    assert (row["fits"], row["min_count"], row["strategy"]) == (True, 1, "1 GPU")
+    assert qlora["total_gib"] == pytest.approx(5.62, abs=0.01)
+    # recomputation the user turns off stays off
+    off = fit_json("-m", "llama-3.1-8b", "--task", "lora", "--gpu", "rtx-4090",
+                   "--no-checkpointing")  # fmt: skip
+    assert off["job"]["checkpointing"] == "none" and off["chosen"] == []
+    assert off["total_gib"] > 24
+
+
+def test_fit_on_several_gpus_shards_as_estimate_does() -> None:
+    """Review: --gpus 8 alone changed nothing (ZeRO 0, 79.0 GiB on each H100, as on one)
+    while estimate --count 8 shards with ZeRO-3. The layout left open is now chosen as
+    estimate chooses it, with the same memory per GPU, and said."""
+    doc = fit_json("-m", "llama-3.1-8b", "--task", "finetune", "--gpu", "h100-sxm",
+                   "--gpus", "8")  # fmt: skip
+    assert (doc["job"]["zero"], doc["job"]["gpus"]) == (3, 8)
+    assert [n["code"] for n in doc["chosen"]] == ["chosen_layout"]
+    estimate = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "finetune", "--gpu",
+                       "h100-sxm", "--count", "8", "--batch", "1", "--json")  # fmt: skip
+    assert estimate.code == 0, estimate.stderr
+    assert doc["total_gib"] == pytest.approx(json.loads(estimate.stdout)["memory_gib"], abs=0.01)
+    one = fit_json("-m", "llama-3.1-8b", "--task", "finetune", "--gpu", "h100-sxm")
+    assert doc["total_gib"] < one["total_gib"] / 2
+    text = run_cli("fit", "-m", "llama-3.1-8b", "--task", "finetune", "--gpu", "h100-sxm",
+                   "--gpus", "8").stdout  # fmt: skip
+    assert "ZeRO-3 over 8" in text and "Fits on 8" in text
+
+
+def test_fit_runs_fp16_where_the_gpu_has_no_bf16() -> None:
+    """Review: fit kept bf16 on a T4 (estimate: 16-true, no BF16 tensor cores) and offered a
+    V100 32GB, which has no BF16 either, as the bigger GPU for a bf16 LoRA. Each GPU now
+    runs the precision it has (whichgpu.estimate.perf.fp16_instead), and a bigger GPU is
+    offered only where it runs the job's precision."""
+    doc = fit_json("-m", "llama-2-7b", "--task", "qlora", "--gpu", "t4")
+    assert doc["job"]["precision"] == "16-true"
+    assert "chosen_precision" in [n["code"] for n in doc["chosen"]]
+    rows = {g["id"]: g for g in doc["gpus"]}
+    assert rows["v100-sxm2-32gb"]["precision"] == "16-true"
+    assert rows["h100-sxm"]["precision"] == "bf16-true"
+    text = run_cli("fit", "-m", "llama-2-7b", "--task", "qlora", "--gpu", "t4").stdout
+    assert "16-true, nf4" in text and "bf16-true, nf4" not in text
+    lora = fit_json("-m", "llama-3.1-8b", "--task", "lora", "--gpu", "t4",
+                    "--precision", "bf16-true", "--no-checkpointing")  # fmt: skip
+    bigger = [c["params"][0]["gpu"] for c in lora["changes"] if c["codes"] == ["change_bigger_gpu"]]
+    assert bigger and "V100" not in bigger[0] and "T4" not in bigger[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import golden, run_cli
-from whichgpu.i18n import LANGUAGES, Plural, fmt, format_decimal, set_language
+from whichgpu.i18n import LANGUAGES, Plural, fmt, format_decimal, set_language, speaking
 from whichgpu.notes import MESSAGES, note, note_doc
 
 LOCALE = Path(__file__).parents[1] / "src" / "whichgpu" / "i18n" / "locale"
@@ -225,3 +225,31 @@ def test_french_writes_one_gigabyte_unit() -> None:
         catalog = read_po(f, locale="fr")
     strings = [m.string for m in catalog if m.id and isinstance(m.string, str)]
     assert not [s for s in strings if re.search(r"\bGo\b", s)]
+
+
+@pytest.mark.parametrize(
+    ("language", "says", "not_says"),
+    [
+        # the recomputation mode is a value in the reader's language, as "none" already was
+        ("fr", "recalcul complet", "recalcul full"),
+        ("ja", "再計算 フル", "再計算 full"),
+    ],
+)
+def test_the_recomputation_mode_is_translated(language: str, says: str, not_says: str) -> None:
+    """Review: --lang fr printed 'recalcul full' (while 'none' became 'aucun') and --lang ja
+    '再計算 full': the mode was passed to gettext as a code it had no entry for."""
+    result = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "lora", "--gpu", "rtx-4090",
+                     "--lang", language)  # fmt: skip
+    assert result.code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert says in text and not_says not in text
+
+
+def test_japanese_one_micro_batch_a_step_is_not_said_accumulated() -> None:
+    """Review: ja rendered '1 micro-batch a step, none accumulated' as '1 ステップで 1
+    マイクロバッチを累積' ('1 micro-batch accumulated'), the opposite of the English; it now
+    says micro-batches a step, true of one and of several."""
+    with speaking("ja"):
+        one = note("chosen_layout", component="lora", gpu="H100", layout="1 GPU",
+                   accumulation=1, global_batch=4, global_batch_field="--global-batch").render()  # fmt: skip
+    assert "1 ステップあたり 1 マイクロバッチ" in one and "累積" not in one

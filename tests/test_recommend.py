@@ -740,3 +740,31 @@ def test_options_of_one_cost_to_a_tenth_of_a_cent_rank_by_their_hourly_rate() ->
     costs = [o["cost_usd"] for o in a6000]
     assert len(a6000) == 4 and max(costs) / min(costs) - 1 < EQUAL_FIGURE
     assert [(o["gpu"], o["count"]) for o in options[:4]] == [("rtx-a6000", n) for n in (1, 2, 4, 8)]
+
+
+def test_a_tied_option_on_several_instances_says_its_network_as_the_pick_does() -> None:
+    """Review: '4 × H100 SXM ≈ pick' was, per --json, four 1-GPU VMs over Ethernet (ZeRO-3
+    over 4: 22,5xx tokens/s, where a 4-GPU node runs 32,878), and only the pick's network was
+    explained. A tied option rented as several instances now carries the same reason, and
+    its row's shape is named (whichgpu.render.tables.instance_shape)."""
+    from whichgpu.render.tables import instance_shape
+
+    result = run_cli("recommend", "-m", "llama-3.1-8b", "--task", "finetune", "--tokens",
+                     "1e8", "--json")  # fmt: skip
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    spread = [o for o in doc["options"] if o["tied_with_pick"]
+              and (o["instance"] or {}).get("instances", 1) > 1]  # fmt: skip
+    assert spread, "the review's case: a tied option on several instances"
+    first = spread[0]
+    assert first["instance"]["network"] == "ethernet"
+    nodes = [r["params"] for r in doc["reasons"] if r["code"] == "reason_nodes"]
+    assert {"option": f"{first['count']} × H100 SXM", "instances": 4, "gpus": 1,
+            "network": "ethernet", "gbit": 100.0}.items() <= nodes[0].items()  # fmt: skip
+    from whichgpu.requests import Component
+
+    workload = Workload((Component(kind="finetune", model="llama-3.1-8b", tokens=1e8),))
+    options = recommend(load_catalog(), workload).options
+    shapes = {instance_shape(o) for o in options if o.tied and o.gpu.id == "h100-sxm"}
+    assert "4 × 1-GPU instances, Ethernet" in shapes
+    assert all(instance_shape(o) == "" for o in options if o.hardware.node_gpus is None)

@@ -17,17 +17,24 @@ from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
     from whichgpu.estimate.serving import ServingCapacity
-    from whichgpu.requests import FitRequest
+    from whichgpu.requests import Component, FitRequest
 
 
 @dataclass(frozen=True)
 class GpuFit:
+    """``job`` on one GPU: the job as that GPU runs it (the precision it has tensor cores
+    for, the recomputation and layout chosen where left open), what it needs, and the
+    fewest of that GPU that hold it."""
+
     gpu: GPU
     fits: bool
     needed_gib: float
     headroom_gib: float
     min_count: int | None
     strategy: str
+    job: Job
+    #: what was chosen for this GPU (:func:`whichgpu.recommender.autoconfig.configure`)
+    chosen: tuple[Note, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,16 +48,37 @@ class Change:
 
 @dataclass(frozen=True)
 class FitResult:
+    """``job`` (as the target GPU, else the largest, runs it), its memory, every GPU's fit
+    and the changes that would make it fit; ``chosen`` says what was chosen for the target
+    where the user left it open."""
+
     arch: ModelArch
     job: Job
     estimate: MemoryEstimate
     gpus: tuple[GpuFit, ...]
     target: GPU | None
     changes: tuple[Change, ...]
+    chosen: tuple[Note, ...] = ()
+    #: the job as asked, before what it left open was chosen for each GPU
+    given: Job | None = None
 
 
-def fit_gpu(arch: ModelArch, job: Job, gpu: GPU, estimate: MemoryEstimate) -> GpuFit:
-    needed = estimate.total_bytes
+def fit_gpu(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    estimate: MemoryEstimate | None = None,
+    component: Component | None = None,
+) -> GpuFit:
+    """``job`` on ``gpu``. With ``component`` (the request, its open settings None), the
+    settings it leaves open are chosen for this GPU as ``estimate`` and ``recommend`` choose
+    them (:func:`open_settings_on`); else ``job`` runs as given (``estimate``: its memory,
+    when the caller has it)."""
+    chosen: tuple[Note, ...] = ()
+    if component is not None:
+        job, chosen = open_settings_on(component, arch, job, gpu)
+        estimate = None
+    needed = (estimate or estimate_memory(arch, job)).total_bytes
     count, strategy = min_gpus(arch, job, gpu)
     return GpuFit(
         gpu=gpu,
@@ -59,11 +87,63 @@ def fit_gpu(arch: ModelArch, job: Job, gpu: GPU, estimate: MemoryEstimate) -> Gp
         headroom_gib=(usable_bytes(gpu) - needed) / BYTES_PER_GIB,
         min_count=count,
         strategy=strategy,
+        job=job,
+        chosen=chosen,
     )
 
 
-def candidate_changes(arch: ModelArch, job: Job) -> list[tuple[Note, Job]]:
-    """Changes users make when a job does not fit, smallest first."""
+def layout_open(job: Job) -> bool:
+    """A training job's spread over its GPUs is left to whichgpu: no ZeRO stage, tensor or
+    pipeline degree given (``fit``'s defaults: 0, 1 and 1)."""
+    return job.zero == 0 and job.tp == 1 and job.pp == 1
+
+
+def open_settings_on(
+    component: Component, arch: ModelArch, job: Job, gpu: GPU
+) -> tuple[Job, tuple[Note, ...]]:
+    """``job`` as ``gpu`` runs it, with what the user left open chosen as ``estimate``
+    chooses it (:func:`whichgpu.recommender.autoconfig.configure`, shared by ``estimate``
+    and ``recommend``): a BF16 precision left open runs in FP16 on a GPU without BF16
+    tensor cores (:func:`whichgpu.estimate.perf.fp16_instead`); a training job's
+    recomputation left open is full where nothing fits without it (or where it lets a faster
+    micro-batch fit); on several GPUs a layout left open (:func:`layout_open`) is the
+    fastest that fits, ZeRO-3 / FSDP or tensor × pipeline parallelism
+    (:func:`whichgpu.estimate.parallel.training_layouts`), as ``estimate --count`` spreads
+    it. A layout the user gave is kept, the recomputation chosen for the nearest the
+    search tries (the same tensor and pipeline degrees). The micro-batch is ``fit``'s own
+    (the framework's, else 1): ``component.batch`` is set."""
+    from whichgpu.estimate.perf import fp16_instead
+    from whichgpu.notes import note as make_note
+
+    if not job.training:
+        fp16 = None if component.precision is not None else fp16_instead(gpu, job.precision)
+        if fp16 is None:
+            return job, ()
+        said = make_note(
+            "chosen_precision", component=component.label, gpu=gpu.short_name, precision=fp16
+        )
+        return replace(job, precision=fp16), (said,)
+    from whichgpu.recommender.autoconfig import configure
+
+    given = not layout_open(job)
+    fixed = (job.tp, job.pp) if given and job.gpus > 1 else None
+    configured = configure(component, arch, job, gpu, job.gpus, fixed)
+    if not given or job.gpus == 1:
+        return configured.job, tuple(configured.chosen)
+    # the user's layout (a ZeRO stage the search's layouts may not share), with the
+    # precision and recomputation chosen
+    kept = replace(
+        job, precision=configured.job.precision, checkpointing=configured.job.checkpointing
+    )
+    return kept, tuple(n for n in configured.chosen if n.code != "chosen_layout")
+
+
+def candidate_changes(arch: ModelArch, job: Job, gpu: GPU | None = None) -> list[tuple[Note, Job]]:
+    """Changes users make when a job does not fit, smallest first; on ``gpu``, only those
+    it runs (pure FP16 rather than pure BF16 where it has no BF16 tensor cores:
+    :func:`whichgpu.estimate.perf.fp16_instead`)."""
+    from whichgpu.estimate.perf import fp16_instead
+
     out: list[tuple[Note, Job]] = []
     if job.tokens > 256:
         seq = job.tokens // 2
@@ -82,7 +162,10 @@ def candidate_changes(arch: ModelArch, job: Job) -> list[tuple[Note, Job]]:
     if job.task in ("finetune", "lora"):
         out.append((note("change_qlora"), replace(job, task="qlora", quant="nf4")))
     if job.precision in ("32-true", "16-mixed", "bf16-mixed") and job.engine == "torch":
-        out.append((note("change_bf16_true"), replace(job, precision="bf16-true")))
+        if gpu is not None and fp16_instead(gpu, "bf16-true") is not None:
+            out.append((note("change_fp16_true"), replace(job, precision="16-true")))
+        else:
+            out.append((note("change_bf16_true"), replace(job, precision="bf16-true")))
     if job.training and job.zero < 3:
         out.append((note("change_zero3", gpus=2), replace(job, zero=3, gpus=max(2, job.gpus))))
     if not job.training and job.quant is None:
@@ -100,11 +183,14 @@ def candidate_changes(arch: ModelArch, job: Job) -> list[tuple[Note, Job]]:
     return out
 
 
-def what_would_fit(arch: ModelArch, job: Job, capacity_bytes: float) -> list[Change]:
+def what_would_fit(
+    arch: ModelArch, job: Job, capacity_bytes: float, gpu: GPU | None = None
+) -> list[Change]:
     """Single changes that make ``job`` fit in ``capacity_bytes``; when none does alone, the
-    shortest combination found by applying the most effective change first, repeatedly."""
+    shortest combination found by applying the most effective change first, repeatedly.
+    With ``gpu``, only changes it runs (:func:`candidate_changes`)."""
     singles: list[Change] = []
-    for change, changed in candidate_changes(arch, job):
+    for change, changed in candidate_changes(arch, job, gpu):
         needed = estimate_memory(arch, changed).total_bytes
         if needed <= capacity_bytes:
             singles.append(Change((change,), changed, needed / BYTES_PER_GIB))
@@ -115,7 +201,7 @@ def what_would_fit(arch: ModelArch, job: Job, capacity_bytes: float) -> list[Cha
     for _step in range(6):
         options = [
             (estimate_memory(arch, changed).total_bytes, change, changed)
-            for change, changed in candidate_changes(arch, current)
+            for change, changed in candidate_changes(arch, current, gpu)
             if change.code not in {n.code for n in notes}
         ]
         if not options:
@@ -133,24 +219,47 @@ def fit(
     job: Job,
     target: GPU | None = None,
     gpus: Sequence[GPU] | None = None,
+    component: Component | None = None,
 ) -> FitResult:
     """Memory of ``job`` and, for every GPU, whether it fits, with headroom and the minimum
-    count. When it does not fit ``target`` (or the largest GPU), the changes that would."""
-    estimate = estimate_memory(arch, job)
-    rows = tuple(fit_gpu(arch, job, gpu, estimate) for gpu in (gpus or catalog.gpus))
+    count. When it does not fit ``target`` (or the largest GPU), the changes that would,
+    among them the smallest larger GPU that holds it (and runs its precision).
+
+    With ``component`` (``fit_request``'s), each GPU runs the job with the settings left
+    open chosen for it (:func:`open_settings_on`), and the memory shown is the target's
+    (else the largest GPU's); without, ``job`` runs as given everywhere."""
+    from whichgpu.estimate.perf import missing_math_unit
+
     reference = target or max(catalog.gpus, key=lambda g: g.memory_gib)
+    chosen: tuple[Note, ...] = ()
+    given = job
+    if component is not None:
+        job, chosen = open_settings_on(component, arch, job, reference)
+    estimate = estimate_memory(arch, job)
+    shared = None if component is not None else estimate
+    # each GPU chooses from the job as asked, not as the reference runs it
+    base = given if component is not None else job
+    rows = tuple(fit_gpu(arch, base, gpu, shared, component) for gpu in (gpus or catalog.gpus))
     changes: list[Change] = []
     if estimate.total_bytes > usable_bytes(reference):
-        changes = what_would_fit(arch, job, usable_bytes(reference))
-        bigger = sorted(
-            (g for g in catalog.gpus if usable_bytes(g) >= estimate.total_bytes),
-            key=lambda g: g.memory_gib,
-        )
+        changes = what_would_fit(arch, job, usable_bytes(reference), reference)
+        # the GPUs that hold the job as each runs it, and have the tensor cores it runs on
+        holding = [
+            row
+            for row in (rows if gpus is None else tuple(
+                fit_gpu(arch, base, g, shared, component) for g in catalog.gpus
+            ))
+            if row.fits
+            and row.gpu.memory_gib > reference.memory_gib
+            and missing_math_unit(row.gpu, row.job.math_precision) is None
+        ]  # fmt: skip
+        bigger = sorted(holding, key=lambda row: row.gpu.memory_gib)
         if bigger and target is not None:
+            row = bigger[0]
             changes.append(
-                Change((note("change_bigger_gpu", gpu=bigger[0].name),), job, estimate.total_gib)
+                Change((note("change_bigger_gpu", gpu=row.gpu.name),), row.job, row.needed_gib)
             )
-    return FitResult(arch, job, estimate, rows, target, tuple(changes))
+    return FitResult(arch, job, estimate, rows, target, tuple(changes), chosen, given)
 
 
 def fit_request(
@@ -170,6 +279,14 @@ def fit_request(
 
     check_layout(arch, job)
     target = catalog.resolve(request.gpu) if request.gpu else None
+    from whichgpu.requests import Component
+
+    asked = request.checkpointing is not None or request.recompute is not None
+    component = Component(
+        kind=request.task, model=request.model, params=request.params,
+        precision=request.precision, quant=request.quant, batch=job.batch, seq=job.seq,
+        checkpointing=(job.checkpointing != "none") if asked else None, **request.settings(),
+    )  # fmt: skip
     serving = None
     if request.gpu_memory_utilization is not None:
         from whichgpu.estimate.serving import serving_capacity
@@ -181,7 +298,7 @@ def fit_request(
         serving = serving_capacity(
             arch, job, target or catalog.resolve("a100"), request.gpu_memory_utilization
         )
-    return fit(catalog, arch, job, target), serving
+    return fit(catalog, arch, job, target, component=component), serving
 
 
 # -- image pipelines ---------------------------------------------------------------------

@@ -65,6 +65,8 @@ MESSAGES: dict[str, str | Plural] = {
     "change_lora": N_("fine-tune with LoRA (rank {rank}) instead of all weights"),
     "change_qlora": N_("fine-tune with QLoRA (NF4 base weights)"),
     "change_bf16_true": N_("train in pure bf16 (bf16-true)"),
+    # on a GPU without BF16 tensor cores (T4, V100): pure FP16 instead
+    "change_fp16_true": N_("train in pure fp16 (16-true)"),
     "change_zero3": N_(
         "shard weights, gradients and optimizer state with ZeRO-3 / FSDP over {gpus} GPUs"
     ),

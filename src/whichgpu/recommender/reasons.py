@@ -180,8 +180,9 @@ def _tie_reason(
 
 
 def _nodes_reason(pick: Option) -> Note | None:
-    """Where the pick spans instances smaller than a node: the network assumed between
-    them (:func:`~whichgpu.estimate.parallel.network_gb_per_s`)."""
+    """Where an option (the pick, or one tied with it) spans instances smaller than a node:
+    the network assumed between them (:func:`~whichgpu.estimate.parallel.network_gb_per_s`).
+    A row of 1-GPU VMs over Ethernet reads like a node otherwise, and runs slower."""
     from whichgpu.estimate.parallel import ETHERNET_GBIT_PER_NODE, INFINIBAND_GBIT_PER_GPU
 
     hw = pick.hardware
@@ -561,7 +562,12 @@ def explain(
     nodes = _nodes_reason(pick)
     if nodes is not None:
         reasons.append(nodes)
-    reasons += [_tie_reason(catalog, pick, o, workload, objective) for o in ranked if o.tied]
+    for other in (o for o in ranked if o.tied):
+        # a tied option on several instances carries the same word on its network
+        reasons.append(_tie_reason(catalog, pick, other, workload, objective))
+        nodes = _nodes_reason(other)
+        if nodes is not None:
+            reasons.append(nodes)
     warnings = _warnings(pick, ranked, workload, unpriced, today, objective)
     if baseline is not None and baseline is not pick:
         over = over_provisioning(baseline, ranked, workload)

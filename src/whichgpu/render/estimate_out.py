@@ -15,6 +15,7 @@ from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, count_label, localize, note, note_doc, render
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
+from whichgpu.render.tables import recomputation_mode
 from whichgpu.throughput import ThroughputEstimate
 from whichgpu.units import BYTES_PER_GIB
 
@@ -385,7 +386,7 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
                 batch=job.batch,
                 accum=job.grad_accum,
                 global_batch=job.global_batch,
-                ckpt=_(job.checkpointing),
+                ckpt=recomputation_mode(job.checkpointing),
             )
         )
         if job.tp_overlap and job.tp > 1:

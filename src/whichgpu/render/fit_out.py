@@ -8,14 +8,17 @@ from whichgpu.estimate.assumptions import DEFAULTS
 from whichgpu.estimate.memory import COMPONENTS
 from whichgpu.estimate.serving import ServingCapacity
 from whichgpu.fields import format_number
-from whichgpu.fitting import FitResult, ImageFitResult, ImageGpuFit
+from whichgpu.fitting import FitResult, GpuFit, ImageFitResult, ImageGpuFit
 from whichgpu.i18n import N_, _, fmt, format_decimal
-from whichgpu.notes import localize
+from whichgpu.notes import localize, note_doc
 from whichgpu.render.json_doc import SCHEMA_VERSION
+from whichgpu.render.tables import recomputation_mode
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from whichgpu.job import Job
 
 COMPONENT_LABELS = {
     "weights": N_("Weights"),
@@ -53,6 +56,8 @@ def fit_doc(result: FitResult, serving: ServingCapacity | None) -> dict[str, Any
         "total_gib": _gib(est.total_bytes),
         "tensor_gib": _gib(est.tensor_bytes),
         "breakdown_gib": {key: _gib(est.components[key]) for key in COMPONENTS},
+        # what was chosen for the target (else the largest GPU) where the job left it open
+        "chosen": [note_doc(n) for n in result.chosen],
         "gpus": [
             {
                 "id": row.gpu.id,
@@ -61,6 +66,12 @@ def fit_doc(result: FitResult, serving: ServingCapacity | None) -> dict[str, Any
                 "strategy": row.strategy,
                 "headroom_gib": round(row.headroom_gib, 3),
                 "needed_gib": round(row.needed_gib, 3),
+                # the job as this GPU runs it: its precision, recomputation and layout
+                "precision": row.job.math_precision,
+                "checkpointing": row.job.checkpointing,
+                "zero": row.job.zero,
+                "tp": row.job.tp,
+                "pp": row.job.pp,
             }
             for row in result.gpus
         ],
@@ -115,6 +126,8 @@ def _describe(result: FitResult) -> str:
         parts.append(fmt(_("batch {b} × {tokens}"), b=job.batch, tokens=tokens))
     if job.training:
         parts.append(job.optimizer)
+        if job.checkpointing != "none":
+            parts.append(fmt(_("recomputation {mode}"), mode=recomputation_mode(job.checkpointing)))
     if job.gpus > 1:
         parts.append(
             fmt(
@@ -128,12 +141,28 @@ def _describe(result: FitResult) -> str:
     return " · ".join(parts)
 
 
+def _row_settings(row: GpuFit, given: Job | None) -> str:
+    """How ``row``'s GPU runs the job where it differs from the job as asked (``given``):
+    the FP16 precision it falls back to, the recomputation chosen for it; empty where the
+    same (the memory and the count of the row are with these)."""
+    if given is None:
+        return ""
+    parts = []
+    if row.job.math_precision != given.math_precision:
+        parts.append(row.job.math_precision)
+    if row.job.checkpointing != given.checkpointing:
+        parts.append(fmt(_("recomputation {mode}"), mode=recomputation_mode(row.job.checkpointing)))
+    return ", ".join(parts)
+
+
 def print_fit(result: FitResult, serving: ServingCapacity | None, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
     est = result.estimate
     console.print(Text(_describe(result), style="bold"))
+    for chosen in result.chosen:
+        console.print(chosen.render())
     console.print(
         fmt(
             _(
@@ -160,10 +189,11 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
 
     from whichgpu.render.tables import fitted_table
 
+    on = result.job.gpus
     columns = [
         (_("GPU"), "left", 1),
         (_("VRAM"), "right", 2),
-        (_("Fits on 1"), "left", 1),
+        (_("Fits on 1") if on == 1 else fmt(_("Fits on {n}"), n=on), "left", 1),
         (_("Headroom GiB"), "right", 3),
         (_("Min GPUs"), "left", 2),
     ]
@@ -172,6 +202,9 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
         count = "—" if row.min_count is None else f"{row.min_count} ({localize(row.strategy)})"
         if row.min_count is None:
             count = _("no count: activations alone exceed it")
+        settings = _row_settings(row, result.given)
+        if settings:  # chosen for this GPU: its memory and count are with it
+            count = f"{count}; {settings}"
         rows.append(
             [
                 row.gpu.short_name,

@@ -19,6 +19,39 @@ if TYPE_CHECKING:
     from whichgpu.comparison import Comparison, GpuComparison
     from whichgpu.models.diffusion import DiffusionPipeline
     from whichgpu.models.presets import ModelSummary
+    from whichgpu.recommender.options import Option
+
+
+#: A training job's activation recomputation (``Job.checkpointing``), as a value in a
+#: sentence ("recomputation full"): a word of the reader's language, not the code.
+RECOMPUTATION_MODES = {"none": N_("none"), "selective": N_("selective"), "full": N_("full")}
+
+
+def recomputation_mode(mode: str) -> str:
+    """``mode`` (none, selective, full) in the reader's language."""
+    return _(RECOMPUTATION_MODES[mode]) if mode in RECOMPUTATION_MODES else mode
+
+
+#: The network between the instances of an option rented as several (Job.network).
+NETWORKS = {"ethernet": N_("Ethernet"), "infiniband": N_("InfiniBand")}
+
+
+def instance_shape(option: Option) -> str:
+    """How an option rented as several instances is built, for its table row: ``4 × 1-GPU
+    instances, Ethernet`` (the network :func:`whichgpu.recommender.reasons._nodes_reason`
+    explains); empty for one instance or a node. Several small instances joined by Ethernet
+    run slower than one node of the same GPUs, so the row says which it is."""
+    hw = option.hardware
+    if hw.node_gpus is None or hw.instances <= 1:
+        return ""
+    job = next((run.job for run in option.runs if run.job is not None), None)
+    network = "ethernet" if job is None else job.network
+    return fmt(
+        _("{instances} × {gpus}-GPU instances, {network}"),
+        instances=hw.instances,
+        gpus=hw.node_gpus,
+        network=_(NETWORKS.get(network, network)),
+    )
 
 
 def add_columns(table: Table, columns: Iterable[tuple[str, str]], whole: bool = False) -> None:
