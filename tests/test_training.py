@@ -157,6 +157,28 @@ def test_pipeline_bubble_shrinks_with_more_micro_batches(catalog: Catalog) -> No
     assert interleaved.throughput.value > a.throughput.value * 1.5
 
 
+def test_a_pipeline_of_fewer_micro_batches_than_stages_is_not_interleaved(
+    catalog: Catalog,
+) -> None:
+    """Interleaving needs the micro-batches to be a multiple of the stages (Narayanan et
+    al., 2021, §2.2.2); one micro-batch runs its stages one after another, m + p − 1 stage
+    times: 8B on 8 A100s over 2 stages read an 11 % bubble at one micro-batch a step."""
+    gpu = catalog.gpu("a100-80gb-sxm")
+    one = make_job(task="finetune", batch=4, gpus=8, pp=2, zero=3, grad_accum=1)
+    assert virtual_stages(LLAMA_8B, one) == 1
+    step = estimate_throughput(LLAMA_8B, one, gpu, 8).step
+    assert step is not None
+    staged = step.compute_s + step.tensor_parallel_s + step.pipeline_p2p_s
+    assert step.bubble_s == pytest.approx(staged, rel=1e-9)  # (p − 1)/m = 1
+    many = replace(one, grad_accum=16)
+    assert virtual_stages(LLAMA_8B, many) == 8  # 16 layers a stage, chunks of two
+    # and the first stage holds one micro-batch in flight, not one a stage
+    assert (
+        estimate_memory(LLAMA_8B, one).components["activations"]
+        < estimate_memory(LLAMA_8B, many).components["activations"]
+    )
+
+
 def test_uneven_pipeline_stages_run_at_the_heaviest_stage(catalog: Catalog) -> None:
     """Llama 3.1 405B's 126 layers over 16 stages (the Llama 3 paper's split): the heaviest
     holds 8, so the pipeline runs as 128 layers would, and a stage holds 8/126 of the

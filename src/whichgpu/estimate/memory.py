@@ -286,7 +286,8 @@ def kv_cache_bytes(
 
 def activations_bytes(arch: ModelArch, job: Job) -> float:
     """Training: saved activations of all layers (per pipeline stage: the first stage holds
-    ``pp`` micro-batches of ``layers/pp`` layers, the same total; Korthikanti §4.2.3; of its
+    ``pp`` micro-batches of ``layers/pp`` layers, the same total, or the step's ``m`` where
+    fewer; Korthikanti §4.2.3; of its
     ``ceil(layers/pp)`` where the split is uneven; ``1 + (pp−1)/(pp·vp)`` times that in the
     interleaved schedule, Korthikanti §4.2.3), divided by the tensor-parallel degree.
     Inference: the largest transient working set."""
@@ -296,7 +297,9 @@ def activations_bytes(arch: ModelArch, job: Job) -> float:
         return per_image * job.batch * live
     seq = arch.tokens_per_image if arch.kind == "vit" else job.tokens
     if job.training:
-        stages = stage_share(arch, job.pp) * job.pp  # 1 where pp divides the layers
+        # 1F1B's first stage holds a micro-batch per stage in flight, or every micro-batch of
+        # the step where it runs fewer (1 where pp divides the layers and m >= pp)
+        stages = stage_share(arch, job.pp) * min(job.pp, max(job.grad_accum, 1))
         v = virtual_stages(arch, job)
         if v > 1:  # the interleaved schedule's first stage holds more in flight
             stages *= 1 + (job.pp - 1) / (job.pp * v)
@@ -402,13 +405,17 @@ def accumulates(job: Job) -> bool:
 def memory_key(job: Job) -> Job:
     """``job`` with the settings a step's memory does not depend on at their defaults: how
     many micro-batches it accumulates beyond two (from the second on, each runs beside the
-    same gradient buffer), where its GPUs
+    same gradient buffer) or, with pipeline stages, beyond one a stage (the first stage's
+    micro-batches in flight; whether they are a multiple of the stages, which the
+    interleaved schedule needs, is kept), where its GPUs
     sit (the node size, the network) and, without ZeRO, how many data-parallel replicas run
     it (each holds the whole step). Jobs with one key have one estimate, up to its ``job``
     (a property test holds :func:`estimate_memory` to that)."""
     changes: dict[str, object] = {}
-    if job.grad_accum > 2:
+    if job.pp <= 1 and job.grad_accum > 2:
         changes["grad_accum"] = 2
+    elif job.pp > 1 and job.grad_accum > job.pp:
+        changes["grad_accum"] = job.pp if job.grad_accum % job.pp == 0 else job.pp + 1
     if job.gpus_per_node != Job.gpus_per_node:
         changes["gpus_per_node"] = Job.gpus_per_node
     if job.network != Job.network:

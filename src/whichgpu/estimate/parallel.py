@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.memory import memory_of
-from whichgpu.estimate.pipeline import virtual_stages
+from whichgpu.estimate.pipeline import model_chunks
 from whichgpu.frozen import evolve
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
@@ -91,6 +91,8 @@ def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job
         sharded = evolve(job, gpus=count, zero=3, engine=engine)
         if count % (job.tp * job.pp):
             sharded = evolve(sharded, tp=1, pp=1)
+        if sharded.tp * sharded.pp > 1:  # the user's split kept: ZeRO-3 over its replicas
+            return sharded, layout_name(sharded.tp, sharded.pp, sharded.dp)
         return sharded, f"ZeRO-3 over {count}"
     tp = tensor_parallel_degree(arch, min(count, 8))
     pp = max(1, count // tp)
@@ -120,7 +122,7 @@ def training_layouts(
       data-parallel ranks (ZeRO-1, Megatron's distributed optimizer) and 16-bit weights with
       fp32 masters (Narayanan et al., 2021, §3: TP inside a node, PP across them). Every
       pipeline degree up to the layers is listed, smallest first (an uneven split runs at
-      its heaviest stage), interleaved as :func:`~whichgpu.estimate.pipeline.virtual_stages`
+      its heaviest stage), interleaved as :func:`~whichgpu.estimate.pipeline.model_chunks`
       chooses.
 
     ``parallel`` is the framework's (:mod:`whichgpu.recipes`): ``ddp`` frameworks use DDP or,
@@ -140,7 +142,7 @@ def training_layouts(
         while tp * pp <= count:
             if count % (tp * pp) == 0 and pp <= arch.n_layers:
                 layout = evolve(job, gpus=count, tp=tp, pp=pp, zero=1, engine=engine)
-                layout = evolve(layout, vp=virtual_stages(arch, layout))
+                layout = evolve(layout, vp=model_chunks(arch, layout))
                 out.append((layout, layout_name(tp, pp, count // (tp * pp))))
             pp *= 2
         tp *= 2
@@ -179,7 +181,12 @@ def _spreads(arch: ModelArch, job: Job, count: int) -> tuple[tuple[Job, str], ..
     they do not depend on it, only whether they fit does."""
     out = [scaled_job(job, count, arch)]
     if job.training and count > 1 and not (job.tp > 1 or job.pp > 1):
-        out += training_layouts(arch, job, count, "3d")[2:]
+        # a pipeline as full as a step's accumulation will keep it (chosen later, per GPU:
+        # whichgpu.recommender.autoconfig): a micro-batch in flight per stage
+        out += [
+            (evolve(layout, grad_accum=max(layout.grad_accum, layout.pp)), name)
+            for layout, name in training_layouts(arch, job, count, "3d")[2:]
+        ]
     return tuple(out)
 
 

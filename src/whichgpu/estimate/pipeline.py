@@ -30,12 +30,12 @@ def stage_share(arch: ModelArch, pp: int) -> float:
 LAYERS_PER_VIRTUAL_STAGE = 2
 
 
-def virtual_stages(arch: ModelArch, job: Job) -> int:
-    """Model chunks per GPU in the interleaved 1F1B schedule (Narayanan et al., 2021, §2.2.2:
-    each GPU runs ``vp`` non-adjacent chunks of layers, which divides the pipeline bubble by
-    ``vp`` and multiplies the point-to-point traffic by it). ``job.vp`` where given, else the
-    most chunks of :data:`LAYERS_PER_VIRTUAL_STAGE` layers or more that split the heaviest
-    stage evenly; 1 without a pipeline."""
+def model_chunks(arch: ModelArch, job: Job) -> int:
+    """Model chunks per GPU the interleaved 1F1B schedule is set up with (Narayanan et al.,
+    2021, §2.2.2: each GPU runs ``vp`` non-adjacent chunks of layers, which divides the
+    pipeline bubble by ``vp`` and multiplies the point-to-point traffic by it). ``job.vp``
+    where given, else the most chunks of :data:`LAYERS_PER_VIRTUAL_STAGE` layers or more
+    that split the heaviest stage evenly; 1 without a pipeline."""
     if job.pp <= 1:
         return 1
     if job.vp:
@@ -43,3 +43,14 @@ def virtual_stages(arch: ModelArch, job: Job) -> int:
     stage = math.ceil(max(arch.n_layers, 1) / job.pp)
     chunks = [v for v in range(1, stage // LAYERS_PER_VIRTUAL_STAGE + 1) if stage % v == 0]
     return max(chunks, default=1)
+
+
+def virtual_stages(arch: ModelArch, job: Job) -> int:
+    """The chunks a step of ``job`` interleaves (:func:`model_chunks`), or 1 where the
+    micro-batches it runs are not a multiple of the stages: "this new schedule requires the
+    number of microbatches in a batch to be an integer multiple of the degree of pipeline
+    parallelism" (ibid.), and fewer cannot fill it (one micro-batch runs its stages one
+    after another: plain 1F1B's ``m + p − 1`` stage times)."""
+    if job.pp <= 1 or max(job.grad_accum, 1) % job.pp:
+        return 1
+    return model_chunks(arch, job)

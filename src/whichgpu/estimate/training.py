@@ -151,7 +151,8 @@ def step_time(
     if job.tp_overlap and tp > 1:
         tp_s = max(0.0, tp_s - stage_s)  # decomposed GEMMs carry the collectives
     # interleaved 1F1B (Narayanan et al., 2021, §2.2.2): v chunks a GPU divide the bubble
-    # by v, and each micro-batch crosses v times the stage boundaries
+    # by v, and each micro-batch crosses v times the stage boundaries (v = 1, plain 1F1B's
+    # m + p − 1 stage times, where the micro-batches do not allow it: virtual_stages)
     v = shape.virtual_stages
     p2p_s *= v
     stage_total = stage_s + tp_s + p2p_s
