@@ -768,5 +768,8 @@ def test_a_tied_option_on_several_instances_says_its_network_as_the_pick_does() 
     workload = Workload((Component(kind="finetune", model="llama-3.1-8b", tokens=1e8),))
     options = recommend(load_catalog(), workload).options
     shapes = {instance_shape(o) for o in options if o.tied and o.gpu.id == "h100-sxm"}
-    assert "4 × 1-GPU instances, Ethernet" in shapes
+    assert "4 instances, Ethernet" in shapes
+    # and the table's row carries it under the GPUs, the pick line beside them
+    text = run_cli("recommend", "-m", "llama-3.1-8b", "--task", "finetune", "--tokens", "1e8")
+    assert "4 × H100 SXM" in text.stdout and "(4 instances, Ethernet)" in text.stdout
     assert all(instance_shape(o) == "" for o in options if o.hardware.node_gpus is None)

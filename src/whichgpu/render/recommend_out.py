@@ -163,10 +163,16 @@ def status_text(option: Option, result: Recommendation, pareto: str) -> str:
     return "; ".join(b.render() for b in option.blockers[:2])
 
 
-def hardware_cell(option: Option) -> str:
+def hardware_cell(option: Option, sep: str = "\n") -> str:
+    """The option's GPUs, and how they are rented where that is several small instances
+    (:func:`~whichgpu.render.tables.instance_shape`): four 1-GPU VMs over Ethernet are not
+    a 4-GPU node, and the row says so."""
     from whichgpu.recommender.options import hardware_label
+    from whichgpu.render.tables import instance_shape
 
-    return hardware_label(option, count_one=True)
+    label = hardware_label(option, count_one=True)
+    shape = instance_shape(option)
+    return f"{label}{sep}({shape})" if shape else label
 
 
 def print_recommend(
@@ -218,7 +224,7 @@ def print_recommend(
         for n in result.infeasible:
             console.print(f"  • {n.render()}")
     else:
-        pick = fmt(_("Pick: {option}"), option=hardware_cell(result.pick))
+        pick = fmt(_("Pick: {option}"), option=hardware_cell(result.pick, " "))
         console.print(Text(pick, style="bold"))
         for n in result.reasons:
             console.print(f"  ✓ {n.render()}")

@@ -37,19 +37,19 @@ NETWORKS = {"ethernet": N_("Ethernet"), "infiniband": N_("InfiniBand")}
 
 
 def instance_shape(option: Option) -> str:
-    """How an option rented as several instances is built, for its table row: ``4 × 1-GPU
-    instances, Ethernet`` (the network :func:`whichgpu.recommender.reasons._nodes_reason`
-    explains); empty for one instance or a node. Several small instances joined by Ethernet
-    run slower than one node of the same GPUs, so the row says which it is."""
+    """How an option rented as several instances is built, for its table row: ``4
+    instances, Ethernet`` under "4 × H100 SXM" (the GPUs shared among them; the network
+    :func:`whichgpu.recommender.reasons._nodes_reason` explains); empty for one instance or
+    a node. Several small instances joined by Ethernet run slower than one node of the same
+    GPUs, so the row says which it is."""
     hw = option.hardware
     if hw.node_gpus is None or hw.instances <= 1:
         return ""
     job = next((run.job for run in option.runs if run.job is not None), None)
     network = "ethernet" if job is None else job.network
     return fmt(
-        _("{instances} × {gpus}-GPU instances, {network}"),
+        _("{instances} instances, {network}"),
         instances=hw.instances,
-        gpus=hw.node_gpus,
         network=_(NETWORKS.get(network, network)),
     )
 
@@ -373,7 +373,9 @@ def fitted_table(
     from rich.table import Table
 
     def needed(i: int) -> int:
-        widest = max([cell_len(columns[i][0])] + [cell_len(r[i]) for r in rows])
+        widest = max(  # a cell of several lines is as wide as its widest line
+            [cell_len(columns[i][0])] + [cell_len(line) for r in rows for line in r[i].split("\n")]
+        )
         return min(widest, PROSE_MIN_WIDTH) if i in prose else widest
 
     keep = list(range(len(columns)))

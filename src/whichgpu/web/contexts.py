@@ -64,7 +64,7 @@ def summary_of(result: Any) -> str:
     pick = result.pick
     if pick is None:
         return _("No option meets every constraint.")
-    parts = [fmt(_("Pick: {option}"), option=hardware_cell(pick))]
+    parts = [fmt(_("Pick: {option}"), option=hardware_cell(pick, " "))]
     if pick.cost_usd is not None:
         parts.append(format_cost(pick.cost_usd))
     elif pick.usd_per_h is not None:
@@ -108,7 +108,7 @@ def rows_of(result: Any, every: bool, top: int = 8) -> list[dict[str, Any]]:
         rows.append(
             {
                 "rank": rank,
-                "hardware": hardware_cell(option),
+                "hardware": hardware_cell(option, " "),
                 "gpu": option.gpu.id,
                 "market": option.market,
                 "offer": offer_text(option),
