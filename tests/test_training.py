@@ -14,6 +14,7 @@ from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.parallel import training_layouts
 from whichgpu.estimate.pipeline import stage_share, virtual_stages
 from whichgpu.estimate.published_runs import spread, validation_runs
+from whichgpu.job import Job
 from whichgpu.models import resolve_model
 from whichgpu.recipes import RECIPES
 from whichgpu.requests import make_job
@@ -497,3 +498,58 @@ def test_the_host_s_memory_is_the_machine_s_a_card_is_built_into(catalog: Catalo
     assert host_dram_gb_per_s(h100, 8) == pytest.approx(614.4)
     assert host_dram_gb_per_s(h100, 1, per_node=1) == pytest.approx(614.4 / 8)
     assert host_dram_gb_per_s(catalog.gpu("gh200"), 4) == pytest.approx(4 * 512.0)
+
+
+def _estimated(catalog: Catalog, **fields: object) -> Job:
+    from whichgpu.requests import EstimateRequest
+    from whichgpu.sizing import estimate_job
+
+    request = EstimateRequest(model="llama-3.1-8b", **fields)  # type: ignore[arg-type]
+    estimate = estimate_job(catalog.resolve(str(fields["gpu"])), LLAMA_8B, request)
+    assert estimate.job is not None
+    return estimate.job
+
+
+def test_a_fine_tune_without_a_framework_spreads_as_the_hf_trainer_does(catalog: Catalog) -> None:
+    """PEFT and bitsandbytes have no tensor parallelism: a LoRA or QLoRA job left without a
+    framework runs DDP or FSDP (ZeRO-3), as Accelerate launches the HF Trainer; pretraining
+    keeps Megatron's layouts. 13B LoRA on 8 V100s read 'tensor parallel 4 × data parallel 2'
+    beside a note citing the HF Trainer."""
+    for task in ("lora", "qlora", "finetune"):
+        job = _estimated(catalog, task=task, gpu="v100-sxm2-16gb", count=8)
+        assert (job.tp, job.pp) == (1, 1)
+    from whichgpu.recipes import parallel_of
+
+    assert parallel_of(None, "train") == "3d" and parallel_of(None, "lora") == "ddp"
+
+
+def test_a_frameworks_multi_gpu_recipe_replaces_its_single_device_one(catalog: Catalog) -> None:
+    """torchtune's single-device full fine-tune steps a paged 8-bit AdamW in the backward;
+    its FSDP recipe (8B_full) runs fused AdamW after it. torchtitan shards with FSDP at
+    tensor parallel 1 (llama3_8b.toml), and a --tp given shards the rest (2-D)."""
+    one = _estimated(catalog, task="finetune", gpu="rtx-4090", framework="torchtune")
+    assert one.optimizer == "paged-adamw-8bit" and one.optimizer_in_backward
+    eight = _estimated(catalog, task="finetune", gpu="a100", count=8, framework="torchtune")
+    assert eight.optimizer == "adamw-fused" and not eight.optimizer_in_backward
+    kept = _estimated(catalog, task="finetune", gpu="a100", count=8, framework="torchtune",
+                      optimizer="paged-adamw-8bit")  # fmt: skip
+    assert kept.optimizer == "paged-adamw-8bit"  # the user's value wins
+    titan = _estimated(catalog, task="train", gpu="h100", count=8, framework="torchtitan")
+    assert (titan.tp, titan.pp, titan.zero) == (1, 1, 3)
+    two_d = _estimated(catalog, task="train", gpu="h100", count=8, framework="torchtitan", tp=8)
+    assert (two_d.tp, two_d.zero) == (8, 0) or (two_d.tp, two_d.dp) == (8, 1)
+
+
+def test_a_lowered_micro_batch_accumulates_to_the_recipes_batch(catalog: Catalog) -> None:
+    """The HF Trainer trains 8 sequences a device a step; where only 2 fit, a skilled user
+    accumulates 4 (global batch 1 at micro-batch 1 read a 20× longer optimizer share).
+    NeMo's fine-tuning recipes take 128 sequences a step; an optimizer stepped in the
+    backward accumulates nothing (torchtune refuses it)."""
+    lora = _estimated(catalog, task="lora", gpu="rtx-4090")
+    assert lora.batch * lora.grad_accum == 8
+    given = _estimated(catalog, task="lora", gpu="rtx-4090", batch=1)
+    assert given.grad_accum == 1  # a micro-batch the user gives keeps the recipe's steps
+    nemo = _estimated(catalog, task="lora", gpu="h100", count=8, framework="nemo")
+    assert nemo.global_batch == 128
+    tune = _estimated(catalog, task="finetune", gpu="rtx-4090", framework="torchtune")
+    assert tune.optimizer_in_backward and tune.grad_accum == 1

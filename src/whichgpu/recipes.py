@@ -28,6 +28,12 @@ class Recipe:
     parallel: Parallel = "fsdp"
     source: str = ""
     as_of: str = ""
+    #: Job fields its multi-GPU recipe sets otherwise, per task (torchtune's distributed
+    #: recipes step the optimizer after the backward: FSDP cannot run it inside)
+    multi_gpu: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Sequences an optimizer step takes when fine-tuning (``finetune``, ``lora``,
+    #: ``qlora``) where the recipe sets a global batch rather than one per GPU
+    finetune_global_batch: int | None = None
 
     def defaults(self, task: str) -> dict[str, Any]:
         """The Job fields this recipe sets for ``task`` (before the user's own values)."""
@@ -47,6 +53,12 @@ PEFT_BY_TASK: dict[str, dict[str, Any]] = {
     "lora": {"precision": "bf16-true"},
     "qlora": {"precision": "bf16-true", "optimizer": "paged-adamw-8bit"},
 }
+
+#: NeMo 2.0's fine-tuning recipes: 128 sequences of 2,048 tokens a step at micro-batch 1
+#: (NVIDIA/NeMo @78b5337 nemo/collections/llm/recipes/finetune_default.py,
+#: default_finetune_recipe: SquadDataModule(seq_length=2048, global_batch_size=128,
+#: micro_batch_size=1))
+NEMO_FINETUNE_GLOBAL_BATCH = 128
 
 RECIPES: dict[str, Recipe] = {
     # transformers 5.24 TrainingArguments (transformers/training_args.py):
@@ -102,6 +114,10 @@ RECIPES: dict[str, Recipe] = {
             "train": {"optimizer": "paged-adamw-8bit", "optimizer_in_backward": True},
             "lora": {"grad_accum": 8},
             "qlora": {"grad_accum": 8},
+        },
+        multi_gpu={
+            task: {"optimizer": "adamw-fused", "optimizer_in_backward": False}
+            for task in ("finetune", "train")
         },
         parallel="fsdp",
         source="pytorch/torchtune @bd2a0fc recipes/configs/llama3_1/8B_full_single_device.yaml, "
@@ -189,7 +205,8 @@ RECIPES: dict[str, Recipe] = {
     ),
     # torchtitan torchtitan/models/llama3/train_configs/llama3_8b.toml (@4a950ea):
     # local_batch_size 1, seq_len 8192, activation_checkpoint selective; FSDP2 with bf16
-    # params and fp32 reduce; tensor parallel 8 for 70B and 405B.
+    # params and fp32 reduce (data_parallel_shard_degree -1: every GPU, tensor parallel 1);
+    # its 70B and 405B configs add tensor parallel 8 (--tp 8: FSDP over the rest).
     "torchtitan": Recipe(
         "torchtitan",
         "torchtitan",
@@ -202,7 +219,7 @@ RECIPES: dict[str, Recipe] = {
             "checkpointing": "selective",
             "vp": 1,  # pipeline_parallel_schedule 1F1B
         },
-        parallel="3d",
+        parallel="fsdp",
         source="pytorch/torchtitan @4a950ea torchtitan/models/llama3/train_configs/"
         "llama3_8b.toml, llama3_70b.toml, llama3_405b.toml",
         as_of="2026-11",
@@ -222,6 +239,7 @@ RECIPES: dict[str, Recipe] = {
             "batch": 1,
         },
         parallel="3d",
+        finetune_global_batch=NEMO_FINETUNE_GLOBAL_BATCH,
         source="NVIDIA/Megatron-LM @d98e8a6 megatron/training/arguments.py; NVIDIA/NeMo "
         "@8cfedd7 nemo/collections/llm/recipes (llama3_8b, llama3_70b, gpt3_175b)",
         as_of="2026-11",
@@ -243,6 +261,7 @@ RECIPES: dict[str, Recipe] = {
             "tp_overlap": True,
         },
         parallel="3d",
+        finetune_global_batch=NEMO_FINETUNE_GLOBAL_BATCH,
         source="NVIDIA/NeMo @de778f8 nemo/collections/llm/recipes/llama3_70b.py "
         "(pretrain_recipe_performance); NVIDIA-NeMo/Megatron-Bridge "
         "src/megatron/bridge/training/comm_overlap.py",
@@ -253,7 +272,19 @@ RECIPES: dict[str, Recipe] = {
 FRAMEWORKS: tuple[str, ...] = tuple(RECIPES)
 
 
-def parallel_of(framework: str | None) -> Parallel:
-    """How ``framework`` spreads a job over GPUs; without one, any layout (``3d``)."""
+def parallel_of(framework: str | None, task: str) -> Parallel:
+    """How ``framework`` spreads a job over GPUs. Without one, a fine-tune spreads as the
+    HF Trainer's users do (the ``hf`` recipe: DDP, or FSDP/ZeRO-3 where the model state does
+    not fit: Accelerate; PEFT and bitsandbytes have no tensor parallelism), and pretraining
+    takes any layout (``3d``: Megatron-LM's, torchtitan's)."""
     recipe = RECIPES.get(framework or "")
-    return recipe.parallel if recipe is not None else "3d"
+    if recipe is not None:
+        return recipe.parallel
+    return "3d" if task == "train" else RECIPES["hf"].parallel
+
+
+def multi_gpu_defaults(framework: str | None, task: str) -> dict[str, Any]:
+    """The Job fields ``framework``'s multi-GPU recipe sets otherwise than its single-GPU
+    one, for ``task`` (none without a framework)."""
+    recipe = RECIPES.get(framework or "")
+    return {} if recipe is None else recipe.multi_gpu.get(task, {})

@@ -16,7 +16,9 @@ would, and said: a training run left without ``batch`` is not run one sample at 
   model for each tensor-parallel degree, and no tensor × pipeline split larger than the
   smallest that holds it (Narayanan et al., 2021, §3.3, takeaway #2).
 * **Gradient accumulation**: to the user's global batch, to 4M tokens a step when
-  pretraining a language model, else the recipe's (the HF Trainer's is none).
+  pretraining a language model, to the recipe's global batch where it sets one (NeMo's
+  fine-tuning 128), else to the samples a GPU takes a step in the recipe where the
+  micro-batch had to be lowered (the HF Trainer's 8 a device: micro-batch 2 accumulates 4).
 
 A framework's recipe (:mod:`whichgpu.recipes`) sets the micro-batch cap and, where it sets
 it, the recomputation. Inference left without ``batch`` serves one sequence at a time.
@@ -39,7 +41,7 @@ from whichgpu.i18n import N_
 from whichgpu.job import Checkpointing, Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
-from whichgpu.recipes import RECIPES, parallel_of
+from whichgpu.recipes import RECIPES, multi_gpu_defaults, parallel_of
 from whichgpu.requests import Component
 from whichgpu.throughput import ThroughputEstimate, check_model_runnable, checked_throughput
 
@@ -80,18 +82,37 @@ def _largest(arch: ModelArch, variants: tuple[Job, ...], capacity: float) -> Job
     return best
 
 
-def accumulation(global_batch: int | None, arch: ModelArch, job: Job, batch: int) -> int | None:
+def accumulation(
+    global_batch: int | None,
+    arch: ModelArch,
+    job: Job,
+    batch: int,
+    per_gpu: int | None = None,
+    recipe_global: int | None = None,
+) -> int | None:
     """Micro-batches a step of ``job`` at micro-batch ``batch`` accumulates: to the user's
     global batch (None when the micro-batch and the data-parallel degree cannot make it), to
-    :data:`TOKENS_PER_STEP` for pretraining a language model, else the recipe's (1 without
-    one: the HF Trainer's)."""
+    :data:`TOKENS_PER_STEP` for pretraining a language model, to the recipe's global batch
+    where it sets one (``recipe_global``: NeMo's fine-tuning 128), else to the samples a GPU
+    takes a step in the recipe (``per_gpu``: its micro-batch × accumulation, the HF
+    Trainer's 8 × 1) where the micro-batch was lowered to fit: the job keeps the batch its
+    recipe trains with, as a user of ``auto_find_batch_size`` raises
+    ``gradient_accumulation_steps`` to keep it. An optimizer stepped in the backward
+    accumulates nothing (torchtune refuses ``optimizer_in_bwd`` with
+    ``gradient_accumulation_steps`` > 1)."""
     per_step = batch * job.dp
     if global_batch is not None:
         if global_batch % per_step:
             return None
         return global_batch // per_step
+    if job.optimizer_in_backward:
+        return 1
     if job.task == "train" and arch.kind in ("decoder", "encoder"):
         return max(1, round(TOKENS_PER_STEP / (per_step * job.seq)))
+    if recipe_global is not None:
+        return max(1, round(recipe_global / per_step))
+    if per_gpu is not None:
+        return max(1, per_gpu // batch)
     return job.grad_accum
 
 
@@ -110,18 +131,21 @@ def trials(
     modes: tuple[Checkpointing, ...],
     global_batch: int | None,
     fixed: tuple[int, int] | None = None,
+    per_gpu: int | None = None,
+    recipe_global: int | None = None,
 ) -> Trials:
     """The jobs the search tries on ``count`` GPUs, built once for every GPU model (they do
     not depend on it; only which of them fit and how fast they run do): each layout, mode
-    and micro-batch a global batch allows. ``fixed``: the tensor × pipeline degrees the user
-    gave, the only layout tried (``job``'s own where the framework lists none such)."""
+    and micro-batch a global batch allows (:func:`accumulation`). ``fixed``: the tensor ×
+    pipeline degrees the user gave, the only layout tried (``job``'s own where the
+    framework lists none such)."""
     out = []
     for layout, strategy in _layouts(arch, job, count, parallel, fixed):
         per_mode = []
         for mode in modes:
             variants = []
             for batch in batches:
-                accum = accumulation(global_batch, arch, layout, batch)
+                accum = accumulation(global_batch, arch, layout, batch, per_gpu, recipe_global)
                 if accum is not None:
                     variants.append(
                         evolve(layout, batch=batch, checkpointing=mode, grad_accum=accum)
@@ -143,7 +167,11 @@ def _layouts(
     if kept:
         return kept
     tp, pp = fixed
-    return [(evolve(job, gpus=count, tp=tp, pp=pp), layout_name(tp, pp, count // (tp * pp)))]
+    # a sharding framework (FSDP, ZeRO) shards over the data-parallel rest: torchtitan's
+    # 2-D FSDP × tensor parallel
+    zero = 3 if parallel in ("fsdp", "zero") and count > tp * pp else job.zero
+    layout = evolve(job, gpus=count, tp=tp, pp=pp, zero=zero)
+    return [(layout, layout_name(tp, pp, count // (tp * pp)))]
 
 
 def configure(
@@ -174,6 +202,9 @@ def configure(
         return Configured(scaled, strategy, chosen)
     recipe = RECIPES.get(component.framework or "")
     defaults = recipe.defaults(job.task) if recipe is not None else {}
+    if count > 1:  # the framework's multi-GPU recipe, where it differs (the user's kept)
+        changes = multi_gpu_defaults(component.framework, job.task)
+        job = evolve(job, **{k: v for k, v in changes.items() if getattr(component, k) is None})
     cap, source = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
     if recipe is not None and "batch" in defaults:
         cap, source = int(defaults["batch"]), recipe.name
@@ -181,10 +212,16 @@ def configure(
     open_checkpointing = component.checkpointing is None and "checkpointing" not in defaults
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
     modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
-    parallel = parallel_of(component.framework)
+    parallel = parallel_of(component.framework, job.task)
+    # the samples a GPU takes a step in the recipe, kept where the micro-batch is lowered
+    per_gpu = cap * max(job.grad_accum, 1) if open_batch else None
+    recipe_global = None
+    if recipe is not None and job.task in ("finetune", "lora", "qlora"):
+        recipe_global = recipe.finetune_global_batch
     layouts = trials(
-        arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch, fixed
-    )
+        arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch, fixed,
+        per_gpu, recipe_global,
+    )  # fmt: skip
     # with headroom first (the estimate's own error, the allocator's fragmentation: a choice
     # whichgpu makes should not be one it warns about), else as tight as it fits
     for headroom in (TIGHT_HEADROOM, 0.0):
