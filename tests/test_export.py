@@ -398,18 +398,23 @@ def test_transformers_runs_its_server() -> None:
 
 
 def test_skypilot_refuses_a_gpu_it_has_no_name_for_in_one_line(tmp_path: Path) -> None:
-    """An RTX 6000 Ada pick (priced low here) has no SkyPilot name in the catalog: exit 2,
-    one line naming the best option that has one, with its accelerators."""
+    """An RTX A5500 pick (priced low here) has no SkyPilot name in the catalog: exit 2,
+    one line naming the best option that has one, with its accelerators. The RTX 6000 Ada
+    and the H100 NVL have RunPod's (sky/catalog/data_fetchers/fetch_runpod.py)."""
     prices = tmp_path / "prices.csv"
-    prices.write_text("gpu,price_usd_per_h,market\nrtx-6000-ada,0.01,on-demand\n")
+    prices.write_text("gpu,price_usd_per_h,market\nrtx-a5500,0.01,on-demand\n")
     result = run_cli("recommend", *SERVED, "--prices", str(prices), "--export", "skypilot")
     assert result.code == 2 and result.stdout == ""
     (line,) = result.stderr.strip().splitlines()
-    assert "SkyPilot has no accelerator name for NVIDIA RTX 6000 Ada in whichgpu's catalog" in line
+    assert "SkyPilot has no accelerator name for NVIDIA RTX A5500 in whichgpu's catalog" in line
     assert "; the best option it names is " in line and "(accelerators: " in line
     from whichgpu.catalog.store import load_catalog
 
     named = line.split("(accelerators: ")[1].split(":")[0]
     assert any(a.alias == named and a.scope == "skypilot" for a in load_catalog().aliases)
     kube = run_cli("recommend", *SERVED, "--prices", str(prices), "--export", "kubernetes")
-    assert kube.code == 0 and "RTX 6000 Ada" in kube.stdout
+    assert kube.code == 0 and "RTX A5500" in kube.stdout
+    for gpu, name in (("rtx-6000-ada", "RTX6000-Ada"), ("h100-nvl", "H100-NVL")):
+        prices.write_text(f"gpu,price_usd_per_h,market\n{gpu},0.01,on-demand\n")
+        sky = run_cli("recommend", *SERVED, "--prices", str(prices), "--export", "skypilot")
+        assert sky.code == 0 and f"accelerators: {name}:" in sky.stdout
