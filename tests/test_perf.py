@@ -36,10 +36,29 @@ def test_palm_training_flops_per_token() -> None:
 def test_recomputation_adds_a_forward_and_lora_skips_weight_gradients() -> None:
     arch = resolve_model("llama-2-7b")
     base = train_flops_per_token(arch, make_job(task="train"), 2048)
-    recompute = train_flops_per_token(arch, make_job(task="train", checkpointing="full"), 2048)
+    full = make_job(task="train", checkpointing="full")
+    recompute = train_flops_per_token(arch, full, 2048, recomputed=True)
     lora = train_flops_per_token(arch, make_job(task="lora"), 2048)
     assert recompute == pytest.approx(base * 4 / 3)
     assert lora == pytest.approx(base * 2 / 3)
+    # PaLM's model FLOPs, the count MFU is quoted in, leave the recomputation out: the work
+    # is the same, only the hardware does more (Chowdhery et al., 2022, App. B; Korthikanti
+    # et al., 2022, §6: "model FLOPs utilization" beside "hardware FLOPs utilization")
+    assert train_flops_per_token(arch, full, 2048) == pytest.approx(base)
+    executed = train_flops_per_token(arch, full, 2048, executed=True)
+    assert executed > train_flops_per_token(arch, make_job(task="train"), 2048, executed=True)
+
+
+def test_the_mfu_shown_is_palms_whatever_the_recomputation(catalog: Catalog) -> None:
+    """A checkpointed step's MFU was its hardware FLOPs utilisation (×4/3)."""
+    from whichgpu.throughput import estimate_throughput
+
+    arch, gpu = resolve_model("llama-3.1-8b"), catalog.gpu("h100-sxm")
+    job = make_job(task="finetune", batch=2, checkpointing="full", precision="bf16-true")
+    est = estimate_throughput(arch, job, gpu)
+    peak = gpu.bf16_tensor_dense_tflops * 1e12  # type: ignore[operator]
+    palm = train_flops_per_token(arch, job, job.seq)
+    assert est.mfu == pytest.approx(est.throughput.value * palm / peak, rel=1e-9)
 
 
 def test_causal_attention_runs_half_the_score_matrix() -> None:

@@ -84,7 +84,9 @@ def matmul_params(arch: ModelArch) -> float:
     return float(arch.active_params - embedding + (embedding if arch.tied_embeddings else 0))
 
 
-def train_flops_per_token(arch: ModelArch, job: Job, seq: int, executed: bool = False) -> float:
+def train_flops_per_token(
+    arch: ModelArch, job: Job, seq: int, executed: bool = False, recomputed: bool | None = None
+) -> float:
     """PaLM (Chowdhery et al., 2022) App. B: ``6·N + 12·L·h·s`` a token (forward ``2·N``,
     backward ``4·N``: gradients of the inputs and of the weights). LoRA (Hu et al., 2021)
     freezes the base weights: their gradients are skipped, ``4·N``. Full recomputation
@@ -92,13 +94,18 @@ def train_flops_per_token(arch: ModelArch, job: Job, seq: int, executed: bool = 
     selective recomputation (Korthikanti et al., 2022, §5) recomputes only the attention
     core (scores, softmax, values), a third of the attention term.
 
-    PaLM's count (the model FLOPs that MFU is quoted in) is the default; ``executed``: the
-    FLOPs the kernels run (:func:`attention_share`), which set the time."""
+    PaLM's count (the model FLOPs that MFU is quoted in: no recomputation, every pair of
+    positions) is the default; ``executed``: the FLOPs the kernels run, recomputation and
+    :func:`attention_share` included, which set the time. ``recomputed`` counts the
+    recomputation (or not) whatever ``executed`` says: the hardware FLOPs a published rate
+    implies (:mod:`whichgpu.estimate.published_runs`)."""
     n = matmul_params(arch)
     attention = 12.0 * arch.n_layers * arch.n_heads * arch.head_dim * seq
     if executed:
         attention *= attention_share(arch, job)
     flops = 4 * n + attention * 2 / 3 if job.task in ("lora", "qlora") else 6 * n + attention
+    if not (executed if recomputed is None else recomputed):
+        return flops
     if job.checkpointing == "full":
         flops += 2 * n + attention / 3
     elif job.checkpointing == "selective":

@@ -134,7 +134,9 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
             measured_rate = float(row["tokens_per_s_per_gpu"])
             rate_error = estimated_rate / measured_rate - 1
             peak = tensor_tflops(gpu, job.math_precision) * 1e12
-            implied_mfu = measured_rate * train_flops_per_token(arch, job, job.seq) / peak
+            implied_mfu = (
+                measured_rate * train_flops_per_token(arch, job, job.seq, recomputed=True) / peak
+            )
         out.append(
             RunCheck(
                 row["id"],
