@@ -29,6 +29,13 @@ LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
         (("estimate", "--task", "lora", "-m", "llama-2-7b", "--gpu", "a100", "--tpot", "50ms"),
          "--tpot: lora does not use it"),
         (("recommend", *LORA, "--ttft", "1s"), "--ttft: lora does not use it"),
+        # LoRA's settings for a job that trains no adapters
+        (("estimate", "--task", "finetune", "-m", "llama-2-7b", "--gpu", "a100", "--lora-rank",
+          "16"), "--lora-rank: finetune does not use it"),
+        (("recommend", "--task", "train", "-m", "llama-2-7b", "--tokens", "1e8",
+          "--lora-targets", "q_proj"), "--lora-targets: train does not use it"),
+        (("fit", "--task", "inference", "-m", "llama-2-7b", "--lora-rank", "16"),
+         "--lora-rank: inference does not use it"),
         (("recommend", "--task", "image", "-m", "sdxl", "--images", "100", "--engine", "vllm"),
          "--engine: image does not use it"),
         (("recommend", "--task", "fp64", "--tflop", "1e6", "--tokens", "5"),

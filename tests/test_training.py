@@ -553,3 +553,16 @@ def test_a_lowered_micro_batch_accumulates_to_the_recipes_batch(catalog: Catalog
     assert nemo.global_batch == 128
     tune = _estimated(catalog, task="finetune", gpu="rtx-4090", framework="torchtune")
     assert tune.optimizer_in_backward and tune.grad_accum == 1
+
+
+def test_epochs_pass_over_the_tokens_as_over_the_images(catalog: Catalog) -> None:
+    """--epochs 3 with --tokens 1e8 read as one pass (the help tied it to --images)."""
+    from whichgpu.requests import EstimateRequest
+    from whichgpu.sizing import estimate_job
+
+    gpu = catalog.resolve("h100")
+    fields = {"model": "llama-3.1-8b", "task": "lora", "gpu": "h100", "tokens": 1e8}
+    once = estimate_job(gpu, LLAMA_8B, EstimateRequest(**fields))  # type: ignore[arg-type]
+    thrice = estimate_job(gpu, LLAMA_8B, EstimateRequest(**fields, epochs=3))  # type: ignore[arg-type]
+    assert once.time_s is not None and thrice.time_s is not None
+    assert thrice.time_s == pytest.approx(3 * once.time_s, rel=1e-9)

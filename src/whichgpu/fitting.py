@@ -272,8 +272,9 @@ def fit_request(
     from whichgpu.requests import make_job
     from whichgpu.workload_files import check_applies
 
-    given = {"prompt": request.prompt or None, "generate": request.generate or None}
-    check_applies(request.task, given, among=("prompt", "generate"))
+    given = {"prompt": request.prompt or None, "generate": request.generate or None,
+             "lora_rank": request.lora_rank, "lora_targets": request.lora_targets}  # fmt: skip
+    check_applies(request.task, given, among=("prompt", "generate", "lora_rank", "lora_targets"))
     job = make_job(**request.job_fields())
     from whichgpu.estimate.parallel import check_layout
 
@@ -362,7 +363,7 @@ def fit_image_request(catalog: Catalog, request: FitRequest) -> ImageFitResult:
     check_image_model(request.model, request.params)
     assert request.model is not None
     keys = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents", "seq",
-            "prompt", "generate")  # fmt: skip
+            "prompt", "generate", "lora_rank", "lora_targets")  # fmt: skip
     # the lengths of a language model's job (0: not given) are not an image job's
     given = {k: getattr(request, k) or None for k in keys}
     check_applies(request.task, given, among=keys)

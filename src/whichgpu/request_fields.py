@@ -52,7 +52,9 @@ CHOSEN_BATCH = replace(
 )
 TOKENS = Input("size", N_("Job size: tokens to train on or generate (1e9, 2B)."), low=1, high=1e18)
 IMAGES = Input("size", N_("Job size: images per epoch."), low=1, high=1e15)
-EPOCHS = Input("number", N_("Passes over --images."), low=1e-3, high=1e6)
+EPOCHS = Input(
+    "number", N_("Training: passes over the data (--tokens or --images)."), low=1e-3, high=1e6
+)
 FRAMES = Input("size", N_("Render: frames to render."), low=1, high=1e9)
 SAMPLES = Input("int", N_("Render: path-tracing samples per frame."), low=1, high=1_000_000)
 TFLOP = Input("size", N_("FP64: work in TFLOP (1e6 = 1 EFLOP)."), low=1e-6, high=1e15)

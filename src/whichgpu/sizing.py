@@ -43,10 +43,9 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
 
     r = request
     image_fields = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents")
-    serving_fields = ("engine", "request_rate", "ttft", "tpot")
+    unread = ("engine", "request_rate", "ttft", "tpot", "lora_rank", "lora_targets")
     given = {
-        k: getattr(r, k)
-        for k in ("tokens", "images", "frames", "tflop", *image_fields, *serving_fields)
+        k: getattr(r, k) for k in ("tokens", "images", "frames", "tflop", *image_fields, *unread)
     }
     check_applies(r.task, {**given, "prompt": r.prompt or None})
     if r.task in IMAGE_KINDS:
@@ -92,7 +91,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     if r.precision is None:  # a default this GPU cannot run: its FP16 twin, said
         job, chosen = _runnable_precision(arch, job, gpu)
         notes += chosen
-    work = job_size(arch, job, r.tokens, None if r.images is None else r.images * r.epochs)
+    work = job_size(arch, job, r.tokens, r.images, r.epochs)
     if r.serves:
         return estimate_service(arch, job, gpu, r)
     if training:

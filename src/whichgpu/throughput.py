@@ -113,11 +113,16 @@ def regime_of(arch: ModelArch, job: Job, count: int = 1) -> str:
 
 
 def job_size(
-    arch: ModelArch, job: Job, tokens: float | None = None, images: float | None = None
+    arch: ModelArch,
+    job: Job,
+    tokens: float | None = None,
+    images: float | None = None,
+    epochs: float = 1.0,
 ) -> float | None:
     """The job size in the throughput's unit: tokens (LLMs), sequences (encoders trained on
-    ``job.seq``-token sequences: tokens ÷ seq), images (CNNs, ViTs). A size in the other unit
-    is refused: tokens for an image model, images for a language model."""
+    ``job.seq``-token sequences: tokens ÷ seq), images (CNNs, ViTs), over ``epochs`` passes
+    of training (a data set of 1e8 tokens read 3 times is 3e8). A size in the other unit is
+    refused: tokens for an image model, images for a language model."""
     images_model = arch.kind in ("cnn", "vit")
     if tokens is not None and images_model:
         raise InvalidInput(
@@ -135,9 +140,11 @@ def job_size(
             images=Ref(("images",)),
             tokens=Ref(("tokens",)),
         )
+    passes = epochs if job.training else 1.0
     if tokens is not None and arch.kind == "encoder" and job.training:
-        return tokens / job.seq
-    return tokens if tokens is not None else images
+        return tokens / job.seq * passes
+    size = tokens if tokens is not None else images
+    return None if size is None else size * passes
 
 
 def _bench(

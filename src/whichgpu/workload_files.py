@@ -77,21 +77,23 @@ APPLIES: dict[str, frozenset[str]] = {
     "render": frozenset({"frames", "samples_per_frame"}),
     "fp64": frozenset({"tflop"}),
     "image": frozenset({"images", "resolution", "steps", "cpu_offload", "vae_tiling"}),
-    **{
-        kind: frozenset({"images", "epochs", "resolution", "cache_latents"})
-        for kind in ("image-lora", "image-finetune")
-    },
+    "image-lora": frozenset(
+        {"images", "epochs", "resolution", "cache_latents", "lora_rank", "lora_targets"}
+    ),
+    "image-finetune": frozenset({"images", "epochs", "resolution", "cache_latents"}),
     "inference": frozenset(
         {"tokens", "images", "prompt", "generate", "seq", "engine", "request_rate", "ttft", "tpot"}
     ),
+    **{kind: frozenset({"tokens", "images", "epochs", "seq"}) for kind in ("train", "finetune")},
     **{
-        kind: frozenset({"tokens", "images", "epochs", "seq"})
-        for kind in ("train", "finetune", "lora", "qlora")
+        kind: frozenset({"tokens", "images", "epochs", "seq", "lora_rank", "lora_targets"})
+        for kind in ("lora", "qlora")
     },
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop", "prompt",
            "generate", "seq", "resolution", "steps", "cpu_offload", "vae_tiling",
-           "cache_latents", "engine", "request_rate", "ttft", "tpot")  # fmt: skip
+           "cache_latents", "engine", "request_rate", "ttft", "tpot", "lora_rank",
+           "lora_targets")  # fmt: skip
 
 
 def check_applies(

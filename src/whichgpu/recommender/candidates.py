@@ -158,8 +158,7 @@ def _work(component: Component, prepared: tuple[ModelArch, Job] | None) -> float
     from whichgpu.throughput import job_size
 
     arch, job = prepared
-    images = None if component.images is None else component.images * component.epochs
-    return job_size(arch, job, component.tokens, images)
+    return job_size(arch, job, component.tokens, component.images, component.epochs)
 
 
 def per_second(rate: float, unit: str) -> float:
