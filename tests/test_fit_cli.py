@@ -188,7 +188,7 @@ def test_fit_turns_checkpointing_on_where_nothing_fits_without_it() -> None:
     doc = fit_json("-m", "llama-3.1-8b", "--task", "lora", "--gpu", "rtx-4090")
     assert doc["job"]["checkpointing"] == "full"
     assert doc["total_gib"] == pytest.approx(19.853, abs=0.01)
-    assert [n["code"] for n in doc["chosen"]] == ["chosen_checkpointing"]
+    assert [n["code"] for n in doc["chosen"]] == ["chosen_checkpointing_needed"]
     row = next(g for g in doc["gpus"] if g["id"] == "rtx-4090")
     assert (row["fits"], row["min_count"], row["checkpointing"]) == (True, 1, "full")
     # a GPU that holds it without recomputation runs without it

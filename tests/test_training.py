@@ -566,3 +566,17 @@ def test_epochs_pass_over_the_tokens_as_over_the_images(catalog: Catalog) -> Non
     thrice = estimate_job(gpu, LLAMA_8B, EstimateRequest(**fields, epochs=3))  # type: ignore[arg-type]
     assert once.time_s is not None and thrice.time_s is not None
     assert thrice.time_s == pytest.approx(3 * once.time_s, rel=1e-9)
+
+
+def test_the_checkpointing_note_says_which_reason_holds(catalog: Catalog) -> None:
+    """One note said both 'a larger micro-batch fits, faster' and 'or nothing fits without
+    it' beside micro-batch 1: on a 24 GB card an 8B LoRA needs recomputation to fit at all,
+    and says so with the micro-batch that would not fit."""
+    from whichgpu.requests import EstimateRequest
+    from whichgpu.sizing import estimate_job
+
+    request = EstimateRequest(model="llama-3.1-8b", task="lora", gpu="rtx-4090")
+    notes = estimate_job(catalog.resolve("rtx-4090"), LLAMA_8B, request).notes
+    needed = [n for n in notes if n.code.startswith("chosen_checkpointing")]
+    assert [n.code for n in needed] == ["chosen_checkpointing_needed"]
+    assert dict(needed[0].params)["batch"] == 1

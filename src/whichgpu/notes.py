@@ -248,7 +248,11 @@ MESSAGES: dict[str, str | Plural] = {
     ),
     "chosen_checkpointing": N_(
         "{component} on the {gpu}: activation checkpointing on: it costs a second forward pass "
-        "but lets a larger micro-batch fit, which runs faster here (or nothing fits without it)."
+        "but lets a larger micro-batch fit, which runs faster here."
+    ),
+    "chosen_checkpointing_needed": N_(
+        "{component} on the {gpu}: activation checkpointing on: without it a micro-batch of "
+        "{batch} does not fit."
     ),
     "warn_tight_memory": N_(
         "{component} uses {needed:,.1f} of {capacity:,.1f} GiB on the {gpu}: little room for "

@@ -249,7 +249,11 @@ def configure(
             )
         )
     if open_checkpointing and mode != "none":
-        notes.append(note("chosen_checkpointing", component=component.label, gpu=gpu.short_name))
+        # a faster larger micro-batch, or the only way the step fits at all
+        alone = evolve(scaled, checkpointing="none", batch=batches[-1])
+        code = "chosen_checkpointing" if needed_bytes(arch, alone) <= capacity else (
+            "chosen_checkpointing_needed")  # fmt: skip
+        notes.append(note(code, component=component.label, gpu=gpu.short_name, batch=alone.batch))
     if scaled.grad_accum > 1 or count > 1:
         notes.append(
             note(
