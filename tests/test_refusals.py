@@ -29,6 +29,12 @@ LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
         (("estimate", "--task", "lora", "-m", "llama-2-7b", "--gpu", "a100", "--tpot", "50ms"),
          "--tpot: lora does not use it"),
         (("recommend", *LORA, "--ttft", "1s"), "--ttft: lora does not use it"),
+        # SGLang's and TGI's FP8 run through Marlin kernels, built from SM 8.0 (a V100 or a
+        # T4 was offered them as the engines that run FP8 where vLLM does not)
+        (("estimate", "-m", "llama-3.1-8b", "--gpu", "v100-sxm2-16gb", "--engine", "sglang",
+          "--quant", "fp8"), "--quant: SGLang runs fp8 weights from compute capability 8.0"),
+        (("estimate", "-m", "llama-3.1-8b", "--gpu", "t4", "--engine", "tgi", "--quant", "fp8"),
+         "--quant: Text Generation Inference runs fp8 weights from compute capability 8.0"),
         # LoRA's settings for a job that trains no adapters
         (("estimate", "--task", "finetune", "-m", "llama-2-7b", "--gpu", "a100", "--lora-rank",
           "16"), "--lora-rank: finetune does not use it"),

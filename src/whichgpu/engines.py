@@ -194,8 +194,11 @@ ENGINES: dict[str, EngineProfile] = {
             ("int4", "an AWQ or GPTQ INT4 checkpoint"),
             ("int8", "an INT8 W8A8 checkpoint"),
         ),
-        source="sgl-project/sglang 0.5.23 (wheel) sglang/srt/server_args.py, arg_groups",
+        source="sgl-project/sglang 0.5.23 (wheel) sglang/srt/server_args.py, arg_groups; "
+        "sglang/srt/layers/quantization/marlin_utils_fp8.py (FP8 without FP8 tensor cores: "
+        "weight-only through gptq_marlin_gemm, Marlin's SM 8.0 floor)",
         as_of="2026-11",
+        format_capability=(("fp8", 8.0),),
     ),
     # TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py @0004396,
     # commands/serve.py @00209af): KvCacheConfig free_gpu_memory_fraction 0.9 of the memory
@@ -268,8 +271,11 @@ ENGINES: dict[str, EngineProfile] = {
         prequantized=(("int4", "an AWQ or GPTQ INT4 checkpoint"),),
         host_docker=True,
         source="huggingface/text-generation-inference @db931fc (v3.3.7) launcher/src/main.rs, "
-        "server/text_generation_server/models/globals.py",
+        "server/text_generation_server/models/globals.py; its kernels' build "
+        "(kernels-community/quantization build.toml: fp8 and gptq Marlin built for CUDA "
+        "capabilities 8.0 to 12.0)",
         as_of="2026-11",
+        format_capability=(("fp8", 8.0),),
     ),
     # llama.cpp llama-server (tools/server/server.cpp @00dd081, common/common.h @001d906):
     # -np auto = 4 slots on a unified KV cache, -c 0 = the model's context, --split-mode
