@@ -203,8 +203,10 @@ def configure(
     recipe = RECIPES.get(component.framework or "")
     defaults = recipe.defaults(job.task) if recipe is not None else {}
     if count > 1:  # the framework's multi-GPU recipe, where it differs (the user's kept)
-        changes = multi_gpu_defaults(component.framework, job.task)
-        job = evolve(job, **{k: v for k, v in changes.items() if getattr(component, k) is None})
+        recipe_changes = multi_gpu_defaults(component.framework, job.task)
+        changes = {k: v for k, v in recipe_changes.items() if getattr(component, k) is None}
+        if changes:
+            job = evolve(job, **changes)
     cap, source = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
     if recipe is not None and "batch" in defaults:
         cap, source = int(defaults["batch"]), recipe.name
