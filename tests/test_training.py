@@ -580,3 +580,52 @@ def test_the_checkpointing_note_says_which_reason_holds(catalog: Catalog) -> Non
     needed = [n for n in notes if n.code.startswith("chosen_checkpointing")]
     assert [n.code for n in needed] == ["chosen_checkpointing_needed"]
     assert dict(needed[0].params)["batch"] == 1
+
+
+def test_a_framework_factor_times_the_step_as_it_times_the_rate(catalog: Catalog) -> None:
+    """hf's × 0.45 scaled the tokens/s and left the step's seconds: 64 × 2,048 tokens over
+    the printed 4.17 s step read 31,430 tokens/s beside the 14,007 printed."""
+    from whichgpu.requests import EstimateRequest
+    from whichgpu.sizing import estimate_job
+
+    request = EstimateRequest(model="llama-3.1-8b", task="finetune", gpu="a100", count=8,
+                              framework="hf", tokens=1e9)  # fmt: skip
+    est = estimate_job(catalog.resolve("a100"), LLAMA_8B, request)
+    assert est.job is not None and est.step is not None
+    tokens = est.job.global_batch * est.job.seq
+    assert tokens / est.step.seconds == pytest.approx(est.throughput.value, rel=1e-6)
+
+
+def test_a_pipeline_shards_the_optimizer_only_and_runs_its_fastest_micro_batch(
+    catalog: Catalog,
+) -> None:
+    """DeepSpeed's pipeline engine refuses ZeRO-2/3 and Megatron's distributed optimizer is
+    ZeRO-1: a split the user fixes with --pp is not ZeRO-3. Under a fixed global batch the
+    largest micro-batch that fits left 2 micro-batches a step to 4 stages (a 60 % bubble):
+    the fastest is chosen, 2 × 8 interleaved."""
+    seventy = resolve_model("llama-3.1-70b")
+    from whichgpu.requests import EstimateRequest
+    from whichgpu.sizing import estimate_job
+
+    h100 = catalog.resolve("h100")
+    request = EstimateRequest(model="llama-3.1-70b", task="train", gpu="h100", count=64, tp=8,
+                              pp=4, global_batch=32, tokens=1e9)  # fmt: skip
+    est = estimate_job(h100, seventy, request)
+    assert est.job is not None and est.step is not None
+    assert est.job.zero == 1 and est.job.grad_accum % est.job.pp == 0
+    assert est.step.bubble_s / est.step.seconds < 0.1
+    two = _estimated(catalog, task="finetune", gpu="h100", count=2, pp=2, tp=1, batch=1,
+                     global_batch=2)  # fmt: skip
+    assert two.zero == 1
+
+
+def test_fit_offers_no_tensor_parallelism_to_a_fine_tune_the_hf_trainer_runs() -> None:
+    """fit suggested 'split the model with tensor parallelism' for a 13B LoRA and listed a
+    6 GB card as '4 (tensor parallel 4)': PEFT has none; sharding and QLoRA are offered."""
+    from tests.conftest import run_cli
+
+    text = run_cli("fit", "-m", "llama-2-13b", "--task", "lora", "--gpu", "v100-sxm2-16gb")
+    assert text.code == 0 and "tensor parallel" not in text.stdout
+    assert "ZeRO-3" in text.stdout and "QLoRA" in text.stdout
+    train = run_cli("fit", "-m", "llama-2-13b", "--task", "train", "--gpu", "a6000")
+    assert "tensor parallelism over" in train.stdout

@@ -138,6 +138,13 @@ def open_settings_on(
     return kept, tuple(n for n in configured.chosen if n.code != "chosen_layout")
 
 
+def splits_tensors(job: Job) -> bool:
+    """Whether ``job`` can be split by tensor parallelism as people run it: a served model
+    (every engine), pretraining (Megatron-LM, torchtitan) or a Megatron-engine job; not a
+    fine-tune run as the HF Trainer runs it."""
+    return not job.training or job.task == "train" or job.engine == "megatron"
+
+
 def candidate_changes(arch: ModelArch, job: Job, gpu: GPU | None = None) -> list[tuple[Note, Job]]:
     """Changes users make when a job does not fit, smallest first; on ``gpu``, only those
     it runs (pure FP16 rather than pure BF16 where it has no BF16 tensor cores:
@@ -174,8 +181,10 @@ def candidate_changes(arch: ModelArch, job: Job, gpu: GPU | None = None) -> list
         # torchtune's CEWithChunkedOutputLoss: the logits upcast to fp32 a chunk at a time
         out.append((note("change_chunked_loss"), replace(job, chunked_loss=True)))
     # each degree the heads allow within one 8-GPU node (its NVLink domain), the smallest
-    # that fits listed first; the job's GPUs kept where it has more (taken from replicas)
-    tp = job.tp * 2
+    # that fits listed first; the job's GPUs kept where it has more (taken from replicas).
+    # A fine-tune splits a model so only in Megatron/NeMo: the HF Trainer, PEFT and
+    # bitsandbytes have no tensor parallelism (whichgpu.recipes.parallel_of)
+    tp = job.tp * 2 if splits_tensors(job) else 2 * tensor_parallel_degree(arch, 8)
     while tp <= tensor_parallel_degree(arch, 8):
         gpus = max(job.gpus, tp * job.pp)
         out.append((note("change_tensor_parallel", tp=tp), replace(job, tp=tp, gpus=gpus)))

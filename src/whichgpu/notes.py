@@ -168,6 +168,11 @@ MESSAGES: dict[str, str | Plural] = {
         "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "
         "to {cap} ({recipe}); give {batch_field} to set it."
     ),
+    "chosen_batch_pipeline": N_(
+        "{component} on the {gpu}: micro-batch {batch} per GPU, the fastest that fits of up "
+        "to {cap} ({recipe}): more micro-batches a step leave the pipeline a shorter bubble; "
+        "give {batch_field} to set it."
+    ),
     "chosen_serving": Np_(
         "{component} on {engine}: {replicas} × {gpus}-GPU replica at {rate:,.2f} requests/s "
         "with {concurrency} sequences in flight: time to first token {ttft_ms:,} ms, "

@@ -443,6 +443,8 @@ def checked_throughput(
         fitted = load_framework_factors().get(framework or "") if regime == "llm-train" else None
         if fitted is not None:
             rate *= fitted[0]
+            # the framework's factor stretches (or shortens) the whole step it times
+            step = step.scaled(1 / fitted[0])
             provenance += (
                 f"; × {fitted[0]:.2f} for {framework}, fitted on {fitted[1]} published runs"
             )

@@ -91,7 +91,12 @@ def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job
         sharded = evolve(job, gpus=count, zero=3, engine=engine)
         if count % (job.tp * job.pp):
             sharded = evolve(sharded, tp=1, pp=1)
-        if sharded.tp * sharded.pp > 1:  # the user's split kept: ZeRO-3 over its replicas
+        if sharded.pp > 1:
+            # pipeline stages shard the optimizer only: DeepSpeed's pipeline engine refuses
+            # ZeRO-2/3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
+            # deepspeed/runtime/pipe/engine.py), Megatron's distributed optimizer is ZeRO-1
+            sharded = evolve(sharded, zero=1)
+        if sharded.tp * sharded.pp > 1:  # the user's split kept, sharded over its replicas
             return sharded, layout_name(sharded.tp, sharded.pp, sharded.dp)
         return sharded, f"ZeRO-3 over {count}"
     tp = tensor_parallel_degree(arch, min(count, 8))
@@ -180,7 +185,10 @@ def _spreads(arch: ModelArch, job: Job, count: int) -> tuple[tuple[Job, str], ..
     :func:`training_layouts`. Built once for every GPU ``fit`` and ``recommend`` ask about:
     they do not depend on it, only whether they fit does."""
     out = [scaled_job(job, count, arch)]
-    if job.training and count > 1 and not (job.tp > 1 or job.pp > 1):
+    # tensor × pipeline layouts where people split that way: pretraining, Megatron's engine
+    # (a fine-tune without it runs as the HF Trainer: ZeRO-3 / FSDP, whichgpu.recipes)
+    splits = job.task == "train" or job.engine == "megatron"
+    if job.training and splits and count > 1 and not (job.tp > 1 or job.pp > 1):
         # a pipeline as full as a step's accumulation will keep it (chosen later, per GPU:
         # whichgpu.recommender.autoconfig): a micro-batch in flight per stage
         out += [

@@ -241,7 +241,7 @@ def configure(
     if open_batch:
         notes.append(
             note(
-                "chosen_batch",
+                "chosen_batch_pipeline" if scaled.pp > 1 else "chosen_batch",
                 component=component.label,
                 gpu=gpu.short_name,
                 batch=scaled.batch,
@@ -323,6 +323,13 @@ def _search(
             )
             if first.zero == 0 and whole_split is None:
                 whole_split = tp * pp
+        if pp > 1:
+            # a pipeline's bubble shrinks with the micro-batches a step runs (Narayanan et
+            # al., 2021, eq. 1; interleaving needs them a multiple of the stages): under a
+            # fixed global batch a smaller micro-batch can run faster, so each that fits
+            # is tried, not the largest only
+            modes = dict(per_mode)
+            found = [(j, mode) for fit, mode in found for j in modes[mode] if j.batch <= fit.batch]
         for fit, mode in found:
             # the fastest layout and recomputation (on a tie, the simpler: listed first)
             searching = len(found) > 1 or count > 1
