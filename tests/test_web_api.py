@@ -132,6 +132,8 @@ def test_fit_with_a_config_object_equals_cli_with_the_file(
     # the CLI names the model after its file path; the API after "config.json"
     for key in ("id", "name"):
         doc["model"].pop(key), expected["model"].pop(key)
+    # and the notes of what was chosen name the component after it
+    assert [n["code"] for n in doc.pop("chosen")] == [n["code"] for n in expected.pop("chosen")]
     assert doc == expected
 
 

@@ -110,8 +110,9 @@ def open_settings_on(
     fastest that fits, ZeRO-3 / FSDP or tensor × pipeline parallelism
     (:func:`whichgpu.estimate.parallel.training_layouts`), as ``estimate --count`` spreads
     it. A layout the user gave is kept, the recomputation chosen for the nearest the
-    search tries (the same tensor and pipeline degrees). The micro-batch is ``fit``'s own
-    (the framework's, else 1): ``component.batch`` is set."""
+    search tries (the same tensor and pipeline degrees). A micro-batch left open is the
+    largest that fits of up to the recipe's, with the accumulation that keeps the recipe's
+    batch, as ``estimate`` chooses it: one job, one answer."""
     from whichgpu.estimate.perf import fp16_instead
     from whichgpu.notes import note as make_note
 
@@ -294,7 +295,9 @@ def fit_request(
     asked = request.checkpointing is not None or request.recompute is not None
     component = Component(
         kind=request.task, model=request.model, params=request.params,
-        precision=request.precision, quant=request.quant, batch=job.batch, seq=job.seq,
+        precision=request.precision, quant=request.quant, seq=job.seq,
+        # a micro-batch left open is chosen per GPU as estimate and recommend choose it
+        batch=request.batch if request.batch is not None else None,
         checkpointing=(job.checkpointing != "none") if asked else None, **request.settings(),
     )  # fmt: skip
     serving = None

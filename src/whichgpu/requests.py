@@ -182,7 +182,11 @@ class FitRequest(TrainingSettings):
     batch: int | None = given(
         None,
         replace(
-            BATCH, help=N_("Sequences per GPU, the micro-batch (default: the framework's, else 1).")
+            BATCH,
+            help=N_(
+                "Sequences per GPU, the micro-batch (default: chosen per GPU, the largest that "
+                "fits of up to the framework's or the HF Trainer's 8)."
+            ),
         ),
     )
     seq: int | None = given(
