@@ -77,6 +77,28 @@ def test_latency_grows_with_the_rate(catalog: Catalog, rate: float) -> None:
         assert high.concurrency >= low.concurrency
 
 
+def test_a_prompt_piggybacks_on_the_decode_steps(catalog: Catalog) -> None:
+    """Iteration-level batching runs a prompt's prefill inside the decode steps (Orca;
+    Sarathi-Serve): each chunk hides a step's weight read under its GEMMs. A short prompt
+    (one 202-token chunk) stretches nothing; a long one, chunked, stretches the steps by
+    what its chunks do not hide, and never more than taking turns would (t_d / (1 − λ·c))."""
+    from whichgpu.estimate.serving_plan import _curve, _tpot
+
+    gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
+    for prompt, rate in ((202, 16.0), (8000, 1.0)):
+        job = serving_job(prompt, 200)
+        b_max = kv_sequences(LLAMA_8B, job, gpu, 1, engine)
+        curve, _eta = _curve(LLAMA_8B, job, gpu, 1, engine, 1.0, b_max)
+        batch = 32.0
+        t_d, c = curve.step_s(batch), curve.cycle_prefill_s
+        tpot = _tpot(curve, batch, rate)
+        assert t_d <= tpot <= t_d / (1 - rate * c) + 1e-12
+        if prompt == 202:
+            assert tpot == pytest.approx(t_d, rel=1e-12)
+        else:
+            assert tpot > t_d
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     ttft=st.one_of(st.none(), st.floats(min_value=0.05, max_value=20.0)),
