@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
-from whichgpu.estimate.parallel import min_gpus, tensor_parallel_degree, usable_bytes
+from whichgpu.estimate.parallel import (
+    min_gpus,
+    splits_tensors,
+    tensor_parallel_degree,
+    usable_bytes,
+)
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
@@ -137,13 +142,6 @@ def open_settings_on(
         job, precision=configured.job.precision, checkpointing=configured.job.checkpointing
     )
     return kept, tuple(n for n in configured.chosen if n.code != "chosen_layout")
-
-
-def splits_tensors(job: Job) -> bool:
-    """Whether ``job`` can be split by tensor parallelism as people run it: a served model
-    (every engine), pretraining (Megatron-LM, torchtitan) or a Megatron-engine job; not a
-    fine-tune run as the HF Trainer runs it."""
-    return not job.training or job.task == "train" or job.engine == "megatron"
 
 
 def candidate_changes(arch: ModelArch, job: Job, gpu: GPU | None = None) -> list[tuple[Note, Job]]:

@@ -288,3 +288,19 @@ def multi_gpu_defaults(framework: str | None, task: str) -> dict[str, Any]:
     one, for ``task`` (none without a framework)."""
     recipe = RECIPES.get(framework or "")
     return {} if recipe is None else recipe.multi_gpu.get(task, {})
+
+
+def default_precision(precision: str | None, task: str, framework: str | None) -> str | None:
+    """The storage precision of a job that names none, the same in ``fit``, ``estimate`` and
+    ``recommend``: a framework's recipe sets its own (None here:
+    :func:`whichgpu.requests.make_job` applies the recipe); training without one runs as
+    the HF Trainer with PEFT does (the ``hf`` recipe: bf16 autocast over fp32 weights for a
+    full fine-tune or pretraining, a 16-bit frozen base under fp32 adapters for LoRA and
+    QLoRA; fp16 on GPUs without BF16, :mod:`whichgpu.recommender.autoconfig`); inference
+    keeps the weights in 16 bits (None: the :class:`~whichgpu.job.Job` default,
+    ``bf16-true``)."""
+    if precision is not None:
+        return precision
+    if task == "inference" or framework is not None:
+        return None
+    return str(RECIPES["hf"].defaults(task)["precision"])

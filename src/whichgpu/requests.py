@@ -28,7 +28,7 @@ from whichgpu.job import (
     KvDtype,
 )
 from whichgpu.models.arch import ModelArch
-from whichgpu.recipes import RECIPES
+from whichgpu.recipes import RECIPES, default_precision
 from whichgpu.request_fields import (
     ACTIVATION_OFFLOAD,
     BATCH,
@@ -102,27 +102,6 @@ DEFAULT_MARKETS: tuple[str, ...] = ("on-demand", "marketplace")
 #: Samples a rendered frame takes when the user does not say: Blender's benchmark scenes
 #: render at this order (its score is samples per minute over those scenes).
 DEFAULT_SAMPLES_PER_FRAME = 1024
-
-#: The precision of a component that gives none: bf16 autocast (what the HF Trainer's
-#: ``bf16=True`` and Lightning's ``bf16-mixed`` run); fp16 autocast on GPUs without BF16
-#: (whichgpu.recommender.autoconfig).
-DEFAULT_PRECISION = "bf16-mixed"
-
-
-def default_precision(precision: str | None, task: str, framework: str | None) -> str | None:
-    """The storage precision of a job that names none, the same in ``fit``, ``estimate`` and
-    ``recommend``: a framework's recipe sets its own (None here: :func:`make_job` applies
-    the recipe); training without one runs as the HF Trainer with PEFT does (the ``hf``
-    recipe: :data:`DEFAULT_PRECISION`, bf16 autocast over fp32 weights, for a full
-    fine-tune; a 16-bit frozen base under fp32 adapters for LoRA and QLoRA); inference
-    keeps the weights in 16 bits (None: the :class:`~whichgpu.job.Job` default,
-    ``bf16-true``)."""
-    if precision is not None:
-        return precision
-    if task == "inference" or framework is not None:
-        return None
-    return str(RECIPES["hf"].defaults(task).get("precision", DEFAULT_PRECISION))
-
 
 # -- how a training job is run: shared by fit, estimate and recommend ---------------------
 
@@ -451,7 +430,7 @@ class Component(TrainingSettings):
     name: str = given("", Input("text", N_("A name for this component.")))
     model: str | None = given(None, MODEL)
     params: str | None = given(None, PARAMS)
-    #: None: the framework's, else as default_precision sets it
+    #: None: the framework's, else as whichgpu.recipes.default_precision sets it
     precision: str | None = given(
         None,
         replace(

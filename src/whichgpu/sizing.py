@@ -43,9 +43,11 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
 
     r = request
     image_fields = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents")
-    unread = ("engine", "request_rate", "ttft", "tpot", "lora_rank", "lora_targets")
+    # a served model's and LoRA's settings, refused for the kinds of work that read none
+    served_lora = ("engine", "request_rate", "ttft", "tpot", "lora_rank", "lora_targets")
     given = {
-        k: getattr(r, k) for k in ("tokens", "images", "frames", "tflop", *image_fields, *unread)
+        k: getattr(r, k)
+        for k in ("tokens", "images", "frames", "tflop", *image_fields, *served_lora)
     }
     check_applies(r.task, {**given, "prompt": r.prompt or None})
     if r.task in IMAGE_KINDS:
@@ -176,7 +178,8 @@ def _with_memory(
 
 def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job:
     """The request's job: the training settings it gives, its lengths, its layout."""
-    from whichgpu.requests import default_precision, make_job
+    from whichgpu.recipes import default_precision
+    from whichgpu.requests import make_job
 
     return make_job(
         **(r.settings() if training else {}),

@@ -287,9 +287,9 @@ def kv_cache_bytes(
 def activations_bytes(arch: ModelArch, job: Job) -> float:
     """Training: saved activations of all layers (per pipeline stage: the first stage holds
     ``pp`` micro-batches of ``layers/pp`` layers, the same total, or the step's ``m`` where
-    fewer; Korthikanti §4.2.3; of its
-    ``ceil(layers/pp)`` where the split is uneven; ``1 + (pp−1)/(pp·vp)`` times that in the
-    interleaved schedule, Korthikanti §4.2.3), divided by the tensor-parallel degree.
+    it runs fewer; of its ``ceil(layers/pp)`` where the split is uneven; ``1 +
+    (pp−1)/(pp·vp)`` times that in the interleaved schedule: Korthikanti §4.2.3), divided by
+    the tensor-parallel degree.
     Inference: the largest transient working set."""
     if arch.kind == "cnn":
         per_image = resnet_image_bytes(arch, job)

@@ -178,6 +178,14 @@ def min_gpus(arch: ModelArch, job: Job, gpu: GPU, limit: int = MAX_GPUS) -> tupl
     return None, f"more than {limit}"
 
 
+def splits_tensors(job: Job) -> bool:
+    """Whether ``job`` is split by tensor (and pipeline) parallelism as people run it: a
+    served model (every engine), pretraining (Megatron-LM, torchtitan) or a Megatron-engine
+    job; not a fine-tune run as the HF Trainer runs it (ZeRO-3 / FSDP: PEFT and bitsandbytes
+    have no tensor parallelism, whichgpu.recipes.parallel_of)."""
+    return not job.training or job.task == "train" or job.engine == "megatron"
+
+
 @lru_cache(maxsize=1024)
 def _spreads(arch: ModelArch, job: Job, count: int) -> tuple[tuple[Job, str], ...]:
     """The layouts :func:`min_gpus` tries at ``count``, in order: :func:`scaled_job`, then
@@ -185,10 +193,7 @@ def _spreads(arch: ModelArch, job: Job, count: int) -> tuple[tuple[Job, str], ..
     :func:`training_layouts`. Built once for every GPU ``fit`` and ``recommend`` ask about:
     they do not depend on it, only whether they fit does."""
     out = [scaled_job(job, count, arch)]
-    # tensor × pipeline layouts where people split that way: pretraining, Megatron's engine
-    # (a fine-tune without it runs as the HF Trainer: ZeRO-3 / FSDP, whichgpu.recipes)
-    splits = job.task == "train" or job.engine == "megatron"
-    if job.training and splits and count > 1 and not (job.tp > 1 or job.pp > 1):
+    if job.training and splits_tensors(job) and count > 1 and not (job.tp > 1 or job.pp > 1):
         # a pipeline as full as a step's accumulation will keep it (chosen later, per GPU:
         # whichgpu.recommender.autoconfig): a micro-batch in flight per stage
         out += [

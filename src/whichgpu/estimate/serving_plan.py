@@ -238,6 +238,8 @@ def _full(curve: _Curve, rate: float) -> ServingPoint:
     batch = float(curve.b_max)
     step = curve.step_s(batch)
     chunks = math.ceil(curve.prompt / curve.chunk_tokens) if curve.chunk_tokens else 1
+    # a saturated replica's prefills may claim every step: its steps are stretched 1,000×
+    # at most (a busy share capped at 0.999), never infinitely
     tpot = min(_tpot(curve, batch, rate), step / 0.001) if curve.continuous else step
     return ServingPoint(rate, batch, curve.prefill_s + chunks * step, tpot)
 

@@ -328,8 +328,10 @@ def _search(
             # al., 2021, eq. 1; interleaving needs them a multiple of the stages): under a
             # fixed global batch a smaller micro-batch can run faster, so each that fits
             # is tried, not the largest only
-            modes = dict(per_mode)
-            found = [(j, mode) for fit, mode in found for j in modes[mode] if j.batch <= fit.batch]
+            variants_of = dict(per_mode)
+            found = [
+                (j, mode) for fit, mode in found for j in variants_of[mode] if j.batch <= fit.batch
+            ]
         for fit, mode in found:
             # the fastest layout and recomputation (on a tie, the simpler: listed first)
             searching = len(found) > 1 or count > 1

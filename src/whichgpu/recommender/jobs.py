@@ -29,7 +29,8 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
     from whichgpu.job import default_prompt
     from whichgpu.models import resolve_model
-    from whichgpu.requests import default_precision, make_job
+    from whichgpu.recipes import default_precision
+    from whichgpu.requests import make_job
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
