@@ -629,3 +629,19 @@ def test_fit_offers_no_tensor_parallelism_to_a_fine_tune_the_hf_trainer_runs() -
     assert "ZeRO-3" in text.stdout and "QLoRA" in text.stdout
     train = run_cli("fit", "-m", "llama-2-13b", "--task", "train", "--gpu", "a6000")
     assert "tensor parallelism over" in train.stdout
+
+
+def test_zero3_holds_the_layer_computing_and_the_next_one_gathered() -> None:
+    """FSDP / ZeRO-3 all-gather a layer's weights to run it and prefetch the next: beside its
+    shard, a GPU holds two whole layers while the layers run, and none in the optimizer step
+    (torchtune's 70B LoRA on 8 A100s: 27.6 GiB published, 25.5 estimated, 22.7 without)."""
+    arch = resolve_model("llama-3.1-70b")
+    job = make_job(framework="torchtune", task="lora", lora_rank=16, gpus=8, zero=3, batch=2)
+    estimate = estimate_memory(arch, job)
+    total = arch.total_params * 2.0  # bf16 base weights (the adapters below)
+    layer = sum(lin.d_in * lin.d_out * lin.count for lin in arch.linears if lin.role != "head")
+    layer = layer / arch.n_layers * 2.0
+    weights = estimate.components["weights"]
+    adapters = weights - (total / 8 + 2 * layer * 7 / 8)
+    assert 0 <= adapters < 0.1 * BYTES_PER_GIB  # rank-16 adapters, sharded too
+    assert estimate.phase != "optimizer step"

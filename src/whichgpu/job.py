@@ -115,6 +115,14 @@ class Job:
     #: ``torch_compile``): Inductor fuses the loss's fp32 upcast, log-softmax and NLL into one
     #: kernel that keeps only each row's log-sum-exp for the backward
     compiled: bool = False
+    #: LoRA adapters in fp32 (peft's ``autocast_adapter_dtype``: its adapters, their
+    #: gradients and optimizer states, and the fp32 cast of each adapted input), or in the
+    #: model's 16-bit dtype (torchtune builds the whole model in its ``dtype``)
+    adapters_fp32: bool = True
+    #: The model returns fp32 logits, outside what ``torch.compile`` fuses (torchtune's
+    #: TransformerDecoder without output chunks: ``self.output(h).float()``; its compile covers
+    #: the layers and the loss)
+    logits_fp32: bool = False
     network: Network = "infiniband"
     #: GPUs one node (one rented instance) holds: rings over more cross ``network``
     gpus_per_node: int = 8

@@ -108,6 +108,11 @@ RECIPES: dict[str, Recipe] = {
             "chunked_loss": True,
             "lora_rank": 8,
             "lora_targets": "q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj",
+            # the model, adapters included, built in ``dtype`` (recipes'
+            # training.set_default_dtype); unchunked logits upcast by the decoder
+            # (torchtune/modules/transformer.py: ``self.output(h).float()``)
+            "adapters_fp32": False,
+            "logits_fp32": True,
         },
         by_task={
             "finetune": {"optimizer": "paged-adamw-8bit", "optimizer_in_backward": True},

@@ -245,13 +245,18 @@ def job_inputs() -> dict[str, Input]:
     return rules
 
 
+#: Job fields a framework's recipe sets and a request does not: how the framework builds
+#: its model and its engine keeps its logits
+RECIPE_ONLY = ("all_logits", "adapters_fp32", "logits_fp32")
+
+
 def make_job(**fields: object) -> Job:
     """A :class:`Job` from user input, validated with the request types' field rules (those
     of :class:`~whichgpu.requests.FitRequest`); bad input is one :class:`InvalidInput`."""
     from whichgpu.inputs import check_keys, value_of
 
     inputs = job_inputs()
-    check_keys(fields, [*inputs, "all_logits"])
+    check_keys(fields, [*inputs, *RECIPE_ONLY])
     framework = fields.get("framework")
     if framework is not None:
         framework = value_of(inputs["framework"], framework, ("framework",))
@@ -264,7 +269,7 @@ def make_job(**fields: object) -> Job:
     for key, value in fields.items():
         if value is None or key in ("framework", "global_batch"):
             continue
-        if key == "all_logits":
+        if key in RECIPE_ONLY:
             if not isinstance(value, bool):
                 raise InvalidInput("not_bool", field=(key,), value=value)
             values[key] = value

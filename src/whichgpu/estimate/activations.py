@@ -9,6 +9,14 @@ eq. 1, ``s·b·h·(34 + 5·a·s/h)`` bytes (checked by a test). Here the same bo
 over the layer structure of each model family as Hugging Face transformers implements it, in
 the dtypes the chosen precision gives (see :class:`Numerics`), so that one formula serves
 fp32, autocast and pure 16-bit training, SDPA and eager attention, full fine-tuning and LoRA.
+
+Under ``torch.compile`` AOTAutograd splits the joint graph with its min-cut partitioner
+(``torch._functorch.partitioners.min_cut_rematerialization_partition``, Inductor's default):
+elementwise operations are recomputed in the backward unless their output must be
+materialised there anyway (``should_ban_recomputation``: the input of a matmul). A layer then
+saves matmul inputs and outputs and the attention kernel's tensors only: each norm's input,
+not its fp32 upcast or normalised copy; ``gate`` and ``up``, not ``act(gate)``; one cast of a
+tensor however many linears read it (see :func:`decoder_layer_bytes`).
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from whichgpu.models.arch import ModelArch
 #: Activation functions written as several elementwise operations save several tensors:
 #: HF's ``gelu_new`` (x, tanh(·), 0.5·x and 1 + tanh(·)); fused kernels save their input only.
 ACTIVATION_SAVED_TENSORS = {"gelu_new": 4, "gelu_fast": 4, "quick_gelu": 2}
+
+#: peft casts an adapter's input to the adapter's dtype (fp32) and saves that copy.
+LORA_INPUT_BYTES = 4
 
 
 @dataclass(frozen=True)
@@ -84,7 +95,8 @@ def _linear_inputs(
     key: tuple[str, str],
     consumers: int,
     elements: float,
-    lora_bytes: int = 4,
+    compiled: bool = False,
+    adapters_fp32: bool = True,
 ) -> float:
     """Bytes saved for the inputs of ``consumers`` linears reading one tensor of ``elements``
     (``key``: the readers' role and tensor, see :class:`~whichgpu.models.arch.Linear`).
@@ -92,18 +104,27 @@ def _linear_inputs(
     A trained linear saves its input: the tensor itself (once, shared by all readers) in plain
     precision; its own 16-bit cast under autocast. A LoRA adapter (peft) casts the input to the
     adapter's fp32 dtype and saves that copy, once per adapted reader; a frozen linear saves
-    nothing.
+    nothing. Compiled, the graph computes a cast of one tensor once (common subexpressions
+    are merged), so every reader shares one copy. Adapters in the model's dtype (torchtune)
+    read the tensor itself: one copy in the compute dtype, whatever the readers.
     """
     if t.full:
-        return elements * n.compute * (consumers if n.autocast else 1)
-    return elements * lora_bytes * t.readers(key)
+        return elements * n.compute * (consumers if n.autocast and not compiled else 1)
+    readers = t.readers(key)
+    if not adapters_fp32:
+        return elements * n.compute * min(readers, 1)
+    return elements * LORA_INPUT_BYTES * (min(readers, 1) if compiled else readers)
 
 
-def _norm(n: Numerics, t: Trained, kind: str, elements: float) -> float:
+def _norm(n: Numerics, t: Trained, kind: str, elements: float, saved_input: int = 0) -> float:
     """A norm's saved tensors. HF's RMSNorm upcasts to fp32 and saves that copy (pow and mul
     need it) plus, when its weight trains, the normalised input of ``weight * x``; LayerNorm
-    (one fused kernel, run in fp32 under autocast) saves its input."""
+    (one fused kernel, run in fp32 under autocast) saves its input. Compiled, an RMSNorm keeps
+    only its input, ``saved_input`` bytes an element (the upcast and the normalised copy are
+    elementwise and recomputed in the backward)."""
     if kind == "rmsnorm":
+        if saved_input:
+            return elements * saved_input
         return elements * (4 + (n.residual if t.full else 0))
     if kind == "batchnorm":
         return elements * n.compute
@@ -111,8 +132,17 @@ def _norm(n: Numerics, t: Trained, kind: str, elements: float) -> float:
 
 
 def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> float:
-    """Bytes saved by one transformer layer for a micro-batch of ``batch × seq`` tokens."""
+    """Bytes saved by one transformer layer for a micro-batch of ``batch × seq`` tokens.
+
+    Compiled (``job.compiled``; the partition rule in the module docstring), checked tensor
+    by tensor against the forward graph torch 2.13's partitioner emits for a Hugging Face
+    Llama layer (full fine-tuning in bf16 and under autocast, LoRA on q/v and on every
+    linear: equal to the byte): the first norm keeps the layer's input (the residual dtype),
+    the second the attention block's output (the compute dtype: the partitioner keeps the
+    smaller summand and recomputes the sum); a tensor's cast is shared by its readers; an
+    activation function keeps only its input."""
     n, t = numerics(job), trained(arch, job)
+    compiled, fp32 = job.compiled, job.adapters_fp32
     tokens = float(batch) * seq
     h, heads, kv, d = arch.hidden_size, arch.n_heads, arch.n_kv_heads, arch.head_dim
     c = n.compute
@@ -122,9 +152,9 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
     total = 0.0
 
     # --- attention block: norm, projections, attention core, output projection --------
-    total += _norm(n, t, arch.norm, tokens * h)
+    total += _norm(n, t, arch.norm, tokens * h, n.residual if compiled else 0)
     readers = sum(1 for lin in arch.linears if lin.role == "attn" and lin.reads == "x")
-    total += _linear_inputs(n, t, ("attn", "x"), readers, tokens * h)
+    total += _linear_inputs(n, t, ("attn", "x"), readers, tokens * h, compiled, fp32)
     if job.attention == "eager":
         # q·kᵀ saves q and the keys (repeated to every head); softmax saves its fp32 output,
         # its cast to the compute dtype is saved by the product with the (repeated) values.
@@ -138,12 +168,14 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
     else:
         # SDPA (flash / memory-efficient kernels) saves q, k, v, its output and the log-sum-exp.
         total += tokens * (2 * q_width + 2 * kv_width) * c + float(batch) * heads * seq * 4
-    total += _linear_inputs(n, t, ("attn", "inner"), 1, tokens * q_width)  # merged heads → o_proj
+    # the merged heads, o_proj's input
+    total += _linear_inputs(n, t, ("attn", "inner"), 1, tokens * q_width, compiled, fp32)
     if arch.hidden_dropout:
         total += tokens * h  # residual dropout mask (saved whenever the input needs a gradient)
 
     # --- MLP block --------------------------------------------------------------------
-    total += _norm(n, t, arch.norm, tokens * h) if arch.family not in ("gptj",) else 0.0
+    if arch.family not in ("gptj",):
+        total += _norm(n, t, arch.norm, tokens * h, c if compiled else 0)
     width = float(arch.intermediate_size)
     role = "mlp"
     if arch.is_moe:
@@ -155,15 +187,17 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
         else:  # LoRA on the experts' gate and up: a copy per adapted matrix of routed experts
             total += tokens * h * 4 * arch.experts_per_token * t.readers((role, "x")) / 2
     if arch.ffn_kind == "glu":
-        total += _linear_inputs(n, t, (role, "x"), 2, tokens * h) if not arch.is_moe else 0.0
-        # act(gate) saves gate; act·up saves both factors; down saves the product
-        total += tokens * width * c * 3
-        total += _linear_inputs(n, t, (role, "inner"), 1, tokens * width)
+        if not arch.is_moe:
+            total += _linear_inputs(n, t, (role, "x"), 2, tokens * h, compiled, fp32)
+        # act(gate) saves gate; act·up saves both factors; down saves the product. Compiled:
+        # gate and up only, act(gate) is recomputed from gate
+        total += tokens * width * c * (2 if compiled else 3)
+        total += _linear_inputs(n, t, (role, "inner"), 1, tokens * width, compiled, fp32)
     else:
-        total += _linear_inputs(n, t, (role, "x"), 1, tokens * h)
-        saved = ACTIVATION_SAVED_TENSORS.get(arch.activation, 1)
+        total += _linear_inputs(n, t, (role, "x"), 1, tokens * h, compiled, fp32)
+        saved = 1 if compiled else ACTIVATION_SAVED_TENSORS.get(arch.activation, 1)
         total += tokens * width * c * saved
-        total += _linear_inputs(n, t, (role, "inner"), 1, tokens * width)
+        total += _linear_inputs(n, t, (role, "inner"), 1, tokens * width, compiled, fp32)
     if arch.hidden_dropout:
         total += tokens * h
     return total

@@ -6,7 +6,9 @@ phase where the job peaks. The layouts:
 * Weights, gradients and Adam states: mixed-precision Adam as DeepSpeed and Megatron run it
   keeps 2 + 2 + 12 bytes per parameter (16-bit weights and gradients; fp32 master weights,
   momentum and variance; Rajbhandari et al., "ZeRO", 2020, §3.1); ZeRO stages 1/2/3 divide
-  the optimizer, gradient and weight terms by the data-parallel degree (§5, eq. in fig. 1).
+  the optimizer, gradient and weight terms by the data-parallel degree (§5, eq. in fig. 1);
+  with the weights split, the layer running and the next one are held whole, gathered
+  (:func:`gathered_weights_bytes`).
   torch autocast (Lightning's ``bf16-mixed``, the HF Trainer) keeps fp32 weights and gradients
   instead, and 16-bit copies of the weights for the backward pass.
 * Gradient accumulation: from the second micro-batch on, the forward and backward run beside
@@ -17,11 +19,13 @@ phase where the job peaks. The layouts:
 * KV cache: ``2 · layers · kv_heads · head_dim · tokens · batch · bytes`` (GQA and MQA through
   kv_heads; MLA caches its latent, ``(kv_lora_rank + rope_dim) · layers · tokens``;
   DeepSeek-V2, 2024, §2.1.2); paged in blocks of 16 tokens (Kwon et al., vLLM, 2023).
-* LoRA adapters: ``r · (d_in + d_out)`` parameters per adapted matrix (Hu et al., 2021);
+* LoRA adapters: ``r · (d_in + d_out)`` parameters per adapted matrix (Hu et al., 2021), in
+  fp32 as peft keeps them or in the model's dtype as torchtune builds them;
   QLoRA keeps the frozen weights in NF4 with double quantisation (Dettmers et al., 2023).
 * Logits: ``batch · seq · vocab`` in the compute dtype, upcast to fp32 for the loss, whose
   log-softmax output is saved; in the backward pass its gradient adds two fp32 copies.
-  torchtune's chunked cross-entropy upcasts one of 8 chunks at a time.
+  torchtune's chunked cross-entropy upcasts one of 8 chunks at a time; a compiled loss
+  fuses the upcast (unless the model upcasts before it, as torchtune's decoder does).
 * Memory off the GPU's allocator: a paged optimizer's states (bitsandbytes ``Paged*``: CUDA
   unified memory, on the GPU while it has room and paged to host memory when it has not) and
   what is offloaded to host memory (ZeRO-Offload, Ren et al., 2021, §4: fp32 master weights,
@@ -155,8 +159,14 @@ def weights_bytes(arch: ModelArch, job: Job) -> float:
         quantised = _linear_params(arch, {"attn", "mlp", "expert"})
         total = quantised * QUANT_BITS[job.quant] / 8 + (arch.total_params - quantised) * 2.0
     if job.task in ("lora", "qlora"):
-        total += lora_parameters(arch, job) * 4.0
+        total += lora_parameters(arch, job) * adapter_bytes_per_param(job)
     return total
+
+
+def adapter_bytes_per_param(job: Job) -> float:
+    """A LoRA adapter's weight (and its gradient): fp32 as peft keeps it, or the model's
+    dtype where the framework builds it so (``job.adapters_fp32``)."""
+    return 4.0 if job.adapters_fp32 or job.precision == "32-true" else 2.0
 
 
 def master_weights_bytes(arch: ModelArch, job: Job) -> float:
@@ -167,7 +177,7 @@ def master_weights_bytes(arch: ModelArch, job: Job) -> float:
 
 def gradient_bytes_per_param(job: Job) -> float:
     if job.task in ("lora", "qlora"):
-        return 4.0  # adapters are fp32
+        return adapter_bytes_per_param(job)
     return weight_bytes_per_param(job)
 
 
@@ -247,6 +257,12 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     elements = float(job.batch) * positions * arch.vocab_size / job.tp
     if not job.training:
         return elements * c
+    if job.compiled and job.logits_fp32 and not job.chunked_loss:
+        # the model's fp32 upcast runs before the compiled loss: the cast beside the 16-bit
+        # logits, then the fp32 logits the loss saves and, in the backward, their gradient
+        if phase == "forward":
+            return elements * (c + 4 if c != 4 else 4)
+        return elements * 8 if phase == "backward" else 0.0
     if job.compiled:
         # Inductor's fused cross-entropy: the logits stay in the compute dtype and the
         # backward writes their gradient (one chunk of it at a time when chunked)
@@ -332,12 +348,15 @@ def inference_working_set_bytes(arch: ModelArch, job: Job, seq: int) -> float:
 # --- sharding ---------------------------------------------------------------------------
 
 
-def shard(components: dict[str, float], job: Job, arch: ModelArch) -> dict[str, float]:
+def shard(
+    components: dict[str, float], job: Job, arch: ModelArch, computing: bool = False
+) -> dict[str, float]:
     """Per-GPU share: tensor and pipeline parallelism split the model's state ``tp·pp`` ways
     (the heaviest stage's layers where ``pp`` does not divide them:
     :func:`~whichgpu.estimate.parallel.stage_share`); ZeRO stage k then splits optimizer
     states (k ≥ 1), gradients (k ≥ 2) and weights (k = 3) over the data-parallel degree
-    (Rajbhandari et al., 2020, §5)."""
+    (Rajbhandari et al., 2020, §5). With the weights split, a phase that runs the layers
+    (``computing``) holds :func:`gathered_weights_bytes` beside the shard."""
     share = stage_share(arch, job.pp)
     model_split = job.tp / share
     dp = job.dp
@@ -349,10 +368,23 @@ def shard(components: dict[str, float], job: Job, arch: ModelArch) -> dict[str, 
             out[key] /= dp
     if job.zero >= 2:
         out["gradients"] /= dp
-    if job.zero >= 3:
-        out["weights"] /= dp
+    if job.zero >= 3 and dp > 1 and job.offload != "all":  # (offloaded: the layers on
+        # the GPU are the gathered ones, see _training_phases)
+        gathered = gathered_weights_bytes(arch, out["weights"]) if computing else 0.0
+        out["weights"] = out["weights"] / dp + gathered * (1 - 1 / dp)
     out["kv_cache"] = out.get("kv_cache", 0.0) * share
     return out
+
+
+def gathered_weights_bytes(arch: ModelArch, weights: float) -> float:
+    """Of ``weights`` (a GPU's unsharded share), what ZeRO-3 / FSDP hold gathered while the
+    layers run: the layer computing and the next one, all-gathered ahead (Zhao et al., 2023,
+    "PyTorch FSDP", §3.3.1 and §4.4: backward prefetching, and the rate limiter's two
+    all-gathers in flight at most; DeepSpeed prefetches likewise), of the decoder layers'
+    share of the weights (the embeddings and head are one unit each, gathered at the ends)."""
+    layers = max(arch.n_layers, 1)
+    in_layers = _linear_params(arch, {"attn", "mlp", "expert"}) / max(arch.total_params, 1)
+    return weights * min(1.0, in_layers * OFFLOAD_RESIDENT_LAYERS / layers)
 
 
 def overhead_bytes(tensor_bytes: float) -> float:
@@ -372,7 +404,10 @@ def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
     if job.task in ("lora", "qlora") and job.precision == "32-true" and job.task == "qlora":
         job = replace(job, precision="bf16-true")
     phases = _training_phases(arch, job) if job.training else _inference_phases(arch, job)
-    phases = {name: shard(parts, job, arch) for name, parts in phases.items()}
+    phases = {
+        name: shard(parts, job, arch, computing=name not in ("optimizer step", "host", "paged"))
+        for name, parts in phases.items()
+    }
     host = sum(phases.pop("host", {}).values())
     paged = sum(phases.pop("paged", {}).values())
     phase, parts = max(phases.items(), key=lambda item: sum(item[1].values()))

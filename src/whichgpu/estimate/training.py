@@ -54,7 +54,6 @@ from whichgpu.estimate.memory import (
     master_weights_bytes_needed,
     optimizer_bytes,
     trainable_parameters,
-    weight_bytes_per_param,
     weights_bytes,
 )
 from whichgpu.estimate.parallel import (
@@ -248,9 +247,9 @@ def optimizer_update_bytes(arch: ModelArch, job: Job) -> float:
 
 
 def _trained_weight_bytes(job: Job) -> float:
-    """Bytes of a weight the optimizer updates: LoRA's adapters are fp32, a full
+    """Bytes of a weight the optimizer updates: LoRA's adapters (fp32 in peft), a full
     fine-tune's weights in their stored dtype."""
-    return 4.0 if job.task in ("lora", "qlora") else weight_bytes_per_param(job)
+    return gradient_bytes_per_param(job)
 
 
 def _update_bytes_per_param(arch: ModelArch, job: Job, weight: float, gradient: float) -> float:
