@@ -44,6 +44,9 @@ class RunCheck:
     implied_mfu: float | None = None
     #: The GPU's architecture (Ampere, Hopper...), for the docs' per-generation reading
     architecture: str = ""
+    #: The source's own maintainers could not reproduce its memory figure (the row's
+    #: ``memory_disputed``): shown, and kept out of the memory statistic
+    memory_disputed: bool = False
 
 
 def validation_runs(root: Path) -> list[RunCheck]:
@@ -89,13 +92,12 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
             "gpus": gpus,
             "zero": 1 if gpus > 1 and row["framework"] in ("megatron", "nemo") else None,
         }
+        # a flag the run set, or (no_<flag>) one it turned off where the recipe sets it
         for flag in ("chunked_loss", "optimizer_in_backward", "activation_offload"):
-            if flag in extra:
-                fields[flag] = True
+            if flag in extra or f"no_{flag}" in extra:
+                fields[flag] = flag in extra
         if "compile" in extra:
             fields["compiled"] = True
-        if "no_chunked_loss" in extra:
-            fields["chunked_loss"] = False
         for flag in extra:  # ZeRO stage as the run used it (zero3: FSDP full shard)
             if flag.startswith("zero") and flag[4:].isdigit():
                 fields["zero"] = int(flag[4:])
@@ -151,6 +153,7 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
                 measured_rate,
                 implied_mfu=implied_mfu,
                 architecture=gpu.architecture,
+                memory_disputed="memory_disputed" in extra,
             )
         )
     return out
