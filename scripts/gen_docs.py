@@ -248,6 +248,9 @@ def training_page() -> str:
     # the language-model frameworks' (fine-tuning an image pipeline: docs/image-accuracy.md)
     factors = {k: v for k, v in load_framework_factors().items() if k != IMAGE_TRAIN_FACTOR}
     loso = leave_one_source_out(runs)
+    from whichgpu.estimate.compile_speed import width_constant
+
+    k_all, k_sources = width_constant()
 
     def fitted(run: RunCheck) -> float | None:
         factor = factors.get(run.framework)
@@ -370,14 +373,19 @@ def training_page() -> str:
         "fitted on without it (an implausible MFU, a framework with one source) at its "
         "unfactored error. torchtune's two sources are two campaigns of its README (2024-05 "
         "at commit 0217d44, 2024-09 and 2024-11 on main); its runs use `torch.compile` and "
-        "packed sequences: whichgpu models the compiled loss's memory (`--compile`: Inductor's "
-        "fused cross-entropy keeps no fp32 logits) but not the speed compiling buys, which "
-        "the framework factor carries. The `hf` rows (PEFT's "
+        "packed sequences. whichgpu models what `--compile` does to memory (a layer saves "
+        "what Inductor's min-cut partition saves, checked tensor by tensor in "
+        "`validation/measure_compiled.py`; the fused cross-entropy keeps no fp32 logits) and "
+        "to speed: fusion removes a share k/h of the eager step (`whichgpu.estimate."
+        f"compile_speed`; k = {k_all:.0f} hidden units from {k_sources} sources' runs "
+        "published with and without compile, `catalog/data/compile_pairs.csv`); a run of a "
+        "framework with such pairs is estimated with k fitted on the other frameworks' pairs "
+        "only, so its error is out of sample. The `hf` rows (PEFT's "
         "method comparison, LLaMA-Factory's comparison quoted by Unsloth) count "
         "the non-padding tokens of variable-length samples, at the stated maximum length; "
         "their factor carries the padding of an unpacked dataset, which is how the HF "
         "Trainer runs by default. The 2024-05 torchtune table does not say which memory "
-        "statistic it reports; its 24.1 GB on a 24 GB card reads as reserved memory.",
+        "statistic it reports; its maintainers could not reproduce it (above).",
         "",
     ]
     return "\n".join(lines)

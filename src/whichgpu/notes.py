@@ -469,6 +469,13 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
         N_("× {factor} for {framework}, fitted on {n} published runs"),
     ),
     (
+        re.compile(
+            r"^× (?P<factor>[\d.]+) for torch.compile, fitted on (?P<n>\d+) sources' paired "
+            r"runs$"
+        ),
+        N_("× {factor} for torch.compile, fitted on {n} sources' paired runs"),
+    ),
+    (
         re.compile(r"^× (?P<factor>[\d.]+) fitted on (?P<n>\d+) published fine-tuning runs$"),
         N_("× {factor} fitted on {n} published fine-tuning runs"),
     ),

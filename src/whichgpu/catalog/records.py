@@ -492,6 +492,21 @@ class EfficiencyRow(Record, frozen=True, kw_only=True):
     fitted_on: Annotated[int, Meta(ge=0)] | None = None
 
 
+class CompilePair(Record, frozen=True, kw_only=True):
+    """One training run published with and without ``torch.compile``, all else equal
+    (``compile_pairs.csv``): what compiling buys, for :mod:`whichgpu.estimate.compile_speed`."""
+
+    source: Id
+    as_of: DateText
+    framework: Id
+    model: Id
+    gpu: Id
+    gpus: Annotated[int, Meta(ge=1)]
+    eager_tokens_per_s_per_gpu: Annotated[float, Meta(gt=0)]
+    compiled_tokens_per_s_per_gpu: Annotated[float, Meta(gt=0)]
+    note: Text | None = None
+
+
 class PresetMeta(Record, frozen=True, kw_only=True):
     """A shipped model preset's ``_whichgpu`` object: which model it is and where its
     config.json and published parameter count come from."""

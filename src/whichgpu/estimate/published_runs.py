@@ -63,6 +63,7 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
     such as Megatron's GPT sizes, kept beside the runs in validation/models/)."""
     from whichgpu.catalog import load_catalog
     from whichgpu.errors import InvalidInput
+    from whichgpu.estimate.compile_speed import compile_speedup
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.parallel import check_layout
     from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
@@ -133,6 +134,8 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
         if row["tokens_per_s_per_gpu"]:
             # without the framework's fitted factor: what the factors are fitted on
             estimated_rate = estimate_throughput(arch, job, gpu, gpus).throughput.value / gpus
+            if job.compiled:  # compile's speed-up as fitted without this framework's pairs
+                estimated_rate *= compile_speedup(arch, row["framework"]) / compile_speedup(arch)
             measured_rate = float(row["tokens_per_s_per_gpu"])
             rate_error = estimated_rate / measured_rate - 1
             peak = tensor_tflops(gpu, job.math_precision) * 1e12
