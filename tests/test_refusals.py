@@ -42,6 +42,13 @@ LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
           "--lora-targets", "q_proj"), "--lora-targets: train does not use it"),
         (("fit", "--task", "inference", "-m", "llama-2-7b", "--lora-rank", "16"),
          "--lora-rank: inference does not use it"),
+        # a target list that names nothing adapted nothing; passes over no stated size
+        (("estimate", "--task", "lora", "-m", "llama-2-7b", "--gpu", "a100", "--lora-targets",
+          ","), "--lora-targets: LoRA targets ',' name no module; valid: peft-default"),
+        (("estimate", "--task", "lora", "-m", "llama-2-7b", "--gpu", "a100", "--epochs", "3"),
+         "--epochs: passes over a dataset whose size is not given: give --tokens / --images"),
+        (("recommend", "--task", "lora", "-m", "llama-2-7b", "--epochs", "3"),
+         "--epochs: passes over a dataset whose size is not given: give --tokens / --images"),
         (("recommend", "--task", "image", "-m", "sdxl", "--images", "100", "--engine", "vllm"),
          "--engine: image does not use it"),
         (("recommend", "--task", "fp64", "--tflop", "1e6", "--tokens", "5"),

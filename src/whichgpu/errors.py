@@ -144,6 +144,7 @@ MESSAGES: dict[str, str] = {
     "json_and_export": N_("--json and --export print different things: give one"),
     "not_for_kind": N_("{kind} does not use it; {kind} takes {valid}"),
     "not_for_kind_at_all": N_("{kind} does not use it"),
+    "epochs_without_size": N_("passes over a dataset whose size is not given: give {sizes}"),
     "unknown_family": N_("no model of family {value!r}; the families: {valid}"),
     "buy_only": N_("applies only to buying (mode buy)"),
     "count_splits_heads": N_(
@@ -231,6 +232,7 @@ MESSAGES: dict[str, str] = {
         "(micro-batch {batch} × {dp} data-parallel GPUs)"
     ),
     "lora_targets_unknown": N_("{model} has no linear module {names}; valid: {valid}{hint}"),
+    "lora_targets_empty": N_("LoRA targets '{value}' name no module; valid: {valid}"),
     "zero_inference": N_("ZeRO shards training state; inference shards weights with {tp}"),
     "engine_cuda_only": N_(
         "{engine} runs on NVIDIA GPUs only (CUDA), not on the {gpu}; engines that run there: "

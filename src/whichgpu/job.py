@@ -223,8 +223,20 @@ def check_lora_targets(arch: ModelArch, job: Job) -> None:
     if job.task not in ("lora", "qlora"):
         return
     from whichgpu.inputs import closest
-    from whichgpu.models.lora_targets import NAMED_SETS, module_names, unknown_targets
+    from whichgpu.models.lora_targets import (
+        NAMED_SETS,
+        module_names,
+        target_names,
+        unknown_targets,
+    )
 
+    if target_names(arch, job.lora_targets) == ():  # "," or " ": a list of no names
+        raise InvalidInput(
+            "lora_targets_empty",
+            field=("lora_targets",),
+            value=job.lora_targets,
+            valid=", ".join([*NAMED_SETS, *module_names(arch)]),
+        )
     unknown = unknown_targets(arch, job.lora_targets)
     if unknown:
         valid = [*NAMED_SETS, *module_names(arch)]

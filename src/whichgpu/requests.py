@@ -382,7 +382,7 @@ class EstimateRequest(TrainingSettings):
         None, replace(TOKENS, help=N_("Job size: tokens to train on or to generate."))
     )
     images: float | None = given(None, replace(IMAGES, help=N_("Job size: images.")))
-    epochs: float = given(1.0, EPOCHS)
+    epochs: float | None = given(None, EPOCHS)  # (1 pass where a size is given)
     frames: float | None = given(None, FRAMES)
     samples_per_frame: int = given(DEFAULT_SAMPLES_PER_FRAME, SAMPLES)
     tflop: float | None = given(None, replace(TFLOP, help=N_("FP64: work in TFLOP.")))

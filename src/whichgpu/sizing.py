@@ -47,7 +47,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     served_lora = ("engine", "request_rate", "ttft", "tpot", "lora_rank", "lora_targets")
     given = {
         k: getattr(r, k)
-        for k in ("tokens", "images", "frames", "tflop", *image_fields, *served_lora)
+        for k in ("tokens", "images", "epochs", "frames", "tflop", *image_fields, *served_lora)
     }
     check_applies(r.task, {**given, "prompt": r.prompt or None})
     if r.task in IMAGE_KINDS:
@@ -56,7 +56,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
 
         check_image_model(r.model, r.params)
         assert r.model is not None
-        images = None if r.images is None else r.images * r.epochs
+        images = None if r.images is None else r.images * (r.epochs or 1.0)
         from whichgpu.imaging import image_settings
 
         settings = image_settings(r, r.task)
@@ -93,7 +93,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     if r.precision is None:  # a default this GPU cannot run: its FP16 twin, said
         job, chosen = _runnable_precision(arch, job, gpu)
         notes += chosen
-    work = job_size(arch, job, r.tokens, r.images, r.epochs)
+    work = job_size(arch, job, r.tokens, r.images, r.epochs or 1.0)
     if r.serves:
         return estimate_service(arch, job, gpu, r)
     if training:

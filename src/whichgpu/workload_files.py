@@ -112,6 +112,10 @@ def check_applies(
                 raise InvalidInput("not_for_kind_at_all", field=(*path, key), kind=kind)
             valid = ", ".join(names)
             raise InvalidInput("not_for_kind", field=(*path, key), kind=kind, valid=valid)
+    sizes = [k for k in ("tokens", "images") if k in allowed and k in among]
+    if raw.get("epochs") is not None and sizes and all(raw.get(k) is None for k in sizes):
+        either = " / ".join(field_name((*path, k)) for k in sizes)
+        raise InvalidInput("epochs_without_size", field=(*path, "epochs"), sizes=either)
 
 
 def make_workload(raw: Mapping[str, Any]) -> Workload:
