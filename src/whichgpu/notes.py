@@ -376,6 +376,10 @@ MESSAGES: dict[str, str | Plural] = {
 
 #: How a list is joined in running text (Japanese uses "、").
 LIST_SEPARATOR = N_(", ")
+#: How clauses are joined in running text (French sets a space before the semicolon).
+CLAUSE_SEPARATOR = N_("; ")
+#: A decimal number in an English phrase, written again in the reader's notation.
+DECIMAL = re.compile(r"^\d+\.\d+$")
 
 #: Labels of the feature codes a ``features`` parameter lists (comma-separated codes).
 FEATURES: dict[str, str] = {
@@ -495,19 +499,25 @@ def localize(value: str) -> str:
     """A word or a known phrase in the reader's language; anything else (names) unchanged."""
     if ", " in value and all(item in WORDS for item in value.split(", ")):
         return _(LIST_SEPARATOR).join(_(WORDS[item]) for item in value.split(", "))
-    parts = []
+    parts, said = [], False  # (a name's own semicolons stay as they are)
     for part in value.split("; "):
         if part in WORDS:
             parts.append(_(WORDS[part]))
+            said = True
             continue
         for pattern, template in PHRASES:
             match = pattern.match(part)
-            if match:  # the phrase's own parts in words too ("rt:2 not fitted")
-                words = {k: localize(v) for k, v in match.groupdict().items()}
+            if match:  # the phrase's own parts in words too ("rt:2 not fitted"), its
+                # decimals in the reader's notation (× 0.45 reads × 0,45 in French)
+                words = {
+                    k: float(v) if DECIMAL.match(v) else localize(v)
+                    for k, v in match.groupdict().items()
+                }
                 part = fmt(_(template), **words)
+                said = True
                 break
         parts.append(part)
-    return "; ".join(parts)
+    return (_(CLAUSE_SEPARATOR) if said else "; ").join(parts)
 
 
 def render(note: Note, english: bool = False) -> str:

@@ -10,7 +10,7 @@ from whichgpu.estimate.serving import ServingCapacity
 from whichgpu.fields import format_number
 from whichgpu.fitting import FitResult, GpuFit, ImageFitResult, ImageGpuFit
 from whichgpu.i18n import N_, _, fmt, format_decimal
-from whichgpu.notes import localize, note_doc
+from whichgpu.notes import CLAUSE_SEPARATOR, localize, note_doc
 from whichgpu.render.json_doc import SCHEMA_VERSION
 from whichgpu.render.tables import recomputation_mode
 from whichgpu.units import BYTES_PER_GIB
@@ -222,7 +222,7 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
         where = result.target.short_name if result.target else _("the largest GPU")
         console.print(Text(fmt(_("What would make it fit on {gpu}:"), gpu=where), style="bold"))
         for change in result.changes:
-            what = "; ".join(n.render() for n in change.notes)
+            what = _(CLAUSE_SEPARATOR).join(n.render() for n in change.notes)
             console.print(f"- {what}: {format_decimal(change.needed_gib, 1)} GiB")
     if serving is not None:
         console.print(

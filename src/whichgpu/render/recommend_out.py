@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _, fmt
-from whichgpu.notes import localize, note_doc
+from whichgpu.notes import CLAUSE_SEPARATOR, localize, note_doc
 from whichgpu.recommender.engine import Option, Recommendation
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.render.json_doc import round_sig as _round
@@ -160,7 +160,7 @@ def status_text(option: Option, result: Recommendation, pareto: str) -> str:
         if option.tied:
             return _("≈ pick")
         return pareto if option.pareto else ""
-    return "; ".join(b.render() for b in option.blockers[:2])
+    return _(CLAUSE_SEPARATOR).join(b.render() for b in option.blockers[:2])
 
 
 def hardware_cell(option: Option, sep: str = "\n") -> str:

@@ -349,7 +349,9 @@ def _purchase_cell(row: GpuComparison, condition: str) -> str:
     for price in found:
         text = format_usd_range(price.low_usd, price.high_usd)
         parts.append(text + (" " + _("(article)") if price.source == "seed-article" else ""))
-    return "; ".join(parts)
+    from whichgpu.notes import CLAUSE_SEPARATOR
+
+    return _(CLAUSE_SEPARATOR).join(parts)
 
 
 #: The width a prose column (a status, a reason) is given at least; it wraps beyond.
