@@ -160,13 +160,22 @@ def _log_errors(rows: list[dict[str, str]], engine: str, seconds: float) -> list
 
 def fit_time(rows: list[dict[str, str]], engine: str) -> float:
     """The host seconds per sequence that minimise the squared log errors of ``rows``'
-    maximum-load throughput (golden-section search over :data:`SEQUENCE_S_RANGE`: the
-    error falls monotonically with the time, so the sum of squares has one minimum)."""
+    maximum-load throughput, each row weighted by one over its source's rows, so that each
+    publication counts once however many runs it gives (golden-section search over
+    :data:`SEQUENCE_S_RANGE`: the error falls monotonically with the time, so the weighted
+    sum of squares has one minimum)."""
     low, high = SEQUENCE_S_RANGE
     ratio = (math.sqrt(5) - 1) / 2
 
+    weights = [1 / sum(r["source"] == row["source"] for r in rows) for row in rows]
+
     def cost(seconds: float) -> float:
-        return sum(e * e for e in _log_errors(rows, engine, seconds))
+        runs = check_serving(_as_text(rows), {engine: seconds})
+        return sum(
+            w * math.log1p(r.error) ** 2
+            for w, r in zip(weights, runs, strict=True)
+            if r.error is not None
+        )
 
     a, b = high - ratio * (high - low), low + ratio * (high - low)
     cost_a, cost_b = cost(a), cost(b)
