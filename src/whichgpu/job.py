@@ -230,16 +230,16 @@ def check_lora_targets(arch: ModelArch, job: Job) -> None:
         unknown_targets,
     )
 
+    valid = [*NAMED_SETS, *module_names(arch)]
     if target_names(arch, job.lora_targets) == ():  # "," or " ": a list of no names
         raise InvalidInput(
             "lora_targets_empty",
             field=("lora_targets",),
             value=job.lora_targets,
-            valid=", ".join([*NAMED_SETS, *module_names(arch)]),
+            valid=", ".join(valid),
         )
     unknown = unknown_targets(arch, job.lora_targets)
     if unknown:
-        valid = [*NAMED_SETS, *module_names(arch)]
         raise InvalidInput(
             "lora_targets_unknown",
             field=("lora_targets",),

@@ -50,13 +50,14 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
         for k in ("tokens", "images", "epochs", "frames", "tflop", *image_fields, *served_lora)
     }
     check_applies(r.task, {**given, "prompt": r.prompt or None})
+    epochs = r.epochs or 1.0  # one pass over a size given without --epochs
     if r.task in IMAGE_KINDS:
         from whichgpu.throughput import estimate_image_job
         from whichgpu.workload_files import check_image_model
 
         check_image_model(r.model, r.params)
         assert r.model is not None
-        images = None if r.images is None else r.images * (r.epochs or 1.0)
+        images = None if r.images is None else r.images * epochs
         from whichgpu.imaging import image_settings
 
         settings = image_settings(r, r.task)
@@ -93,7 +94,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     if r.precision is None:  # a default this GPU cannot run: its FP16 twin, said
         job, chosen = _runnable_precision(arch, job, gpu)
         notes += chosen
-    work = job_size(arch, job, r.tokens, r.images, r.epochs or 1.0)
+    work = job_size(arch, job, r.tokens, r.images, epochs)
     if r.serves:
         return estimate_service(arch, job, gpu, r)
     if training:

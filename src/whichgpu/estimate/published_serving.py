@@ -17,6 +17,7 @@ import csv
 import io
 import math
 import statistics
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -167,15 +168,10 @@ def fit_time(rows: list[dict[str, str]], engine: str) -> float:
     low, high = SEQUENCE_S_RANGE
     ratio = (math.sqrt(5) - 1) / 2
 
-    weights = [1 / sum(r["source"] == row["source"] for r in rows) for row in rows]
-
     def cost(seconds: float) -> float:
-        runs = check_serving(_as_text(rows), {engine: seconds})
-        return sum(
-            w * math.log1p(r.error) ** 2
-            for w, r in zip(weights, runs, strict=True)
-            if r.error is not None
-        )
+        runs = [r for r in check_serving(_as_text(rows), {engine: seconds}) if r.error]
+        per_source = Counter(r.source for r in runs)
+        return sum(math.log1p(r.error) ** 2 / per_source[r.source] for r in runs if r.error)
 
     a, b = high - ratio * (high - low), low + ratio * (high - low)
     cost_a, cost_b = cost(a), cost(b)
