@@ -110,6 +110,10 @@ def term_unit(name: str) -> str:
     return "s" if name.startswith("tp:latency_s") else TERM_UNITS.get(name, "")
 
 
+#: The stream term of the image-generation block (``STREAM_TERMS['diffusion-infer']``)
+IMAGE_STREAM = STREAM_TERMS["diffusion-infer"]
+
+
 def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> EfficiencyModel:
     """The model over ``rows``, fitted block by block: the image-generation rows share no
     factor with the others (their architecture, unit and harness keys are their own), so
@@ -125,7 +129,9 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
         factor={**a.factor, **b.factor},
         overhead_s={**a.overhead_s, **b.overhead_s},
         fitted_on={**a.fitted_on, **b.fitted_on},
-        terms=a.terms,  # power, CNN streams, all-reduce latencies: no image row has them
+        # power, CNN streams, all-reduce latencies: no image row has them; the image
+        # block's own stream term (its elementwise passes) from its own solve
+        terms={**a.terms, IMAGE_STREAM: b.terms[IMAGE_STREAM]},
     )
 
 
@@ -164,8 +170,9 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     p_gamma = len(groups) + len(factors) + len(harnesses)
     p_p0 = p_gamma + 1
     # passes over a unit's activations by its memory-bound elementwise kernels, one term per
-    # kind of work (CNN training and inference, transformer training)
-    stream_terms = sorted(set(STREAM_TERMS.values()))
+    # kind of work (CNN training and inference, transformer training, image generation):
+    # those of these rows only (a parameter no row reads would move where the solver stops)
+    stream_terms = sorted({stream_term(o.bench.regime) for o in rows if o.stream_s})
     p_stream = {t: p_p0 + 1 + i for i, t in enumerate(stream_terms)}
     p_last = p_p0 + len(stream_terms)
     # the start-up latency of one tensor-parallel all-reduce, per harness with multi-GPU
@@ -173,7 +180,7 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     alpha_harnesses = sorted({o.group[0] for o in rows if o.collectives})
     a_index = {h: p_last + 1 + i for i, h in enumerate(alpha_harnesses)}
     ai = np.array([a_index.get(o.group[0], p_last + 1) for o in rows])
-    si = np.array([p_stream[stream_term(o.bench.regime)] for o in rows])
+    si = np.array([p_stream.get(stream_term(o.bench.regime), 0) for o in rows])  # 0: no stream
     stream = np.array([o.stream_s for o in rows])
     # the stream runs at the bandwidth efficiency of the GPU's memory class (fitted on the
     # memory-bound rows); a class no memory-bound row has keeps efficiency 1
@@ -371,6 +378,12 @@ def report(model: EfficiencyModel, loo: Errors, logo: Errors, loso: Errors) -> s
         by: dict[tuple[str, str], list[float]] = defaultdict(list)
         for o, e in results:
             by[(o.bench.regime, o.bench.harness)].append(abs(e))
+        regimes = defaultdict(set)
+        for regime, harness in list(by):
+            regimes[regime].add(harness)
+        for regime, harnesses in regimes.items():  # a regime's every harness together
+            if len(harnesses) > 1:
+                by[(regime, "(all)")] = [v for h in harnesses for v in by[(regime, h)]]
         for (regime, harness), values in sorted(by.items()):
             lines.append(
                 f"| {regime} | {harness} | {len(values)} | {statistics.median(values):.1%} | "

@@ -532,7 +532,9 @@ def image_page() -> str:
                              precision=PRECISIONS[row["precision"]], offload=offload)  # fmt: skip
         est = memory_of(pipeline, job)
         gib = float(row["value"]) * (1e9 / 2**30 if row["metric"] == "peak_memory_gb" else 1.0)
-        estimate = est.total_bytes / 2**30
+        # torch.cuda.max_memory_allocated counts live tensors: no CUDA context, no reserve
+        live = "max_memory_allocated" in text
+        estimate = (est.tensor_bytes if live else est.total_bytes) / 2**30
         err = estimate / gib - 1
         errors.append(abs(err))
         rows.append(
@@ -557,13 +559,20 @@ def image_page() -> str:
         "efficiency per harness: diffusers with fused or eager attention, torch.compile,",
         "TensorRT, ONNX Runtime, OneDiff, AITemplate), from the published runs in",
         "`validation/published_diffusion.csv` that `scripts/import_diffusion.py` imports;",
-        "leave-one-out and leave-one-GPU-out figures are there.",
+        "leave-one-out, leave-one-GPU-out and leave-one-source-out figures are there (the",
+        "`diffusion-infer | (all)` rows count every harness together; leave-one-source-out is",
+        "the figure to judge by: a publication the fit never saw). A step is the denoiser's",
+        "math at peak (convolutions and GEMMs each at their unit's rate: FP32 convolutions on",
+        "TF32 tensor cores, FP32 matmuls on FP32 cores unless TF32 is asked for, PyTorch's",
+        "defaults) plus its memory-bound kernels (norms, activations, residual adds, resampling:",
+        "their elements read and written over the bandwidth, a fitted number of times).",
         "",
         f"**Memory** (out of sample: nothing is fitted on it): {len(errors)} published peaks of",
         "diffusers runs (quantised, compiled and non-PyTorch engines left out),",
         f"median |error| {median:.0%}, 90th percentile {p90:.0%}. The estimate includes the CUDA",
         "context and the allocator's reserve (most sources report `max_memory_reserved` or the",
-        "process's use, in GB or GiB as stated: converted to GiB here).",
+        "process's use, in GB or GiB as stated: converted to GiB here); a source that reports",
+        "`max_memory_allocated` (live tensors only) is compared with the tensors alone.",
         "",
         "| row | model | GPU | precision | batch | px | offload | published GiB | "
         "estimated GiB | error |",

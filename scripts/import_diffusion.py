@@ -45,7 +45,7 @@ GPUS = {
 }  # fmt: skip
 MODELS = {"sd-1.5", "sd-1.4", "sdxl", "sd-3-medium", "sd-3.5-large", "flux.1-dev",
           "flux.1-schnell"}  # fmt: skip
-PRECISIONS = {"fp16": "16-true", "bf16": "bf16-true", "fp32": "32-true"}
+PRECISIONS = {"fp16": "16-true", "bf16": "bf16-true", "fp32": "32-true", "tf32": "tf32"}
 #: Architectures newer than the CUDA 11.7 libraries PyTorch 1.13 ships (cuDNN 8.5, cuBLAS
 #: 11.10; Ada and Hopper came with CUDA 11.8 and cuDNN 8.6): a run on PyTorch 1.x measures
 #: untuned kernels, not the card. diffusers' own table shows it (optimization/torch2.0.mdx

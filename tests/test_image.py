@@ -46,20 +46,24 @@ def test_parameter_counts_equal_the_published_totals() -> None:
 
 
 @pytest.mark.parametrize(
-    ("pipeline", "role", "side", "tokens", "flops"),
+    ("pipeline", "role", "side", "tokens", "flops", "conv_flops"),
     [
-        # torch.utils.flop_counter.FlopCounterMode over the diffusers modules (meta device)
-        ("sd-1.5", "denoiser", 64, 77, 803_273_441_280),
-        ("sdxl", "denoiser", 128, 77, 6_761_236_398_080),
-        ("flux.1-dev", "denoiser", 128, 512, 74_384_653_418_496),
-        ("sd-1.5", "vae", 64, 77, 2_514_518_933_504),
+        # torch.utils.flop_counter.FlopCounterMode over the diffusers 0.42 modules built from
+        # the shipped configs (meta device): all FLOPs, and aten.convolution's
+        ("sd-1.5", "denoiser", 64, 77, 803_273_441_280, 443_946_106_880),
+        ("sdxl", "denoiser", 128, 77, 6_761_236_398_080, 1_623_111_761_920),
+        ("flux.1-dev", "denoiser", 128, 512, 74_384_653_418_496, 0),  # no conv: linear patches
+        ("sd-1.5", "vae", 64, 77, 2_514_518_933_504, 2_471_569_260_544),
     ],
 )
 def test_forward_flops_equal_pytorchs_count(
-    pipeline: str, role: str, side: int, tokens: int, flops: int
+    pipeline: str, role: str, side: int, tokens: int, flops: int, conv_flops: int
 ) -> None:
     component = pipelines()[pipeline].component(role)
-    assert walk(component, side, side, tokens).flops == pytest.approx(flops, rel=1e-9)
+    w = walk(component, side, side, tokens)
+    assert w.flops == pytest.approx(flops, rel=1e-9)
+    # SD 1.x projects in and out of attention by 1×1 convs, SDXL by linear layers
+    assert w.conv_flops == pytest.approx(conv_flops, rel=1e-9)
 
 
 def test_names_resolve_forgivingly() -> None:
@@ -91,6 +95,51 @@ def test_guidance_doubles_the_denoisers_work() -> None:
     without = image_times(sd, replace(job, cfg=False), gpu).step_s
     assert with_cfg == pytest.approx(2 * without, rel=0.05)
     assert find_pipeline("flux.1-dev").cfg is False  # guidance-distilled
+
+
+def test_fp32_matmuls_run_on_fp32_cores_unless_tf32_is_asked() -> None:
+    """PyTorch's defaults: cuDNN's convolutions take TF32 (``cudnn.allow_tf32``), its matmuls
+    do not (``matmul.allow_tf32`` off since 1.12); ``tf32`` is ``set_float32_matmul_precision
+    ("high")``. The published pair: SDXL in FP32 on an A100 read 72.2 s for 4 images of 25
+    steps without it (huggingface/blog simple_sdxl_optimizations), 7.36 s for one of 30 with
+    it (diffusion-fast's run_benchmark.py): 2.4 s and 0.25 s a 2-latent step."""
+    from whichgpu.estimate.diffusion import component_walk, image_times
+
+    sdxl, a100 = find_pipeline("sdxl"), _gpu("a100-40gb")
+    job = make_image_job(sdxl, a100, precision="32-true", batch=1)
+    w = component_walk(sdxl, "denoiser", 128)
+    tf32, fp32 = a100.tf32_tensor_dense_tflops * 1e12, a100.fp32_tflops * 1e12
+    strict = image_times(sdxl, job, a100).step_s
+    high = image_times(sdxl, replace(job, precision="tf32"), a100).step_s
+    assert strict == pytest.approx(2 * (w.conv_flops / tf32 + (w.flops - w.conv_flops) / fp32))
+    assert high == pytest.approx(2 * w.flops / tf32)
+    assert strict > 6 * high
+    v100 = _gpu("v100-sxm2-16gb")  # no TF32: the same FP32 cores either way
+    assert image_times(sdxl, job, v100).step_s == pytest.approx(
+        image_times(sdxl, replace(job, precision="tf32"), v100).step_s
+    )
+
+
+def test_memory_bound_kernels_cost_their_traffic_over_the_bandwidth() -> None:
+    """Norms, activations, residual adds and resampling read and write their tensors apart
+    from the GEMMs: a ResNet block of 320 channels at 64×64 moves (4·320 + 9·320)·4096
+    elements (two GroupNorms and SiLUs, the time embedding's add, the residual add), and the
+    whole step's traffic costs the same bytes on any GPU, seconds by its bandwidth."""
+    from whichgpu.estimate.diffusion import component_walk, image_times
+    from whichgpu.models.diffusion_walks import Tally, _resnet
+
+    t = Tally()
+    _resnet(t, 320, 320, 64 * 64, 1280)
+    assert t.elementwise == (4 * 320 + 9 * 320) * 64 * 64
+    sd = find_pipeline("sd-1.5")
+    w = component_walk(sd, "denoiser", 64)
+    for gpu_id in ("a100-80gb-sxm", "rtx-3090"):
+        gpu = _gpu(gpu_id)
+        job = make_image_job(sd, gpu, batch=1)
+        moved = 2 * w.elementwise_elements * 2.0  # guidance's two latents, 16-bit
+        assert image_times(sd, job, gpu).step_stream_s == pytest.approx(
+            moved / (gpu.memory_bandwidth_gb_per_s * 1e9)
+        )
 
 
 def test_offload_trades_gpu_memory_for_host_memory_and_time() -> None:

@@ -201,7 +201,8 @@ def estimate_image_training(
     times = image_train_times(pipeline, job, gpu)
     trainable = trainable_params(pipeline, job)
     launch = model.overhead_s.get(harness, 0.0) * times.passes
-    step = times.compute_s / eta + launch
+    stream = model.streamed_s("diffusion-infer", times.stream_s, probe.memory)
+    step = times.compute_s / eta + launch + stream
     fitted = load_framework_factors().get(IMAGE_TRAIN_FACTOR) if factored else None
     if fitted is not None:
         step /= fitted[0]

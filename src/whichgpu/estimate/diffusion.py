@@ -10,9 +10,11 @@ doubled batch under guidance), and decodes the latents with the VAE. Its time is
     t = t_text + steps · t_step + t_decode (+ weight transfers when offloaded),
 
 each stage a roofline ``max(FLOPs / peak, bytes / bandwidth)`` (Williams et al., 2009) over
-the fitted efficiency of its software (:mod:`whichgpu.estimate.efficiency`); attention that
-is not fused (PyTorch 1.x diffusers without xformers) writes and reads its score matrices
-through DRAM, a memory-bound term added to each step.
+the fitted efficiency of its software (:mod:`whichgpu.estimate.efficiency`), plus the
+memory-bound kernels between the convolutions and GEMMs (norms, activations, residual adds:
+their traffic over the bandwidth, a fitted number of times); attention that is not fused
+(PyTorch 1.x diffusers without xformers) writes and reads its score matrices through DRAM, a
+memory-bound term added to each step.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ from whichgpu.job import QUANT_BITS
 from whichgpu.models.diffusion import DiffusionComponent, DiffusionPipeline, Walk, walk
 from whichgpu.units import BYTES_PER_GIB
 
-ImagePrecision = Literal["16-true", "bf16-true", "32-true"]
+ImagePrecision = Literal["16-true", "bf16-true", "32-true", "tf32"]
 #: ``model``: diffusers' ``enable_model_cpu_offload`` (each component moved to the GPU when
 #: it runs, back after); ``sequential``: ``enable_sequential_cpu_offload`` (each submodule's
 #: weights streamed in as it runs, accelerate's hooks)
 ImageOffload = Literal["none", "model", "sequential"]
 IMAGE_OFFLOADS: tuple[str, ...] = ("none", "model", "sequential")
-IMAGE_PRECISIONS: tuple[str, ...] = ("16-true", "bf16-true", "32-true")
+IMAGE_PRECISIONS: tuple[str, ...] = ("16-true", "bf16-true", "32-true", "tf32")
+#: FP32 weights and activations: PyTorch's defaults (``32-true``), or with its matmuls on
+#: TF32 tensor cores (``tf32``: ``torch.set_float32_matmul_precision("high")``)
+FP32_PRECISIONS = frozenset({"32-true", "tf32"})
 #: Weight formats a denoiser (and a T5 encoder) is loaded in: fp8 (torchao / ComfyUI's
 #: e4m3 checkpoints), bitsandbytes NF4 (diffusers' BitsAndBytesConfig), GGUF k-quants
 #: (diffusers' GGUFQuantizationConfig, city96's FLUX.1 GGUF files): weight-only, computed
@@ -101,12 +106,12 @@ def bytes_per_weight(component: DiffusionComponent, job: ImageJob) -> float:
     quantised format for the denoiser and T5."""
     if job.quant is not None and component.kind in QUANTISED_KINDS:
         return QUANT_BITS[job.quant] / 8
-    return 4.0 if job.precision == "32-true" else 2.0
+    return 4.0 if job.precision in FP32_PRECISIONS else 2.0
 
 
 def compute_bytes(precision: str) -> float:
     """Bytes an activation takes: FP32 work, or the 16-bit dtype."""
-    return 4.0 if precision == "32-true" else 2.0
+    return 4.0 if precision in FP32_PRECISIONS else 2.0
 
 
 def _vae_bytes(pipeline: DiffusionPipeline, job: ImageJob) -> float:
@@ -214,22 +219,45 @@ class ImageTimes:
     steps: int
     bound: str
     transfer_s: float = 0.0
+    #: Seconds a step's (and the decode's) memory-bound kernels take at full bandwidth: the
+    #: elements its norms, activation functions, residual adds, modulations, resampling and
+    #: concatenations read and write (:attr:`~whichgpu.models.diffusion.Walk.
+    #: elementwise_elements`). They run apart from the convolutions and GEMMs, so a GPU with
+    #: more FLOPs per byte spends more of its step on them (Williams et al., 2009); how many
+    #: times their traffic the kernels really move is fitted (``diffusion:passes``, as a
+    #: CNN's ``cnn:passes_infer``).
+    step_stream_s: float = 0.0
+    decode_stream_s: float = 0.0
 
     @property
     def compute_s(self) -> float:
         return self.text_s + self.steps * self.step_s + self.decode_s
 
 
-def peak_flops(gpu: GPU, precision: str, fp32_work: bool) -> float:
-    """FLOP/s a stage's math runs at: 16-bit tensor cores, or for FP32 work TF32 tensor cores
-    where the GPU has them (cuDNN's convolutions take TF32 by default in PyTorch,
-    ``torch.backends.cudnn.allow_tf32``, and the published FP32 runs are faster than FP32
-    cores allow: their matmuls ran in TF32 too), else the FP32 cores."""
+def peak_flops(gpu: GPU, precision: str, fp32_work: bool, conv: bool = False) -> float:
+    """FLOP/s a stage's math runs at: 16-bit tensor cores; for FP32 work, the convolutions
+    on TF32 tensor cores where the GPU has them (cuDNN's, ``torch.backends.cudnn.allow_tf32``
+    is True by default) and the matmuls (linear layers, attention) on the FP32 cores unless
+    TF32 is asked for (``tf32``): PyTorch's ``torch.backends.cuda.matmul.allow_tf32`` is
+    False by default since 1.12 (``set_float32_matmul_precision("highest")``; its CUDA
+    semantics notes, "TensorFloat-32 (TF32) on Ampere (and later) devices"), and neither
+    diffusers' pipelines nor its training scripts turn it on (their ``--allow_tf32`` is off
+    by default)."""
     from whichgpu.estimate.perf import tensor_tflops
 
     if not fp32_work:
         return tensor_tflops(gpu, "bf16-true" if precision == "bf16-true" else "16-true") * 1e12
-    return (gpu.tf32_tensor_dense_tflops or gpu.fp32_tflops) * 1e12
+    if conv or precision == "tf32":
+        return (gpu.tf32_tensor_dense_tflops or gpu.fp32_tflops) * 1e12
+    return gpu.fp32_tflops * 1e12
+
+
+def math_seconds(w: Walk, passes: float, gpu: GPU, precision: str, fp32_work: bool) -> float:
+    """Seconds of ``passes`` forwards of a walk's math at peak: its convolutions and its
+    GEMMs and attention each at the rate :func:`peak_flops` gives them."""
+    conv = w.conv_flops * passes / peak_flops(gpu, precision, fp32_work, conv=True)
+    rest = (w.flops - w.conv_flops) * passes / peak_flops(gpu, precision, fp32_work)
+    return conv + rest
 
 
 def dequant_s(component: DiffusionComponent, job: ImageJob, gpu: GPU) -> float:
@@ -256,7 +284,7 @@ def matmul_weight_bytes(component: DiffusionComponent, job: ImageJob) -> float:
 
 
 def _stage_s(w: Walk, passes: float, gpu: GPU, job: ImageJob, fp32: bool, weight_b: float) -> float:
-    compute = w.flops * passes / peak_flops(gpu, job.precision, fp32)
+    compute = math_seconds(w, passes, gpu, job.precision, fp32)
     memory = weight_b / (gpu.memory_bandwidth_gb_per_s * 1e9)
     return max(compute, memory)
 
@@ -265,7 +293,7 @@ def _stage_s(w: Walk, passes: float, gpu: GPU, job: ImageJob, fp32: bool, weight
 def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTimes:
     """The ideal seconds of one pipeline call of ``job.batch`` images on ``gpu``."""
     latent = pipeline.latent_side(job.resolution)
-    fp32 = job.precision == "32-true"
+    fp32 = job.precision in FP32_PRECISIONS
     prompts = guided(pipeline, job) * job.batch
     text = 0.0
     for c in pipeline.text_encoders:
@@ -274,7 +302,7 @@ def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTi
         text += dequant_s(c, job, gpu)
     den = component_walk(pipeline, "denoiser", latent)
     den_bytes = pipeline.denoiser.params * bytes_per_weight(pipeline.denoiser, job)
-    compute = den.flops * prompts / peak_flops(gpu, job.precision, fp32)
+    compute = math_seconds(den, prompts, gpu, job.precision, fp32)
     memory = matmul_weight_bytes(pipeline.denoiser, job) / (gpu.memory_bandwidth_gb_per_s * 1e9)
     step = max(compute, memory) + dequant_s(pipeline.denoiser, job, gpu)
     if not job.fused_attention:
@@ -292,6 +320,11 @@ def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTi
     vae = component_walk(pipeline, "vae", decode_latent)
     vae_c = pipeline.component("vae")
     decode = tiles * _stage_s(vae, job.batch, gpu, job, vae_fp32, vae_c.params * 4.0)
+    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9
+    step_stream = den.elementwise_elements * prompts * compute_bytes(job.precision) / bandwidth
+    decode_stream = (
+        tiles * vae.elementwise_elements * job.batch * (4.0 if vae_fp32 else 2.0) / bandwidth
+    )
     transfer = 0.0
     if job.offload != "none":
         link = host_link_gb_per_s(gpu) * 1e9
@@ -299,7 +332,7 @@ def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTi
         if job.offload == "sequential":
             moved += den_bytes * (job.steps - 1)
         transfer = moved / link
-    return ImageTimes(text, step, decode, job.steps, bound, transfer)
+    return ImageTimes(text, step, decode, job.steps, bound, transfer, step_stream, decode_stream)
 
 
 #: Images a call when the batch is left open: the largest power of two up to this that

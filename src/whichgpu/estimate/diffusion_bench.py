@@ -71,3 +71,21 @@ def diffusion_ideal(bench: Benchmark, gpu: GPU) -> tuple[float, str] | None:
     if bench.unit == "images/s":
         return job.batch / times.compute_s, times.bound
     return None
+
+
+def diffusion_stream_s(bench: Benchmark, gpu: GPU) -> float:
+    """A diffusion measurement's activations streamed once at full bandwidth, per unit
+    (:attr:`~whichgpu.estimate.diffusion.ImageTimes.step_stream_s`): a step's for ``it/s``,
+    a pipeline call's (every step and the decode) for a latency, an image's for images per
+    second."""
+    found = image_job_of(bench)
+    if found is None:
+        return 0.0
+    pipeline, job = found
+    times = image_times(pipeline, job, gpu)
+    call = job.steps * times.step_stream_s + times.decode_stream_s
+    if bench.unit == "it/s":
+        return times.step_stream_s
+    if bench.unit == "images/s":
+        return call / job.batch
+    return call

@@ -14,6 +14,7 @@ from whichgpu.estimate.diffusion import (
     ImagePrecision,
     component_walk,
     compute_bytes,
+    math_seconds,
     peak_flops,
 )
 from whichgpu.job import QUANT_BITS
@@ -111,6 +112,10 @@ class ImageTrainTimes:
     optimizer_s: float
     passes: int
     bound: str
+    #: the denoiser's memory-bound kernels at full bandwidth (ImageTimes.step_stream_s): the
+    #: forward's traffic, twice it in the backward (each op reads its input and the output's
+    #: gradient, writes the input's), once more when checkpointing recomputes the forward
+    stream_s: float = 0.0
 
     @property
     def compute_s(self) -> float:
@@ -126,20 +131,29 @@ def image_train_times(pipeline: DiffusionPipeline, job: ImageTrainJob, gpu: GPU)
     encoder run forward on the batch unless cached."""
     latent = pipeline.latent_side(job.resolution)
     fp32 = job.precision == "32-true"
-    peak = peak_flops(gpu, job.precision, fp32)
     w = component_walk(pipeline, "denoiser", latent)
     passes = (3 if job.method == "full" else 2) + (1 if job.checkpointing else 0)
-    denoiser = w.flops * job.batch * passes / peak
+    denoiser = math_seconds(w, job.batch * passes, gpu, job.precision, fp32)
     encode = 0.0
     if not job.cached:
-        vae = walk_vae(pipeline.component("vae").config, latent, latent, "encoder").flops
-        text = sum(component_walk(pipeline, c.role, latent).flops for c in pipeline.text_encoders)
-        encode = (vae + text) * job.batch / peak
+        vae = walk_vae(pipeline.component("vae").config, latent, latent, "encoder")
+        encode = job.batch * (
+            vae.conv_flops / peak_flops(gpu, job.precision, fp32, conv=True)
+            + (vae.flops - vae.conv_flops) / peak_flops(gpu, job.precision, fp32)
+        )
+        encode += sum(
+            math_seconds(component_walk(pipeline, c.role, latent), job.batch, gpu,
+                         job.precision, fp32)
+            for c in pipeline.text_encoders
+        )  # fmt: skip
     trainable = trainable_params(pipeline, job)
     states = OPTIMIZER_STATE_BYTES.get(job.optimizer, 8.0)
     moved = trainable * (4.0 + 4.0 + states) * 2
-    optimizer = moved / (gpu.memory_bandwidth_gb_per_s * 1e9)
-    return ImageTrainTimes(encode, denoiser, optimizer, passes, "compute")
+    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9
+    optimizer = moved / bandwidth
+    traffic = w.elementwise_elements * job.batch * compute_bytes(job.precision)
+    stream = traffic * (3 + (1 if job.checkpointing else 0)) / bandwidth
+    return ImageTrainTimes(encode, denoiser, optimizer, passes, "compute", stream)
 
 
 def make_train_job(

@@ -475,6 +475,7 @@ STREAM_TERMS = {
     "cnn-infer": "cnn:passes_infer",
     "llm-train": "transformer:passes_train",
     "transformer-train": "transformer:passes_train",
+    "diffusion-infer": "diffusion:passes",
 }
 
 #: Bytes a transformer layer saves per token and hidden unit in 16 bits for its backward,
@@ -497,6 +498,10 @@ def stream_seconds(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) ->
     step on them than a large one); 0 for other work."""
     if bench.regime in ("llm-train", "transformer-train"):
         return _transformer_stream_s(bench, gpu, arch)
+    if bench.regime == "diffusion-infer":
+        from whichgpu.estimate.diffusion_bench import diffusion_stream_s
+
+        return diffusion_stream_s(bench, gpu)
     if bench.regime not in ("cnn-train", "cnn-infer"):
         return 0.0
     arch = arch or bench_arch(bench.model)

@@ -164,11 +164,15 @@ class EfficiencyModel:
             ideal += obs.ideal_s * obs.other_share / other
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
         latency = self.alpha_s(obs.group[0]) * obs.collectives
-        passes = self.terms.get(stream_term(obs.bench.regime), 0.0)
-        stream = (
-            passes * obs.stream_s / min(1.0, self.factor.get(obs.memory, 1.0)) if passes else 0.0
-        )
+        stream = self.streamed_s(obs.bench.regime, obs.stream_s, obs.memory)
         return ideal + latency + overhead + stream
+
+    def streamed_s(self, regime: str, stream_s: float, memory: str) -> float:
+        """Seconds the memory-bound kernels of ``regime``'s work take: ``stream_s`` (their
+        traffic at full bandwidth) times the fitted passes, at the bandwidth efficiency of
+        the GPU's ``memory`` class."""
+        passes = self.terms.get(stream_term(regime), 0.0)
+        return passes * stream_s / min(1.0, self.factor.get(memory, 1.0)) if passes else 0.0
 
 
 @cache

@@ -35,8 +35,12 @@ class Walk:
     largest_module: int
     score_total: float = 0.0
     saved_elements: float = 0.0
+    #: elements read and written by the forward's memory-bound kernels (Tally.elementwise)
+    elementwise_elements: float = 0.0
     checkpointed_elements: float = 0.0
     named: Mapping[str, int] = field(default_factory=dict, compare=False)
+    #: the convolutions' part of ``flops`` (Tally.conv_flops)
+    conv_flops: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,10 +138,15 @@ def walk(component: DiffusionComponent, h: int, w: int, context: int) -> Walk:
     else:
         t = walk_vae(cfg, h, w, "decoder")
         params = walk_vae(cfg, 1, 1, "all").params
-        return Walk(params, t.flops, t.working, t.scores, t.largest_module, t.score_total)
+        return Walk(
+            params, t.flops, t.working, t.scores, t.largest_module, t.score_total,
+            elementwise_elements=t.elementwise, conv_flops=t.conv_flops,
+        )  # fmt: skip
     return Walk(
         t.params, t.flops, t.held + t.working, t.scores, t.largest_module, t.score_total,
-        t.saved, t.boundaries + t.largest_unit, t.named,
+        saved_elements=t.saved, elementwise_elements=t.elementwise,
+        checkpointed_elements=t.boundaries + t.largest_unit, named=t.named,
+        conv_flops=t.conv_flops,
     )  # fmt: skip
 
 

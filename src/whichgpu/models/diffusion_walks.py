@@ -38,6 +38,10 @@ class Tally:
 
     params: int = 0
     flops: float = 0.0
+    #: the part of ``flops`` in convolutions (cuDNN's kernels; the rest are GEMMs and
+    #: attention, cuBLAS's and the attention kernels'): their FP32 math takes TF32 under
+    #: different switches (:func:`whichgpu.estimate.diffusion.math_seconds`)
+    conv_flops: float = 0.0
     #: elements of the feature maps a UNet holds for its skip connections
     held: float = 0.0
     #: the largest set of elements one block keeps alive at once, beside ``held``
@@ -56,6 +60,10 @@ class Tally:
     #: largest unit's saved set, recomputed in the backward (diffusers checkpoints each
     #: ResNet and transformer block)
     saved: float = 0.0
+    #: Elements the forward's memory-bound kernels read and write (norms, activation
+    #: functions, residual adds, modulation, resampling, concatenation: everything but the
+    #: convolutions, GEMMs and attention), as PyTorch runs them eagerly, one kernel each
+    elementwise: float = 0.0
     boundaries: float = 0.0
     largest_unit: float = 0.0
     #: Named weight matrices by attribute path (what LoRA targets match): Σ (d_in + d_out)
@@ -72,6 +80,7 @@ class Tally:
         n = k * k * c_in * c_out + (c_out if bias else 0)
         self.params += n
         self.flops += 2.0 * k * k * c_in * c_out * hw
+        self.conv_flops += 2.0 * k * k * c_in * c_out * hw
         self.largest_module = max(self.largest_module, n)
 
     def linear(
@@ -127,6 +136,9 @@ def _resnet(t: Tally, c_in: int, c_out: int, hw: float, temb: int | None) -> Non
         t.conv(c_in, c_out, 1, hw)
     t.live(max(3 * c_in, 2 * c_in + c_out, c_in + 2 * c_out) * hw)
     t.unit(3 * (c_in + c_out) * hw, c_in * hw)  # each norm's, activation's and conv's input
+    # read and written: two GroupNorms and SiLUs (2 each), the time embedding's add (2),
+    # the residual add (3)
+    t.elementwise += (4 * c_in + (9 if temb else 7) * c_out) * hw
 
 
 def _basic_block(t: Tally, inner: int, heads: int, tokens: float, context: int, cross: int) -> None:
@@ -148,21 +160,34 @@ def _basic_block(t: Tally, inner: int, heads: int, tokens: float, context: int, 
     t.linear(inner, 8 * inner, tokens, name="ff.net.0.proj")
     t.linear(4 * inner, inner, tokens, name="ff.net.2")
     t.live(tokens * (2 + 8 + 4 + 4) * inner)  # residual, norm, GEGLU projection, gate, product
+    # read and written: three LayerNorms (2 each), three residual adds (3 each), GEGLU's
+    # GELU of the gate (4 + 4) and its product (8 + 4)
+    t.elementwise += tokens * inner * (6 + 9 + 20)
     # saved for the backward: norm inputs (3), attention inputs and Q, K, V, outputs (2 × 5),
     # the output projections' inputs (2), the feed-forward's input, projection and gate (13)
     t.unit(tokens * inner * 28, tokens * inner)
 
 
 def _transformer_2d(
-    t: Tally, channels: int, heads: int, layers: int, hw: float, context: int, cross: int
+    t: Tally,
+    channels: int,
+    heads: int,
+    layers: int,
+    hw: float,
+    context: int,
+    cross: int,
+    linear: bool = False,
 ) -> None:
-    """``Transformer2DModel``: GroupNorm, a projection in (1×1 conv or linear: the same
-    weights), ``layers`` basic blocks, a projection out."""
+    """``Transformer2DModel``: GroupNorm, a projection in (a 1×1 conv, or a linear layer
+    with ``use_linear_projection``: the same weights and FLOPs, run by different kernels),
+    ``layers`` basic blocks, a projection out."""
+    project = t.linear if linear else (lambda c_in, c_out, n: t.conv(c_in, c_out, 1, n))
     t.norm(channels)
-    t.linear(channels, channels, hw)
+    project(channels, channels, hw)
+    t.elementwise += 9 * channels * hw  # GroupNorm, the permutes in and out, residual add
     for _ in range(layers):
         _basic_block(t, channels, heads, hw, context, cross)
-    t.linear(channels, channels, hw)
+    project(channels, channels, hw)
 
 
 def walk_unet(config: Config, h: int, w: int, context: int) -> Tally:
@@ -179,6 +204,7 @@ def walk_unet(config: Config, h: int, w: int, context: int) -> Tally:
     heads = [int(heads_cfg)] * n if isinstance(heads_cfg, int) else [int(x) for x in heads_cfg]
     tlayers = _ints({"t": config.get("transformer_layers_per_block", 1)}, "t", n)
     cross = int(config["cross_attention_dim"])
+    linear = bool(config.get("use_linear_projection", False))
     c_in = int(config.get("in_channels", 4))
     temb = widths[0] * 4
     hw = float(h * w)
@@ -197,7 +223,7 @@ def walk_unet(config: Config, h: int, w: int, context: int) -> Tally:
         for j in range(layers[i]):
             _resnet(t, c if j == 0 else out, out, hw, temb)
             if kind.startswith("CrossAttn"):
-                _transformer_2d(t, out, heads[i], tlayers[i], hw, context, cross)
+                _transformer_2d(t, out, heads[i], tlayers[i], hw, context, cross, linear)
             skips.append(out)
             held += out * hw
         if i < n - 1:
@@ -210,7 +236,7 @@ def walk_unet(config: Config, h: int, w: int, context: int) -> Tally:
     if mid is not None:
         _resnet(t, out, out, hw, temb)
         if mid == "UNetMidBlock2DCrossAttn":
-            _transformer_2d(t, out, heads[-1], tlayers[-1], hw, context, cross)
+            _transformer_2d(t, out, heads[-1], tlayers[-1], hw, context, cross, linear)
         _resnet(t, out, out, hw, temb)
     rev = list(reversed(widths))
     rev_layers = list(reversed(layers))
@@ -222,18 +248,27 @@ def walk_unet(config: Config, h: int, w: int, context: int) -> Tally:
         count = rev_layers[i] + 1
         for j in range(count):
             skip = skips.pop()
+            t.elementwise += 2 * ((prev if j == 0 else out) + skip) * hw  # torch.cat
             _resnet(t, (prev if j == 0 else out) + skip, out, hw, temb)
             if kind.startswith("CrossAttn"):
-                _transformer_2d(t, out, rev_heads[i], rev_t[i], hw, context, cross)
+                _transformer_2d(t, out, rev_heads[i], rev_t[i], hw, context, cross, linear)
         if i < n - 1:
             hw *= 4
+            t.elementwise += out * hw * 5 / 4  # nearest upsampling: read a quarter, write
             t.conv(out, out, 3, hw)
             t.live(2 * out * hw)
         prev = out
     t.norm(widths[0])
+    t.elementwise += 4 * widths[0] * hw  # the output GroupNorm and SiLU
     t.conv(widths[0], int(config.get("out_channels", 4)), int(config.get("conv_out_kernel", 3)),
            hw)  # fmt: skip
     return t
+
+
+#: Elements a token's ``dim``-wide stream reads and writes per MMDiT/FLUX double block in
+#: memory-bound kernels: two adaLN-modulated LayerNorms (norm 2, modulation 2, each), two
+#: gated residual adds (3 each), the 4× MLP's GELU (8); the QK norms add 4 where present
+MODULATED_BLOCK = 8 + 6 + 8
 
 
 def _timestep_embedding(t: Tally, d_in: int, dim: int) -> None:
@@ -292,6 +327,7 @@ def walk_mmdit(config: Config, h: int, w: int, context: int) -> Tally:
         if not last:
             _gelu_ff(t, dim, context, "ff_context")
         t.live((tokens + context) * dim * 10)  # both streams, Q/K/V, the 4× MLP of one
+        t.elementwise += (tokens + context) * dim * (MODULATED_BLOCK + (4 if qk else 0))
         # saved per token: the modulated norms' inputs and outputs (2), Q, K, V and the
         # attention's output (4, with its input), the projections' inputs (1), the MLP's
         # input, hidden and activation (1 + 4 + 4)
@@ -328,6 +364,7 @@ def walk_flux(config: Config, h: int, w: int, context: int) -> Tally:
         _gelu_ff(t, dim, tokens)
         _gelu_ff(t, dim, context, "ff_context")
         t.live(joined * dim * 10)
+        t.elementwise += joined * dim * (MODULATED_BLOCK + 4)
         t.unit(joined * dim * 17, joined * dim)
     for _ in range(int(config["num_single_layers"])):
         t.linear(dim, 3 * dim, 1)
@@ -338,6 +375,9 @@ def walk_flux(config: Config, h: int, w: int, context: int) -> Tally:
         t.attention(joined, joined, dim, heads)
         t.linear(5 * dim, dim, joined, name="proj_out")
         t.live(joined * dim * 12)
+        # one modulated norm (4), the QK norms (4), GELU (8), the concatenation of the
+        # attention and MLP outputs (10), the gated residual (3)
+        t.elementwise += joined * dim * 29
         # saved per token: the norm (2), Q, K, V and the attention output (4), the MLP's
         # hidden and activation (8), the output projection's input (5)
         t.unit(joined * dim * 19, joined * dim)
@@ -455,8 +495,10 @@ def walk_vae(config: Config, h: int, w: int, part: str) -> Tally:
                 out = c
             if i < n - 1:
                 hw *= 4
+                t.elementwise += c * hw * 5 / 4  # nearest upsampling
                 t.conv(c, c, 3, hw)
                 t.live(c * hw * 2 + c * hw / 4)  # the upsampled map, its conv, the input
         t.norm(widths[0])
+        t.elementwise += 4 * widths[0] * hw  # the output GroupNorm and SiLU
         t.conv(widths[0], c_img, 3, hw)
     return t
