@@ -578,7 +578,78 @@ def image_page() -> str:
         "estimated GiB | error |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    return "\n".join([*head, *rows, "", *training_section(catalog), ""])
+    return "\n".join([*head, *rows, "", *measured_section(catalog), *training_section(catalog), ""])
+
+
+def ratio(pair: dict[str, tuple[float, float]], k: int) -> float:
+    """FP32's step over TF32's, measured (``k`` 0) or estimated (1)."""
+    return pair["32-true"][k] / pair["tf32"][k]
+
+
+def measured_section(catalog: object) -> list[str]:
+    """whichgpu against its own measurements on a GPU no published image run covers
+    (``validation/measured_diffusion.csv``, written by ``validation/measure_diffusion.py``):
+    a denoiser step's seconds, and the activations of a step and of a VAE decode (the peak
+    of ``torch.cuda.max_memory_allocated`` less the weights)."""
+    import statistics
+
+    from whichgpu.estimate.diffusion import ImageJob, stage_activations
+    from whichgpu.imaging import estimate_image
+    from whichgpu.models.pipelines import find_pipeline
+
+    text = (ROOT / "validation" / "measured_diffusion.csv").read_text(encoding="utf-8")
+    rows, steps, memory = [], [], []
+    gpus = set()
+    sdxl_fp32: dict[str, tuple[float, float]] = {}  # precision: (measured, estimated) seconds
+    for row in csv.DictReader(text.splitlines()):
+        gpu = catalog.resolve(row["gpu"].removeprefix("NVIDIA "))  # type: ignore[attr-defined]
+        gpus.add(gpu.name)
+        pipeline = find_pipeline(row["pipeline"])
+        batch = int(row["batch"])
+        tf32 = row["precision"] == "32-true" and row["matmul"] == "high"
+        precision = "tf32" if tf32 else row["precision"]
+        job = ImageJob(int(row["px"]), 30, batch, precision=precision)  # type: ignore[arg-type]
+        measured_gib = float(row["peak_gib"]) - float(row["weights_gib"])
+        stage = "denoising" if row["what"] == "step" else "VAE decode"
+        estimated_gib = stage_activations(pipeline, job)[stage] / 2**30
+        memory.append(abs(estimated_gib / measured_gib - 1))
+        time_cells = "— | — | —"
+        if row["what"] == "step":
+            estimated_s = estimate_image(pipeline, job, gpu).seconds_per_step
+            err = float(row["seconds"]) / estimated_s - 1
+            steps.append(abs(err))
+            if row["pipeline"] == "sdxl" and precision in ("32-true", "tf32"):
+                sdxl_fp32[precision] = (float(row["seconds"]), estimated_s)
+            time_cells = f"{float(row['seconds']) * 1e3:.1f} | {estimated_s * 1e3:.1f} | {err:+.0%}"
+        rows.append(
+            f"| {row['pipeline']} | {row['what']} | {row['px']} | {batch} | {precision} | "
+            f"{time_cells} | {measured_gib:.2f} | {estimated_gib:.2f} | "
+            f"{estimated_gib / measured_gib - 1:+.0%} |"
+        )
+    return [
+        "## Measured here",
+        "",
+        f"On {', '.join(sorted(gpus))}, a GPU no published image run in the calibration covers:",
+        "`validation/measure_diffusion.py` builds each denoiser and VAE in diffusers from the",
+        "shipped configs (random weights), on the GPU, and times one step of the denoiser",
+        "(classifier-free guidance's two halves; FLUX one) and one VAE decode, with",
+        "`torch.cuda.max_memory_allocated` less the weights for their activations",
+        "(`validation/measured_diffusion.csv`). Step time (rate error as elsewhere: positive",
+        f"when the estimate is fast): median |error| {statistics.median(steps):.0%}, largest "
+        f"{max(steps):.0%};",
+        f"activations: median |error| {statistics.median(memory):.0%}, "
+        f"largest {max(memory):.0%}. In FP32, PyTorch's default matmul precision and TF32",
+        f"(`tf32`) time SDXL's step {ratio(sdxl_fp32, 0):.1f}× apart (the model, with its",
+        f"FP32-core matmuls: {ratio(sdxl_fp32, 1):.1f}×). A VAE decode's peak is its last",
+        "upsampling convolution with cuDNN's workspace (`validation/trace_vae_peak.py`).",
+        "Small SD 1.5 steps are launch-bound on this machine (see one and four images).",
+        "",
+        "| pipeline | what | px | batch | precision | measured ms | estimated ms | error | "
+        "measured GiB | estimated GiB | error |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
 
 
 def training_section(catalog: object) -> list[str]:

@@ -146,23 +146,13 @@ class ImageMemory:
         return self.total_bytes / BYTES_PER_GIB
 
 
-@lru_cache(maxsize=4096)
-def image_memory(pipeline: DiffusionPipeline, job: ImageJob) -> ImageMemory:
-    """Peak GPU memory of a pipeline call: the weights resident at each stage (all of them
-    without offload; the running component's with model offload; the largest submodule's with
-    sequential offload) plus that stage's activations — the denoiser's at ``guided × batch``
-    latents (skip connections and one block's working set; eager attention's score matrices),
-    the text encoders', the VAE decoder's at full resolution (or one tile)."""
-    from whichgpu.estimate.memory import overhead_bytes
-
+def stage_activations(pipeline: DiffusionPipeline, job: ImageJob) -> dict[str, float]:
+    """Bytes of activations alive at each stage's peak: the text encoders' at ``guided ×
+    batch`` prompts, the denoiser's at as many latents (skip connections and one block's
+    working set; eager attention's score matrices), the VAE decoder's at full resolution
+    (or one tile) with the decoded images in FP32."""
     latent = pipeline.latent_side(job.resolution)
     act = compute_bytes(job.precision)
-    weights = {
-        c.role: c.params * (
-            _vae_bytes(pipeline, job) if c.kind == "vae" else bytes_per_weight(c, job)
-        )
-        for c in pipeline.components
-    }  # fmt: skip
     den = component_walk(pipeline, "denoiser", latent)
     passes = guided(pipeline, job) * job.batch
     denoise_act = den.activation_elements * passes * act
@@ -178,10 +168,30 @@ def image_memory(pipeline: DiffusionPipeline, job: ImageJob) -> ImageMemory:
     vae = component_walk(pipeline, "vae", decode_latent)
     decode_act = vae.activation_elements * job.batch * _vae_bytes(pipeline, job)
     decode_act += 3 * job.resolution**2 * job.batch * 4  # the decoded images, in FP32
+    return {"text encoding": text_act, "denoising": denoise_act, "VAE decode": decode_act}
+
+
+@lru_cache(maxsize=4096)
+def image_memory(pipeline: DiffusionPipeline, job: ImageJob) -> ImageMemory:
+    """Peak GPU memory of a pipeline call: the weights resident at each stage (all of them
+    without offload; the running component's with model offload; the largest submodule's with
+    sequential offload) plus that stage's activations — the denoiser's at ``guided × batch``
+    latents (skip connections and one block's working set; eager attention's score matrices),
+    the text encoders', the VAE decoder's at full resolution (or one tile)."""
+    from whichgpu.estimate.memory import overhead_bytes
+
+    latent = pipeline.latent_side(job.resolution)
+    weights = {
+        c.role: c.params * (
+            _vae_bytes(pipeline, job) if c.kind == "vae" else bytes_per_weight(c, job)
+        )
+        for c in pipeline.components
+    }  # fmt: skip
+    acts = stage_activations(pipeline, job)
     stages = {
-        "text encoding": (tuple(c.role for c in pipeline.text_encoders), text_act),
-        "denoising": (("denoiser",), denoise_act),
-        "VAE decode": (("vae",), decode_act),
+        "text encoding": (tuple(c.role for c in pipeline.text_encoders), acts["text encoding"]),
+        "denoising": (("denoiser",), acts["denoising"]),
+        "VAE decode": (("vae",), acts["VAE decode"]),
     }
     host = 0.0
     best: tuple[float, str, dict[str, float]] | None = None

@@ -448,6 +448,15 @@ def _vae_attention(t: Tally, c: int, hw: float) -> None:
     t.live(5 * c * hw)
 
 
+#: cuDNN's workspace for the VAE decoder's upsampling 3×3 convolutions, in units of their
+#: input: measured at the decode's peak with ``torch.cuda.memory._record_memory_history`` on an
+#: H200 (cuDNN 9, PyTorch 2.11; ``validation/trace_vae_peak.py``) at 2.52, 2.43 and 2.50 for
+#: one image of SDXL's (FP32), SD 1.5's (FP16) and FLUX.1's (BF16) VAE, 1.75 for four SDXL
+#: images (``validation/measured_diffusion.csv``): their mean. The decode's peak is that
+#: convolution, not the ResNet blocks around it.
+UPSAMPLE_CONV_WORKSPACE = 2.3
+
+
 def walk_vae(config: Config, h: int, w: int, part: str) -> Tally:
     """``AutoencoderKL``'s ``part``: ``decoder`` (post_quant_conv, conv_in, the mid block of
     two ResNet blocks around an attention, up blocks of ``layers_per_block + 1`` ResNet
@@ -497,7 +506,8 @@ def walk_vae(config: Config, h: int, w: int, part: str) -> Tally:
                 hw *= 4
                 t.elementwise += c * hw * 5 / 4  # nearest upsampling
                 t.conv(c, c, 3, hw)
-                t.live(c * hw * 2 + c * hw / 4)  # the upsampled map, its conv, the input
+                # the upsampled map, its conv's output and cuDNN's workspace, the input
+                t.live(c * hw * (2 + UPSAMPLE_CONV_WORKSPACE) + c * hw / 4)
         t.norm(widths[0])
         t.elementwise += 4 * widths[0] * hw  # the output GroupNorm and SiLU
         t.conv(widths[0], c_img, 3, hw)
