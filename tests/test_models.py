@@ -91,7 +91,9 @@ def test_published_counts_agree_with_the_exact_ones_to_their_rounding() -> None:
 @pytest.mark.parametrize(
     ("typed", "preset"),
     [("llama-3.1-8b", "llama-3.1-8b"), ("meta-llama/Llama-3.1-8B", "llama-3.1-8b"),
-     ("Llama 3.1 8B", "llama-3.1-8b"), ("Mixtral-8x7B-v0.1", "mixtral-8x7b"), ("GPT2", "gpt2")],
+     ("Llama 3.1 8B", "llama-3.1-8b"), ("Mixtral-8x7B-v0.1", "mixtral-8x7b"), ("GPT2", "gpt2"),
+     # the repository's name before Meta renamed it
+     ("meta-llama/Meta-Llama-3.1-70B", "llama-3.1-70b"), ("Meta-Llama-3.1-405B", "llama-3.1-405b")],
 )  # fmt: skip
 def test_presets_resolve_forgivingly(typed: str, preset: str) -> None:
     assert find_preset(typed).id == preset

@@ -521,3 +521,6 @@ class PresetMeta(Record, frozen=True, kw_only=True):
     published_active_params: Annotated[int, Meta(gt=0)] | None = None
     published_params_source: str = ""
     notes: str = ""
+    #: Other Hugging Face ids the same weights were published under (a repository renamed:
+    #: meta-llama/Meta-Llama-3.1-8B is now meta-llama/Llama-3.1-8B)
+    hf_aliases: tuple[str, ...] = ()

@@ -30,6 +30,8 @@ class Preset:
     published_active_params: int | None
     published_params_source: str
     config: dict[str, Any]
+    #: Other Hugging Face ids the same model was published under (PresetMeta.hf_aliases)
+    hf_aliases: tuple[str, ...] = ()
 
 
 def _read(name: str, text: str) -> Preset:
@@ -52,6 +54,7 @@ def _read(name: str, text: str) -> Preset:
         published_params=meta.published_params,
         published_active_params=meta.published_active_params,
         published_params_source=meta.published_params_source,
+        hf_aliases=meta.hf_aliases,
         config=config,
     )
 
@@ -73,8 +76,9 @@ def _index() -> dict[str, tuple[str, ...]]:
     pairs: list[tuple[str, str]] = []
     for preset in presets().values():
         pairs += [(preset.id, preset.id), (preset.display_name, preset.id)]
-        if preset.hf_id:
-            pairs += [(preset.hf_id, preset.id), (preset.hf_id.split("/")[-1], preset.id)]
+        for hf_id in (preset.hf_id, *preset.hf_aliases):
+            if hf_id:
+                pairs += [(hf_id, preset.id), (hf_id.split("/")[-1], preset.id)]
     return build_index(pairs)
 
 
