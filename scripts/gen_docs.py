@@ -8,6 +8,7 @@ python scripts/gen_docs.py --check  # exit 1 if a page is stale (make test runs 
 from __future__ import annotations
 
 import csv
+import statistics
 import sys
 from pathlib import Path
 
@@ -489,8 +490,64 @@ def serving_page() -> str:
         "(vLLM before V1: 256). PCIe tensor parallelism is estimated high: NCCL reaches less "
         "than the link rate on PCIe.",
         "",
+        *transformers_section(),
     ]
     return "\n".join(lines)
+
+
+def transformers_section() -> list[str]:
+    """The ``transformers`` engine against its own measured runs (an engine no source
+    publishes maximum-load runs of): ``generate()``'s time per output token at a static
+    batch, measured and as the serving curve has it."""
+
+    from whichgpu.catalog import load_catalog
+    from whichgpu.engines import ENGINES
+    from whichgpu.estimate.serving_plan import static_batch_s
+    from whichgpu.models import resolve_model
+    from whichgpu.requests import make_job
+
+    catalog = load_catalog()
+    text = (ROOT / "validation" / "measured_transformers.csv").read_text(encoding="utf-8")
+    rows, errors, long_ttft = [], [], []
+    gpus, host = set(), ENGINES["transformers"].host_layer_s
+    for row in csv.DictReader(text.splitlines()):
+        gpu = catalog.resolve(row["gpu"].removeprefix("NVIDIA "))
+        gpus.add(gpu.name)
+        arch = resolve_model(row["model"])  # a Hugging Face id
+        prompt, new = int(row["prompt"]), int(row["new"])
+        job = make_job(task="inference", precision="bf16-true", prompt=prompt, generate=new,
+                       seq=prompt, all_logits=False)  # fmt: skip
+        batch = int(row["batch"])
+        prefill, step = static_batch_s(arch, job, gpu, 1, ENGINES["transformers"], batch)
+        if batch > 1:
+            long_ttft.append(prefill / float(row["ttft_s"]) - 1)
+        measured = float(row["tpot_s"])
+        err = measured / step - 1
+        errors.append(abs(err))
+        rows.append(
+            f"| {arch.id} | {row['layers']} | {batch} | {measured * 1e3:.1f} | "
+            f"{step * 1e3:.1f} | {err:+.0%} |"
+        )
+    return [
+        "## The `transformers` engine, measured here",
+        "",
+        f"No source publishes maximum-load runs of Hugging Face `generate()`; on "
+        f"{', '.join(sorted(gpus))} `validation/measure_transformers_decode.py` timed it "
+        "(random weights, BF16, SDPA, a dynamic cache: transformers' defaults; 512 tokens in, "
+        "128 out; `validation/measured_transformers.csv`). A token takes about a millisecond a "
+        "layer whatever the batch: eager PyTorch launches each kernel from Python and the GPU "
+        f"waits. The engine's profile floors every forward pass at {host * 1e3:.2f} ms a "
+        "layer (the runs' median) and says `host-bound` where that binds. Time per output "
+        f"token: median |error| {statistics.median(errors):.0%}, largest {max(errors):.0%}. "
+        "A static batch's time to first token is still read as its prompts one after "
+        "another (each with the calibrated runtime's per-pass overhead): "
+        f"{min(long_ttft):.0%} to {max(long_ttft):.0%} long at 16 and 64 prompts.",
+        "",
+        "| model | layers | batch | measured ms a token | estimated | error |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
 
 
 def image_page() -> str:

@@ -445,3 +445,35 @@ def test_the_reasons_name_an_engines_fitted_host_time(
                      "--request-rate", "2", "--hours", "10")  # fmt: skip
     assert result.code == 0
     assert f"+ {seconds * 1e6:.0f} µs par séquence en cours et par pas pour vLLM" in result.stdout
+
+
+def test_transformers_generate_is_host_bound_as_measured(catalog: Catalog) -> None:
+    """Hugging Face generate() measured on an H200 (validation/measured_transformers.csv):
+    a token every ~1.1 ms a layer whatever the batch, eager PyTorch's kernel launches. The
+    engine's profile floors each pass at its layers' host time: time per output token within
+    a quarter of each of the seven runs, and the answer says what binds. Engines that replay
+    CUDA graphs or run a C++ loop keep no floor."""
+    import csv
+
+    from whichgpu.estimate.serving_plan import static_batch_s
+
+    text = (Path(__file__).parents[1] / "validation" / "measured_transformers.csv").read_text()
+    rows = list(csv.DictReader(text.splitlines()))
+    assert len(rows) == 7
+    h200 = catalog.gpu("h200")
+    for row in rows:
+        arch = resolve_model(row["model"])  # a Hugging Face id
+        job = make_job(task="inference", precision="bf16-true", prompt=512, generate=128,
+                       seq=512, all_logits=False)  # fmt: skip
+        _prefill, step = static_batch_s(
+            arch, job, h200, 1, ENGINES["transformers"], int(row["batch"])
+        )
+        assert float(row["tpot_s"]) / step - 1 == pytest.approx(0, abs=0.25), row
+        assert step == pytest.approx(arch.n_layers * ENGINES["transformers"].host_layer_s)
+    assert all(e.host_layer_s == 0 for e in ENGINES.values() if e.id != "transformers")
+    arch = resolve_model("llama-3.1-8b")
+    job = make_job(task="inference", precision="bf16-true", prompt=512, generate=128, seq=512)
+    plan = replica_plan(arch, job, h200, 1, ENGINES["transformers"], Targets())
+    assert plan is not None and plan.bound == "host"
+    vllm = replica_plan(arch, job, h200, 1, ENGINES["vllm"], Targets())
+    assert vllm is not None and vllm.bound != "host"

@@ -89,6 +89,11 @@ class EngineProfile:
     #: The compute capability a weight format needs on an NVIDIA GPU, where the engine's
     #: docs set one (vLLM's FP8 Marlin kernels from SM 8.0, TensorRT-LLM's FP8 from Ada)
     format_capability: tuple[tuple[str, float], ...] = ()
+    #: Host seconds a forward pass spends per layer where the engine launches each kernel
+    #: from Python (eager PyTorch, no CUDA graphs): a decode step or a prefill takes at
+    #: least ``layers × host_layer_s``, however little the GPU has to do (0: the engine
+    #: replays CUDA graphs or runs a C++ loop)
+    host_layer_s: float = 0.0
 
     def gap(self, gpu: GPU, quant: str | None) -> tuple[str, float] | None:
         """What ``gpu`` lacks to run this engine with ``quant`` weights: ``("CUDA", 0)``
@@ -361,8 +366,14 @@ ENGINES: dict[str, EngineProfile] = {
             ("int4", "an AWQ or GPTQ INT4 checkpoint"),
             ("fp8", "an FP8 checkpoint"),
         ),
+        # generate() measured on an H200 (validation/measured_transformers.csv: Llama 3.2 1B,
+        # Llama 3.1 8B, Qwen2.5 14B, 16 to 48 layers, 1 to 64 sequences): a token every
+        # 0.93 to 1.35 ms a layer whatever the batch, the GPU idle between Python's kernel
+        # launches; the median of the seven runs. It is the host CPU's speed (a virtual
+        # machine's Xeon there): a faster host takes less.
+        host_layer_s=1.12e-3,
         source="huggingface/transformers 5.24.0 generation/utils.py, integrations/accelerate.py, "
-        "cli/serve.py",
+        "cli/serve.py; validation/measured_transformers.csv (H200, transformers 5.17.0)",
         as_of="2026-11",
     ),
 }

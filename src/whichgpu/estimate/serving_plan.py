@@ -74,6 +74,8 @@ class _Curve:
     continuous: bool
     #: The roofline's bound at each grid batch
     bounds: tuple[str, ...] = ()
+    #: The host's seconds to launch one forward pass (an eager engine's: no pass is faster)
+    host_s: float = 0.0
 
     def __post_init__(self) -> None:
         # the log-batch interpolation's knots, once: the planner reads t_d thousands of times
@@ -86,6 +88,11 @@ class _Curve:
         ]
         object.__setattr__(self, "_logs", tuple(logs))
         object.__setattr__(self, "_slopes", tuple(slopes))
+
+    def prompts_s(self, batch: float) -> float:
+        """Seconds to prefill ``batch`` prompts in one pass: their GPU time, or the host's
+        launches of that pass where they take longer."""
+        return max(batch * self.prefill_s, self.host_s)
 
     def bound_at(self, batch: float) -> str:
         """The bound of the grid batch nearest above ``batch`` sequences."""
@@ -128,15 +135,18 @@ def _curve(
     decode, bounds, eta, in_cycle = [], [], 0.0, 0.0
     base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
     prefill_raw = prefill_seconds(arch, base, gpu, tp, engine.harness)
+    # an eager engine's host launches every kernel: no pass is faster than that
+    host = arch.n_layers * engine.host_layer_s
     prefill = prefill_raw / factor
     for batch in grid:
         per_token, eta, bound, in_cycle = serving_seconds(
             arch, evolve(base, batch=batch), gpu, tp, engine.harness, prefill_raw
         )
-        bounds.append(bound)
         per_token, in_cycle = per_token / factor, in_cycle / factor
         cycle = batch * per_token * out  # B prefills and O decode steps
-        decode.append(max(cycle - batch * in_cycle, 0.1 * cycle) / out + batch * sequence_s)
+        step = max(cycle - batch * in_cycle, 0.1 * cycle) / out + batch * sequence_s
+        decode.append(max(step, host))
+        bounds.append("host" if host > step else bound)  # the host's launches bind
     curve = _Curve(
         tuple(grid),
         tuple(decode),
@@ -148,6 +158,7 @@ def _curve(
         engine.limits(gpu)[1],
         engine.continuous_batching,
         tuple(bounds),
+        host,
     )
     return curve, eta * factor
 
@@ -158,14 +169,14 @@ def _point(curve: _Curve, rate: float, quantile: float, start: float = 1.0) -> S
     iteration begins."""
     if rate <= 0:
         return None
-    t_p, c, out = curve.prefill_s, curve.cycle_prefill_s, curve.generate
+    t_p, c, out = curve.prompts_s(1), curve.cycle_prefill_s, curve.generate
     if not curve.continuous:
         # static batching: a batch of b_max runs to its end; an arrival waits for the next
         batch = float(curve.b_max)
-        cycle = batch * c + out * curve.step_s(batch)
+        cycle = max(batch * c, curve.host_s) + out * curve.step_s(batch)
         if rate * cycle / batch >= 1:
             return None
-        ttft = cycle * quantile + batch * t_p
+        ttft = cycle * quantile + curve.prompts_s(batch)
         return ServingPoint(rate, batch, ttft, curve.step_s(batch))
     busy = rate * c  # the share of the GPU's time spent in prefills
     if busy >= 1:
@@ -225,7 +236,7 @@ def _ceiling(curve: _Curve) -> float:
     b_max = float(curve.b_max)
     t_d = curve.step_s(b_max)
     if not curve.continuous:
-        return b_max / (b_max * c + out * t_d)
+        return b_max / (max(b_max * c, curve.host_s) + out * t_d)
     b = t_p + out * t_d + b_max * c
     if t_p <= 0 or c <= 0:
         return b_max / (t_p + out * t_d)
@@ -241,7 +252,8 @@ def _full(curve: _Curve, rate: float) -> ServingPoint:
     # a saturated replica's prefills may claim every step: its steps are stretched 1,000×
     # at most (a busy share capped at 0.999), never infinitely
     tpot = min(_tpot(curve, batch, rate), step / 0.001) if curve.continuous else step
-    return ServingPoint(rate, batch, curve.prefill_s + chunks * step, tpot)
+    prefill = curve.prompts_s(1 if curve.continuous else batch)
+    return ServingPoint(rate, batch, prefill + chunks * step, tpot)
 
 
 def _meets(point: ServingPoint | None, targets: Targets) -> bool:
@@ -354,6 +366,16 @@ def _capacity(
         over_tpot = targets.tpot_s is not None and at_edge.tpot_s > targets.tpot_s
         binding = "tpot" if over_tpot else "ttft"
     return _Capacity(curve, eta, capacity, binding, None)
+
+
+def static_batch_s(
+    arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile, batch: int
+) -> tuple[float, float]:
+    """The seconds of a prefill of ``batch`` prompts and of one decode step at ``batch``
+    sequences on a replica of ``tp`` GPUs (a static batch, as ``generate()`` runs it): what
+    the serving curve is built from, at the engine's fitted host time per sequence."""
+    curve, _eta = _curve(arch, job, gpu, tp, engine, 1.0, batch, fitted_sequence_s(engine.id))
+    return curve.prompts_s(batch), curve.step_s(batch)
 
 
 def replica_plan(
