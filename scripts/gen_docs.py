@@ -539,9 +539,9 @@ def transformers_section() -> list[str]:
         f"waits. The engine's profile floors every forward pass at {host * 1e3:.2f} ms a "
         "layer (the runs' median) and says `host-bound` where that binds. Time per output "
         f"token: median |error| {statistics.median(errors):.0%}, largest {max(errors):.0%}. "
-        "A static batch's time to first token is still read as its prompts one after "
-        "another (each with the calibrated runtime's per-pass overhead): "
-        f"{min(long_ttft):.0%} to {max(long_ttft):.0%} long at 16 and 64 prompts.",
+        "A static batch prefills its prompts in one pass: the time to the first token at 16 "
+        f"and 64 prompts reads {min(long_ttft):+.0%} to {max(long_ttft):+.0%} (estimated over "
+        "measured).",
         "",
         "| model | layers | batch | measured ms a token | estimated | error |",
         "|---|---|---|---|---|---|",

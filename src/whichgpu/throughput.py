@@ -494,11 +494,15 @@ def checked_throughput(
     )
 
 
-def prefill_seconds(arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str) -> float:
+def prefill_seconds(
+    arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str, prompts: int = 1
+) -> float:
     """One prompt's calibrated prefill (``job.prompt`` tokens, one request) on ``count`` ×
-    ``gpu``: the same at every batch of a serving curve, computed once per curve."""
+    ``gpu``: the same at every batch of a serving curve, computed once per curve; or, with
+    ``prompts``, a prompt's share of ``prompts`` prefilled together in one pass (a static
+    batch's: the pass takes ``prompts`` times that)."""
     model, _spread = load_efficiency()
-    one = evolve(job, batch=1)  # a prefill is one request's
+    one = evolve(job, batch=prompts)
     prefill = _bench(arch, one, gpu, count, "llm-prefill", harness, "ms", job.prompt or job.seq, 1)
     prefill_obs = observe(prefill, gpu, arch)
     if prefill_obs is None:

@@ -76,6 +76,8 @@ class _Curve:
     bounds: tuple[str, ...] = ()
     #: The host's seconds to launch one forward pass (an eager engine's: no pass is faster)
     host_s: float = 0.0
+    #: Static batching: the seconds of the ``b_max`` prompts' prefill, one pass
+    batch_prefill_s: float = 0.0
 
     def __post_init__(self) -> None:
         # the log-batch interpolation's knots, once: the planner reads t_d thousands of times
@@ -89,10 +91,12 @@ class _Curve:
         object.__setattr__(self, "_logs", tuple(logs))
         object.__setattr__(self, "_slopes", tuple(slopes))
 
-    def prompts_s(self, batch: float) -> float:
-        """Seconds to prefill ``batch`` prompts in one pass: their GPU time, or the host's
-        launches of that pass where they take longer."""
-        return max(batch * self.prefill_s, self.host_s)
+    def prompts_s(self) -> float:
+        """Seconds to prefill what a pass prefills (a prompt under continuous batching, the
+        whole batch under static batching): its GPU time, or the host's launches of the
+        pass where they take longer."""
+        gpu = self.prefill_s if self.continuous else self.batch_prefill_s
+        return max(gpu, self.host_s)
 
     def bound_at(self, batch: float) -> str:
         """The bound of the grid batch nearest above ``batch`` sequences."""
@@ -138,6 +142,10 @@ def _curve(
     # an eager engine's host launches every kernel: no pass is faster than that
     host = arch.n_layers * engine.host_layer_s
     prefill = prefill_raw / factor
+    together = 0.0
+    if not engine.continuous_batching:  # a static batch's prompts go in one pass
+        share = prefill_seconds(arch, base, gpu, tp, engine.harness, b_max)
+        together = b_max * share / factor
     for batch in grid:
         per_token, eta, bound, in_cycle = serving_seconds(
             arch, evolve(base, batch=batch), gpu, tp, engine.harness, prefill_raw
@@ -159,6 +167,7 @@ def _curve(
         engine.continuous_batching,
         tuple(bounds),
         host,
+        together,
     )
     return curve, eta * factor
 
@@ -169,14 +178,14 @@ def _point(curve: _Curve, rate: float, quantile: float, start: float = 1.0) -> S
     iteration begins."""
     if rate <= 0:
         return None
-    t_p, c, out = curve.prompts_s(1), curve.cycle_prefill_s, curve.generate
+    t_p, c, out = curve.prompts_s(), curve.cycle_prefill_s, curve.generate
     if not curve.continuous:
         # static batching: a batch of b_max runs to its end; an arrival waits for the next
         batch = float(curve.b_max)
-        cycle = max(batch * c, curve.host_s) + out * curve.step_s(batch)
+        cycle = t_p + out * curve.step_s(batch)
         if rate * cycle / batch >= 1:
             return None
-        ttft = cycle * quantile + curve.prompts_s(batch)
+        ttft = cycle * quantile + t_p
         return ServingPoint(rate, batch, ttft, curve.step_s(batch))
     busy = rate * c  # the share of the GPU's time spent in prefills
     if busy >= 1:
@@ -236,7 +245,7 @@ def _ceiling(curve: _Curve) -> float:
     b_max = float(curve.b_max)
     t_d = curve.step_s(b_max)
     if not curve.continuous:
-        return b_max / (max(b_max * c, curve.host_s) + out * t_d)
+        return b_max / (curve.prompts_s() + out * t_d)
     b = t_p + out * t_d + b_max * c
     if t_p <= 0 or c <= 0:
         return b_max / (t_p + out * t_d)
@@ -252,8 +261,7 @@ def _full(curve: _Curve, rate: float) -> ServingPoint:
     # a saturated replica's prefills may claim every step: its steps are stretched 1,000×
     # at most (a busy share capped at 0.999), never infinitely
     tpot = min(_tpot(curve, batch, rate), step / 0.001) if curve.continuous else step
-    prefill = curve.prompts_s(1 if curve.continuous else batch)
-    return ServingPoint(rate, batch, prefill + chunks * step, tpot)
+    return ServingPoint(rate, batch, curve.prompts_s() + chunks * step, tpot)
 
 
 def _meets(point: ServingPoint | None, targets: Targets) -> bool:
@@ -375,7 +383,7 @@ def static_batch_s(
     sequences on a replica of ``tp`` GPUs (a static batch, as ``generate()`` runs it): what
     the serving curve is built from, at the engine's fitted host time per sequence."""
     curve, _eta = _curve(arch, job, gpu, tp, engine, 1.0, batch, fitted_sequence_s(engine.id))
-    return curve.prompts_s(batch), curve.step_s(batch)
+    return curve.prompts_s(), curve.step_s(batch)
 
 
 def replica_plan(
