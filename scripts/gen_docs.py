@@ -388,8 +388,55 @@ def training_page() -> str:
         "Trainer runs by default. The 2024-05 torchtune table does not say which memory "
         "statistic it reports; its maintainers could not reproduce it (above).",
         "",
+        *trainer_section(factors.get("hf")),
     ]
     return "\n".join(lines)
+
+
+def trainer_section(hf: tuple[float, int] | None) -> list[str]:
+    """The HF Trainer measured here (``validation/measured_trainer.csv``) on sequences of
+    one length, no padding: whichgpu's estimate without the ``hf`` factor (which carries a
+    padded dataset's waste) and with it."""
+    from whichgpu.estimate.published_runs import measured_trainer_runs
+    from whichgpu.models import resolve_model
+
+    text = (ROOT / "validation" / "measured_trainer.csv").read_text(encoding="utf-8")
+    gpus = {r["gpu"] for r in csv.DictReader(text.splitlines())}
+    checks = measured_trainer_runs(text)
+    table = ["| model | method | batch × seq | measured tokens/s | estimated, no factor | "
+             "error | with hf's × factor | memory est. / measured GiB | error |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    plain = []
+    for check, r in zip(checks, csv.DictReader(text.splitlines()), strict=True):
+        assert check.rate_error is not None and check.estimated_rate is not None
+        plain.append(abs(check.rate_error))
+        factored = (1 + check.rate_error) * hf[0] - 1 if hf else check.rate_error
+        memory = (
+            f"{check.estimated_gib:.1f} / {check.measured_gib:.1f} | {check.memory_error:+.0%}"
+            if check.memory_error is not None and check.estimated_gib and check.measured_gib
+            else "— | —"
+        )
+        table.append(
+            f"| {resolve_model(r['model']).id} | {r['method']} | {r['batch']} × {r['seq']} | "
+            f"{float(r['tokens_per_s']):,.0f} | {check.estimated_rate:,.0f} | "
+            f"{check.rate_error:+.0%} | {factored:+.0%} | {memory} |"
+        )
+    factor = f"× {hf[0]:.2f}" if hf else "none"
+    return [
+        "## The HF Trainer, measured here",
+        "",
+        f"On {', '.join(sorted(gpus))}, `validation/measure_trainer.py` ran the Trainer "
+        "(transformers 5.17, `bf16=True`, its defaults otherwise; PEFT LoRA at rank 16 on "
+        "its default targets, or a full fine-tune) on random sequences of one length: no "
+        "padding (`validation/measured_trainer.csv`). The roofline alone reads them "
+        f"within {max(plain):.0%} (median {statistics.median(plain):.0%}); the shipped `hf` "
+        f"factor ({factor}), fitted on published runs of padded, unpacked datasets, reads "
+        "them that much slow. A job of packed or fixed-length sequences runs at about the "
+        "roofline's speed; `--framework hf` reads the real tokens of a padded dataset.",
+        "",
+        *table,
+        "",
+    ]
 
 
 def serving_page() -> str:

@@ -24,7 +24,6 @@ diffusers installed (a few minutes on an H200).
 
 from __future__ import annotations
 
-import csv
 import functools
 import json
 import statistics
@@ -32,6 +31,9 @@ import sys
 from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measured_rows import measure_all
 
 PIPELINES = Path(__file__).resolve().parents[1] / "src" / "whichgpu" / "models" / "pipelines"
 DTYPES = {"16-true": torch.float16, "bf16-true": torch.bfloat16, "32-true": torch.float32}
@@ -157,20 +159,7 @@ def measure(case: tuple) -> dict:  # type: ignore[type-arg]
 
 def main(argv: list[str]) -> int:
     out = Path(argv[1]) if len(argv) > 1 else Path("measured_diffusion.csv")
-    rows = []
-    for case in CASES:
-        try:
-            row = measure(case)
-        except Exception as err:  # record the case that failed and go on
-            print(f"{case}: {type(err).__name__}: {err}"[:300], file=sys.stderr, flush=True)
-            continue
-        print(row, flush=True)
-        rows.append(row)
-        with out.open("w", newline="", encoding="utf-8") as f:  # written as it goes
-            writer = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-    return 0
+    return measure_all(CASES, measure, out, FIELDS)
 
 
 if __name__ == "__main__":

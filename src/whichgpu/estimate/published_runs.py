@@ -57,6 +57,36 @@ def validation_runs(root: Path) -> list[RunCheck]:
     return check_runs((root / "validation" / "published_training.csv").read_text("utf-8"), configs)
 
 
+#: validation/published_training.csv's columns, for runs measured in another layout
+RUN_COLUMNS = (
+    "id,kind,framework,model,task,gpu,gpus,tp,pp,dp,precision,optimizer,batch,grad_accum,seq,"
+    "checkpointing,lora_rank,lora_targets,extra,memory_gib,tokens_per_s_per_gpu,source,as_of,"
+    "note"
+)
+
+
+def measured_trainer_runs(text: str) -> list[RunCheck]:
+    """:func:`check_runs` over ``validation/measured_trainer.csv`` (the HF Trainer timed on one
+    GPU by ``validation/measure_trainer.py``: BF16 weights, AdamW, no checkpointing or
+    accumulation, PEFT's default LoRA targets), one check a row, in its order."""
+    import csv
+    import io
+
+    from whichgpu.models import resolve_model
+
+    lines = [RUN_COLUMNS]
+    for i, r in enumerate(csv.DictReader(io.StringIO(text))):
+        lora = r["method"] == "lora"
+        targets = '"q_proj,v_proj"' if lora else ""  # PEFT's defaults for Llama
+        lines.append(
+            f"m{i},finetune,hf,{resolve_model(r['model']).id},{'lora' if lora else 'finetune'},"
+            f"{r['gpu'].removeprefix('NVIDIA ')},1,1,1,1,bf16-true,adamw,{r['batch']},1,"
+            f"{r['seq']},none,{r['lora_rank']},{targets},,"
+            f"{r['peak_gib']},{r['tokens_per_s']},whichgpu,{r.get('as_of', '')},"
+        )
+    return check_runs("\n".join(lines))
+
+
 def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunCheck]:
     """Estimate every row of the CSV ``text`` and compare. A row's ``model`` is a preset or
     a key of ``configs`` (the text of a ``config.json``: the architectures a paper states,
