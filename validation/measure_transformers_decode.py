@@ -18,15 +18,19 @@ machine (CONFIG_DIR holds the ``config.json`` files named below; about a minute 
 
 from __future__ import annotations
 
-import csv
+import functools
 import json
 import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 import transformers
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measured_rows import measure_all
 
 PROMPT, NEW = 512, 128
 #: (config file, batch sizes)
@@ -59,40 +63,41 @@ def run(model: torch.nn.Module, ids: torch.Tensor, new: int) -> float:
     return time.perf_counter() - start
 
 
+@functools.lru_cache(maxsize=1)
+def built(configs: Path, name: str) -> tuple[torch.nn.Module, Any]:
+    """The model of ``name``'s config, built once for its cases (they follow one another;
+    the previous model is dropped)."""
+    cfg = transformers.AutoConfig.for_model(**json.loads((configs / name).read_text()))
+    torch.set_default_dtype(torch.bfloat16)
+    with torch.device("cuda"):
+        model = transformers.AutoModelForCausalLM.from_config(cfg).eval()
+    torch.set_default_dtype(torch.float32)
+    return model, cfg
+
+
+def measure(configs: Path, name: str, batch: int) -> dict[str, Any]:
+    model, cfg = built(configs, name)
+    ids = torch.randint(100, 1000, (batch, PROMPT), device="cuda")
+    with torch.inference_mode():
+        run(model, ids, 1), run(model, ids, NEW)  # warm-up
+        torch.cuda.reset_peak_memory_stats()
+        first = min(run(model, ids, 1) for _ in range(3))
+        whole = run(model, ids, NEW)
+    return {
+        "model": name.removesuffix(".json").replace("--", "/", 1),
+        "layers": cfg.num_hidden_layers,
+        "batch": batch, "prompt": PROMPT, "new": NEW, "ttft_s": f"{first:.5f}",
+        "tpot_s": f"{(whole - first) / (NEW - 1):.6f}",
+        "peak_gib": f"{torch.cuda.max_memory_allocated() / 2**30:.3f}",
+        "gpu": torch.cuda.get_device_name(), "cpu": cpu_name(),
+        "torch": torch.__version__, "transformers": transformers.__version__,
+    }  # fmt: skip
+
+
 def main(argv: list[str]) -> int:
     configs, out = Path(argv[1]), Path(argv[2])
-    rows = []
-    for name, batches in CASES:
-        cfg = transformers.AutoConfig.for_model(**json.loads((configs / name).read_text()))
-        torch.set_default_dtype(torch.bfloat16)
-        with torch.device("cuda"):
-            model = transformers.AutoModelForCausalLM.from_config(cfg).eval()
-        torch.set_default_dtype(torch.float32)
-        for batch in batches:
-            ids = torch.randint(100, 1000, (batch, PROMPT), device="cuda")
-            with torch.inference_mode():
-                run(model, ids, 1), run(model, ids, NEW)  # warm-up
-                torch.cuda.reset_peak_memory_stats()
-                first = min(run(model, ids, 1) for _ in range(3))
-                whole = run(model, ids, NEW)
-            row = {
-                "model": name.removesuffix(".json").replace("--", "/", 1),
-                "layers": cfg.num_hidden_layers,
-                "batch": batch, "prompt": PROMPT, "new": NEW, "ttft_s": f"{first:.5f}",
-                "tpot_s": f"{(whole - first) / (NEW - 1):.6f}",
-                "peak_gib": f"{torch.cuda.max_memory_allocated() / 2**30:.3f}",
-                "gpu": torch.cuda.get_device_name(), "cpu": cpu_name(),
-                "torch": torch.__version__, "transformers": transformers.__version__,
-            }  # fmt: skip
-            print(row, flush=True)
-            rows.append(row)
-            with out.open("w", newline="", encoding="utf-8") as f:
-                writer = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
-                writer.writeheader()
-                writer.writerows(rows)
-        del model
-        torch.cuda.empty_cache()
-    return 0
+    cases = [(name, batch) for name, batches in CASES for batch in batches]
+    return measure_all(cases, lambda case: measure(configs, *case), out, FIELDS)
 
 
 if __name__ == "__main__":
