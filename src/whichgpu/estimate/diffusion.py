@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, Protocol
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.parallel import host_link_gb_per_s
@@ -187,15 +187,15 @@ def image_memory(pipeline: DiffusionPipeline, job: ImageJob) -> ImageMemory:
         )
         for c in pipeline.components
     }  # fmt: skip
-    acts = stage_activations(pipeline, job)
-    stages = {
-        "text encoding": (tuple(c.role for c in pipeline.text_encoders), acts["text encoding"]),
-        "denoising": (("denoiser",), acts["denoising"]),
-        "VAE decode": (("vae",), acts["VAE decode"]),
+    running = {
+        "text encoding": tuple(c.role for c in pipeline.text_encoders),
+        "denoising": ("denoiser",),
+        "VAE decode": ("vae",),
     }
     host = 0.0
     best: tuple[float, str, dict[str, float]] | None = None
-    for stage, (roles, activations) in stages.items():
+    for stage, activations in stage_activations(pipeline, job).items():
+        roles = running[stage]
         if job.offload == "none":
             resident = sum(weights.values())
         elif job.offload == "model":
@@ -262,7 +262,17 @@ def peak_flops(gpu: GPU, precision: str, fp32_work: bool, conv: bool = False) ->
     return gpu.fp32_tflops * 1e12
 
 
-def math_seconds(w: Walk, passes: float, gpu: GPU, precision: str, fp32_work: bool) -> float:
+class FlopCount(Protocol):
+    """A forward's FLOPs and their convolutions' part (a :class:`Walk`, a walk's tally)."""
+
+    @property
+    def flops(self) -> float: ...
+
+    @property
+    def conv_flops(self) -> float: ...
+
+
+def math_seconds(w: FlopCount, passes: float, gpu: GPU, precision: str, fp32_work: bool) -> float:
     """Seconds of ``passes`` forwards of a walk's math at peak: its convolutions and its
     GEMMs and attention each at the rate :func:`peak_flops` gives them."""
     conv = w.conv_flops * passes / peak_flops(gpu, precision, fp32_work, conv=True)

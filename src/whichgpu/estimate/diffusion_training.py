@@ -15,7 +15,6 @@ from whichgpu.estimate.diffusion import (
     component_walk,
     compute_bytes,
     math_seconds,
-    peak_flops,
 )
 from whichgpu.job import QUANT_BITS
 from whichgpu.models.diffusion import DEFAULT_LORA_TARGETS, DiffusionPipeline, lora_params
@@ -137,10 +136,7 @@ def image_train_times(pipeline: DiffusionPipeline, job: ImageTrainJob, gpu: GPU)
     encode = 0.0
     if not job.cached:
         vae = walk_vae(pipeline.component("vae").config, latent, latent, "encoder")
-        encode = job.batch * (
-            vae.conv_flops / peak_flops(gpu, job.precision, fp32, conv=True)
-            + (vae.flops - vae.conv_flops) / peak_flops(gpu, job.precision, fp32)
-        )
+        encode = math_seconds(vae, job.batch, gpu, job.precision, fp32)
         encode += sum(
             math_seconds(component_walk(pipeline, c.role, latent), job.batch, gpu,
                          job.precision, fp32)
