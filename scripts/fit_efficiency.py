@@ -131,7 +131,7 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
         fitted_on={**a.fitted_on, **b.fitted_on},
         # power, CNN streams, all-reduce latencies: no image row has them; the image
         # block's own stream term (its elementwise passes) from its own solve
-        terms={**a.terms, IMAGE_STREAM: b.terms[IMAGE_STREAM]},
+        terms={**a.terms, **{t: v for t, v in b.terms.items() if t == IMAGE_STREAM}},
     )
 
 
@@ -180,7 +180,8 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     alpha_harnesses = sorted({o.group[0] for o in rows if o.collectives})
     a_index = {h: p_last + 1 + i for i, h in enumerate(alpha_harnesses)}
     ai = np.array([a_index.get(o.group[0], p_last + 1) for o in rows])
-    si = np.array([p_stream.get(stream_term(o.bench.regime), 0) for o in rows])  # 0: no stream
+    # a row with no stream (stream_s 0) points at any index: its term is multiplied by 0
+    si = np.array([p_stream.get(stream_term(o.bench.regime), 0) for o in rows])
     stream = np.array([o.stream_s for o in rows])
     # the stream runs at the bandwidth efficiency of the GPU's memory class (fitted on the
     # memory-bound rows); a class no memory-bound row has keeps efficiency 1

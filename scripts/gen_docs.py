@@ -590,7 +590,7 @@ def transformers_section() -> list[str]:
         f"and 64 prompts reads {min(long_ttft):+.0%} to {max(long_ttft):+.0%} (estimated over "
         "measured).",
         "",
-        "| model | layers | batch | measured ms a token | estimated | error |",
+        "| model | layers | batch | measured ms a token | estimated | rate error |",
         "|---|---|---|---|---|---|",
         *rows,
         "",
@@ -685,7 +685,7 @@ def image_page() -> str:
     return "\n".join([*head, *rows, "", *measured_section(catalog), *training_section(catalog), ""])
 
 
-def ratio(pair: dict[str, tuple[float, float]], k: int) -> float:
+def fp32_over_tf32(pair: dict[str, tuple[float, float]], k: int) -> float:
     """FP32's step over TF32's, measured (``k`` 0) or estimated (1)."""
     return pair["32-true"][k] / pair["tf32"][k]
 
@@ -695,8 +695,6 @@ def measured_section(catalog: object) -> list[str]:
     (``validation/measured_diffusion.csv``, written by ``validation/measure_diffusion.py``):
     a denoiser step's seconds, and the activations of a step and of a VAE decode (the peak
     of ``torch.cuda.max_memory_allocated`` less the weights)."""
-    import statistics
-
     from whichgpu.estimate.diffusion import ImageJob, stage_activations
     from whichgpu.imaging import estimate_image
     from whichgpu.models.pipelines import find_pipeline
@@ -743,8 +741,8 @@ def measured_section(catalog: object) -> list[str]:
         f"{max(steps):.0%};",
         f"activations: median |error| {statistics.median(memory):.0%}, "
         f"largest {max(memory):.0%}. In FP32, PyTorch's default matmul precision and TF32",
-        f"(`tf32`) time SDXL's step {ratio(sdxl_fp32, 0):.1f}× apart (the model, with its",
-        f"FP32-core matmuls: {ratio(sdxl_fp32, 1):.1f}×). A VAE decode's peak is its last",
+        f"(`tf32`) time SDXL's step {fp32_over_tf32(sdxl_fp32, 0):.1f}× apart (the model, with its",
+        f"FP32-core matmuls: {fp32_over_tf32(sdxl_fp32, 1):.1f}×). A VAE decode's peak is its last",
         "upsampling convolution with cuDNN's workspace (`validation/trace_vae_peak.py`).",
         "Small SD 1.5 steps are launch-bound on this machine (see one and four images).",
         "",

@@ -477,3 +477,25 @@ def test_transformers_generate_is_host_bound_as_measured(catalog: Catalog) -> No
     assert plan is not None and plan.bound == "host"
     vllm = replica_plan(arch, job, h200, 1, ENGINES["vllm"], Targets())
     assert vllm is not None and vllm.bound != "host"
+
+
+def test_a_static_batch_gathers_what_arrives_while_one_runs(catalog: Catalog) -> None:
+    """Static batching (transformers generate()): a batch runs to its end and the next holds
+    what arrived meanwhile, so the batch grows from one request at light load to b_max at
+    capacity, and the time to the first token grows with the rate up to the saturated
+    replica's, which is where the capacity answer reads it (one model, not two)."""
+    from whichgpu.estimate import serving_plan as sp
+
+    arch = resolve_model("llama-3.1-8b")
+    job = make_job(task="inference", precision="bf16-true", prompt=512, generate=256, seq=512)
+    curve, _eta = sp._curve(arch, job, catalog.gpu("h200"), 1, ENGINES["transformers"], 1.0, 64)
+    ceiling = sp._ceiling(curve)
+    points = [sp._point(curve, ceiling * f, 0.5) for f in (0.001, 0.1, 0.5, 0.9, 0.999)]
+    assert all(p is not None for p in points)
+    assert points[0] is not None and points[0].concurrency == 1.0
+    batches = [p.concurrency for p in points if p]
+    ttfts = [p.ttft_s for p in points if p]
+    assert batches == sorted(batches) and ttfts == sorted(ttfts)
+    assert sp._point(curve, ceiling * 1.01, 0.5) is None
+    full = sp._full(curve, ceiling * 0.999, 0.5)
+    assert full.concurrency == 64 and full.ttft_s == pytest.approx(ttfts[-1], rel=0.01)

@@ -183,7 +183,8 @@ def estimate_image_training(
 ) -> ImageTrainEstimate:
     """A fine-tuning step timed with the efficiency fitted on ``harness``'s image-generation
     runs (no published fine-tuning run is fitted: the forward's kernels are the same, the
-    backward's are taken to run as well), its per-step launch overhead once a denoiser pass,
+    backward's are taken to run as well), its memory-bound kernels' traffic at the fitted
+    passes (forward, backward, recomputation), its per-step launch overhead once a denoiser pass,
     and the ring all-reduce of the trainable gradients over the GPUs' links; then, with
     ``factored``, the speed factor fitted on published fine-tuning runs (what a training
     step's backward, optimizer and data loading cost beyond that)."""

@@ -413,6 +413,7 @@ WORDS: dict[str, str] = {
         N_("review (third party)"), N_("whitepaper"),
         # image generation: a pipeline's stages, its CPU offload modes, VAE tiling
         N_("text encoding"), N_("denoising"), N_("VAE decode"), N_("host link"), N_("none"),
+        # a serving replica's bound where the engine's host launches bind (engines.host_layer_s)
         N_("host"),
         N_("model"), N_("sequential"), N_("on"), N_("off"), N_("cached"),
         N_("encoded each step"),

@@ -468,8 +468,9 @@ def checked_throughput(
         mfu = rate * train_flops_per_token(arch, job, seq or 2048) / peak
     ttft = per_sequence = None
     if regime in ("llm-decode", "llm-serve"):
+        one = evolve(job, batch=1)  # a request's first token: its prompt's prefill alone
         prefill = _bench(
-            arch, job, gpu, count, "llm-prefill", DEFAULT_HARNESS["llm-prefill"], "ms", seq, 1
+            arch, one, gpu, count, "llm-prefill", DEFAULT_HARNESS["llm-prefill"], "ms", seq, 1
         )
         prefill_obs = observe(prefill, gpu, arch)
         if prefill_obs is not None:

@@ -74,7 +74,7 @@ def diffusion_ideal(bench: Benchmark, gpu: GPU) -> tuple[float, str] | None:
 
 
 def diffusion_stream_s(bench: Benchmark, gpu: GPU) -> float:
-    """A diffusion measurement's activations streamed once at full bandwidth, per unit
+    """A diffusion measurement's memory-bound kernels' traffic at full bandwidth, per unit
     (:attr:`~whichgpu.estimate.diffusion.ImageTimes.step_stream_s`): a step's for ``it/s``,
     a pipeline call's (every step and the decode) for a latency, an image's for images per
     second."""

@@ -10,6 +10,7 @@ from typing import Literal
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.diffusion import (
+    FP32_PRECISIONS,
     ImageMemory,
     ImagePrecision,
     component_walk,
@@ -129,7 +130,7 @@ def image_train_times(pipeline: DiffusionPipeline, job: ImageTrainJob, gpu: GPU)
     trainable weight, gradient and state once (memory-bound). The text encoders and the VAE
     encoder run forward on the batch unless cached."""
     latent = pipeline.latent_side(job.resolution)
-    fp32 = job.precision == "32-true"
+    fp32 = job.precision in FP32_PRECISIONS
     w = component_walk(pipeline, "denoiser", latent)
     passes = (3 if job.method == "full" else 2) + (1 if job.checkpointing else 0)
     denoiser = math_seconds(w, job.batch * passes, gpu, job.precision, fp32)
@@ -179,7 +180,9 @@ def make_train_job(
             optimizer=optimizer,
             valid=", ".join(OPTIMIZER_STATE_BYTES),
         )
-    mixed = {"bf16-mixed": "bf16-true", "16-mixed": "16-true", "32-true": "32-true"}
+    # tf32: FP32 training with TF32 matmuls (the scripts' --allow_tf32)
+    mixed = {"bf16-mixed": "bf16-true", "16-mixed": "16-true", "32-true": "32-true",
+             "tf32": "tf32"}  # fmt: skip
     if precision is not None and precision not in mixed:
         raise InvalidInput(
             "image_precision", field=("precision",), precision=precision,

@@ -77,7 +77,9 @@ def math_unit(bench: Benchmark, gpu: GPU) -> str:
     if precision in QUANT_BITS and precision not in ("fp8", "int8"):
         return "dequant-16"
     if precision == "32-true" and bench.regime == "diffusion-infer":
-        return "tf32" if gpu.tf32_tensor_dense_tflops else "fp32"  # as diffusion.image_times
+        # FP32 work on a GPU with TF32: its convolutions run there (diffusion.peak_flops;
+        # its matmuls on the FP32 cores, at PyTorch's default): the TF32 unit's factor
+        return "tf32" if gpu.tf32_tensor_dense_tflops else "fp32"
     if precision == "32-true":
         return "fp32"
     if precision == "tf32":
@@ -204,9 +206,10 @@ def ideal_rate(
     job = _job(bench, "inference")
     tp = 1 if bench.harness in LAYER_SPLIT_HARNESSES else n  # tensor-parallel degree
     if w == "llm-prefill":
-        seq = bench.seq or 512
+        # a prompt's share of a pass of ``batch`` prompts, which reads the weights once
+        seq, prompts = bench.seq or 512, bench.batch or 1
         flops = forward_flops_per_token(arch, seq // 2) * seq
-        seconds = max(flops / peak, _weights(arch, job, bench) / bandwidth)
+        seconds = max(flops / peak, _weights(arch, job, bench) / bandwidth / prompts)
         seconds += tensor_parallel_seconds(arch, seq, tp, gpu)
         if bench.unit == "ms":
             return Ideal(1 / seconds, "compute")  # requests per second (a latency's inverse)

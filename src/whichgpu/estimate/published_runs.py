@@ -57,14 +57,6 @@ def validation_runs(root: Path) -> list[RunCheck]:
     return check_runs((root / "validation" / "published_training.csv").read_text("utf-8"), configs)
 
 
-#: validation/published_training.csv's columns, for runs measured in another layout
-RUN_COLUMNS = (
-    "id,kind,framework,model,task,gpu,gpus,tp,pp,dp,precision,optimizer,batch,grad_accum,seq,"
-    "checkpointing,lora_rank,lora_targets,extra,memory_gib,tokens_per_s_per_gpu,source,as_of,"
-    "note"
-)
-
-
 def measured_trainer_runs(text: str) -> list[RunCheck]:
     """:func:`check_runs` over ``validation/measured_trainer.csv`` (the HF Trainer timed on one
     GPU by ``validation/measure_trainer.py``: BF16 weights, AdamW, no checkpointing or
@@ -74,17 +66,21 @@ def measured_trainer_runs(text: str) -> list[RunCheck]:
 
     from whichgpu.models import resolve_model
 
-    lines = [RUN_COLUMNS]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["id", "kind", "framework", "model", "task", "gpu", "gpus", "tp", "pp", "dp",
+                     "precision", "optimizer", "batch", "grad_accum", "seq", "checkpointing",
+                     "lora_rank", "lora_targets", "memory_gib", "tokens_per_s_per_gpu",
+                     "source"])  # fmt: skip
     for i, r in enumerate(csv.DictReader(io.StringIO(text))):
         lora = r["method"] == "lora"
-        targets = '"q_proj,v_proj"' if lora else ""  # PEFT's defaults for Llama
-        lines.append(
-            f"m{i},finetune,hf,{resolve_model(r['model']).id},{'lora' if lora else 'finetune'},"
-            f"{r['gpu'].removeprefix('NVIDIA ')},1,1,1,1,bf16-true,adamw,{r['batch']},1,"
-            f"{r['seq']},none,{r['lora_rank']},{targets},,"
-            f"{r['peak_gib']},{r['tokens_per_s']},whichgpu,{r.get('as_of', '')},"
-        )
-    return check_runs("\n".join(lines))
+        writer.writerow([
+            f"m{i}", "finetune", "hf", resolve_model(r["model"]).id, "lora" if lora else "finetune",
+            r["gpu"].removeprefix("NVIDIA "), 1, 1, 1, 1, "bf16-true", "adamw", r["batch"], 1,
+            r["seq"], "none", r["lora_rank"], "q_proj,v_proj" if lora else "", r["peak_gib"],
+            r["tokens_per_s"], "whichgpu",
+        ])  # fmt: skip
+    return check_runs(out.getvalue())
 
 
 def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunCheck]:

@@ -91,12 +91,18 @@ class _Curve:
         object.__setattr__(self, "_logs", tuple(logs))
         object.__setattr__(self, "_slopes", tuple(slopes))
 
-    def prompts_s(self) -> float:
-        """Seconds to prefill what a pass prefills (a prompt under continuous batching, the
-        whole batch under static batching): its GPU time, or the host's launches of the
-        pass where they take longer."""
-        gpu = self.prefill_s if self.continuous else self.batch_prefill_s
-        return max(gpu, self.host_s)
+    def prompts_s(self, batch: float | None = None) -> float:
+        """Seconds to prefill what a pass prefills (a prompt under continuous batching; a
+        static batch of ``batch`` prompts, ``b_max`` when None): its GPU time, or the host's
+        launches of the pass where they take longer."""
+        if self.continuous:
+            return max(self.prefill_s, self.host_s)
+        share = (batch or self.b_max) / self.b_max  # b_max's pass, scaled to the batch
+        return max(share * self.batch_prefill_s, self.host_s)
+
+    def static_cycle_s(self, batch: float) -> float:
+        """A static batch's whole run: its prompts' pass and its decode steps."""
+        return self.prompts_s(batch) + self.generate * self.step_s(batch)
 
     def bound_at(self, batch: float) -> str:
         """The bound of the grid batch nearest above ``batch`` sequences."""
@@ -180,12 +186,20 @@ def _point(curve: _Curve, rate: float, quantile: float, start: float = 1.0) -> S
         return None
     t_p, c, out = curve.prompts_s(), curve.cycle_prefill_s, curve.generate
     if not curve.continuous:
-        # static batching: a batch of b_max runs to its end; an arrival waits for the next
-        batch = float(curve.b_max)
-        cycle = t_p + out * curve.step_s(batch)
-        if rate * cycle / batch >= 1:
+        # static batching: a batch runs to its end and an arrival waits for the next, which
+        # holds what arrived meanwhile (B = λ·cycle(B), from 1 up): busy all the time once
+        # B > 1, a λ·cycle(1) share of it below; beyond b_max the queue grows without end
+        if rate * curve.static_cycle_s(curve.b_max) >= curve.b_max:
             return None
-        ttft = cycle * quantile + t_p
+        batch = 1.0
+        for _ in range(60):
+            nxt = max(1.0, rate * curve.static_cycle_s(batch))
+            if abs(nxt - batch) < 1e-4 * batch:
+                break
+            batch = nxt
+        batch = min(batch, float(curve.b_max))
+        busy = min(1.0, rate * curve.static_cycle_s(batch) / batch)
+        ttft = busy * curve.static_cycle_s(batch) * quantile + curve.prompts_s(batch)
         return ServingPoint(rate, batch, ttft, curve.step_s(batch))
     busy = rate * c  # the share of the GPU's time spent in prefills
     if busy >= 1:
@@ -241,26 +255,30 @@ def _ceiling(curve: _Curve) -> float:
     """The rate at which Little's law fills every slot, ``λ·(t_p + O·t_d(B_max)/(1 − λ·c))
     = B_max``: the smaller root of ``c·t_p·λ² − (t_p + O·t_d + B_max·c)·λ + B_max = 0``
     (static batching: one full batch a cycle)."""
-    t_p, c, out = curve.prefill_s, curve.cycle_prefill_s, curve.generate
+    t_p, c, out = curve.prompts_s(), curve.cycle_prefill_s, curve.generate
     b_max = float(curve.b_max)
     t_d = curve.step_s(b_max)
     if not curve.continuous:
-        return b_max / (curve.prompts_s() + out * t_d)
+        return b_max / (t_p + out * t_d)
     b = t_p + out * t_d + b_max * c
     if t_p <= 0 or c <= 0:
         return b_max / (t_p + out * t_d)
     return (b - math.sqrt(max(b * b - 4 * c * t_p * b_max, 0.0))) / (2 * c * t_p)
 
 
-def _full(curve: _Curve, rate: float) -> ServingPoint:
+def _full(curve: _Curve, rate: float, quantile: float) -> ServingPoint:
     """The replica with every slot busy at ``rate``: a prompt's chunked prefill beside the
-    full batch, and its decode steps stretched by the prefills."""
+    full batch, and its decode steps stretched by the prefills (static batching: a request
+    waits for the running batch to end, as :func:`_point` has it)."""
     batch = float(curve.b_max)
     step = curve.step_s(batch)
+    if not curve.continuous:
+        ttft = curve.static_cycle_s(batch) * quantile + curve.prompts_s(batch)
+        return ServingPoint(rate, batch, ttft, step)
     chunks = math.ceil(curve.prompt / curve.chunk_tokens) if curve.chunk_tokens else 1
     # a saturated replica's prefills may claim every step: its steps are stretched 1,000×
     # at most (a busy share capped at 0.999), never infinitely
-    tpot = min(_tpot(curve, batch, rate), step / 0.001) if curve.continuous else step
+    tpot = min(_tpot(curve, batch, rate), step / 0.001)
     return ServingPoint(rate, batch, curve.prompts_s() + chunks * step, tpot)
 
 
@@ -358,7 +376,7 @@ def _capacity(
     capacity_rate = ceiling * 0.999
     if not targets.any:
         # no targets: every slot busy, its latencies without the unbounded queue's wait
-        return _Capacity(curve, eta, _full(curve, capacity_rate), binding, None)
+        return _Capacity(curve, eta, _full(curve, capacity_rate, q), binding, None)
     floor = _point(curve, ceiling * 1e-6, q)
     if not _meets(floor, targets):
         assert floor is not None
