@@ -140,6 +140,12 @@ def test_memory_bound_kernels_cost_their_traffic_over_the_bandwidth() -> None:
         assert image_times(sd, job, gpu).step_stream_s == pytest.approx(
             moved / (gpu.memory_bandwidth_gb_per_s * 1e9)
         )
+    # where that traffic outlasts the calibrated math, the answer says what binds
+    a100 = _gpu("a100-80gb-sxm")
+    many = estimate_image(sd, make_image_job(sd, a100, batch=16), a100)
+    assert many.bound == "memory bandwidth"
+    flux = find_pipeline("flux.1-dev")
+    assert estimate_image(flux, make_image_job(flux, a100, batch=1), a100).bound == "compute"
 
 
 def test_measured_on_an_h200() -> None:

@@ -129,18 +129,22 @@ def estimate_image(
         raise InvalidInput("no_throughput_model", regime="diffusion-infer", gpu=gpu.name)
     eta, provenance = model.of(call)
     transfer = image_times(pipeline, job, gpu).transfer_s
+    seconds = model.seconds_per_unit(call)
+    # the memory-bound kernels (norms, activations, residual adds) can outlast the math
+    streamed = model.streamed_s(call.bench.regime, call.stream_s, call.memory)
+    bound = "memory bandwidth" if streamed > seconds - streamed else call.bound
     return ImageEstimate(
         pipeline=pipeline,
         job=job,
         count=count,
         memory=image_memory(pipeline, job),
-        seconds_per_call=model.seconds_per_unit(call) + transfer,
+        seconds_per_call=seconds + transfer,
         seconds_per_step=model.seconds_per_unit(step),
         transfer_s=transfer,
         harness=harness,
         efficiency=eta,
         provenance=provenance,
-        bound="host link" if transfer > model.seconds_per_unit(call) else call.bound,
+        bound="host link" if transfer > seconds else bound,
     )
 
 
