@@ -18,6 +18,7 @@ from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency import (
     LAYER_SPLIT_HARNESSES,
+    Observation,
     observe,
     serve_prefill_ideal_s,
 )
@@ -468,11 +469,8 @@ def checked_throughput(
         mfu = rate * train_flops_per_token(arch, job, seq or 2048) / peak
     ttft = per_sequence = None
     if regime in ("llm-decode", "llm-serve"):
-        one = evolve(job, batch=1)  # a request's first token: its prompt's prefill alone
-        prefill = _bench(
-            arch, one, gpu, count, "llm-prefill", DEFAULT_HARNESS["llm-prefill"], "ms", seq, 1
-        )
-        prefill_obs = observe(prefill, gpu, arch)
+        # a request's first token: its prompt's prefill alone
+        prefill_obs = _prefill(arch, job, gpu, count, DEFAULT_HARNESS["llm-prefill"], 1)
         if prefill_obs is not None:
             ttft = model.seconds_per_unit(prefill_obs)
         per_sequence = rate / job.batch
@@ -503,12 +501,20 @@ def prefill_seconds(
     ``prompts``, a prompt's share of ``prompts`` prefilled together in one pass (a static
     batch's: the pass takes ``prompts`` times that)."""
     model, _spread = load_efficiency()
-    one = evolve(job, batch=prompts)
-    prefill = _bench(arch, one, gpu, count, "llm-prefill", harness, "ms", job.prompt or job.seq, 1)
-    prefill_obs = observe(prefill, gpu, arch)
+    prefill_obs = _prefill(arch, job, gpu, count, harness, prompts)
     if prefill_obs is None:
         raise InvalidInput("no_throughput_model", regime="llm-prefill", gpu=gpu.name)
     return model.seconds_per_unit(prefill_obs)
+
+
+def _prefill(
+    arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str, prompts: int
+) -> Observation | None:
+    """A prefill of ``job``'s prompt as a measurement (one prompt's share of a pass of
+    ``prompts``), or None where no roofline describes it."""
+    one = evolve(job, batch=prompts)
+    prefill = _bench(arch, one, gpu, count, "llm-prefill", harness, "ms", job.prompt or job.seq, 1)
+    return observe(prefill, gpu, arch)
 
 
 @lru_cache(maxsize=8192)

@@ -315,6 +315,7 @@ def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTi
     latent = pipeline.latent_side(job.resolution)
     fp32 = job.precision in FP32_PRECISIONS
     prompts = guided(pipeline, job) * job.batch
+    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9
     text = 0.0
     for c in pipeline.text_encoders:
         w = component_walk(pipeline, c.role, latent)
@@ -323,11 +324,11 @@ def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTi
     den = component_walk(pipeline, "denoiser", latent)
     den_bytes = pipeline.denoiser.params * bytes_per_weight(pipeline.denoiser, job)
     compute = math_seconds(den, prompts, gpu, job.precision, fp32)
-    memory = matmul_weight_bytes(pipeline.denoiser, job) / (gpu.memory_bandwidth_gb_per_s * 1e9)
+    memory = matmul_weight_bytes(pipeline.denoiser, job) / bandwidth
     step = max(compute, memory) + dequant_s(pipeline.denoiser, job, gpu)
     if not job.fused_attention:
         scores = den.score_total * prompts * compute_bytes(job.precision) * EAGER_SCORE_PASSES
-        step += scores / (gpu.memory_bandwidth_gb_per_s * 1e9)
+        step += scores / bandwidth
     bound = "compute" if compute >= memory else "memory bandwidth"
     vae_fp32 = fp32 or _vae_bytes(pipeline, job) == 4.0
     decode_latent = latent
@@ -340,10 +341,9 @@ def image_times(pipeline: DiffusionPipeline, job: ImageJob, gpu: GPU) -> ImageTi
     vae = component_walk(pipeline, "vae", decode_latent)
     vae_c = pipeline.component("vae")
     decode = tiles * _stage_s(vae, job.batch, gpu, job, vae_fp32, vae_c.params * 4.0)
-    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9
     step_stream = den.elementwise_elements * prompts * compute_bytes(job.precision) / bandwidth
     decode_stream = (
-        tiles * vae.elementwise_elements * job.batch * (4.0 if vae_fp32 else 2.0) / bandwidth
+        tiles * vae.elementwise_elements * job.batch * _vae_bytes(pipeline, job) / bandwidth
     )
     transfer = 0.0
     if job.offload != "none":
