@@ -534,8 +534,12 @@ def serving_page() -> str:
         "0.6.x of the others, whose release cut the scheduler's and API server's time): one "
         "time for both is what the fit can tell apart from three sources. A row's "
         "`max_sequences` is its engine's batch limit at the version it ran "
-        "(vLLM before V1: 256). PCIe tensor parallelism is estimated high: NCCL reaches less "
-        "than the link rate on PCIe.",
+        "(vLLM before V1: 256). A pair of PCIe cards is planned over PCIe unless the user says "
+        "it is bridged (`--nvlink-bridge`): NVIDIA's v0.14 table puts 2 × A100 PCIe at 0.55 to "
+        "0.66 of 2 × A100 SXM at 1000/1000, 128/128 and 2048/128, where a bridged pair would run "
+        "at the SXM pair's NVLink rate (s81 read +96 % as a bridged pair, +71 % over PCIe). "
+        "PCIe tensor parallelism is still estimated high: NCCL reaches less than the link rate "
+        "on PCIe, and small all-reduces pay a start-up no run over PCIe calibrates.",
         "",
         *transformers_section(),
     ]

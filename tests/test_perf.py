@@ -241,21 +241,51 @@ def test_a_power_limited_card_loses_clock_and_eta_stays_physical(catalog: Catalo
 
 
 def test_nvlink_domains_bridged_pairs_and_baseboards(catalog: Catalog) -> None:
-    """An NVLink bridge joins two PCIe cards; an SXM baseboard's NVSwitch joins eight. A ring
-    over more GPUs than the domain crosses PCIe."""
-    from whichgpu.estimate.parallel import link_gb_per_s, nvlink_domain
+    """An SXM baseboard's NVSwitch joins eight; an NVLink bridge joins two PCIe cards, only
+    where the user says the pair is bridged (instances do not state it). A ring over more
+    GPUs than the domain crosses PCIe; GeForce cards stage it through host memory."""
+    from whichgpu.estimate.parallel import link_gb_per_s, nvlink_domain, unbridged
 
     a6000, a100 = catalog.gpu("rtx-a6000"), catalog.gpu("a100-80gb-sxm")
-    assert nvlink_domain(a6000) == 2 and nvlink_domain(a100) == 8
-    assert nvlink_domain(catalog.gpu("l40s")) == 1
-    assert link_gb_per_s(a6000, 2) == 112.5 / 2
+    assert nvlink_domain(a6000) == 1 and nvlink_domain(a6000, bridged=True) == 2
+    assert nvlink_domain(a100) == 8 == nvlink_domain(a100, bridged=True)
+    assert nvlink_domain(catalog.gpu("l40s"), bridged=True) == 1
+    assert link_gb_per_s(a6000, 2, bridged=True) == 112.5 / 2
     # PCIe 4.0 x16, one direction, at the share NCCL reaches between P2P cards, under one
     # socket and across two alike
-    assert link_gb_per_s(a6000, 4) == pytest.approx(31.5 * 0.66)
+    assert link_gb_per_s(a6000, 2) == pytest.approx(31.5 * 0.66)
+    assert link_gb_per_s(a6000, 4, bridged=True) == pytest.approx(31.5 * 0.66)
     assert link_gb_per_s(a6000, 8) == pytest.approx(31.5 * 0.66)
     assert link_gb_per_s(a100, 8) == 300.0
     # two nodes: each GPU's own HDR 200 Gb/s InfiniBand NIC (DGX A100)
     assert link_gb_per_s(a100, 16) == 25.0
+    # a GeForce pair without its bridge has no peer-to-peer: staged through host memory
+    rtx3090 = catalog.gpu("rtx-3090")
+    assert link_gb_per_s(rtx3090, 2) == pytest.approx(31.5 * 0.5)
+    assert link_gb_per_s(rtx3090, 2, bridged=True) == 112.5 / 2
+    # what a bridge would change: a pair of cards with connectors, none bridged
+    assert unbridged(a6000, 2, False) and not unbridged(a6000, 2, True)
+    assert not unbridged(a6000, 8, False)  # a ring over 8 crosses PCIe, bridges or not
+    assert not unbridged(a100, 2, False) and not unbridged(catalog.gpu("l40s"), 2, False)
+
+
+def test_a_bridged_pcie_pair_serves_faster_and_the_answer_says_which(catalog: Catalog) -> None:
+    """NVIDIA's v0.14 table: 70B on 2 × A100 PCIe at 1000/1000 serves 258 tok/s, 0.55 of
+    the SXM pair's 469: the pair ran over PCIe. Unbridged (the default) the estimate is
+    slower than bridged, and the answer says the link and the setting."""
+    from whichgpu.requests import EstimateRequest
+    from whichgpu.sizing import estimate_job
+
+    arch = resolve_model("llama-3.1-70b")
+    gpu = catalog.resolve("a100-80gb-pcie")
+    asked = dict(model="llama-3.1-70b", task="inference", gpu=gpu.id, count=2, engine="trtllm",
+                 prompt=1000, generate=1000)  # fmt: skip
+    plain = estimate_job(gpu, arch, EstimateRequest(**asked))  # type: ignore[arg-type]
+    bridged = estimate_job(gpu, arch, EstimateRequest(**asked, nvlink_bridge=True))  # type: ignore[arg-type]
+    assert plain.throughput.value == pytest.approx(440, rel=0.05)
+    assert bridged.throughput.value == pytest.approx(505, rel=0.05)
+    assert [n.code for n in plain.notes] == ["note_pcie_link"]
+    assert "note_pcie_link" not in [n.code for n in bridged.notes]
 
 
 def test_a_transformer_training_token_streams_its_saved_activations(catalog: Catalog) -> None:

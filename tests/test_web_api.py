@@ -879,3 +879,21 @@ def test_the_estimate_page_says_what_the_cli_says(client: TestClient) -> None:
                                             "gpu": "h100", "count": "8", "tp": "2",
                                             "tokens": "2e9", "lang": "en"}).text  # fmt: skip
     assert "Layout: TP 2 × PP 1" in train and "Step: " in train
+
+
+def test_a_bridged_pair_is_a_field_of_the_api_and_a_box_on_the_forms(client: TestClient) -> None:
+    """A pair of A100 PCIe cards serves over PCIe unless the request says it is bridged: the
+    API's ``nvlink_bridge``, the estimate and recommend forms' box (ticked: the field "1")."""
+    body = {"model": "llama-3.1-70b", "task": "inference", "gpu": "a100-80gb-pcie", "count": 2,
+            "engine": "trtllm", "prompt": 1000, "generate": 1000}  # fmt: skip
+    plain = ok(client.post("/api/v1/estimate", json=body))
+    bridged = ok(client.post("/api/v1/estimate", json={**body, "nvlink_bridge": True}))
+    assert bridged["throughput"]["value"] > plain["throughput"]["value"] * 1.1
+    assert [n["code"] for n in plain["notes"]] == ["note_pcie_link"]
+    assert bridged["notes"] == []
+    page = client.get("/estimate", params={**body, "lang": "en", "nvlink_bridge": "1"})
+    assert page.status_code == 200 and "exchange data over PCIe" not in page.text
+    assert 'name="nvlink_bridge" value="1" checked' in page.text
+    unticked = client.get("/estimate", params={**body, "lang": "en"})
+    assert "exchange data over PCIe" in unticked.text
+    assert 'name="nvlink_bridge"' in client.get("/recommend").text

@@ -228,17 +228,20 @@ def estimate_image_training(
     return on_gpus(one, count, gpu)
 
 
-def on_gpus(one: ImageTrainEstimate, count: int, gpu: GPU) -> ImageTrainEstimate:
+def on_gpus(
+    one: ImageTrainEstimate, count: int, gpu: GPU, bridged: bool = False
+) -> ImageTrainEstimate:
     """A one-GPU fine-tuning step data-parallel over ``count`` GPUs: each step adds the ring
     all-reduce of the trainable parameters' fp32 gradients over the GPUs' links (Patarasuk &
-    Yuan, 2009), and the step is interconnect-bound where that takes longer than the rest."""
+    Yuan, 2009; PCIe cards over NVLink where ``bridged``), and the step is interconnect-bound
+    where that takes longer than the rest."""
     from dataclasses import replace
 
     from whichgpu.estimate.parallel import allreduce_seconds
 
     if count == 1:
         return one
-    allreduce = allreduce_seconds(one.trainable_params * 4.0, count, gpu)
+    allreduce = allreduce_seconds(one.trainable_params * 4.0, count, gpu, bridged)
     return replace(
         one, count=count, seconds_per_step=one.seconds_per_step + allreduce,
         allreduce_s=allreduce,
@@ -344,10 +347,11 @@ def plan_image_training(
     """A fine-tuning job as the user set it, the batch and checkpointing left open set for
     ``gpu``'s memory, estimated; ``settings`` are
     :func:`~whichgpu.estimate.diffusion.make_train_job`'s."""
-    if method == "full":
-        settings = {k: v for k, v in settings.items() if k != "lora_targets"}
+    bridged = bool(settings.get("nvlink_bridge"))
+    dropped = ("nvlink_bridge", "lora_targets") if method == "full" else ("nvlink_bridge",)
+    settings = {k: v for k, v in settings.items() if k not in dropped}
     one = _plan_training_on_one(pipeline, gpu, method, tuple(sorted(settings.items())))
-    return on_gpus(one, count, gpu)
+    return on_gpus(one, count, gpu, bridged)
 
 
 @lru_cache(maxsize=2048)
@@ -387,5 +391,5 @@ def image_settings(request: Any, task: str) -> dict[str, Any]:
         "optimizer": request.optimizer,
         "checkpointing": None if checkpointing is None else bool(checkpointing),
         "cached": request.cache_latents, "quant": request.quant,
-        "lora_targets": request.lora_targets,
+        "lora_targets": request.lora_targets, "nvlink_bridge": request.nvlink_bridge,
     }  # fmt: skip

@@ -124,6 +124,9 @@ class Job:
     #: the layers and the loss)
     logits_fp32: bool = False
     network: Network = "infiniband"
+    #: PCIe cards joined in pairs by NVLink bridges (an accessory instances do not state:
+    #: without it a pair of A6000s or A100 PCIe cards talks over PCIe)
+    nvlink_bridge: bool = False
     #: GPUs one node (one rented instance) holds: rings over more cross ``network``
     gpus_per_node: int = 8
     #: Inference engines that keep only the last position's logits (vLLM, generate()).

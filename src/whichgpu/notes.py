@@ -267,6 +267,11 @@ MESSAGES: dict[str, str | Plural] = {
         "{component} on the {gpu}: no measurement to calibrate on ({provenance}); the range is "
         "wider than stated."
     ),
+    "note_pcie_link": N_(
+        "{component}: the {count} × {gpu} exchange data over PCIe: their NVLink bridges are "
+        "not assumed (rented instances do not state them); give {field} if yours are "
+        "bridged in pairs."
+    ),
     "warn_interconnect_bound": N_(
         "{component}: {count} × {gpu} wait on gradient exchange (no fast link); fewer GPUs may "
         "cost less."

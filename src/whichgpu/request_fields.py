@@ -144,6 +144,13 @@ NETWORK = Input(
     N_("Between nodes: infiniband (a NIC per GPU) or ethernet (100 GbE a node)."),
     choices=NETWORKS,
 )
+NVLINK_BRIDGE = Input(
+    "bool",
+    N_(
+        "PCIe cards joined in pairs by NVLink bridges (default: not assumed; rented instances "
+        "do not state them)."
+    ),
+)
 TP = Input("int", N_("Tensor-parallel degree."), low=1, high=1024)
 PP = Input("int", N_("Pipeline-parallel degree."), low=1, high=1024)
 VP = Input(

@@ -51,6 +51,7 @@ from whichgpu.request_fields import (
     MARKET_NAMES,
     MODEL,
     NETWORK,
+    NVLINK_BRIDGE,
     OFFLOAD,
     OPTIMIZER,
     OPTIMIZER_IN_BACKWARD,
@@ -124,10 +125,16 @@ class TrainingSettings:
     compiled: bool | None = given(None, COMPILED)
     network: str | None = given(None, NETWORK)
     vp: int | None = given(None, VP)
+    nvlink_bridge: bool | None = given(None, NVLINK_BRIDGE)
 
     def settings(self) -> dict[str, Any]:
         """These fields, for :func:`make_job` (None: left to the recipe)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(TrainingSettings)}
+
+    def hardware(self) -> dict[str, Any]:
+        """The fields that describe the GPUs rather than the training, for any job's
+        :func:`make_job`."""
+        return {"nvlink_bridge": self.nvlink_bridge}
 
 
 # -- fit -----------------------------------------------------------------------------------

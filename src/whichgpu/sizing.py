@@ -38,7 +38,22 @@ if TYPE_CHECKING:
 def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
     """``whichgpu estimate`` (the CLI, the HTTP API and the web share it): a model's job
     (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without a
-    model. The request's fields are already checked (:mod:`whichgpu.inputs`)."""
+    model, and where its GPUs talk over PCIe for want of NVLink bridges, a note saying so.
+    The request's fields are already checked (:mod:`whichgpu.inputs`)."""
+    import msgspec
+
+    from whichgpu.recommender.jobs import pcie_link_note, talking
+
+    result = _estimate_job(gpu, arch, request)
+    count = talking(request.task, request.count, result.serving, result.job)
+    label = arch.name if arch is not None else (request.model or request.task)
+    linked = pcie_link_note(label, gpu, count, bool(request.nvlink_bridge))
+    if linked is None:
+        return result
+    return msgspec.structs.replace(result, notes=(*result.notes, linked))
+
+
+def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
     from whichgpu.workload_files import check_applies
 
     r = request
@@ -183,7 +198,7 @@ def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job
     from whichgpu.requests import make_job
 
     return make_job(
-        **(r.settings() if training else {}),
+        **(r.settings() if training else r.hardware()),
         task=r.task,
         precision=default_precision(r.precision, r.task, r.framework),
         quant=r.quant,

@@ -174,6 +174,7 @@ def _bench(
         value=1.0,
         unit=unit,
         harness=harness,
+        nvlink_bridge=job.nvlink_bridge,
         source="whichgpu",
         as_of="undated",
     )

@@ -420,6 +420,9 @@ class Benchmark(Record, frozen=True, kw_only=True):
     #: forward runs again in the backward); empty where the source says it is off, or for
     #: work that is not training
     checkpointing: Literal["none", "full"] | None = None
+    #: PCIe cards joined in pairs by NVLink bridges (their tensor parallelism runs over
+    #: NVLink); without, a pair of PCIe cards talks over PCIe
+    nvlink_bridge: bool = False
     software: Text | None = None
     source: Id
     as_of: DateText

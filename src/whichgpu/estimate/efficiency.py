@@ -210,7 +210,7 @@ def ideal_rate(
         seq, prompts = bench.seq or 512, bench.batch or 1
         flops = forward_flops_per_token(arch, seq // 2) * seq
         seconds = max(flops / peak, _weights(arch, job, bench) / bandwidth / prompts)
-        seconds += tensor_parallel_seconds(arch, seq, tp, gpu)
+        seconds += tensor_parallel_seconds(arch, seq, tp, gpu, bench.nvlink_bridge)
         if bench.unit == "ms":
             return Ideal(1 / seconds, "compute")  # requests per second (a latency's inverse)
         if bench.unit == "tokens/s":
@@ -219,7 +219,7 @@ def ideal_rate(
     if w == "llm-decode":
         context = (bench.seq or 0) + (bench.generate or 128) // 2
         compute_s, memory_s = _decode_step(arch, job, bench, context, peak, bandwidth)
-        comm = tensor_parallel_seconds(arch, job.batch, tp, gpu)
+        comm = tensor_parallel_seconds(arch, job.batch, tp, gpu, bench.nvlink_bridge)
         step = compute_s + memory_s + comm
         if bench.unit != "tokens/s":
             return None
@@ -230,7 +230,9 @@ def ideal_rate(
         prompt, out = bench.seq or 128, bench.generate or 128
         prefill = _serve_prefill_s(arch, prompt, job.batch, peak)
         compute_s, memory_s = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth)
-        comm = tensor_parallel_seconds(arch, job.batch * (prompt + out), tp, gpu)
+        comm = tensor_parallel_seconds(
+            arch, job.batch * (prompt + out), tp, gpu, bench.nvlink_bridge
+        )
         compute_s, memory_s = prefill + out * compute_s, out * memory_s + comm
         rate = job.batch * out / (compute_s + memory_s)
         if bench.unit == "tokens/s/gpu":

@@ -204,16 +204,31 @@ def _spreads(arch: ModelArch, job: Job, count: int) -> tuple[tuple[Job, str], ..
 
 
 #: GPUs one NVLink fabric joins all-to-all: an SXM baseboard's 8 (NVSwitch on HGX A100,
-#: H100, H200, B200; DGX-1's hybrid cube mesh for V100 SXM2), but only pairs of PCIe cards
-#: (an NVLink bridge joins two: RTX A6000, A40, A100/H100 PCIe, RTX 3090).
+#: H100, H200, B200; DGX-1's hybrid cube mesh for V100 SXM2), but only pairs of PCIe cards,
+#: and only where an NVLink bridge joins them (RTX A6000, A40, A100/H100 PCIe, RTX 3090).
 SXM_NVLINK_DOMAIN = 8
 BRIDGE_NVLINK_DOMAIN = 2
 
 
-def nvlink_domain(gpu: GPU) -> int:
+def nvlink_domain(gpu: GPU, bridged: bool = False) -> int:
+    """GPUs one NVLink fabric joins. A PCIe card's bridge is an accessory bought apart that
+    the instances sold with those cards do not state, so a pair is joined only where
+    ``bridged`` says so: TensorRT-LLM's v0.14 tables measure 2 × A100 PCIe at 0.55-0.66 of
+    2 × A100 SXM (the same NVLink rate, were they bridged) at every length, as a pair over
+    PCIe runs (validation/published_serving.csv, s81)."""
     if not gpu.nvlink_gb_per_s:
         return 1
-    return BRIDGE_NVLINK_DOMAIN if gpu.form_factor.startswith("PCIe") else SXM_NVLINK_DOMAIN
+    if gpu.form_factor.startswith("PCIe"):
+        return BRIDGE_NVLINK_DOMAIN if bridged else 1
+    return SXM_NVLINK_DOMAIN
+
+
+def unbridged(gpu: GPU, count: int, bridged: bool) -> bool:
+    """``count`` PCIe cards whose exchanges run over PCIe for want of the bridge their NVLink
+    connectors could take (:func:`nvlink_domain`): a bridge joins two, so a ring over more
+    crosses PCIe either way."""
+    joined = nvlink_domain(gpu, True)
+    return 1 < count <= joined and not bridged and joined > nvlink_domain(gpu, False)
 
 
 #: GPUs in one node: an HGX/DGX baseboard's 8, and the 8 PCIe cards of a 4U GPU server.
@@ -289,16 +304,23 @@ def network_gb_per_s(gpu: GPU, network: str, per_node: int = GPUS_PER_NODE) -> f
 
 
 def collective_gb_per_s(
-    gpu: GPU, ranks: int, network: str = "infiniband", per_node: int = GPUS_PER_NODE
+    gpu: GPU,
+    ranks: int,
+    network: str = "infiniband",
+    per_node: int = GPUS_PER_NODE,
+    bridged: bool = False,
 ) -> float:
     """One direction of the slowest link a ring over ``ranks`` GPUs crosses: NVLink (half its
-    bidirectional figure) while it stays inside one NVLink domain, PCIe x16 of the card's
-    generation inside a node of ``per_node`` GPUs at what NCCL reaches of it (with peer-to-
-    peer or staged through host memory), and the network once it spans nodes."""
-    if gpu.nvlink_gb_per_s and ranks <= min(nvlink_domain(gpu), per_node):
+    bidirectional figure) while it stays inside one NVLink domain (:func:`nvlink_domain`:
+    PCIe cards only where ``bridged``), PCIe x16 of the card's generation inside a node of
+    ``per_node`` GPUs at what NCCL reaches of it (with peer-to-peer, or staged through host
+    memory between GeForce cards, whose driver allows peer-to-peer only over a bridge), and
+    the network once it spans nodes."""
+    domain = nvlink_domain(gpu, bridged)
+    if domain > 1 and ranks <= min(domain, per_node):
         return gpu.nvlink_gb_per_s / 2
     pcie = host_link_gb_per_s(gpu)
-    staged = not gpu.nvlink_gb_per_s and "consumer" in gpu.form_factor  # no peer-to-peer
+    staged = "consumer" in gpu.form_factor  # no peer-to-peer over PCIe
     if ranks <= per_node:  # a ring between the cards of one node
         return pcie * (NO_P2P_SHARE if staged else PCIE_P2P_BUS_SHARE)
     # across nodes each GPU's data leaves through its NIC (GPUDirect RDMA): the network is
@@ -306,13 +328,15 @@ def collective_gb_per_s(
     return min(pcie * NO_P2P_SHARE if staged else pcie, network_gb_per_s(gpu, network, per_node))
 
 
-def link_gb_per_s(gpu: GPU, gpus: int = 2) -> float:
+def link_gb_per_s(gpu: GPU, gpus: int = 2, bridged: bool = False) -> float:
     """:func:`collective_gb_per_s` on an InfiniBand cluster (inference's tensor parallelism
     stays inside a node)."""
-    return collective_gb_per_s(gpu, gpus)
+    return collective_gb_per_s(gpu, gpus, bridged=bridged)
 
 
-def tensor_parallel_seconds(arch: ModelArch, tokens: float, gpus: int, gpu: GPU) -> float:
+def tensor_parallel_seconds(
+    arch: ModelArch, tokens: float, gpus: int, gpu: GPU, bridged: bool = False
+) -> float:
     """Tensor-parallel communication of a forward pass over ``tokens`` tokens: Megatron-LM
     (Shoeybi et al., 2019, §3, Fig. 3) splits each transformer layer's attention and MLP
     across the GPUs and all-reduces their 16-bit outputs twice per layer (``g`` after
@@ -321,7 +345,7 @@ def tensor_parallel_seconds(arch: ModelArch, tokens: float, gpus: int, gpu: GPU)
     if gpus <= 1 or not arch.n_layers or not arch.hidden_size:
         return 0.0
     payload = 2.0 * arch.n_layers * tokens * arch.hidden_size * 2
-    return allreduce_seconds(payload, gpus, gpu)
+    return allreduce_seconds(payload, gpus, gpu, bridged)
 
 
 def ring_seconds(nbytes: float, ranks: int, gb_per_s: float) -> float:
@@ -333,6 +357,6 @@ def ring_seconds(nbytes: float, ranks: int, gb_per_s: float) -> float:
     return 2 * (ranks - 1) / ranks * nbytes / (gb_per_s * 1e9)
 
 
-def allreduce_seconds(gradient_bytes: float, gpus: int, gpu: GPU) -> float:
+def allreduce_seconds(gradient_bytes: float, gpus: int, gpu: GPU, bridged: bool = False) -> float:
     """:func:`ring_seconds` over the slowest link inside a node's cluster."""
-    return ring_seconds(gradient_bytes, gpus, link_gb_per_s(gpu, gpus))
+    return ring_seconds(gradient_bytes, gpus, link_gb_per_s(gpu, gpus, bridged))

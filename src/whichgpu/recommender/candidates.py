@@ -17,7 +17,7 @@ from whichgpu.estimate.assumptions import TIGHT_HEADROOM
 from whichgpu.estimate.parallel import GPUS_PER_NODE, gpu_counts
 from whichgpu.frozen import evolve
 from whichgpu.notes import Note, note
-from whichgpu.recommender.jobs import serves
+from whichgpu.recommender.jobs import pcie_link_note, serves, talking
 from whichgpu.requests import IMAGE_KINDS, Component, Constraints
 from whichgpu.units import BYTES_PER_GIB
 
@@ -186,7 +186,21 @@ def _on_nodes(job: Job, node_gpus: int, network: Network) -> Job:
 def run_component(
     component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None
 ) -> ComponentRun:
-    """Fit, throughput and time of ``component`` on ``hw`` (per service)."""
+    """Fit, throughput and time of ``component`` on ``hw`` (per service), and, where its
+    GPUs talk over PCIe for want of a bridge their NVLink connectors could take, a note
+    saying so."""
+    from dataclasses import replace
+
+    run = _run_component(component, hw, prepared)
+    group = talking(component.kind, hw.count, run.serving, run.job)
+    bridged = bool(component.nvlink_bridge) or hw.mig is not None  # MIG slices: one card
+    linked = pcie_link_note(component.label, hw.gpu, group, bridged)
+    return run if linked is None or not run.fits else replace(run, notes=(*run.notes, linked))
+
+
+def _run_component(
+    component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None
+) -> ComponentRun:
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.throughput import estimate_rate, estimate_throughput
 

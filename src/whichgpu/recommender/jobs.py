@@ -1,15 +1,19 @@
 """The model and the job a workload's component describes, built once per request before
 any candidate is tried (a field at fault named within its component), and whether the
-component is a served model the serving planner sizes."""
+component is a served model the serving planner sizes, and how many of its GPUs exchange
+data."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from whichgpu.errors import InvalidInput
+from whichgpu.errors import InvalidInput, Ref
+from whichgpu.notes import Note, note
 from whichgpu.requests import Component, Workload
 
 if TYPE_CHECKING:
+    from whichgpu.catalog.records import GPU
+    from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.job import Job
     from whichgpu.models.arch import ModelArch
 
@@ -34,7 +38,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
-    settings = component.settings() if component.training else {}
+    settings = component.settings() if component.training else component.hardware()
     global_batch = settings.pop("global_batch", None)  # per candidate, once its count is known
     job = make_job(
         **settings,
@@ -76,3 +80,25 @@ def prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
                 error.field = ("components", index, *error.field)
             raise
     return out
+
+
+def talking(kind: str, count: int, serving: ServingPlan | None, job: Job | None) -> int:
+    """The GPUs of ``count`` whose exchanges set the pace: a serving replica's, a tensor-
+    parallel group's (``job.tp``: activations every layer), none for images generated apart,
+    rendered frames and FP64 panels, else the data-parallel ring over all of them."""
+    if serving is not None:
+        return serving.gpus_per_replica
+    if kind in ("image", "render", "fp64"):
+        return 1
+    return job.tp if job is not None and job.tp > 1 else count
+
+
+def pcie_link_note(label: str, gpu: GPU, count: int, bridged: bool) -> Note | None:
+    """``note_pcie_link`` where ``count`` PCIe cards that exchange data have NVLink
+    connectors and no bridges (:func:`whichgpu.estimate.parallel.unbridged`)."""
+    from whichgpu.estimate.parallel import unbridged
+
+    if not unbridged(gpu, count, bridged):
+        return None
+    return note("note_pcie_link", component=label, count=count, gpu=gpu.name,
+                field=Ref(("nvlink_bridge",)))  # fmt: skip

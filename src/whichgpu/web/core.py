@@ -439,6 +439,7 @@ def recommend_form(
     component = take(Component, typed)
     component["kind"] = typed.get("task", "lora")
     component["checkpointing"] = "true" if fields.get("checkpointing") else None
+    component["nvlink_bridge"] = "true" if fields.get("nvlink_bridge") else None
     component["name"] = None
     note = None
     if config is not None:

@@ -17,6 +17,7 @@ FIELD_LABELS: dict[str, str] = {
     "precision": N_("Precision"),
     "quant": N_("Quantized weights"),
     "checkpointing": N_("Activation checkpointing"),
+    "nvlink_bridge": N_("NVLink bridges (PCIe pairs)"),
     "batch": N_("Batch"),
     "seq": N_("Sequence, tokens"),
     "prompt": N_("Prompt, tokens"),
