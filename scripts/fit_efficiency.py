@@ -37,7 +37,7 @@ from whichgpu.estimate.efficiency import (
     observe,
     stream_term,
 )
-from whichgpu.estimate.efficiency_model import EfficiencyModel, ceiling
+from whichgpu.estimate.efficiency_model import EfficiencyModel, alpha_key, ceiling
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_CSV = ROOT / "src" / "whichgpu" / "catalog" / "data" / "efficiency.csv"
@@ -177,9 +177,10 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     p_last = p_p0 + len(stream_terms)
     # the start-up latency of one tensor-parallel all-reduce, per harness with multi-GPU
     # rows: a software generation's collectives (NCCL, custom all-reduce kernels, CUDA graphs)
-    alpha_harnesses = sorted({o.group[0] for o in rows if o.collectives})
-    a_index = {h: p_last + 1 + i for i, h in enumerate(alpha_harnesses)}
-    ai = np.array([a_index.get(o.group[0], p_last + 1) for o in rows])
+    # (and the link it crosses: efficiency_model.alpha_key)
+    alpha_keys = sorted({alpha_key(o.group[0], o.link) for o in rows if o.collectives})
+    a_index = {h: p_last + 1 + i for i, h in enumerate(alpha_keys)}
+    ai = np.array([a_index.get(alpha_key(o.group[0], o.link), p_last + 1) for o in rows])
     # a row with no stream (stream_s 0) points at any index: its term is multiplied by 0
     si = np.array([p_stream.get(stream_term(o.bench.regime), 0) for o in rows])
     stream = np.array([o.stream_s for o in rows])

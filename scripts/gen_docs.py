@@ -538,8 +538,10 @@ def serving_page() -> str:
         "it is bridged (`--nvlink-bridge`): NVIDIA's v0.14 table puts 2 × A100 PCIe at 0.55 to "
         "0.66 of 2 × A100 SXM at 1000/1000, 128/128 and 2048/128, where a bridged pair would run "
         "at the SXM pair's NVLink rate (s81 read +96 % as a bridged pair, +71 % over PCIe). "
-        "PCIe tensor parallelism is still estimated high: NCCL reaches less than the link rate "
-        "on PCIe, and small all-reduces pay a start-up no run over PCIe calibrates.",
+        "Over PCIe each all-reduce also starts slower (NCCL, where NVLink takes TensorRT-LLM's "
+        "own kernels through peer memory): its start-up is fitted apart, on the L40S's TP 4 "
+        "and TP 8 rows of the v0.17 table (`tp:latency_s:trtllm:pcie`, about 67 µs against "
+        "25 over NVLink); the held-out PCIe rows went from 16 % / 71 % to the class row above.",
         "",
         *transformers_section(),
     ]

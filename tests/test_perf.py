@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from whichgpu.catalog import Catalog
@@ -271,8 +272,9 @@ def test_nvlink_domains_bridged_pairs_and_baseboards(catalog: Catalog) -> None:
 
 def test_a_bridged_pcie_pair_serves_faster_and_the_answer_says_which(catalog: Catalog) -> None:
     """NVIDIA's v0.14 table: 70B on 2 × A100 PCIe at 1000/1000 serves 258 tok/s, 0.55 of
-    the SXM pair's 469: the pair ran over PCIe. Unbridged (the default) the estimate is
-    slower than bridged, and the answer says the link and the setting."""
+    the SXM pair's 469: the pair ran over PCIe. Unbridged (the default: PCIe's bandwidth and
+    its all-reduce start-up) the estimate is slower than bridged, and the answer says the
+    link and the setting."""
     from whichgpu.requests import EstimateRequest
     from whichgpu.sizing import estimate_job
 
@@ -282,7 +284,7 @@ def test_a_bridged_pcie_pair_serves_faster_and_the_answer_says_which(catalog: Ca
                  prompt=1000, generate=1000)  # fmt: skip
     plain = estimate_job(gpu, arch, EstimateRequest(**asked))  # type: ignore[arg-type]
     bridged = estimate_job(gpu, arch, EstimateRequest(**asked, nvlink_bridge=True))  # type: ignore[arg-type]
-    assert plain.throughput.value == pytest.approx(440, rel=0.05)
+    assert plain.throughput.value == pytest.approx(408, rel=0.05)
     assert bridged.throughput.value == pytest.approx(505, rel=0.05)
     assert [n.code for n in plain.notes] == ["note_pcie_link"]
     assert "note_pcie_link" not in [n.code for n in bridged.notes]
@@ -327,3 +329,26 @@ def test_an_architectures_own_factor_is_no_prior(catalog: Catalog) -> None:
 
     assert not warned("rtx-4090")
     assert warned("b200")
+
+
+def test_a_pcie_ring_starts_each_all_reduce_slower_than_nvlink(catalog: Catalog) -> None:
+    """TensorRT-LLM all-reduces through peer memory over NVLink and through NCCL over PCIe:
+    the start-up α is fitted apart per link (the L40S's TP 4 and TP 8 rows), larger over
+    PCIe, and a run's link is the one its ring crosses (an unbridged PCIe pair: PCIe)."""
+    from whichgpu.estimate.efficiency import observe, tensor_parallel_link
+    from whichgpu.estimate.efficiency_model import load_efficiency
+
+    model, _ = load_efficiency()
+    nvlink, pcie = model.alpha_s("trtllm"), model.alpha_s("trtllm", "pcie")
+    assert 0 < nvlink < pcie < 500e-6
+    assert model.alpha_s("trtllm-static", "pcie") == model.alpha_s("trtllm-static")
+    l40s = [b for b in catalog.benchmarks if b.gpu == "l40s" and b.gpus > 1
+            and b.regime == "llm-serve"]  # fmt: skip
+    assert l40s and all(tensor_parallel_link(b, catalog.gpu("l40s")) == "pcie" for b in l40s)
+    obs = observe(l40s[0], catalog.gpu("l40s"))
+    assert obs is not None and obs.link == "pcie" and obs.collectives > 0
+    pair = msgspec.structs.replace(l40s[0], gpu="a100-80gb-pcie", gpus=2)
+    a100_pcie = catalog.gpu("a100-80gb-pcie")
+    assert tensor_parallel_link(pair, a100_pcie) == "pcie"
+    bridged = msgspec.structs.replace(pair, nvlink_bridge=True)
+    assert tensor_parallel_link(bridged, a100_pcie) == "nvlink"

@@ -327,7 +327,8 @@ def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: 
     job = make_job(task="lora", batch=4, gpus=1, framework="hf")
     plain = estimate_throughput(LLAMA_8B, job, gpu, 1).throughput.value
     hf = estimate_throughput(LLAMA_8B, job, gpu, 1, framework="hf")
-    assert hf.throughput.value == pytest.approx(plain * fitted["hf"][0])
+    # the shipped factor (written to six figures; the fit's own within 1e-5, checked above)
+    assert hf.throughput.value == pytest.approx(plain * load_framework_factors()["hf"][0])
     assert f"hf, fitted on {fitted['hf'][1]} published runs" in hf.provenance
 
 

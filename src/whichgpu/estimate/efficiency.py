@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from whichgpu.catalog.records import GPU, Benchmark
-from whichgpu.estimate.parallel import tensor_parallel_seconds
+from whichgpu.estimate.parallel import nvlink_domain, tensor_parallel_seconds
 from whichgpu.estimate.perf import (
     decode_weight_bytes,
     forward_flops_per_token,
@@ -377,9 +377,13 @@ class Observation:
     #: Tensor-parallel all-reduce start-ups the GPUs wait on per unit of work, in units of a
     #: 2-GPU ring's (:func:`collectives_per_unit`: a ring of n takes n − 1 times as many);
     #: each costs the fitted latency ``tp:latency_s:HARNESS``, the α of Hockney's α + β·bytes
-    #: model, one per software generation (fitted 2026-12: TensorRT-LLM's static-batching
-    #: v0.5/v0.6 harness about 160 µs, its in-flight batching releases about 25)
+    #: model, one per software generation and link (fitted 2026-12: TensorRT-LLM's
+    #: static-batching v0.5/v0.6 harness about 160 µs, its in-flight batching releases about
+    #: 25 over NVLink and 67 over PCIe, the latter on the L40S's TP 4 and TP 8 rows)
     collectives: float = 0.0
+    #: The link those collectives cross (:func:`tensor_parallel_link`): NCCL over PCIe starts
+    #: each one slower than an NVLink ring, so a harness's α is fitted apart for ``pcie``
+    link: str = "nvlink"
     #: Seconds to stream a CNN image's activations once through DRAM at full bandwidth: the
     #: batch-norm, ReLU and residual-add kernels between the convolutions are elementwise and
     #: memory-bound, and run apart from them (cuDNN does not fuse them in training). The number
@@ -447,6 +451,7 @@ def observe(
         other_factor=other_factor,
         other_unit=other_unit,
         collectives=collectives_per_unit(bench, arch),
+        link=tensor_parallel_link(bench, gpu),
         stream_s=stream_seconds(bench, gpu, arch),
         memory=memory_class(gpu),
     )
@@ -531,6 +536,15 @@ def _transformer_stream_s(bench: Benchmark, gpu: GPU, arch: ModelArch | None) ->
     if bench.unit not in ("tokens/s", "sequences/s"):
         return 0.0
     return per_unit / (gpu.memory_bandwidth_gb_per_s * 1e9 * bench.gpus)
+
+
+def tensor_parallel_link(bench: Benchmark, gpu: GPU) -> str:
+    """``pcie`` where a run's tensor-parallel ring leaves the NVLink domain
+    (:func:`~whichgpu.estimate.parallel.nvlink_domain`: L40S cards, a PCIe pair without its
+    bridge), else ``nvlink``. TensorRT-LLM's own all-reduce kernels exchange through peer
+    memory over NVLink; over PCIe it calls NCCL, whose every collective starts slower."""
+    tp = 1 if bench.harness in LAYER_SPLIT_HARNESSES else bench.gpus
+    return "pcie" if tp > 1 and nvlink_domain(gpu, bench.nvlink_bridge) < tp else "nvlink"
 
 
 def collectives_per_unit(bench: Benchmark, arch: ModelArch | None = None) -> float:

@@ -138,10 +138,12 @@ class EfficiencyModel:
             line = PREDECESSOR.get((line, memory))
         return None, provenance
 
-    def alpha_s(self, harness: str) -> float:
-        """One tensor-parallel all-reduce's start-up latency in ``harness``'s software (its
-        own fitted ``tp:latency_s:HARNESS``, else the one shared term)."""
-        return self.terms.get(f"tp:latency_s:{harness}", self.terms.get("tp:latency_s", 0.0))
+    def alpha_s(self, harness: str, link: str = "nvlink") -> float:
+        """One tensor-parallel all-reduce's start-up latency in ``harness``'s software over
+        ``link`` (:func:`alpha_key`: its own fitted ``tp:latency_s:HARNESS[:pcie]``, else the
+        harness's NVLink one, else the one shared term)."""
+        shared = self.terms.get(f"tp:latency_s:{harness}", self.terms.get("tp:latency_s", 0.0))
+        return self.terms.get(f"tp:latency_s:{alpha_key(harness, link)}", shared)
 
     def of(self, obs: Observation) -> tuple[float, str]:
         """:meth:`efficiency` of an observation's binding resource (the power-limited clock
@@ -163,7 +165,7 @@ class EfficiencyModel:
             )  # fmt: skip
             ideal += obs.ideal_s * obs.other_share / other
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
-        latency = self.alpha_s(obs.group[0]) * obs.collectives
+        latency = self.alpha_s(obs.group[0], obs.link) * obs.collectives
         stream = self.streamed_s(obs.bench.regime, obs.stream_s, obs.memory)
         return ideal + latency + overhead + stream
 
@@ -176,6 +178,13 @@ class EfficiencyModel:
 
 
 @cache
+def alpha_key(harness: str, link: str) -> str:
+    """The name a harness's all-reduce start-up is fitted under: one over NVLink, one over
+    PCIe (Hockney's α of the link's collective: TensorRT-LLM's one-shot kernels through peer
+    memory on NVLink, NCCL on PCIe)."""
+    return harness if link == "nvlink" else f"{harness}:{link}"
+
+
 def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
     """The fitted model and, per regime, its leave-one-out error spread (10th, 90th pct),
     from ``catalog/data/efficiency.csv`` (written by scripts/fit_efficiency.py)."""
