@@ -94,6 +94,10 @@ class EngineProfile:
     #: least ``layers × host_layer_s``, however little the GPU has to do (0: the engine
     #: replays CUDA graphs or runs a C++ loop)
     host_layer_s: float = 0.0
+    #: Decode steps one scheduler pass runs before it admits what arrived (vLLM 0.6 to
+    #: 0.9's ``--num-scheduler-steps``, multi-step scheduling; gone with its V1 engine):
+    #: an arrival waits for the window it lands in to end
+    scheduler_steps: int = 1
 
     def gap(self, gpu: GPU, quant: str | None) -> tuple[str, float] | None:
         """What ``gpu`` lacks to run this engine with ``quant`` weights: ``("CUDA", 0)``
@@ -135,7 +139,8 @@ ENGINES: dict[str, EngineProfile] = {
     # 16, max_num_seqs 256 and max_num_batched_tokens 2048 for `vllm serve` below 70 GiB or
     # on an A100, 1024 and 8192 on H100/H200-class cards, 16384 from 160 GiB; chunked
     # prefill and prefix caching on; fp8 (Marlin weight-only below SM89), AWQ/GPTQ; GGUF
-    # and bitsandbytes removed in 0.33 (vllm#39583). Serving (docs.vllm.ai, "vllm serve",
+    # and bitsandbytes removed in 0.33 (vllm#39583); one decode step a scheduler pass (the
+    # V1 engine has no --num-scheduler-steps). Serving (docs.vllm.ai, "vllm serve",
     # "Quantization"): `--quantization fp8` quantizes a 16-bit checkpoint as it loads; INT4
     # (AWQ, GPTQ) and INT8 (W8A8, llm-compressor) are pre-quantized checkpoints whose
     # method vLLM reads from their config; --host/--port (8000).

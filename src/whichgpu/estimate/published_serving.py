@@ -19,7 +19,7 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ def check_serving(
     engine at its host time per sequence in ``sequence_times`` (0 where it has none; None:
     the shipped ones, :func:`~whichgpu.engines.load_sequence_times`). A row's
     ``max_sequences`` is its engine's batch limit at the version it ran, where that differs
-    from the profile's."""
+    from the profile's, and its ``scheduler_steps`` the decode steps a scheduler pass ran
+    (vLLM 0.6's ``--num-scheduler-steps``), where the run set them."""
     from whichgpu.catalog import load_catalog
     from whichgpu.engines import ENGINES
     from whichgpu.errors import WhichGPUError
@@ -86,6 +87,8 @@ def check_serving(
         kind, metric = row["kind"], row["metric"]
         replicas = max(1, gpus // tp)
         engine = ENGINES[row["engine"]]
+        if row.get("scheduler_steps"):  # the version's multi-step scheduling, as it ran
+            engine = replace(engine, scheduler_steps=int(row["scheduler_steps"]))
         targets = Targets()
         demand = None
         if kind == "server":

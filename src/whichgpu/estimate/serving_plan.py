@@ -78,6 +78,14 @@ class _Curve:
     host_s: float = 0.0
     #: Static batching: the seconds of the ``b_max`` prompts' prefill, one pass
     batch_prefill_s: float = 0.0
+    #: Decode steps a scheduler pass runs before it admits arrivals (multi-step scheduling)
+    window_steps: int = 1
+
+    def window_wait_s(self, batch: float, quantile: float) -> float:
+        """An arrival's wait for the multi-step window it lands in to end, beyond the one
+        step a single-step scheduler holds it: arrivals fall uniformly over the window of
+        ``k`` steps, so the ``quantile`` one waits ``q·(k − 1)`` steps more."""
+        return quantile * (self.window_steps - 1) * self.step_s(batch)
 
     def __post_init__(self) -> None:
         # the log-batch interpolation's knots, once: the planner reads t_d thousands of times
@@ -174,6 +182,7 @@ def _curve(
         tuple(bounds),
         host,
         together,
+        engine.scheduler_steps,
     )
     return curve, eta * factor
 
@@ -225,7 +234,8 @@ def _point(curve: _Curve, rate: float, quantile: float, start: float = 1.0) -> S
     prefill_wait = 0.0
     if busy > 1 - quantile:
         prefill_wait = t_p / (1 - busy) * math.log(busy / (1 - quantile))
-    ttft = t_p + chunks * curve.step_s(batch) + slot_wait + prefill_wait
+    window = curve.window_wait_s(batch, quantile)
+    ttft = t_p + chunks * curve.step_s(batch) + slot_wait + prefill_wait + window
     return ServingPoint(rate, batch, ttft, tpot)
 
 
@@ -279,7 +289,8 @@ def _full(curve: _Curve, rate: float, quantile: float) -> ServingPoint:
     # a saturated replica's prefills may claim every step: its steps are stretched 1,000×
     # at most (a busy share capped at 0.999), never infinitely
     tpot = min(_tpot(curve, batch, rate), step / 0.001)
-    return ServingPoint(rate, batch, curve.prompts_s() + chunks * step, tpot)
+    ttft = curve.prompts_s() + chunks * step + curve.window_wait_s(batch, quantile)
+    return ServingPoint(rate, batch, ttft, tpot)
 
 
 def _meets(point: ServingPoint | None, targets: Targets) -> bool:
