@@ -177,7 +177,6 @@ class EfficiencyModel:
         return passes * stream_s / min(1.0, self.factor.get(memory, 1.0)) if passes else 0.0
 
 
-@cache
 def alpha_key(harness: str, link: str) -> str:
     """The name a harness's all-reduce start-up is fitted under: one over NVLink, one over
     PCIe (Hockney's α of the link's collective: TensorRT-LLM's one-shot kernels through peer
@@ -185,6 +184,7 @@ def alpha_key(harness: str, link: str) -> str:
     return harness if link == "nvlink" else f"{harness}:{link}"
 
 
+@cache
 def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
     """The fitted model and, per regime, its leave-one-out error spread (10th, 90th pct),
     from ``catalog/data/efficiency.csv`` (written by scripts/fit_efficiency.py)."""
