@@ -245,7 +245,7 @@ def test_nvlink_domains_bridged_pairs_and_baseboards(catalog: Catalog) -> None:
     """An SXM baseboard's NVSwitch joins eight; an NVLink bridge joins two PCIe cards, only
     where the user says the pair is bridged (instances do not state it). A ring over more
     GPUs than the domain crosses PCIe; GeForce cards stage it through host memory."""
-    from whichgpu.estimate.parallel import link_gb_per_s, nvlink_domain, unbridged
+    from whichgpu.estimate.parallel import bridgeable, link_gb_per_s, nvlink_domain
 
     a6000, a100 = catalog.gpu("rtx-a6000"), catalog.gpu("a100-80gb-sxm")
     assert nvlink_domain(a6000) == 1 and nvlink_domain(a6000, bridged=True) == 2
@@ -264,10 +264,13 @@ def test_nvlink_domains_bridged_pairs_and_baseboards(catalog: Catalog) -> None:
     rtx3090 = catalog.gpu("rtx-3090")
     assert link_gb_per_s(rtx3090, 2) == pytest.approx(31.5 * 0.5)
     assert link_gb_per_s(rtx3090, 2, bridged=True) == 112.5 / 2
-    # what a bridge would change: a pair of cards with connectors, none bridged
-    assert unbridged(a6000, 2, False) and not unbridged(a6000, 2, True)
-    assert not unbridged(a6000, 8, False)  # a ring over 8 crosses PCIe, bridges or not
-    assert not unbridged(a100, 2, False) and not unbridged(catalog.gpu("l40s"), 2, False)
+    # the H100 NVL is sold as bridged pairs: planned bridged
+    assert nvlink_domain(catalog.gpu("h100-nvl")) == 2
+    # where bridges could join cards: two or more PCIe cards with connectors in one machine
+    assert bridgeable(a6000, 2) and bridgeable(a6000, 8) and bridgeable(a6000, 4, 2)
+    assert not bridgeable(a6000, 1) and not bridgeable(a6000, 2, per_instance=1)
+    assert not bridgeable(a100, 2) and not bridgeable(catalog.gpu("l40s"), 2)
+    assert not bridgeable(catalog.gpu("h100-nvl"), 2)
 
 
 def test_a_bridged_pcie_pair_serves_faster_and_the_answer_says_which(catalog: Catalog) -> None:
@@ -287,7 +290,43 @@ def test_a_bridged_pcie_pair_serves_faster_and_the_answer_says_which(catalog: Ca
     assert plain.throughput.value == pytest.approx(408, rel=0.05)
     assert bridged.throughput.value == pytest.approx(505, rel=0.05)
     assert [n.code for n in plain.notes] == ["note_pcie_link"]
+    gain = plain.notes[0].params["gain"]
+    assert gain == pytest.approx(bridged.throughput.value / plain.throughput.value - 1, abs=1e-3)
     assert "note_pcie_link" not in [n.code for n in bridged.notes]
+
+
+def test_the_bridge_note_only_where_bridges_would_speed_the_job(catalog: Catalog) -> None:
+    """The note is the job planned again with bridges: none where they change nothing (a
+    LoRA step on 2 × RTX 3090 hides its gradient exchange; transformers splits layers, no
+    all-reduce), none for cards in separate instances."""
+    from whichgpu.recommender.candidates import Hardware, run_component
+    from whichgpu.recommender.jobs import model_job
+    from whichgpu.requests import EstimateRequest
+    from whichgpu.sizing import estimate_job
+    from whichgpu.workload_files import make_component
+
+    rtx3090, a6000 = catalog.resolve("rtx-3090"), catalog.resolve("rtx-a6000")
+    lora = estimate_job(rtx3090, resolve_model("llama-3.1-8b"), EstimateRequest(model="llama-3.1-8b", task="lora",
+                                                           gpu=rtx3090.id, count=2))  # fmt: skip
+    assert "note_pcie_link" not in [n.code for n in lora.notes]
+    asked = dict(model="llama-2-13b", task="inference", gpu=a6000.id, count=2, prompt=512,
+                 generate=256, request_rate=2.0)  # fmt: skip
+    arch = resolve_model("llama-2-13b")
+    layers = estimate_job(a6000, arch, EstimateRequest(**asked, engine="transformers"))  # type: ignore[arg-type]
+    joined = estimate_job(a6000, arch, EstimateRequest(**asked, engine="transformers",  # type: ignore[arg-type]
+                                                       nvlink_bridge=True))  # fmt: skip
+    assert layers.throughput.value == pytest.approx(joined.throughput.value)
+    assert "note_pcie_link" not in [n.code for n in layers.notes]
+    tensor = estimate_job(a6000, arch, EstimateRequest(**asked, engine="vllm"))  # type: ignore[arg-type]
+    assert "note_pcie_link" in [n.code for n in tensor.notes]
+    component = make_component({"kind": "inference", "model": "llama-2-13b", "prompt": 512,
+                                "generate": 256, "request_rate": 2, "engine": "vllm",
+                                "hours": 10})  # fmt: skip
+    prepared = model_job(component)
+    one_box = run_component(component, Hardware(a6000, 2, 1), prepared)
+    two_boxes = run_component(component, Hardware(a6000, 2, 1, per_node=1), prepared)
+    assert "note_pcie_link" in [n.code for n in one_box.notes]
+    assert "note_pcie_link" not in [n.code for n in two_boxes.notes]
 
 
 def test_a_transformer_training_token_streams_its_saved_activations(catalog: Catalog) -> None:

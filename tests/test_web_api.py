@@ -883,7 +883,8 @@ def test_the_estimate_page_says_what_the_cli_says(client: TestClient) -> None:
 
 def test_a_bridged_pair_is_a_field_of_the_api_and_a_box_on_the_forms(client: TestClient) -> None:
     """A pair of A100 PCIe cards serves over PCIe unless the request says it is bridged: the
-    API's ``nvlink_bridge``, the estimate and recommend forms' box (ticked: the field "1")."""
+    API's ``nvlink_bridge``, the estimate and recommend forms' box (ticked: the field "1");
+    unticked, the answer says how much bridges would speed it."""
     body = {"model": "llama-3.1-70b", "task": "inference", "gpu": "a100-80gb-pcie", "count": 2,
             "engine": "trtllm", "prompt": 1000, "generate": 1000}  # fmt: skip
     plain = ok(client.post("/api/v1/estimate", json=body))
@@ -891,9 +892,17 @@ def test_a_bridged_pair_is_a_field_of_the_api_and_a_box_on_the_forms(client: Tes
     assert bridged["throughput"]["value"] > plain["throughput"]["value"] * 1.1
     assert [n["code"] for n in plain["notes"]] == ["note_pcie_link"]
     assert bridged["notes"] == []
+    said = "NVLink bridges joining the NVIDIA A100 80GB PCIe cards in pairs"
     page = client.get("/estimate", params={**body, "lang": "en", "nvlink_bridge": "1"})
-    assert page.status_code == 200 and "exchange data over PCIe" not in page.text
+    assert page.status_code == 200 and said not in page.text
     assert 'name="nvlink_bridge" value="1" checked' in page.text
-    unticked = client.get("/estimate", params={**body, "lang": "en"})
-    assert "exchange data over PCIe" in unticked.text
-    assert 'name="nvlink_bridge"' in client.get("/recommend").text
+    assert said in client.get("/estimate", params={**body, "lang": "en"}).text
+    asked = {"task": "inference", "model": "llama-2-13b", "prompt": "512", "generate": "256",
+             "request_rate": "2", "ttft": "2s", "tpot": "100ms", "hours": "720",
+             "catalog": "article", "lang": "en"}  # fmt: skip
+    unticked = client.get("/recommend", params=asked)
+    ticked = client.get("/recommend", params={**asked, "nvlink_bridge": "1"})
+    assert unticked.status_code == ticked.status_code == 200
+    assert "NVLink bridges joining the NVIDIA RTX A6000 cards" in unticked.text
+    assert "NVLink bridges joining" not in ticked.text
+    assert 'name="nvlink_bridge" value="1" checked' in ticked.text

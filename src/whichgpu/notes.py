@@ -268,9 +268,9 @@ MESSAGES: dict[str, str | Plural] = {
         "wider than stated."
     ),
     "note_pcie_link": N_(
-        "{component}: the {count} × {gpu} exchange data over PCIe: their NVLink bridges are "
-        "not assumed (rented instances do not state them); give {field} if yours are "
-        "bridged in pairs."
+        "{component}: NVLink bridges joining the {gpu} cards in pairs would make this "
+        "{gain:.0%} faster; they are not assumed (rented instances do not state them): give "
+        "{field} if yours are bridged."
     ),
     "warn_interconnect_bound": N_(
         "{component}: {count} × {gpu} wait on gradient exchange (no fast link); fewer GPUs may "

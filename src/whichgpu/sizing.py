@@ -38,16 +38,20 @@ if TYPE_CHECKING:
 def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
     """``whichgpu estimate`` (the CLI, the HTTP API and the web share it): a model's job
     (inference prompts default to ``seq`` tokens), or ``render``/``fp64`` work without a
-    model, and where its GPUs talk over PCIe for want of NVLink bridges, a note saying so.
-    The request's fields are already checked (:mod:`whichgpu.inputs`)."""
+    model, and where NVLink bridges the user did not say they have would speed it (the job
+    again with them), a note saying by how much. The request's fields are already checked
+    (:mod:`whichgpu.inputs`)."""
     import msgspec
 
-    from whichgpu.recommender.jobs import pcie_link_note, talking
+    from whichgpu.estimate.parallel import bridgeable
+    from whichgpu.recommender.jobs import bridge_note
 
     result = _estimate_job(gpu, arch, request)
-    count = talking(request.task, request.count, result.serving, result.job)
+    if request.nvlink_bridge or not bridgeable(gpu, request.count):
+        return result
+    alt = _estimate_job(gpu, arch, replace(request, nvlink_bridge=True))
     label = arch.name if arch is not None else (request.model or request.task)
-    linked = pcie_link_note(label, gpu, count, bool(request.nvlink_bridge))
+    linked = bridge_note(label, gpu, result.throughput.value, alt.throughput.value)
     if linked is None:
         return result
     return msgspec.structs.replace(result, notes=(*result.notes, linked))

@@ -210,25 +210,31 @@ SXM_NVLINK_DOMAIN = 8
 BRIDGE_NVLINK_DOMAIN = 2
 
 
+#: How the catalog describes a PCIe card that is sold as bridged pairs (H100 NVL)
+SOLD_BRIDGED = "joined by NVLink bridges"
+
+
 def nvlink_domain(gpu: GPU, bridged: bool = False) -> int:
     """GPUs one NVLink fabric joins. A PCIe card's bridge is an accessory bought apart that
     the instances sold with those cards do not state, so a pair is joined only where
-    ``bridged`` says so: TensorRT-LLM's v0.14 tables measure 2 × A100 PCIe at 0.55-0.66 of
-    2 × A100 SXM (the same NVLink rate, were they bridged) at every length, as a pair over
-    PCIe runs (validation/published_serving.csv, s81)."""
+    ``bridged`` says so, or where the card is sold as bridged pairs (:data:`SOLD_BRIDGED`):
+    TensorRT-LLM's v0.14 tables measure 2 × A100 PCIe at 0.55-0.66 of 2 × A100 SXM (the
+    same NVLink rate, were they bridged) at every length, as a pair over PCIe runs
+    (validation/published_serving.csv, s81)."""
     if not gpu.nvlink_gb_per_s:
         return 1
     if gpu.form_factor.startswith("PCIe"):
-        return BRIDGE_NVLINK_DOMAIN if bridged else 1
+        paired = bridged or SOLD_BRIDGED in gpu.form_factor
+        return BRIDGE_NVLINK_DOMAIN if paired else 1
     return SXM_NVLINK_DOMAIN
 
 
-def unbridged(gpu: GPU, count: int, bridged: bool) -> bool:
-    """``count`` PCIe cards whose exchanges run over PCIe for want of the bridge their NVLink
-    connectors could take (:func:`nvlink_domain`): a bridge joins two, so a ring over more
-    crosses PCIe either way."""
-    joined = nvlink_domain(gpu, True)
-    return 1 < count <= joined and not bridged and joined > nvlink_domain(gpu, False)
+def bridgeable(gpu: GPU, count: int, per_instance: int | None = None) -> bool:
+    """``count`` cards (``per_instance`` a rented instance, None: one machine) that NVLink
+    bridges could join in pairs where :func:`nvlink_domain` does not assume them: PCIe
+    cards with the connectors, two or more in one machine."""
+    together = count if per_instance is None else min(count, per_instance)
+    return together > 1 and nvlink_domain(gpu, True) > nvlink_domain(gpu, False)
 
 
 #: GPUs in one node: an HGX/DGX baseboard's 8, and the 8 PCIe cards of a 4U GPU server.

@@ -10,7 +10,8 @@ time = max(FLOPs / (peak · η_compute), bytes / (bandwidth · η_memory)) + com
 * CNNs: ResNet-50 is 4.09 GMACs per 224² image forward (torchvision), 2 FLOPs a MAC, and a
   training step costs three forwards.
 * Multi-GPU data parallelism: a ring all-reduce moves ``2·(n−1)/n`` of the gradient bytes over
-  the slowest link (NVLink where the GPU has it, PCIe otherwise; Patarasuk & Yuan, 2009).
+  the slowest link (NVLink inside its domain: an SXM baseboard, a bridged PCIe pair;
+  PCIe otherwise; Patarasuk & Yuan, 2009).
 
 The efficiencies η are fitted on published measurements (``scripts/fit_efficiency.py`` →
 ``catalog/data/efficiency.csv``), never typed in; see :mod:`whichgpu.estimate.efficiency`.

@@ -152,17 +152,22 @@ def _curve(
     out = max(job.generate, 1)
     decode, bounds, eta, in_cycle = [], [], 0.0, 0.0
     base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
-    prefill_raw = prefill_seconds(arch, base, gpu, tp, engine.harness)
+    # a layer split runs its GPUs one after another: one GPU's roofline, no all-reduce
+    # (llama.cpp's harness is calibrated on layer-split runs of their GPU count as such)
+    from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES
+
+    lanes = tp if engine.split == "tensor" or engine.harness in LAYER_SPLIT_HARNESSES else 1
+    prefill_raw = prefill_seconds(arch, base, gpu, lanes, engine.harness)
     # an eager engine's host launches every kernel: no pass is faster than that
     host = arch.n_layers * engine.host_layer_s
     prefill = prefill_raw / factor
     together = 0.0
     if not engine.continuous_batching:  # a static batch's prompts go in one pass
-        share = prefill_seconds(arch, base, gpu, tp, engine.harness, b_max)
+        share = prefill_seconds(arch, base, gpu, lanes, engine.harness, b_max)
         together = b_max * share / factor
     for batch in grid:
         per_token, eta, bound, in_cycle = serving_seconds(
-            arch, evolve(base, batch=batch), gpu, tp, engine.harness, prefill_raw
+            arch, evolve(base, batch=batch), gpu, lanes, engine.harness, prefill_raw
         )
         per_token, in_cycle = per_token / factor, in_cycle / factor
         cycle = batch * per_token * out  # B prefills and O decode steps

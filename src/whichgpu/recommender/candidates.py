@@ -17,7 +17,7 @@ from whichgpu.estimate.assumptions import TIGHT_HEADROOM
 from whichgpu.estimate.parallel import GPUS_PER_NODE, gpu_counts
 from whichgpu.frozen import evolve
 from whichgpu.notes import Note, note
-from whichgpu.recommender.jobs import pcie_link_note, serves, talking
+from whichgpu.recommender.jobs import bridge_note, serves
 from whichgpu.requests import IMAGE_KINDS, Component, Constraints
 from whichgpu.units import BYTES_PER_GIB
 
@@ -186,16 +186,22 @@ def _on_nodes(job: Job, node_gpus: int, network: Network) -> Job:
 def run_component(
     component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None
 ) -> ComponentRun:
-    """Fit, throughput and time of ``component`` on ``hw`` (per service), and, where its
-    GPUs talk over PCIe for want of a bridge their NVLink connectors could take, a note
-    saying so."""
+    """Fit, throughput and time of ``component`` on ``hw`` (per service), and, where NVLink
+    bridges the user did not say they have would speed it (:func:`bridge_note`: the run
+    again with them), a note saying by how much."""
     from dataclasses import replace
 
+    from whichgpu.estimate.parallel import bridgeable
+
     run = _run_component(component, hw, prepared)
-    group = talking(component.kind, hw.count, run.serving, run.job)
-    bridged = bool(component.nvlink_bridge) or hw.mig is not None  # MIG slices: one card
-    linked = pcie_link_note(component.label, hw.gpu, group, bridged)
-    return run if linked is None or not run.fits else replace(run, notes=(*run.notes, linked))
+    if component.nvlink_bridge or hw.mig is not None or not run.fits or not run.throughput:
+        return run
+    if not bridgeable(hw.gpu, hw.count, hw.node_gpus):
+        return run
+    joined = None if prepared is None else (prepared[0], evolve(prepared[1], nvlink_bridge=True))
+    alt = _run_component(replace(component, nvlink_bridge=True), hw, joined)
+    linked = bridge_note(component.label, hw.gpu, run.throughput, alt.throughput or 0.0)
+    return run if linked is None else replace(run, notes=(*run.notes, linked))
 
 
 def _run_component(

@@ -1,7 +1,7 @@
 """The model and the job a workload's component describes, built once per request before
 any candidate is tried (a field at fault named within its component), and whether the
-component is a served model the serving planner sizes, and how many of its GPUs exchange
-data."""
+component is a served model the serving planner sizes, and whether NVLink bridges would
+speed it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from whichgpu.requests import Component, Workload
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
-    from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.job import Job
     from whichgpu.models.arch import ModelArch
 
@@ -82,23 +81,10 @@ def prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
     return out
 
 
-def talking(kind: str, count: int, serving: ServingPlan | None, job: Job | None) -> int:
-    """The GPUs of ``count`` whose exchanges set the pace: a serving replica's, a tensor-
-    parallel group's (``job.tp``: activations every layer), none for images generated apart,
-    rendered frames and FP64 panels, else the data-parallel ring over all of them."""
-    if serving is not None:
-        return serving.gpus_per_replica
-    if kind in ("image", "render", "fp64"):
-        return 1
-    return job.tp if job is not None and job.tp > 1 else count
-
-
-def pcie_link_note(label: str, gpu: GPU, count: int, bridged: bool) -> Note | None:
-    """``note_pcie_link`` where ``count`` PCIe cards that exchange data have NVLink
-    connectors and no bridges (:func:`whichgpu.estimate.parallel.unbridged`)."""
-    from whichgpu.estimate.parallel import unbridged
-
-    if not unbridged(gpu, count, bridged):
+def bridge_note(label: str, gpu: GPU, plain: float, bridged: float) -> Note | None:
+    """``note_pcie_link`` where NVLink bridges between pairs of ``gpu`` would make the job
+    faster (``bridged`` against ``plain``: its rate both ways) by a percent or more."""
+    if not plain or bridged < plain * 1.01:
         return None
-    return note("note_pcie_link", component=label, count=count, gpu=gpu.name,
-                field=Ref(("nvlink_bridge",)))  # fmt: skip
+    return note("note_pcie_link", component=label, gpu=gpu.name,
+                gain=round(bridged / plain - 1, 3), field=Ref(("nvlink_bridge",)))  # fmt: skip
