@@ -45,6 +45,7 @@ CONFIGURATION_FIELDS = (
     "vp",
     "zero",
     "network",
+    "nvlink_bridge",
 )
 
 
