@@ -561,8 +561,8 @@ def transformers_section() -> list[str]:
     from whichgpu.catalog import load_catalog
     from whichgpu.engines import ENGINES
     from whichgpu.estimate.serving_plan import static_batch_s
+    from whichgpu.job_input import make_job
     from whichgpu.models import resolve_model
-    from whichgpu.requests import make_job
 
     catalog = load_catalog()
     text = (ROOT / "validation" / "measured_transformers.csv").read_text(encoding="utf-8")

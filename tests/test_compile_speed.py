@@ -15,8 +15,8 @@ from whichgpu.estimate.compile_speed import (
     removed_share,
     width_constant,
 )
+from whichgpu.job_input import make_job
 from whichgpu.models import resolve_model
-from whichgpu.requests import make_job
 from whichgpu.throughput import estimate_throughput
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from whichgpu.estimate.activations import decoder_layer_bytes
+from whichgpu.job_input import make_job
 from whichgpu.models import arch_from_config_text
-from whichgpu.requests import make_job
 
 ROWS = list(
     csv.DictReader(

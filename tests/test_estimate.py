@@ -9,8 +9,8 @@ import pytest
 
 from tests.conftest import run_cli
 from whichgpu.catalog import Catalog
+from whichgpu.job_input import make_job
 from whichgpu.models import resolve_model
-from whichgpu.requests import make_job
 from whichgpu.throughput import estimate_throughput
 
 # (model, job, gpu, harness, measured, unit, source). The estimate must land within the

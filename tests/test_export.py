@@ -184,7 +184,7 @@ def test_exports_carry_the_chosen_configuration_as_launch_arguments() -> None:
 
 def test_megatron_launch_arguments_name_the_layout() -> None:
     from whichgpu.export import launch_arguments
-    from whichgpu.requests import make_job
+    from whichgpu.job_input import make_job
 
     job = make_job(task="train", batch=1, gpus=64, tp=8, pp=2, zero=1, grad_accum=32)
     assert launch_arguments("megatron", job) == (
@@ -201,7 +201,7 @@ def test_nemo_launch_arguments_are_nemo_run_overrides() -> None:
     """NeMo 2.0 runs a recipe (``nemo llm pretrain --factory …``) with dotted overrides; its
     tensor-parallel overlap needs sequence parallelism."""
     from whichgpu.export import launch_arguments
-    from whichgpu.requests import make_job
+    from whichgpu.job_input import make_job
 
     job = make_job(task="train", framework="nemo", gpus=64, tp=4, pp=4, vp=5, grad_accum=32)
     assert launch_arguments("nemo", job) == (
@@ -217,8 +217,8 @@ def test_the_layout_search_splits_405b_layers_unevenly_and_interleaves() -> None
     """126 layers: the search offers 4, 8, 16 stages (not only 126's divisors, 1 and 2), each
     interleaved in chunks of two layers (16 a stage → 8 chunks)."""
     from whichgpu.estimate.parallel import training_layouts
+    from whichgpu.job_input import make_job
     from whichgpu.models import resolve_model
-    from whichgpu.requests import make_job
 
     arch = resolve_model("llama-3.1-405b")
     layouts = training_layouts(arch, make_job(task="train", batch=1), 512)

@@ -22,9 +22,9 @@ from whichgpu.estimate.memory import (
     weights_bytes,
 )
 from whichgpu.fitting import fit
+from whichgpu.job_input import make_job
 from whichgpu.models import resolve_model
 from whichgpu.models.hf import parse_config
-from whichgpu.requests import make_job
 
 LLAMA_7B = resolve_model("llama-2-7b")
 N = LLAMA_7B.total_params

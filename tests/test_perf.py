@@ -22,8 +22,8 @@ from whichgpu.estimate.perf import (
     tensor_tflops,
     train_flops_per_token,
 )
+from whichgpu.job_input import make_job
 from whichgpu.models import resolve_model
-from whichgpu.requests import make_job
 
 
 def test_palm_training_flops_per_token() -> None:

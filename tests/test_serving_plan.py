@@ -19,9 +19,10 @@ from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.published_serving import check_serving
 from whichgpu.estimate.queueing import erlang_c, waiting_s
 from whichgpu.estimate.serving_plan import Targets, replica_plan
+from whichgpu.job_input import make_job
 from whichgpu.models import resolve_model
 from whichgpu.recommender import recommend
-from whichgpu.requests import Workload, make_job
+from whichgpu.requests import Workload
 from whichgpu.workload_files import make_component
 
 ROOT = Path(__file__).resolve().parents[1]

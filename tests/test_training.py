@@ -15,9 +15,9 @@ from whichgpu.estimate.parallel import training_layouts
 from whichgpu.estimate.pipeline import stage_share, virtual_stages
 from whichgpu.estimate.published_runs import spread, validation_runs
 from whichgpu.job import Job
+from whichgpu.job_input import make_job
 from whichgpu.models import resolve_model
 from whichgpu.recipes import RECIPES
-from whichgpu.requests import make_job
 from whichgpu.throughput import estimate_throughput
 from whichgpu.units import BYTES_PER_GIB
 

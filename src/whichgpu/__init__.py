@@ -31,7 +31,7 @@ _EXPORTS = {
     "list_models": "whichgpu.models.presets",
     "ModelArch": "whichgpu.models.arch",
     "Job": "whichgpu.job",
-    "make_job": "whichgpu.requests",
+    "make_job": "whichgpu.job_input",
     "Comparison": "whichgpu.comparison",
     "compare": "whichgpu.comparison",
     "FitResult": "whichgpu.fitting",
@@ -102,13 +102,14 @@ if TYPE_CHECKING:
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.fitting import FitResult, fit
     from whichgpu.job import Job
+    from whichgpu.job_input import make_job
     from whichgpu.mig_planner import MigResult, ServiceSpec, make_service, plan_mig
     from whichgpu.models import resolve_model
     from whichgpu.models.arch import ModelArch
     from whichgpu.models.presets import list_models
     from whichgpu.recommender.engine import recommend
     from whichgpu.recommender.options import Recommendation
-    from whichgpu.requests import Component, Constraints, Workload, make_job
+    from whichgpu.requests import Component, Constraints, Workload
     from whichgpu.throughput import ThroughputEstimate, estimate_throughput
     from whichgpu.workload_files import make_workload
 

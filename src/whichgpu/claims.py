@@ -225,7 +225,7 @@ def _check_capacity(catalog: Catalog, claim: Claim, details: list[str]) -> Verdi
     """Run the claim's jobs through the memory estimator: the largest generic transformer
     each GPU holds, against the size the article states."""
     from whichgpu.capacity import largest_model
-    from whichgpu.requests import make_job
+    from whichgpu.job_input import make_job
 
     verdicts: list[str] = []
     for row in (c for c in catalog.capacity_claims if c.claim == claim.claim):
@@ -267,9 +267,9 @@ def _check_capacity(catalog: Catalog, claim: Claim, details: list[str]) -> Verdi
 def _check_mig(catalog: Catalog, gpu: GPU, details: list[str]) -> Verdict:
     """C37, computed: one model's decode on a whole card and on its smallest MIG slice
     (1/7 of the SMs, 1/8 of the memory and bandwidth), and seven slices together."""
+    from whichgpu.job_input import make_job
     from whichgpu.models import resolve_model
     from whichgpu.recommender.candidates import slice_gpu
-    from whichgpu.requests import make_job
     from whichgpu.throughput import estimate_throughput
 
     smallest = min(
@@ -309,8 +309,8 @@ def _check_mig(catalog: Catalog, gpu: GPU, details: list[str]) -> Verdict:
 def _check_perf(catalog: Catalog, claim: Claim, details: list[str]) -> Verdict:
     """Run the claim's jobs through the throughput estimator: the ratio of the two GPUs'
     throughput (with the range from the calibration spread) against the article's."""
+    from whichgpu.job_input import make_job
     from whichgpu.models import resolve_model
-    from whichgpu.requests import make_job
     from whichgpu.throughput import estimate_throughput
 
     verdicts: list[str] = []

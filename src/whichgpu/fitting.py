@@ -277,7 +277,7 @@ def fit_request(
     against every GPU (and ``request.gpu``), and with ``gpu_memory_utilization`` the vLLM
     serving capacity."""
     from whichgpu.errors import InvalidInput
-    from whichgpu.requests import make_job
+    from whichgpu.job_input import make_job
     from whichgpu.workload_files import check_applies
 
     given = {"prompt": request.prompt or None, "generate": request.generate or None,

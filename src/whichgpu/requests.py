@@ -19,16 +19,14 @@ from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input, given
 from whichgpu.job import (
-    MATH_STORAGE,
     TASKS,
     Attention,
     Checkpointing,
     Engine,
-    Job,
     KvDtype,
 )
 from whichgpu.models.arch import ModelArch
-from whichgpu.recipes import RECIPES, default_precision
+from whichgpu.recipes import default_precision
 from whichgpu.request_fields import (
     ACTIVATION_OFFLOAD,
     BATCH,
@@ -44,7 +42,6 @@ from whichgpu.request_fields import (
     GENERATE,
     GLOBAL_BATCH,
     GPU_NAME,
-    GRAD_ACCUM,
     IMAGES,
     LORA_RANK,
     LORA_TARGETS,
@@ -128,12 +125,12 @@ class TrainingSettings:
     nvlink_bridge: bool | None = given(None, NVLINK_BRIDGE)
 
     def settings(self) -> dict[str, Any]:
-        """These fields, for :func:`make_job` (None: left to the recipe)."""
+        """These fields, for :func:`~whichgpu.job_input.make_job` (None: left to the recipe)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(TrainingSettings)}
 
     def hardware(self) -> dict[str, Any]:
         """The fields that describe the GPUs rather than the training, for any job's
-        :func:`make_job`."""
+        :func:`~whichgpu.job_input.make_job`."""
         return {"nvlink_bridge": self.nvlink_bridge}
 
 
@@ -236,90 +233,6 @@ class FitRequest(TrainingSettings):
         values["checkpointing"] = self.recompute or given
         values["precision"] = default_precision(self.precision, self.task, self.framework)
         return values
-
-
-def job_inputs() -> dict[str, Input]:
-    """The rules of every user-settable :class:`~whichgpu.workload.Job` field (a
-    :class:`FitRequest`'s; ``checkpointing`` is the recomputation mode)."""
-    from whichgpu.inputs import specs
-
-    rules = {s.name: s.input for s in specs(FitRequest)}
-    rules["checkpointing"] = rules.pop("recompute")
-    rules["task"] = Input("choice", N_("inference, train, finetune, lora or qlora."), choices=TASKS)
-    for name in ("model", "params", "gpu", "gpu_memory_utilization", *IMAGE_FIELDS):
-        del rules[name]
-    rules["grad_accum"] = GRAD_ACCUM  # set by the library (recipes, the published runs)
-    return rules
-
-
-#: Job fields a framework's recipe sets and a request does not: how the framework builds
-#: its model and its engine keeps its logits
-RECIPE_ONLY = ("all_logits", "adapters_fp32", "logits_fp32")
-
-
-def make_job(**fields: object) -> Job:
-    """A :class:`Job` from user input, validated with the request types' field rules (those
-    of :class:`~whichgpu.requests.FitRequest`); bad input is one :class:`InvalidInput`."""
-    from whichgpu.inputs import check_keys, value_of
-
-    inputs = job_inputs()
-    check_keys(fields, [*inputs, *RECIPE_ONLY])
-    framework = fields.get("framework")
-    if framework is not None:
-        framework = value_of(inputs["framework"], framework, ("framework",))
-        task = fields.get("task") or "inference"
-        if task != "inference":
-            recipe = RECIPES[str(framework)].defaults(str(task))
-            fields = {**fields, **{k: v for k, v in recipe.items() if fields.get(k) is None}}
-    values: dict[str, object] = {}
-    global_batch = fields.get("global_batch")
-    for key, value in fields.items():
-        if value is None or key in ("framework", "global_batch"):
-            continue
-        if key in RECIPE_ONLY:
-            if not isinstance(value, bool):
-                raise InvalidInput("not_bool", field=(key,), value=value)
-            values[key] = value
-        else:
-            values[key] = value_of(inputs[key], value, (key,))
-    if values.get("precision") in MATH_STORAGE:
-        values["math"] = values["precision"]
-        values["precision"] = MATH_STORAGE[str(values["math"])]
-    job = Job(**values)  # type: ignore[arg-type]
-    if job.task == "qlora" and job.quant is None:
-        job = replace(job, quant="nf4")
-    if global_batch is not None and job.training:
-        job = with_global_batch(job, int(value_of(GLOBAL_BATCH, global_batch, ("global_batch",))))
-    if job.gpus % (job.tp * job.pp):
-        raise InvalidInput(
-            "gpus_multiple",
-            field=("gpus",),
-            gpus=job.gpus,
-            n=job.tp * job.pp,
-            tp=Ref(("tp",)),
-            pp=Ref(("pp",)),
-        )
-    if job.task == "inference" and job.zero:
-        raise InvalidInput("zero_inference", field=("zero",), tp=Ref(("tp",)))
-    if job.task == "inference" and job.pp > 1:
-        raise InvalidInput("pp_inference", field=("pp",), tp=Ref(("tp",)))
-    return job
-
-
-def with_global_batch(job: Job, global_batch: int) -> Job:
-    """``job`` accumulating gradients to ``global_batch`` sequences (or images) a step: the
-    micro-batch times the data-parallel degree must divide it."""
-    per_step = job.batch * job.dp
-    if global_batch % per_step:
-        raise InvalidInput(
-            "global_batch_split",
-            field=("global_batch",),
-            global_batch=global_batch,
-            batch=job.batch,
-            dp=job.dp,
-            per_step=per_step,
-        )
-    return replace(job, grad_accum=global_batch // per_step)
 
 
 # -- estimate ------------------------------------------------------------------------------

@@ -43,15 +43,15 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     (:mod:`whichgpu.inputs`)."""
     import msgspec
 
-    from whichgpu.estimate.parallel import bridgeable
     from whichgpu.recommender.jobs import bridge_note
 
     result = _estimate_job(gpu, arch, request)
-    if request.nvlink_bridge or not bridgeable(gpu, request.count):
+    if request.nvlink_bridge:
         return result
-    alt = _estimate_job(gpu, arch, replace(request, nvlink_bridge=True))
+    bridged = replace(request, nvlink_bridge=True)
     label = arch.name if arch is not None else (request.model or request.task)
-    linked = bridge_note(label, gpu, result.throughput.value, alt.throughput.value)
+    linked = bridge_note(label, gpu, request.count, result.throughput.value,
+                         lambda: _estimate_job(gpu, arch, bridged).throughput.value)  # fmt: skip
     if linked is None:
         return result
     return msgspec.structs.replace(result, notes=(*result.notes, linked))
@@ -198,8 +198,8 @@ def _with_memory(
 
 def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job:
     """The request's job: the training settings it gives, its lengths, its layout."""
+    from whichgpu.job_input import make_job
     from whichgpu.recipes import default_precision
-    from whichgpu.requests import make_job
 
     return make_job(
         **(r.settings() if training else r.hardware()),

@@ -26,8 +26,8 @@ from whichgpu.estimate.perf import (
 )
 from whichgpu.estimate.render_roofline import SCORE_METRICS, render_ideal
 from whichgpu.job import MATH_STORAGE, QUANT_BITS, Job
+from whichgpu.job_input import make_job
 from whichgpu.models.arch import ModelArch
-from whichgpu.requests import make_job
 
 #: Benchmark model names that are presets under another name, or generic sizes (MosaicML's
 #: MPT configurations as published in llm-foundry's benchmark tables).

@@ -93,8 +93,8 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.parallel import check_layout
     from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
+    from whichgpu.job_input import make_job
     from whichgpu.models import arch_from_config_text, resolve_model
-    from whichgpu.requests import make_job
     from whichgpu.throughput import estimate_throughput
     from whichgpu.units import BYTES_PER_GIB
 

@@ -60,8 +60,8 @@ def check_serving(
     from whichgpu.engines import ENGINES
     from whichgpu.errors import WhichGPUError
     from whichgpu.estimate.serving_plan import Targets, replica_plan
+    from whichgpu.job_input import make_job
     from whichgpu.models import resolve_model
-    from whichgpu.requests import make_job
 
     catalog = load_catalog()
     if sequence_times is None:

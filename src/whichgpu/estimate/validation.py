@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
 from whichgpu.job import Job
+from whichgpu.job_input import make_job
 from whichgpu.models import resolve_model
-from whichgpu.requests import make_job
 
 
 @dataclass(frozen=True)

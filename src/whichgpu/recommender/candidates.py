@@ -191,16 +191,16 @@ def run_component(
     again with them), a note saying by how much."""
     from dataclasses import replace
 
-    from whichgpu.estimate.parallel import bridgeable
-
     run = _run_component(component, hw, prepared)
-    if component.nvlink_bridge or hw.mig is not None or not run.fits or not run.throughput:
-        return run
-    if not bridgeable(hw.gpu, hw.count, hw.node_gpus):
+    if component.nvlink_bridge or hw.mig is not None or not run.fits:
         return run
     joined = None if prepared is None else (prepared[0], evolve(prepared[1], nvlink_bridge=True))
-    alt = _run_component(replace(component, nvlink_bridge=True), hw, joined)
-    linked = bridge_note(component.label, hw.gpu, run.throughput, alt.throughput or 0.0)
+
+    def bridged() -> float:
+        return _run_component(replace(component, nvlink_bridge=True), hw, joined).throughput or 0.0
+
+    linked = bridge_note(component.label, hw.gpu, hw.count, run.throughput or 0.0, bridged,
+                         hw.node_gpus)  # fmt: skip
     return run if linked is None else replace(run, notes=(*run.notes, linked))
 
 

@@ -5,6 +5,7 @@ speed it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from whichgpu.errors import InvalidInput, Ref
@@ -31,9 +32,9 @@ def serves(component: Component) -> bool:
 def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
     from whichgpu.job import default_prompt
+    from whichgpu.job_input import make_job
     from whichgpu.models import resolve_model
     from whichgpu.recipes import default_precision
-    from whichgpu.requests import make_job
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
@@ -60,7 +61,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
 
         check_serving(arch, job, component.engine)
     if global_batch is not None and component.batch is not None:
-        from whichgpu.requests import with_global_batch
+        from whichgpu.job_input import with_global_batch
 
         with_global_batch(job, int(global_batch))  # one GPU's steps: none of more can make it
     return arch, job
@@ -81,10 +82,24 @@ def prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
     return out
 
 
-def bridge_note(label: str, gpu: GPU, plain: float, bridged: float) -> Note | None:
-    """``note_pcie_link`` where NVLink bridges between pairs of ``gpu`` would make the job
-    faster (``bridged`` against ``plain``: its rate both ways) by a percent or more."""
-    if not plain or bridged < plain * 1.01:
+def bridge_note(
+    label: str,
+    gpu: GPU,
+    count: int,
+    plain: float,
+    bridged: Callable[[], float],
+    per_instance: int | None = None,
+) -> Note | None:
+    """``note_pcie_link`` where NVLink bridges could join ``count`` cards in pairs
+    (:func:`~whichgpu.estimate.parallel.bridgeable`) and would make the job faster by a
+    percent or more: its rate ``plain`` against ``bridged()``, the job planned again with
+    them (asked only where bridges could join the cards)."""
+    from whichgpu.estimate.parallel import bridgeable
+
+    if not plain or not bridgeable(gpu, count, per_instance):
+        return None
+    rate = bridged()
+    if rate < plain * 1.01:
         return None
     return note("note_pcie_link", component=label, gpu=gpu.name,
-                gain=round(bridged / plain - 1, 3), field=Ref(("nvlink_bridge",)))  # fmt: skip
+                gain=round(rate / plain - 1, 3), field=Ref(("nvlink_bridge",)))  # fmt: skip
