@@ -546,7 +546,15 @@ def serving_page() -> str:
         "Over PCIe each all-reduce also starts slower (NCCL, where NVLink takes TensorRT-LLM's "
         "own kernels through peer memory): its start-up is fitted apart, on the L40S's TP 4 "
         "and TP 8 rows of the v0.17 table (`tp:latency_s:trtllm:pcie`, about 67 µs against "
-        "25 over NVLink); the held-out PCIe rows went from 16 % / 71 % to the class row above.",
+        "25 over NVLink); the held-out PCIe rows went from 16 % / 71 % to the class row above. "
+        "An fp8 row on TensorRT-LLM keeps its KV cache in FP8, as the engine profile does "
+        "(the checkpoint's dtype; TensorRT Model Optimizer's FP8 export quantizes it, and "
+        "v0.14's table says its FP8 builds did): twice the sequences of a 16-bit cache, which "
+        "is what 70B in FP8 on one H100, with about 10 GB free, lives on. NVIDIA measured that "
+        "configuration twice: 742 tokens/s in v0.20 (s146) and 410 in v0.14 (s87), which "
+        "left its cache less of the memory than v0.20 does; the model reads the one, not the "
+        "other. Until 2026-12 an fp8 run's decode step read half its 8-bit weights (they "
+        "were halved twice), which the fit had made up for elsewhere.",
         "",
         *transformers_section(),
     ]

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
+    from whichgpu.job import Job, KvDtype
+    from whichgpu.notes import Note
 
 #: How an engine spreads one model over several GPUs: ``tensor`` (Megatron-style tensor
 #: parallelism: each GPU holds a slice of every layer and they all-reduce twice a layer) or
@@ -98,6 +100,38 @@ class EngineProfile:
     #: 0.9's ``--num-scheduler-steps``, multi-step scheduling; gone with its V1 engine):
     #: an arrival waits for the window it lands in to end
     scheduler_steps: int = 1
+    #: The KV-cache dtype the engine takes from a pre-quantized checkpoint, per weight
+    #: format, where the user leaves the KV cache's dtype open (TensorRT-LLM's
+    #: ``kv_cache_config.dtype`` "auto" is the checkpoint's ``kv_cache_quant_algo``, and
+    #: TensorRT Model Optimizer's FP8 export writes an FP8 one by default)
+    checkpoint_kv: tuple[tuple[str, KvDtype], ...] = ()
+
+    def served_job(self, job: Job) -> Job:
+        """``job`` as this engine serves it: its KV cache in the checkpoint's dtype
+        (:attr:`checkpoint_kv`) where the user left it open."""
+        kv = dict(self.checkpoint_kv).get(job.quant or "")
+        if kv is None or job.kv_dtype != "auto":
+            return job
+        from whichgpu.frozen import evolve
+
+        return evolve(job, kv_dtype=kv)
+
+    def kv_note(self, component: str, asked: Job, served: Job) -> tuple[Note, ...]:
+        """What :meth:`served_job` chose, said: the KV cache's dtype where the engine took
+        it from the checkpoint (nothing where the user set it or it is the model's)."""
+        if served.kv_dtype == asked.kv_dtype:
+            return ()
+        from whichgpu.notes import note
+
+        return (
+            note(
+                "chosen_kv_cache",
+                component=component,
+                engine=self.name,
+                kv=served.kv_dtype.upper(),
+                quant=(served.quant or "").upper(),
+            ),
+        )
 
     def gap(self, gpu: GPU, quant: str | None) -> tuple[str, float] | None:
         """What ``gpu`` lacks to run this engine with ``quant`` weights: ``("CUDA", 0)``
@@ -213,7 +247,11 @@ ENGINES: dict[str, EngineProfile] = {
     # TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py @0004396,
     # commands/serve.py @00209af): KvCacheConfig free_gpu_memory_fraction 0.9 of the memory
     # free after weights and buffers, tokens_per_block 32, max_batch_size 2048,
-    # max_num_tokens 8192, in-flight batching, chunked prefill off; FP8 on Ada/Hopper/
+    # max_num_tokens 8192, in-flight batching, chunked prefill off; the KV cache in the
+    # checkpoint's dtype (kv_cache_config dtype "auto"): FP8 for a TensorRT Model Optimizer
+    # FP8 checkpoint, whose hf_ptq.py quantizes the KV cache to FP8 unless told not to
+    # (--kv_cache_qformat, default fp8; v0.14's perf overview: "If you specify FP8
+    # quantization, the KV cache will automatically be set to FP8 as well"); FP8 on Ada/Hopper/
     # Blackwell, W4A16 AWQ/GPTQ, NVFP4 on Blackwell only (docs/source/features/quantization.md:
     # the PyTorch backend loads checkpoints quantized by TensorRT Model Optimizer, it has no
     # flag that quantizes a 16-bit one); trtllm-serve --host/--port (8000).
@@ -242,8 +280,12 @@ ENGINES: dict[str, EngineProfile] = {
         ),
         cuda_only=True,
         format_capability=(("fp8", 8.9),),
+        checkpoint_kv=(("fp8", "fp8"),),
         source="NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py @0004396, "
-        "commands/serve.py @00209af, docs/source/features/quantization.md @09d4c79",
+        "commands/serve.py @00209af, docs/source/features/quantization.md @09d4c79, "
+        "docs/source/deployment-guide/quick-start-recipe-for-llama3.3-70b-on-trtllm.md "
+        "@0f34bf0 (kv_cache_config dtype: auto, the checkpoint's); NVIDIA/TensorRT-Model-"
+        "Optimizer examples/llm_ptq/hf_ptq.py @42bb023 (--kv_cache_qformat default fp8)",
         as_of="2026-11",
     ),
     # TGI v3.3.7 (launcher/src/main.rs @db931fc, server/.../flash_causal_lm.py warmup):

@@ -182,6 +182,11 @@ MESSAGES: dict[str, str | Plural] = {
         "{tpot_ms:,.1f} ms per output token ({percentile}; limited by {binding}).",
         "replicas",
     ),
+    "chosen_kv_cache": N_(
+        "{component} on {engine}: the KV cache in {kv}, the dtype {engine} reads from the "
+        "checkpoint (TensorRT Model Optimizer's {quant} export quantizes the cache unless "
+        "told not to): twice the sequences of a 16-bit cache in the same memory."
+    ),
     "chosen_image": Np_(
         "{component}: {batch} image a call, CPU offload {offload}, VAE tiling {tiling} "
         "(chosen to fit and run fastest here: {seconds:,.2f} s an image; host memory "

@@ -226,6 +226,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     job = replace(job, all_logits=False)
     check_serving(arch, job, r.engine)
     engine = ENGINES[r.engine or DEFAULT_ENGINE]
+    asked, job = job, engine.served_job(job)
     targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
     if (gap := engine.gap(gpu, job.quant)) is not None:
         able = [e.name for e in ENGINES.values() if e.gap(gpu, job.quant) is None
@@ -274,4 +275,5 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
         provenance=serving_provenance(engine),
         serving=plan,
         demand_rps=r.request_rate,
+        notes=engine.kv_note(arch.name, asked, job),
     )

@@ -175,6 +175,7 @@ def _bench(
         unit=unit,
         harness=harness,
         nvlink_bridge=job.nvlink_bridge,
+        kv_dtype=job.kv_dtype,
         source="whichgpu",
         as_of="undated",
     )

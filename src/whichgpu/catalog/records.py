@@ -423,6 +423,10 @@ class Benchmark(Record, frozen=True, kw_only=True):
     #: PCIe cards joined in pairs by NVLink bridges (their tensor parallelism runs over
     #: NVLink); without, a pair of PCIe cards talks over PCIe
     nvlink_bridge: bool = False
+    #: The KV cache's dtype where the run set it apart from its weights' ("auto": the
+    #: model's 16 bits); empty: an fp8 run's cache in fp8, as TensorRT-LLM's fp8 builds
+    #: keep it, any other run's in 16 bits
+    kv_dtype: Literal["auto", "fp16", "bf16", "fp8"] | None = None
     software: Text | None = None
     source: Id
     as_of: DateText

@@ -107,15 +107,22 @@ def bench_arch(name: str) -> ModelArch | None:
 
 def _job(bench: Benchmark, task: str) -> Job:
     checkpointing = bench.checkpointing if task != "inference" else None
-    return _job_of(bench.precision, bench.batch, task, checkpointing or "none")
+    return _job_of(bench.precision, bench.batch, task, checkpointing or "none", bench.kv_dtype)
 
 
 @lru_cache(maxsize=1024)
 def _job_of(
-    bench_precision: str | None, bench_batch: int | None, task: str, checkpointing: str = "none"
+    bench_precision: str | None,
+    bench_batch: int | None,
+    task: str,
+    checkpointing: str = "none",
+    kv_dtype: str | None = None,
 ) -> Job:
-    """The job a measurement's precision, batch and recomputation describe (once per
-    combination: the serving planner describes each candidate's batches as measurements)."""
+    """The job a measurement's precision, batch, recomputation and KV cache describe (once
+    per combination: the serving planner describes each candidate's batches as
+    measurements). An fp8 run without a KV dtype keeps its cache in fp8: TensorRT-LLM's
+    published fp8 runs do ("If you specify FP8 quantization, the KV cache will automatically
+    be set to FP8 as well", perf-overview v0.14)."""
     precision = bench_precision or "bf16-true"
     quant = precision if precision in QUANT_BITS else None
     fields: dict[str, object] = {
@@ -125,7 +132,9 @@ def _job_of(
         precision in MATH_STORAGE
     ):
         fields["precision"] = precision
-    if precision == "fp8":
+    if kv_dtype is not None:
+        fields["kv_dtype"] = kv_dtype
+    elif precision == "fp8":
         fields["kv_dtype"] = "fp8"
     return make_job(**fields)
 
@@ -135,11 +144,6 @@ def _math_precision(bench: Benchmark) -> str:
     if precision in QUANT_BITS and precision not in ("fp8", "int8"):
         return "16-true"  # weight-only quantisation computes in 16 bits
     return precision
-
-
-def _weights_scale(bench: Benchmark) -> float:
-    """fp8 serving stores weights in 8 bits (make_job's 16-bit weights halved)."""
-    return 0.5 if bench.precision == "fp8" else 1.0
 
 
 @dataclass(frozen=True)
@@ -209,7 +213,7 @@ def ideal_rate(
         # a prompt's share of a pass of ``batch`` prompts, which reads the weights once
         seq, prompts = bench.seq or 512, bench.batch or 1
         flops = forward_flops_per_token(arch, seq // 2) * seq
-        seconds = max(flops / peak, _weights(arch, job, bench) / bandwidth / prompts)
+        seconds = max(flops / peak, _weights(arch, job) / bandwidth / prompts)
         seconds += tensor_parallel_seconds(arch, seq, tp, gpu, bench.nvlink_bridge)
         if bench.unit == "ms":
             return Ideal(1 / seconds, "compute")  # requests per second (a latency's inverse)
@@ -298,10 +302,12 @@ def _split(rate: float, compute_s: float, memory_s: float) -> Ideal:
     return Ideal(rate, "memory bandwidth", compute_s / total)
 
 
-def _weights(arch: ModelArch, job: Job, bench: Benchmark) -> float:
+def _weights(arch: ModelArch, job: Job) -> float:
+    """The weights' bytes as ``job`` stores them (:func:`_job_of` quantises an fp8
+    measurement's linear layers to 8 bits already)."""
     from whichgpu.estimate.memory import weights_bytes
 
-    return weights_bytes(arch, job) * _weights_scale(bench)
+    return weights_bytes(arch, job)
 
 
 def _decode_step(
@@ -316,7 +322,7 @@ def _decode_step(
     FLOPs a sequence). At a large batch the GEMMs are compute-bound and attention's KV reads
     come on top of them; each part then runs at its own resource's efficiency
     (:attr:`Ideal.other_share`)."""
-    weights = decode_weight_bytes(arch, job, _weights_scale(bench))
+    weights = decode_weight_bytes(arch, job)
     kv = kv_read_bytes(arch, job, context)
     linear_flops = forward_flops_per_token(arch, 0) * job.batch
     attention_flops = forward_flops_per_token(arch, context) * job.batch - linear_flops

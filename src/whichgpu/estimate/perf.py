@@ -139,18 +139,15 @@ def image_flops(arch: ModelArch, training: bool) -> float:
     return forward * (3 if training else 1)
 
 
-def decode_bytes_per_step(
-    arch: ModelArch, job: Job, context: int, weight_scale: float = 1.0
-) -> float:
+def decode_bytes_per_step(arch: ModelArch, job: Job, context: int) -> float:
     """Bytes read per decode step: :func:`decode_weight_bytes` and :func:`kv_read_bytes`."""
-    return decode_weight_bytes(arch, job, weight_scale) + kv_read_bytes(arch, job, context)
+    return decode_weight_bytes(arch, job) + kv_read_bytes(arch, job, context)
 
 
-def decode_weight_bytes(arch: ModelArch, job: Job, weight_scale: float = 1.0) -> float:
-    """Weight bytes a decode step of ``job.batch`` sequences reads: every weight once (an MoE
-    step reads the experts its batch routes to). ``weight_scale`` halves 16-bit weights
-    stored in fp8."""
-    weights = weights_bytes(arch, job) * weight_scale
+def decode_weight_bytes(arch: ModelArch, job: Job) -> float:
+    """Weight bytes a decode step of ``job.batch`` sequences reads: every weight once, as the
+    job stores it (an MoE step reads the experts its batch routes to)."""
+    weights = weights_bytes(arch, job)
     if arch.is_moe:
         touched = min(arch.n_experts, job.batch * arch.experts_per_token)
         expert_share = arch.params.experts / arch.total_params

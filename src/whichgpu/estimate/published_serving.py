@@ -87,6 +87,7 @@ def check_serving(
         kind, metric = row["kind"], row["metric"]
         replicas = max(1, gpus // tp)
         engine = ENGINES[row["engine"]]
+        job = engine.served_job(job)  # its KV cache as the engine takes it from the checkpoint
         if row.get("scheduler_steps"):  # the version's multi-step scheduling, as it ran
             engine = replace(engine, scheduler_steps=int(row["scheduler_steps"]))
         targets = Targets()

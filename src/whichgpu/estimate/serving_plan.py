@@ -451,8 +451,9 @@ def replica_plan(
     if demand_rps is not None and capacity.rate_rps > 0:
         # replicas fixed by the caller (estimate's --count) that cannot carry the demand run
         # at their capacity under the targets, not past it: the shortfall is said apart
-        rate = min(demand_rps / replicas, capacity.rate_rps)
-        operating = _point(curve, rate, targets.quantile) or capacity
+        rate = demand_rps / replicas
+        if rate < capacity.rate_rps:  # at the capacity, the point the search found
+            operating = _point(curve, rate, targets.quantile) or capacity
     return ServingPlan(
         engine=engine.id,
         gpus_per_replica=tp,

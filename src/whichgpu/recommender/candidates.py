@@ -395,6 +395,7 @@ def serve_component(
     )
 
     engine = ENGINES[component.engine or DEFAULT_ENGINE]
+    asked, job = job, engine.served_job(job)
     targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     if (gap := engine.gap(gpu, job.quant)) is not None:
@@ -462,7 +463,12 @@ def serve_component(
         serving_provenance(engine),
         meets_rate=meets,
         notes=tuple(notes),
-        chosen=serving_notes(component, engine.name, best) if best.unmet is None else (),
+        chosen=(
+            serving_notes(component, engine.name, best)
+            + engine.kv_note(component.label, asked, job)
+            if best.unmet is None
+            else ()
+        ),
         job=replica_job,
         serving=best,
     )
