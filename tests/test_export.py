@@ -229,7 +229,7 @@ def test_the_layout_search_splits_405b_layers_unevenly_and_interleaves() -> None
 #: A serving pick of several replicas on one node: Llama 3.1 8B at 20 requests/s for 10 h
 #: (on the full catalog, 4 × 2-GPU vLLM replicas on 8 × RTX A4000 when this was written).
 SERVED = ("--task", "inference", "--model", "llama-3.1-8b", "--request-rate", "20",
-          "--hours", "10")  # fmt: skip
+          "--hours", "10", "--engine", "vllm")  # fmt: skip
 
 
 def served_plan(text: str) -> tuple[int, int]:

@@ -181,11 +181,13 @@ def test_recommend_plans_a_70b_service_under_targets(catalog: Catalog) -> None:
     assert result.pick is not None
     run = result.pick.runs[0]
     plan = run.serving
-    assert plan is not None and plan.engine == "vllm"
+    assert plan is not None and plan.engine in ("vllm", "sglang", "trtllm")  # searched
     assert plan.replicas * plan.capacity.rate_rps >= 5
     assert plan.operating.ttft_s <= 2.0 and plan.operating.tpot_s <= 0.1 + 1e-9
     codes = [n.code for n in run.chosen]
-    assert codes[0] == "chosen_serving" and set(codes) <= {"chosen_serving", "chosen_split"}
+    assert codes[0] == "chosen_serving" and {"chosen_engine", "chosen_engine_bound"} & set(codes)
+    assert set(codes) <= {"chosen_serving", "chosen_split", "chosen_engine",
+                          "chosen_engine_bound", "chosen_kv_cache"}  # fmt: skip
     assert ("chosen_split" in codes) == bool(plan.alternatives)
     # on several GPUs, the split kept serves at least as much as the next best compared
     multi = next(
@@ -286,7 +288,7 @@ def test_a_split_that_misses_its_targets_is_the_nearest_to_them(catalog: Catalog
             "for 200,256",
         ),
         (
-            ("--quant", "q4_k_m"),
+            ("--engine", "vllm", "--quant", "q4_k_m"),
             "--quant: vLLM does not run q4_k_m weights (it runs fp8, int4, int8); engines that "
             "do: llama.cpp, ollama",
         ),
@@ -324,7 +326,7 @@ def test_estimate_plans_a_service_on_the_gpus_given() -> None:
     )  # fmt: skip
     assert result.code == 0
     doc = json.loads(result.stdout)["serving"]
-    assert doc["engine"] == "vllm"
+    assert doc["engine"] in ("vllm", "sglang", "trtllm")  # the search's pick
     assert doc["replicas"] * doc["gpus_per_replica"] == 8
     point = doc["capacity_per_replica"]
     assert point["tpot_s"] <= 0.1 + 1e-9 and point["ttft_s"] <= 2.0
@@ -333,7 +335,7 @@ def test_estimate_plans_a_service_on_the_gpus_given() -> None:
         "--request-rate", "20", "--ttft", "2s", "--tpot", "100ms", "--prompt", "1000",
         "--generate", "300",
     ).stdout  # fmt: skip
-    assert "Serving on vLLM" in text and "requests/s need" in text
+    assert f"Serving on {ENGINES[doc['engine']].name}" in text and "requests/s need" in text
 
 
 def test_the_export_runs_the_engine_with_one_pod_per_replica(catalog: Catalog) -> None:
@@ -341,7 +343,7 @@ def test_the_export_runs_the_engine_with_one_pod_per_replica(catalog: Catalog) -
 
     component = make_component(
         {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 40, "tpot": "50ms",
-         "hours": 24}
+         "hours": 24, "engine": "vllm"}
     )  # fmt: skip
     result = recommend(catalog, Workload((component,)))
     assert result.pick is not None and result.pick.runs[0].serving is not None
@@ -435,15 +437,16 @@ def test_the_reasons_name_an_engines_fitted_host_time(
 
     seconds, runs = load_sequence_times()["vllm"]
     component = make_component(
-        {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 2, "hours": 10}
-    )
+        {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 2, "hours": 10,
+         "engine": "vllm"}
+    )  # fmt: skip
     pick = recommend(catalog, Workload((component,))).pick
     assert pick is not None
     expected = f"+ {seconds * 1e6:.0f} µs a running sequence a step for vLLM, fitted on {runs}"
     assert expected in pick.runs[0].provenance
     monkeypatch.setenv("COLUMNS", "400")  # one line a reason: nothing wraps
     result = run_cli("--lang", "fr", "recommend", "--task", "inference", "-m", "llama-3.1-8b",
-                     "--request-rate", "2", "--hours", "10")  # fmt: skip
+                     "--request-rate", "2", "--hours", "10", "--engine", "vllm")  # fmt: skip
     assert result.code == 0
     assert f"+ {seconds * 1e6:.0f} µs par séquence en cours et par pas pour vLLM" in result.stdout
 
@@ -555,3 +558,57 @@ def test_tensorrt_llm_keeps_an_fp8_checkpoints_kv_cache_in_fp8(catalog: Catalog)
     plain = run_cli("estimate", "-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--quant", "fp8",
                     "--engine", "vllm", "--prompt", "1000", "--generate", "1000").stdout  # fmt: skip
     assert "KV cache in" not in plain
+
+
+def test_with_no_engine_named_the_search_keeps_the_one_that_serves_the_most(
+    catalog: Catalog,
+) -> None:
+    """Issue 14's search over GPU × count × engine × layout: with no engine named, vLLM,
+    SGLang and TensorRT-LLM (the engines with a speed of their own) are each planned, the
+    one that serves the most under the targets kept (a later one only 5 % ahead of an
+    earlier) and the next named with what it serves; estimate and recommend agree, and
+    ``--engine`` fixes it. A format none of them runs goes to the engines that do."""
+    from whichgpu.estimate.engine_choice import PREFERENCE_MARGIN, candidate_engines
+
+    h100 = catalog.gpu("h100-sxm")
+    searched = {e.id for e in candidate_engines(None, h100, None)}
+    assert searched == {"vllm", "sglang", "trtllm"}
+    assert [e.id for e in candidate_engines(None, h100, "nf4")] == ["tgi", "transformers"]
+    assert [e.id for e in candidate_engines(None, h100, "q4_k_m")] == ["llama.cpp", "ollama"]
+    args = ("-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--count", "2", "--request-rate", "5",
+            "--ttft", "2s", "--tpot", "100ms")  # fmt: skip
+    open_doc = json.loads(run_cli("estimate", *args, "--json").stdout)
+    chosen = open_doc["serving"]["engine"]
+    served = {}
+    for engine in searched:
+        doc = json.loads(run_cli("estimate", *args, "--engine", engine, "--json").stdout)
+        serving = doc["serving"]
+        served[engine] = serving["replicas"] * serving["capacity_per_replica"]["requests_per_s"]
+    order = ["vllm", "sglang", "trtllm"]
+    for engine, rate in served.items():
+        ahead = order.index(engine) - order.index(chosen)
+        assert rate <= served[chosen] * (1 + PREFERENCE_MARGIN) ** max(ahead, 0) + 1e-9
+    capacity = open_doc["serving"]["capacity_per_replica"]["requests_per_s"]
+    assert served[chosen] == pytest.approx(open_doc["serving"]["replicas"] * capacity)
+    from whichgpu.requests import EstimateRequest
+    from whichgpu.sizing import estimate_job
+
+    request = EstimateRequest(model="llama-3.1-70b", task="inference", gpu="h100-sxm", count=2,
+                              request_rate=5, ttft=2.0, tpot=0.1)  # fmt: skip
+    (said,) = [n for n in estimate_job(h100, LLAMA_70B, request).notes
+               if n.code.startswith("chosen_engine")]  # fmt: skip
+    runner_up = max((e for e in searched if e != chosen), key=lambda e: served[e])
+    assert said.params["engine"] == ENGINES[chosen].name
+    assert said.params["other"] == ENGINES[runner_up].name
+    if said.code == "chosen_engine":  # planned: what it serves under the targets
+        assert said.params["other_rate"] == pytest.approx(served[runner_up], abs=0.01)
+    else:  # not planned: its maximum-load bound, which no target raises
+        assert said.code == "chosen_engine_bound"
+        assert said.params["other_rate"] >= served[runner_up] - 0.01
+    component = make_component(
+        {"kind": "inference", "model": "llama-3.1-70b", "request_rate": 5, "ttft": "2s",
+         "tpot": "100ms", "hours": 720}
+    )  # fmt: skip
+    options = recommend(catalog, Workload((component,))).options
+    same = next(o for o in options if o.gpu.id == "h100-sxm" and o.gpus == 2 and o.feasible)
+    assert same.runs[0].serving is not None and same.runs[0].serving.engine == chosen

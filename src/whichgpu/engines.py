@@ -425,7 +425,8 @@ ENGINES: dict[str, EngineProfile] = {
     ),
 }
 ENGINE_IDS: tuple[str, ...] = tuple(ENGINES)
-#: The engine a serving plan uses where none is named: the one most teams deploy
+#: The engine named where a weight format runs on none of the engines searched
+#: (:mod:`whichgpu.estimate.engine_choice`) and the answer must name one: the most deployed
 DEFAULT_ENGINE = "vllm"
 
 

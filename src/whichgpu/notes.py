@@ -182,6 +182,17 @@ MESSAGES: dict[str, str | Plural] = {
         "{tpot_ms:,.1f} ms per output token ({percentile}; limited by {binding}).",
         "replicas",
     ),
+    "chosen_engine": N_(
+        "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
+        "{other} next, {other_rate:,.2f} (of {order}, a later engine is taken only where it "
+        "serves {margin} % more a place); give {engine_field} to set the engine."
+    ),
+    "chosen_engine_bound": N_(
+        "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
+        "{other} next, {other_rate:,.2f} at most at full load (of {order}, a later engine is "
+        "taken only where it serves {margin} % more a place); give {engine_field} to set the "
+        "engine."
+    ),
     "chosen_kv_cache": N_(
         "{component} on {engine}: the KV cache in {kv}, the dtype {engine} reads from the "
         "checkpoint (TensorRT Model Optimizer's {quant} export quantizes the cache unless "

@@ -168,7 +168,8 @@ MARKET_NAMES = Input(
 SERVE_ENGINE = Input(
     "choice",
     N_("Serving engine: vllm, sglang, trtllm, tgi, llama.cpp, ollama or transformers "
-       "(default: vllm)."),
+       "(default: the one of vllm, sglang and trtllm that serves the most; llama.cpp or "
+       "ollama for GGUF)."),
     choices=ENGINE_IDS,
 )  # fmt: skip
 TTFT = Input("latency", N_("Serving: time to first token to meet, e.g. 2s."), low=1e-4, high=3600)

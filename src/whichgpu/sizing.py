@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING
 
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency_model import load_efficiency
-from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
-from whichgpu.estimate.serving_plan import (
-    PERCENTILES,
-    Targets,
+from whichgpu.estimate.engine_choice import (
+    candidate_engines,
     check_serving,
-    plan_service,
+    choose_engine,
+    engine_notes,
     serving_provenance,
 )
+from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
+from whichgpu.estimate.serving_plan import PERCENTILES, Targets
 from whichgpu.job import Job, default_prompt
 from whichgpu.requests import IMAGE_KINDS
 from whichgpu.throughput import (
@@ -225,9 +226,9 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
 
     job = replace(job, all_logits=False)
     check_serving(arch, job, r.engine)
-    engine = ENGINES[r.engine or DEFAULT_ENGINE]
-    asked, job = job, engine.served_job(job)
     targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
+    engines = candidate_engines(r.engine, gpu, job.quant)
+    engine = engines[0] if engines else ENGINES[DEFAULT_ENGINE]
     if (gap := engine.gap(gpu, job.quant)) is not None:
         able = [e.name for e in ENGINES.values() if e.gap(gpu, job.quant) is None
                 and (job.quant is None or job.quant in e.formats)]  # fmt: skip
@@ -239,9 +240,11 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
                            has=gpu.compute_capability, instead=", ".join(able) or "-")  # fmt: skip
     if r.tp and engine.split == "tensor" and tensor_parallel_degree(arch, r.tp) != r.tp:
         raise InvalidInput("tp_heads", field=("tp",), tp=r.tp, model=arch.name, heads=arch.n_heads)
-    plan = plan_service(arch, job, gpu, r.count, engine, targets, r.request_rate, r.batch, r.tp)
-    if plan is None:
+    choice = choose_engine(arch, job, gpu, r.count, engines, targets, r.request_rate, r.batch,
+                           r.tp)  # fmt: skip
+    if choice is None:
         raise InvalidInput("serving_no_fit", model=arch.name, gpu=gpu.name, count=r.count)
+    asked, job, engine, plan = job, choice.job, choice.engine, choice.plan
     check_runnable(arch, job, gpu)
     if plan.unmet is not None:  # missed even at the lightest load: no operating point
         target, best_s = plan.unmet
@@ -275,5 +278,5 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
         provenance=serving_provenance(engine),
         serving=plan,
         demand_rps=r.request_rate,
-        notes=engine.kv_note(arch.name, asked, job),
+        notes=engine_notes(arch.name, choice, asked),
     )

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
-from whichgpu.engines import EngineProfile, load_sequence_times
+from whichgpu.engines import EngineProfile
 from whichgpu.engines import sequence_s as fitted_sequence_s
 from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.queueing import waiting_s
@@ -45,11 +45,11 @@ __all__ = [
     "ServingPlan",
     "ServingPoint",
     "Targets",
-    "check_serving",
     "kv_sequences",
+    "max_load_rps",
     "plan_service",
     "replica_plan",
-    "serving_provenance",
+    "serves_more",
 ]
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
@@ -98,6 +98,12 @@ class _Curve:
         ]
         object.__setattr__(self, "_logs", tuple(logs))
         object.__setattr__(self, "_slopes", tuple(slopes))
+        # what a prompt stretches the decode steps by (:func:`_tpot`'s ``e``), once
+        prompt = max(self.prompt, 1)
+        chunk = min(self.chunk_tokens or prompt, prompt)
+        c = self.cycle_prefill_s
+        hidden = math.ceil(prompt / chunk) * min(self.step_s(1.0), chunk * c / prompt)
+        object.__setattr__(self, "_excess_s", max(0.0, c - hidden))
 
     def prompts_s(self, batch: float | None = None) -> float:
         """Seconds to prefill what a pass prefills (a prompt under continuous batching; a
@@ -139,6 +145,7 @@ def _curve(
     factor: float,
     b_max: int,
     sequence_s: float = 0.0,
+    at_most_only: bool = False,
 ) -> tuple[_Curve, float]:
     """The replica's decode step at each grid batch: the calibrated cycle's (over
     ``factor``) plus ``sequence_s`` of host work per sequence in the batch (an engine's
@@ -149,6 +156,8 @@ def _curve(
     from whichgpu.throughput import prefill_seconds, serving_seconds
 
     grid = sorted({*(1 << k for k in range(b_max.bit_length()) if 1 << k <= b_max), b_max})
+    if at_most_only:  # the step at b_max alone: all the maximum-load ceiling reads
+        grid = [b_max]
     out = max(job.generate, 1)
     decode, bounds, eta, in_cycle = [], [], 0.0, 0.0
     base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
@@ -256,14 +265,9 @@ def _tpot(curve: _Curve, batch: float, rate: float) -> float:
     rather than its whole ``c``, and at ``λ`` prompts a second the steps run
     ``t_d(B) / (1 − λ·e)``. (Taking turns, ``1/(1 − λ·c)``, read every published online
     TPOT 11 to 86 % long.)"""
-    t_d = curve.step_s(batch)
-    prompt = max(curve.prompt, 1)
-    chunk = min(curve.chunk_tokens or prompt, prompt)
-    chunks = math.ceil(prompt / chunk)
-    c = curve.cycle_prefill_s
-    hidden = chunks * min(curve.step_s(1.0), chunk * c / prompt)
-    stretched = 1 - rate * max(0.0, c - hidden)
-    return t_d / stretched if stretched > 0 else math.inf
+    excess_s: float = curve._excess_s  # type: ignore[attr-defined]
+    stretched = 1 - rate * excess_s
+    return curve.step_s(batch) / stretched if stretched > 0 else math.inf
 
 
 def _ceiling(curve: _Curve) -> float:
@@ -356,6 +360,29 @@ def _highest(curve: _Curve, ok: ServingPoint, bad: float, targets: Targets) -> S
     return ok
 
 
+@lru_cache(maxsize=4096)
+def _replica_curve(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    tp: int,
+    engine: EngineProfile,
+    factor: float,
+    max_sequences: int | None,
+    sequence_s: float,
+    at_most_only: bool = False,
+) -> tuple[_Curve, float] | None:
+    """A replica's serving curve and η at the sequences its KV cache holds (``max_sequences``
+    at most: the user's cap, vLLM's --max-num-seqs); None where it holds none.
+    ``at_most_only``: the curve's last point alone, all :func:`_ceiling` reads."""
+    b_max = kv_sequences(arch, job, gpu, tp, engine)
+    if max_sequences is not None:
+        b_max = min(b_max, max_sequences)
+    if b_max < 1:
+        return None
+    return _curve(arch, job, gpu, tp, engine, factor, b_max, sequence_s, at_most_only)
+
+
 @dataclass(frozen=True)
 class _Capacity:
     curve: _Curve
@@ -379,12 +406,10 @@ def _capacity(
 ) -> _Capacity | None:
     """A replica's highest rate under ``targets`` (once per replica shape: the candidates
     that run 1, 2 or 4 such replicas share it)."""
-    b_max = kv_sequences(arch, job, gpu, tp, engine)
-    if max_sequences is not None:  # the user's cap (vLLM's --max-num-seqs)
-        b_max = min(b_max, max_sequences)
-    if b_max < 1:
+    found = _replica_curve(arch, job, gpu, tp, engine, factor, max_sequences, sequence_s)
+    if found is None:
         return None
-    curve, eta = _curve(arch, job, gpu, tp, engine, factor, b_max, sequence_s)
+    curve, eta = found
     q = targets.quantile
     ceiling = _ceiling(curve)
     unmet: tuple[str, float] | None = None
@@ -486,16 +511,10 @@ def plan_service(
     kept (on a tie, the smaller replicas): None where no split holds the model. ``tp``: the
     replica's size the user fixed (``--tp``), the only split tried."""
     from whichgpu.errors import WhichGPUError
-    from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
 
     best: ServingPlan | None = None
     served_by: list[tuple[int, int, float]] = []
-    sizes = [tp] if tp else gpu_counts(min(count, job.gpus_per_node))  # a replica in one node
-    for per_replica in sizes:
-        if count % per_replica:
-            continue
-        if engine.split == "tensor" and tensor_parallel_degree(arch, per_replica) != per_replica:
-            continue
+    for per_replica in _splits(arch, job, count, engine, tp):
         try:
             plan = replica_plan(arch, job, gpu, per_replica, engine, targets,
                                 demand_rps=demand_rps, replicas=count // per_replica,
@@ -506,12 +525,49 @@ def plan_service(
             continue
         served = plan.replicas * plan.capacity.rate_rps
         served_by.append((per_replica, plan.replicas, served))
-        if best is None or _better(plan, best):
+        if best is None or serves_more(plan, best):
             best = plan
     if best is None:
         return None
     others = sorted((s for s in served_by if s[0] != best.gpus_per_replica), key=lambda s: -s[2])
     return replace(best, alternatives=tuple(others))
+
+
+def _splits(
+    arch: ModelArch, job: Job, count: int, engine: EngineProfile, tp: int | None
+) -> list[int]:
+    """The replica sizes ``count`` GPUs split into (:func:`plan_service`)."""
+    from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
+
+    sizes = [tp] if tp else gpu_counts(min(count, job.gpus_per_node))  # a replica in one node
+    return [n for n in sizes if not count % n and (engine.split != "tensor"
+            or tensor_parallel_degree(arch, n) == n)]  # fmt: skip
+
+
+def max_load_rps(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int,
+    engine: EngineProfile,
+    max_sequences: int | None = None,
+    tp: int | None = None,
+) -> float:
+    """The most requests/s any split of ``count`` GPUs serves at maximum load, every slot
+    busy: a bound no target raises, so an engine whose bound is below what another serves
+    under the targets need not be planned (0 where no split holds the model)."""
+    from whichgpu.errors import WhichGPUError
+
+    most = 0.0
+    for n in _splits(arch, job, count, engine, tp):
+        try:
+            found = _replica_curve(arch, job, gpu, n, engine, 1.0, max_sequences,
+                                   fitted_sequence_s(engine.id), at_most_only=True)  # fmt: skip
+        except WhichGPUError:
+            continue
+        if found is not None:
+            most = max(most, count // n * _ceiling(found[0]))
+    return most
 
 
 def _shortfall(plan: ServingPlan) -> float:
@@ -524,7 +580,7 @@ def _shortfall(plan: ServingPlan) -> float:
     return reached_s / limit_s if limit_s else math.inf
 
 
-def _better(plan: ServingPlan, best: ServingPlan) -> bool:
+def serves_more(plan: ServingPlan, best: ServingPlan) -> bool:
     """``plan`` serves more than ``best``, or, where neither meets the targets at any load,
     comes nearer to them (the split a message about the miss should name: tensor parallel
     8 reaches a shorter first token than 4 replicas of 2, which serve more)."""
@@ -536,44 +592,3 @@ def _better(plan: ServingPlan, best: ServingPlan) -> bool:
 
 #: The latency quantiles a target may be set at
 PERCENTILES = {"p50": 0.5, "p95": 0.95, "p99": 0.99}
-
-
-def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
-    """A served request must fit the model's context, and the engine must run its weight
-    format: one clear error naming what would (the engines that run it)."""
-    from whichgpu.engines import DEFAULT_ENGINE, ENGINES
-    from whichgpu.errors import InvalidInput
-    from whichgpu.job import check_context
-
-    check_context(arch, job)  # a served job is an inference job
-    engine = ENGINES[engine_id or DEFAULT_ENGINE]
-    if job.quant is not None and job.quant not in engine.formats:
-        able = [e.id for e in ENGINES.values() if job.quant in e.formats]
-        raise InvalidInput(
-            "engine_format",
-            field=("quant",),
-            engine=engine.name,
-            quant=job.quant,
-            valid=", ".join(sorted(engine.formats)),
-            instead=", ".join(able) or "-",
-        )
-
-
-def serving_provenance(engine: EngineProfile) -> str:
-    """What the served rate rests on: the measurements its harness's serving η is fitted on
-    (llama.cpp's on decode steps), and the engine's host time per sequence where one is
-    fitted on its own published runs (:func:`~whichgpu.engines.load_sequence_times`)."""
-    from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES
-    from whichgpu.estimate.efficiency_model import load_efficiency
-
-    model, _spread = load_efficiency()
-    harness = engine.harness
-    regime = "llm-decode" if harness in LAYER_SPLIT_HARNESSES else "llm-serve"
-    out = f"fitted on {model.fitted_on.get(f'{harness}|{regime}', 0)} measurements"
-    timed = load_sequence_times().get(engine.id)
-    if timed is not None:
-        out += (
-            f"; + {timed[0] * 1e6:.0f} µs a running sequence a step for {engine.name}, "
-            f"fitted on {timed[1]} published runs"
-        )
-    return out

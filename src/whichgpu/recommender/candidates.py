@@ -384,31 +384,32 @@ def serve_component(
     the split that serves the most kept; each replica as
     :func:`~whichgpu.estimate.serving_plan.replica_plan` plans it."""
     from whichgpu.engines import DEFAULT_ENGINE, ENGINES
+    from whichgpu.estimate.engine_choice import (
+        candidate_engines,
+        choose_engine,
+        engine_notes,
+        serving_provenance,
+    )
     from whichgpu.estimate.kv_pool import replica_bytes_per_gpu
     from whichgpu.estimate.memory import memory_of
     from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.estimate.serving_plan import (
-        PERCENTILES,
-        Targets,
-        plan_service,
-        serving_provenance,
-    )
+    from whichgpu.estimate.serving_plan import PERCENTILES, Targets
 
-    engine = ENGINES[component.engine or DEFAULT_ENGINE]
-    asked, job = job, engine.served_job(job)
+    engines = candidate_engines(component.engine, gpu, job.quant)
     targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
-    if (gap := engine.gap(gpu, job.quant)) is not None:
+    named = engines[0] if engines else ENGINES[DEFAULT_ENGINE]
+    if (gap := named.gap(gpu, job.quant)) is not None:
         missing = "CUDA" if gap[0] == "CUDA" else f"SM {gap[1]:.1f}"
         return ComponentRun(component, True, None, capacity_gib, f"{hw.count} GPU",
                             provenance="none", missing_unit=missing)  # fmt: skip
-    best = plan_service(
-        arch, job, gpu, hw.count, engine, targets, component.request_rate, component.batch
-    )
-    if best is None:
+    choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
+                           component.batch)  # fmt: skip
+    if choice is None:
         whole = memory_of(arch, evolve(job, tp=1, gpus=1, batch=1))
         needed = whole.total_bytes / BYTES_PER_GIB / hw.count
         return ComponentRun(component, False, needed, capacity_gib, f"{hw.count} GPU")
+    asked, job, engine, best = job, choice.job, choice.engine, choice.plan
     replica_job = evolve(job, tp=best.gpus_per_replica if engine.split == "tensor" else 1,
                           gpus=best.gpus_per_replica)  # fmt: skip
     demand = component.request_rate
@@ -465,7 +466,7 @@ def serve_component(
         notes=tuple(notes),
         chosen=(
             serving_notes(component, engine.name, best)
-            + engine.kv_note(component.label, asked, job)
+            + engine_notes(component.label, choice, asked)
             if best.unmet is None
             else ()
         ),

@@ -57,7 +57,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         all_logits=not inference,
     )
     if serves(component):
-        from whichgpu.estimate.serving_plan import check_serving
+        from whichgpu.estimate.engine_choice import check_serving
 
         check_serving(arch, job, component.engine)
     if global_batch is not None and component.batch is not None:

@@ -1,0 +1,228 @@
+"""Which engine serves a model where the user names none: each engine built to serve at load
+planned on the same GPUs (:func:`~whichgpu.estimate.serving_plan.plan_service`, the job as
+that engine serves it: :meth:`~whichgpu.engines.EngineProfile.served_job`), the one that
+serves the most requests a second under the targets kept, and the next one named.
+
+The engines searched are the ones a team serving traffic deploys (continuous batching over
+a paged KV cache, tensor parallelism inside a node) whose speed rests on their own published
+runs: TensorRT-LLM, on which the serving roofline is calibrated, and the engines with a host
+time fitted on theirs (vLLM, SGLang: :func:`~whichgpu.engines.load_sequence_times`). TGI,
+with nothing of its own fitted, would run at TensorRT-LLM's speed for want of data, not on
+it: it is planned when named, as Hugging Face ``generate()`` is. GGUF weights are the
+llama.cpp server's and Ollama's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from whichgpu.engines import (
+    ENGINES,
+    GGUF_FORMATS,
+    REFERENCE_ENGINE,
+    EngineProfile,
+    load_sequence_times,
+)
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.records import GPU
+    from whichgpu.estimate.serving_types import ServingPlan, Targets
+    from whichgpu.job import Job
+    from whichgpu.models.arch import ModelArch
+    from whichgpu.notes import Note
+
+#: The engines that may be searched where none is named, in the order a tie keeps (the most
+#: deployed first); those with a speed of their own (:func:`searched`) are
+SERVING_ENGINES = ("vllm", "sglang", "trtllm", "tgi")
+#: The engines searched for GGUF weights (the formats only they run)
+GGUF_SEARCHED = ("llama.cpp", "ollama")
+
+
+def searched(quant: str | None) -> tuple[str, ...]:
+    """The engines the search plans for ``quant`` weights: the llama.cpp server and Ollama
+    for GGUF; otherwise the serving engines whose speed rests on their own runs."""
+    if quant in GGUF_FORMATS:
+        return GGUF_SEARCHED
+    fitted = load_sequence_times()
+    return tuple(e for e in SERVING_ENGINES if e == REFERENCE_ENGINE or e in fitted)
+
+
+def candidate_engines(engine_id: str | None, gpu: GPU, quant: str | None) -> list[EngineProfile]:
+    """The engine named, or the searched engines that run ``quant`` weights on ``gpu``
+    (:meth:`~whichgpu.engines.EngineProfile.gap`); where none of them runs the format at
+    all (bitsandbytes NF4), the engines that do (TGI, then ``generate()``)."""
+    if engine_id is not None:
+        return [ENGINES[engine_id]]
+    names = searched(quant)
+    if quant is not None and not any(quant in ENGINES[name].formats for name in names):
+        names = tuple(e.id for e in ENGINES.values() if quant in e.formats)
+    return [
+        engine
+        for name in names
+        if (engine := ENGINES[name]).gap(gpu, quant) is None
+        and (quant is None or quant in engine.formats)
+    ]
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    engine: EngineProfile
+    #: The job as the engine serves it (its KV cache's dtype)
+    job: Job
+    plan: ServingPlan
+    #: The engine next best, the requests/s it serves on the same GPUs, and whether it was
+    #: planned under the targets (False: the most it serves at maximum load, a bound)
+    runner_up: tuple[str, float, bool] | None = None
+    #: The engines compared, in the order a tie keeps
+    compared: tuple[str, ...] = ()
+
+
+#: Where every engine meets the targets, one later in the search's order (vLLM, SGLang,
+#: TensorRT-LLM) is chosen only where it serves this much more per place it stands behind:
+#: vLLM runs a Hub checkpoint as it is, TensorRT-LLM wants its own quantized checkpoints and
+#: a narrower set of models, and a few percent is within what the host-time fit tells apart
+#: (the vLLM and SGLang runs' leave-one-source-out errors, docs/serving-accuracy.md)
+PREFERENCE_MARGIN = 0.05
+
+
+def choose_engine(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int,
+    engines: list[EngineProfile],
+    targets: Targets,
+    demand_rps: float | None = None,
+    max_sequences: int | None = None,
+    tp: int | None = None,
+) -> EngineChoice | None:
+    """Each of ``engines`` planned on ``count`` × ``gpu``; the one that serves the most kept,
+    an engine later in ``engines`` by :data:`PREFERENCE_MARGIN` a place (where none meets
+    the targets, the nearest to them: :func:`~whichgpu.estimate.serving_plan.serves_more`),
+    or None where none holds the model. The engines are planned in the order of their
+    maximum-load bound (:func:`~whichgpu.estimate.serving_plan.max_load_rps`, which no
+    target raises); one whose bound cannot beat the best so far is not planned, and where it
+    comes next its bound is what the answer names."""
+    from whichgpu.estimate.serving_plan import max_load_rps, plan_service, serves_more
+
+    def weight(engine: EngineProfile) -> float:
+        return float((1 + PREFERENCE_MARGIN) ** -engines.index(engine))
+
+    def better(a: EngineChoice, b: EngineChoice) -> bool:
+        if a.plan.unmet is not None or b.plan.unmet is not None:
+            return serves_more(a.plan, b.plan)
+        if _served(a) * weight(a.engine) == _served(b) * weight(b.engine):
+            return engines.index(a.engine) < engines.index(b.engine)
+        return _served(a) * weight(a.engine) > _served(b) * weight(b.engine)
+
+    if len(engines) == 1:  # the engine named: nothing to compare
+        bounds = {engines[0].id: 1.0}
+    else:
+        bounds = {
+            e.id: max_load_rps(arch, e.served_job(job), gpu, count, e, max_sequences, tp)
+            for e in engines
+        }
+    order = sorted(
+        (e for e in engines if bounds[e.id] > 0), key=lambda e: -bounds[e.id] * weight(e)
+    )
+    best: EngineChoice | None = None
+    others: list[tuple[str, float, bool]] = []  # name, requests/s, planned (or a bound)
+    for engine in order:
+        if (
+            best is not None
+            and best.plan.unmet is None
+            and bounds[engine.id] * weight(engine) < _served(best) * weight(best.engine)
+        ):
+            others.append((engine.name, bounds[engine.id], False))
+            continue
+        served = engine.served_job(job)
+        plan = plan_service(arch, served, gpu, count, engine, targets, demand_rps,
+                            max_sequences, tp)  # fmt: skip
+        if plan is None:
+            continue
+        choice = EngineChoice(engine, served, plan)
+        if best is None or better(choice, best):
+            best, choice = choice, best
+        if choice is not None:
+            others.append((choice.engine.name, _served(choice), True))
+    if best is None or not others:
+        return best
+    runner_up = max(others, key=lambda o: o[1])
+    compared = tuple(e.name for e in engines)
+    return EngineChoice(best.engine, best.job, best.plan, runner_up, compared)
+
+
+def _served(choice: EngineChoice) -> float:
+    return choice.plan.replicas * choice.plan.capacity.rate_rps
+
+
+def engine_notes(component: str, choice: EngineChoice, asked: Job) -> tuple[Note, ...]:
+    """What the search chose and said nothing of otherwise: the engine, where others were
+    planned (the next one and what it serves), and the KV cache's dtype the engine took
+    from the checkpoint (:meth:`~whichgpu.engines.EngineProfile.kv_note`)."""
+    from whichgpu.errors import Ref
+    from whichgpu.notes import note
+
+    out = list(choice.engine.kv_note(component, asked, choice.job))
+    if choice.runner_up is not None:
+        other, other_rps, planned = choice.runner_up
+        plan = choice.plan
+        out.insert(
+            0,
+            note(
+                "chosen_engine" if planned else "chosen_engine_bound",
+                component=component,
+                engine=choice.engine.name,
+                rate=round(plan.replicas * plan.capacity.rate_rps, 2),
+                other=other,
+                other_rate=round(other_rps, 2),
+                order=", ".join(choice.compared),
+                margin=round(100 * PREFERENCE_MARGIN),
+                engine_field=Ref(("engine",)),
+            ),
+        )
+    return tuple(out)
+
+
+def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
+    """A served request must fit the model's context, and the engine named must run its
+    weight format: one clear error naming what would (the engines that run it). With none
+    named, the search takes the engines that run it (every format has one)."""
+    from whichgpu.engines import ENGINES
+    from whichgpu.errors import InvalidInput
+    from whichgpu.job import check_context
+
+    check_context(arch, job)  # a served job is an inference job
+    if engine_id is None:
+        return
+    engine = ENGINES[engine_id]
+    if job.quant is not None and job.quant not in engine.formats:
+        able = [e.id for e in ENGINES.values() if job.quant in e.formats]
+        raise InvalidInput(
+            "engine_format",
+            field=("quant",),
+            engine=engine.name,
+            quant=job.quant,
+            valid=", ".join(sorted(engine.formats)),
+            instead=", ".join(able) or "-",
+        )
+
+
+def serving_provenance(engine: EngineProfile) -> str:
+    """What the served rate rests on: the measurements its harness's serving η is fitted on
+    (llama.cpp's on decode steps), and the engine's host time per sequence where one is
+    fitted on its own published runs (:func:`~whichgpu.engines.load_sequence_times`)."""
+    from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES
+    from whichgpu.estimate.efficiency_model import load_efficiency
+
+    model, _spread = load_efficiency()
+    harness = engine.harness
+    regime = "llm-decode" if harness in LAYER_SPLIT_HARNESSES else "llm-serve"
+    out = f"fitted on {model.fitted_on.get(f'{harness}|{regime}', 0)} measurements"
+    timed = load_sequence_times().get(engine.id)
+    if timed is not None:
+        out += (
+            f"; + {timed[0] * 1e6:.0f} µs a running sequence a step for {engine.name}, "
+            f"fitted on {timed[1]} published runs"
+        )
+    return out
