@@ -612,3 +612,25 @@ def test_with_no_engine_named_the_search_keeps_the_one_that_serves_the_most(
     options = recommend(catalog, Workload((component,))).options
     same = next(o for o in options if o.gpu.id == "h100-sxm" and o.gpus == 2 and o.feasible)
     assert same.runs[0].serving is not None and same.runs[0].serving.engine == chosen
+
+
+def test_a_datasets_lengths_in_the_cli_and_a_workload_file(tmp_path: Path) -> None:
+    """`--lengths sharegpt` plans ShareGPT's means (227 in, 189 out: vllm#9476's totals over
+    its 2,000 prompts) as `--prompt 227 --generate 189` would, and says so; a workload file
+    takes `lengths` too; tokens given with it are one line, exit 2."""
+    args = ("-m", "llama-3.1-8b", "--gpu", "h100-sxm", "--request-rate", "10", "--json")
+    named = json.loads(run_cli("estimate", *args, "--lengths", "sharegpt").stdout)
+    typed = json.loads(run_cli("estimate", *args, "--prompt", "227", "--generate", "189").stdout)
+    assert named["serving"] == typed["serving"]
+    assert named["notes"][0]["code"] == "chosen_lengths"
+    both = run_cli("estimate", *args[:-1], "--lengths", "sharegpt", "--generate", "100")
+    assert both.code == 2 and both.stdout == ""
+    assert both.stderr == (
+        "whichgpu: error: --lengths: ShareGPT's means (227 tokens in, 189 out) set the "
+        "lengths: give them or --prompt and --generate, not both\n"
+    )
+    workload = tmp_path / "serve.toml"
+    workload.write_text('[[components]]\nkind = "inference"\nmodel = "llama-3.1-8b"\n'
+                        'request_rate = 10\nlengths = "openorca"\n')  # fmt: skip
+    text = run_cli("recommend", "--file", str(workload)).stdout
+    assert "OpenOrca (MLPerf Llama 2 70B)'s mean lengths, 222" in text.replace("\n", " ")

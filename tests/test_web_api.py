@@ -906,3 +906,29 @@ def test_a_bridged_pair_is_a_field_of_the_api_and_a_box_on_the_forms(client: Tes
     assert "NVLink bridges joining the NVIDIA RTX A6000 cards" in unticked.text
     assert "NVLink bridges joining" not in ticked.text
     assert 'name="nvlink_bridge" value="1" checked' in ticked.text
+
+
+def test_a_datasets_lengths_are_its_means_in_the_api_and_the_pages(client: TestClient) -> None:
+    """Issue 14: a serving workload as users state it, lengths by a dataset's name. The API,
+    the estimate page and recommend's page plan the same means; tokens given as well are one
+    field at fault (422), not a guess at which wins."""
+    body = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "request_rate": 10, "lengths": "sharegpt"}
+    named = ok(client.post("/api/v1/estimate", json=body))
+    typed = ok(client.post("/api/v1/estimate", json={**body, "lengths": None, "prompt": 227,
+                                                     "generate": 189}))  # fmt: skip
+    assert named["serving"] == typed["serving"]
+    assert any(
+        "ShareGPT's mean lengths, 227 tokens in and 189 out" in r["text"] for r in named["notes"]
+    )
+    found = error(client.post("/api/v1/estimate", json={**body, "prompt": 100}), 422)
+    assert found["field"] == "lengths" and "not both" in found["message"]
+    page = client.get("/estimate", params={"model": "llama-3.1-8b", "gpu": "h100-sxm",
+                                           "request_rate": "10", "lengths": "sharegpt"})  # fmt: skip
+    assert page.status_code == 200 and '<option value="sharegpt" selected>' in page.text
+    plan = ok(client.post("/api/v1/recommend", json={"components": [
+        {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 10,
+         "lengths": "openorca"}]}))  # fmt: skip
+    assert any("222 tokens in and 294 out" in a["text"] for a in plan["assumptions"])
+    bad = client.post("/api/v1/recommend", json={"components": [
+        {"kind": "inference", "model": "llama-3.1-8b", "lengths": "openorca", "generate": 99}]})  # fmt: skip
+    assert error(bad, 422)["field"] == "components.0.lengths"

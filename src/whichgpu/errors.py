@@ -219,6 +219,10 @@ MESSAGES: dict[str, str] = {
     "serving_context": N_(
         "{model} reads {n:,} tokens at most; {prompt} + {generate} asks for {tokens:,}"
     ),
+    "lengths_and_tokens": N_(
+        "{name}'s means ({prompt} tokens in, {generate} out) set the lengths: give them or "
+        "{prompt_field} and {generate_field}, not both"
+    ),
     "engine_format": N_(
         "{engine} does not run {quant} weights (it runs {valid}); engines that do: {instead}"
     ),

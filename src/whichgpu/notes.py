@@ -193,6 +193,10 @@ MESSAGES: dict[str, str | Plural] = {
         "taken only where it serves {margin} % more a place); give {engine_field} to set the "
         "engine."
     ),
+    "chosen_lengths": N_(
+        "{component}: {name}'s mean lengths, {prompt} tokens in and {generate} out ({source}, "
+        "{as_of}); every request is planned at those means."
+    ),
     "chosen_kv_cache": N_(
         "{component} on {engine}: the KV cache in {kv}, the dtype {engine} reads from the "
         "checkpoint (TensorRT Model Optimizer's {quant} export quantizes the cache unless "

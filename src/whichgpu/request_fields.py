@@ -9,6 +9,7 @@ from whichgpu.engines import ENGINE_IDS
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input
 from whichgpu.job import NETWORKS, OFFLOADS, OPTIMIZERS, PRECISIONS, QUANT_BITS
+from whichgpu.length_presets import LENGTH_IDS
 from whichgpu.recipes import FRAMEWORKS
 
 MARKETS: tuple[str, ...] = ("on-demand", "spot", "marketplace", "serverless")
@@ -173,6 +174,12 @@ SERVE_ENGINE = Input(
     choices=ENGINE_IDS,
 )  # fmt: skip
 TTFT = Input("latency", N_("Serving: time to first token to meet, e.g. 2s."), low=1e-4, high=3600)
+SERVE_LENGTHS = Input(
+    "choice",
+    N_("A dataset's mean lengths in place of the prompt and generated tokens: sharegpt "
+       "(227 in, 189 out) or openorca (222 in, 294 out)."),
+    choices=LENGTH_IDS,
+)  # fmt: skip
 TPOT = Input(
     "latency", N_("Serving: time per output token to meet, e.g. 100ms."), low=1e-5, high=60
 )

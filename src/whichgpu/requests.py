@@ -25,6 +25,7 @@ from whichgpu.job import (
     Engine,
     KvDtype,
 )
+from whichgpu.length_presets import DEFAULT_GENERATE
 from whichgpu.models.arch import ModelArch
 from whichgpu.recipes import default_precision
 from whichgpu.request_fields import (
@@ -63,6 +64,7 @@ from whichgpu.request_fields import (
     SAMPLES,
     SEQ,
     SERVE_ENGINE,
+    SERVE_LENGTHS,
     STEPS,
     TFLOP,
     TOKENS,
@@ -292,7 +294,8 @@ class EstimateRequest(TrainingSettings):
         ),
     )
     prompt: int = given(0, PROMPT)
-    generate: int = given(256, GENERATE)
+    generate: int = given(DEFAULT_GENERATE, GENERATE)
+    lengths: str | None = given(None, SERVE_LENGTHS)
     checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)
     tp: int | None = given(None, replace(TP, help=N_("Tensor-parallel degree (default: chosen).")))
     pp: int | None = given(
@@ -375,7 +378,8 @@ class Component(TrainingSettings):
     seq: int | None = given(None, SEQ)
     #: 0: the sequence given, else 512 tokens (whichgpu.job.default_prompt)
     prompt: int = given(0, PROMPT)
-    generate: int = given(256, GENERATE)
+    generate: int = given(DEFAULT_GENERATE, GENERATE)
+    lengths: str | None = given(None, SERVE_LENGTHS)
     #: None: off, unless a training job fits no other way (then full checkpointing)
     checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)
     tokens: float | None = given(None, TOKENS)

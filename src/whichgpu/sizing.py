@@ -44,9 +44,17 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     (:mod:`whichgpu.inputs`)."""
     import msgspec
 
+    from whichgpu.length_presets import apply_lengths, lengths_note
     from whichgpu.recommender.jobs import bridge_note
 
+    if request.lengths is not None:  # a dataset's means set the lengths
+        prompt, generate = apply_lengths(request.lengths, request.prompt, request.generate)
+        request = replace(request, prompt=prompt, generate=generate)
     result = _estimate_job(gpu, arch, request)
+    if request.lengths is not None:
+        label = arch.name if arch is not None else (request.model or request.task)
+        said = lengths_note(label, request.lengths)
+        result = msgspec.structs.replace(result, notes=(said, *result.notes))
     if request.nvlink_bridge:
         return result
     bridged = replace(request, nvlink_bridge=True)
@@ -64,7 +72,8 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     r = request
     image_fields = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents")
     # a served model's and LoRA's settings, refused for the kinds of work that read none
-    served_lora = ("engine", "request_rate", "ttft", "tpot", "lora_rank", "lora_targets")
+    served_lora = ("engine", "request_rate", "ttft", "tpot", "lora_rank", "lora_targets",
+                   "lengths")  # fmt: skip
     given = {
         k: getattr(r, k)
         for k in ("tokens", "images", "epochs", "frames", "tflop", *image_fields, *served_lora)

@@ -13,6 +13,7 @@ from typing import Any
 
 from whichgpu.errors import InvalidInput, Path, Ref, field_name
 from whichgpu.inputs import check_keys, parse
+from whichgpu.length_presets import apply_lengths
 from whichgpu.requests import IMAGE_KINDS, MAX_COMPONENTS, Component, Constraints, Workload
 
 
@@ -31,6 +32,10 @@ def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) 
     if component.request_rate is not None and component.kind != "inference":
         raise InvalidInput("rate_for_inference", field=(*path, "request_rate"))
     check_applies(component.kind, raw, path)
+    if component.lengths is not None:  # a dataset's means set the lengths
+        prompt, generate = apply_lengths(component.lengths, component.prompt,
+                                         component.generate, path)  # fmt: skip
+        component = replace(component, prompt=prompt, generate=generate)
     if component.kind in IMAGE_KINDS:
         check_image_model(component.model, component.params, path)
     elif not component.uses_model and (component.model or component.params) and arch is None:
@@ -82,7 +87,18 @@ APPLIES: dict[str, frozenset[str]] = {
     ),
     "image-finetune": frozenset({"images", "epochs", "resolution", "cache_latents"}),
     "inference": frozenset(
-        {"tokens", "images", "prompt", "generate", "seq", "engine", "request_rate", "ttft", "tpot"}
+        {
+            "tokens",
+            "images",
+            "prompt",
+            "generate",
+            "lengths",
+            "seq",
+            "engine",
+            "request_rate",
+            "ttft",
+            "tpot",
+        }
     ),
     **{kind: frozenset({"tokens", "images", "epochs", "seq"}) for kind in ("train", "finetune")},
     **{
@@ -91,7 +107,7 @@ APPLIES: dict[str, frozenset[str]] = {
     },
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop", "prompt",
-           "generate", "seq", "resolution", "steps", "cpu_offload", "vae_tiling",
+           "generate", "lengths", "seq", "resolution", "steps", "cpu_offload", "vae_tiling",
            "cache_latents", "engine", "request_rate", "ttft", "tpot", "lora_rank",
            "lora_targets")  # fmt: skip
 

@@ -365,6 +365,9 @@ def _assumptions(workload: Workload) -> list[Note]:
         out.append(note("assume_sequential"))
     if any(comp.services > 1 for comp in workload.components):
         out.append(note("assume_services"))
+    from whichgpu.length_presets import lengths_note
+
+    out += [lengths_note(c.label, c.lengths) for c in workload.components if c.lengths]
     out.append(note("assume_throughput"))
     return out
 

@@ -22,6 +22,7 @@ def recommend_context(
 ) -> dict[str, Any]:
     from whichgpu.engines import ENGINES
     from whichgpu.job import PRECISIONS, QUANT_BITS
+    from whichgpu.length_presets import LENGTHS
     from whichgpu.models.presets import presets
     from whichgpu.requests import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
 
@@ -49,6 +50,7 @@ def recommend_context(
         "objectives": OBJECTIVES,
         "gpus": [(g.id, g.name) for g in service.catalog().gpus],
         "engines": [(e.id, e.name) for e in ENGINES.values()],
+        "lengths": [(p.id, p.name) for p in LENGTHS.values()],
         "percentiles": ("p50", "p95", "p99"),
     }
 
@@ -279,6 +281,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
     from whichgpu.engines import ENGINES
     from whichgpu.fields import format_rate
     from whichgpu.job import PRECISIONS
+    from whichgpu.length_presets import LENGTHS
     from whichgpu.models.presets import presets
     from whichgpu.recipes import FRAMEWORKS
     from whichgpu.render.estimate_out import Lines, no_fit, print_estimate
@@ -308,6 +311,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
         "precisions": PRECISIONS,
         "frameworks": FRAMEWORKS,
         "engines": [(e.id, e.name) for e in ENGINES.values()],
+        "lengths": [(p.id, p.name) for p in LENGTHS.values()],
         "summary": summary,
         "lines": lines,
     }

@@ -32,6 +32,7 @@ FIELD_LABELS: dict[str, str] = {
     "hours": N_("Hours of use"),
     "request_rate": N_("Requests per second"),
     "engine": N_("Serving engine"),
+    "lengths": N_("Lengths of a dataset"),
     "ttft": N_("Time to first token"),
     "tpot": N_("Time per output token"),
     "percentile": N_("Latency percentile"),
