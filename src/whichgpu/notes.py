@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from types import MappingProxyType
 
 from whichgpu.errors import Ref, api_name, field_name, naming_fields
@@ -404,7 +405,7 @@ LIST_SEPARATOR = N_(", ")
 #: How clauses are joined in running text (French sets a space before the semicolon).
 CLAUSE_SEPARATOR = N_("; ")
 #: A decimal number in an English phrase, written again in the reader's notation.
-DECIMAL = re.compile(r"^\d+\.\d+$")
+DECIMAL = r"^\d+\.\d+$"
 
 #: Labels of the feature codes a ``features`` parameter lists (comma-separated codes).
 FEATURES: dict[str, str] = {
@@ -452,74 +453,76 @@ WORDS: dict[str, str] = {
     "ttft": N_("time to first token"), "tpot": N_("time per output token"),
     "throughput": N_("throughput"),
 }  # fmt: skip
-PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^fitted on (?P<n>\d+) measurements$"), N_("fitted on {n} measurements")),
+#: A phrase's pattern and its template (compiled on first use: no regex work at import)
+PHRASES: tuple[tuple[str, str], ...] = (
+    ((r"^fitted on (?P<n>\d+) measurements$"), N_("fitted on {n} measurements")),
     # a render's efficiency factor: the GPU's RT-core generation
-    (re.compile(r"^rt:(?P<gen>\d+)$"), N_("RT cores of generation {gen}")),
-    (re.compile(r"^(?P<factor>.+) not fitted$"), N_("{factor} not fitted")),
+    ((r"^rt:(?P<gen>\d+)$"), N_("RT cores of generation {gen}")),
+    ((r"^(?P<factor>.+) not fitted$"), N_("{factor} not fitted")),
     (
-        re.compile(r"^(?P<factor>.+) not fitted: (?P<inherited>.+)'s factor$"),
+        (r"^(?P<factor>.+) not fitted: (?P<inherited>.+)'s factor$"),
         N_("{factor} not fitted: {inherited}'s factor"),
     ),
     (
-        re.compile(r"^(?P<factor>.+)'s factor \(no LLM training run\)$"),
+        (r"^(?P<factor>.+)'s factor \(no LLM training run\)$"),
         N_("{factor}'s factor (no LLM training run)"),
     ),
     (
-        re.compile(
+        (
             r"^(?P<factor>.+) not fitted for LLM training: (?P<inherited>.+)'s training "
             r"factor$"
         ),
         N_("{factor} not fitted for LLM training: {inherited}'s training factor"),
     ),
     (
-        re.compile(r"^(?P<factor>.+) not fitted for LLM training: (?P<inherited>.+)'s factor$"),
+        (r"^(?P<factor>.+) not fitted for LLM training: (?P<inherited>.+)'s factor$"),
         N_("{factor} not fitted for LLM training: {inherited}'s factor"),
     ),
-    (re.compile(r"^ZeRO-3 over (?P<n>\d+)$"), N_("ZeRO-3 over {n}")),
-    (re.compile(r"^tensor parallel (?P<tp>\d+)$"), N_("tensor parallel {tp}")),
+    ((r"^ZeRO-3 over (?P<n>\d+)$"), N_("ZeRO-3 over {n}")),
+    ((r"^tensor parallel (?P<tp>\d+)$"), N_("tensor parallel {tp}")),
     (
-        re.compile(r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+)$"),
+        (r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+)$"),
         N_("tensor parallel {tp} × pipeline {pp}"),
     ),
     (
-        re.compile(r"^tensor parallel (?P<tp>\d+) × data parallel (?P<dp>\d+)$"),
+        (r"^tensor parallel (?P<tp>\d+) × data parallel (?P<dp>\d+)$"),
         N_("tensor parallel {tp} × data parallel {dp}"),
     ),
     (
-        re.compile(
-            r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+) × data parallel (?P<dp>\d+)$"
-        ),
+        (r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+) × data parallel (?P<dp>\d+)$"),
         N_("tensor parallel {tp} × pipeline {pp} × data parallel {dp}"),
     ),
-    (re.compile(r"^data parallel (?P<n>\d+)$"), N_("data parallel {n}")),
+    ((r"^data parallel (?P<n>\d+)$"), N_("data parallel {n}")),
     (
-        re.compile(
-            r"^× (?P<factor>[\d.]+) for (?P<framework>\S+), fitted on (?P<n>\d+) published runs$"
-        ),
+        (r"^× (?P<factor>[\d.]+) for (?P<framework>\S+), fitted on (?P<n>\d+) published runs$"),
         N_("× {factor} for {framework}, fitted on {n} published runs"),
     ),
     (
-        re.compile(
+        (
             r"^× (?P<factor>[\d.]+) for torch.compile, fitted on (?P<n>\d+) sources' paired "
             r"runs$"
         ),
         N_("× {factor} for torch.compile, fitted on {n} sources' paired runs"),
     ),
     (
-        re.compile(r"^× (?P<factor>[\d.]+) fitted on (?P<n>\d+) published fine-tuning runs$"),
+        (r"^× (?P<factor>[\d.]+) fitted on (?P<n>\d+) published fine-tuning runs$"),
         N_("× {factor} fitted on {n} published fine-tuning runs"),
     ),
     (
-        re.compile(
+        (
             r"^\+ (?P<us>\d+) µs a running sequence a step for (?P<engine>.+), fitted on "
             r"(?P<n>\d+) published runs$"
         ),
         N_("+ {us} µs a running sequence a step for {engine}, fitted on {n} published runs"),
     ),
-    (re.compile(r"^(?P<n>\d+) GPUs$"), N_("{n} GPUs")),
-    (re.compile(r"^more than (?P<n>\d+)$"), N_("more than {n}")),
+    ((r"^(?P<n>\d+) GPUs$"), N_("{n} GPUs")),
+    ((r"^more than (?P<n>\d+)$"), N_("more than {n}")),
 )
+
+
+@cache
+def _phrases() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(pattern), template) for pattern, template in PHRASES)
 
 
 def localize(value: str) -> str:
@@ -532,12 +535,12 @@ def localize(value: str) -> str:
             parts.append(_(WORDS[part]))
             said = True
             continue
-        for pattern, template in PHRASES:
+        for pattern, template in _phrases():
             match = pattern.match(part)
             if match:  # the phrase's own parts in words too ("rt:2 not fitted"), its
                 # decimals in the reader's notation (× 0.45 reads × 0,45 in French)
                 words = {
-                    k: float(v) if DECIMAL.match(v) else localize(v)
+                    k: float(v) if re.match(DECIMAL, v) else localize(v)
                     for k, v in match.groupdict().items()
                 }
                 part = fmt(_(template), **words)
