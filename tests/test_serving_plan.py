@@ -634,3 +634,43 @@ def test_a_datasets_lengths_in_the_cli_and_a_workload_file(tmp_path: Path) -> No
                         'request_rate = 10\nlengths = "openorca"\n')  # fmt: skip
     text = run_cli("recommend", "--file", str(workload)).stdout
     assert "OpenOrca (MLPerf Llama 2 70B)'s mean lengths, 222" in text.replace("\n", " ")
+
+
+def test_an_fp8_kv_cache_is_planned_and_launched_as_each_engine_takes_it(catalog: Catalog) -> None:
+    """`--kv-dtype fp8`: half a token's KV bytes, so about twice the sequences; each engine's
+    launch says it (vLLM's --kv-cache-dtype fp8, TensorRT-LLM's kv_cache_config.dtype in an
+    --extra_llm_api_options file, nothing where an FP8 checkpoint carries it already), the
+    JSON names it, and an engine with no FP8 cache is one line naming those that have one."""
+    from whichgpu.export import serving_command
+
+    gpu = catalog.gpu("rtx-4090")
+    job16 = serving_job(1000, 300)
+    job8 = make_job(task="inference", prompt=1000, generate=300, seq=1000, kv_dtype="fp8",
+                    all_logits=False)  # fmt: skip
+    vllm = ENGINES["vllm"]
+    assert kv_sequences(LLAMA_8B, job8, gpu, 1, vllm) >= 1.9 * kv_sequences(
+        LLAMA_8B, job16, gpu, 1, vllm
+    )
+    assert vllm.kv_launch(job8) == ("", " --kv-cache-dtype fp8")
+    before, after = ENGINES["trtllm"].kv_launch(job8)
+    assert before.startswith("printf 'kv_cache_config:\\n  dtype: fp8\\n' > ") and after.startswith(
+        " --extra_llm_api_options "
+    )
+    fp8_weights = make_job(task="inference", quant="fp8", kv_dtype="fp8")
+    assert ENGINES["trtllm"].kv_launch(fp8_weights) == ("", "")  # the checkpoint's own
+    component = make_component({"kind": "inference", "model": "llama-3.1-8b", "request_rate": 4,
+                                "hours": 10, "kv_dtype": "fp8", "engine": "vllm"})  # fmt: skip
+    result = recommend(catalog, Workload((component,)))
+    assert result.pick is not None and result.pick.runs[0].serving is not None
+    assert result.pick.runs[0].serving.kv_dtype == "fp8"
+    found = serving_command(result.pick)
+    assert found is not None and found[1].endswith(" --kv-cache-dtype fp8")
+    doc = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "rtx-4090",
+                             "--request-rate", "4", "--kv-dtype", "fp8", "--json").stdout)  # fmt: skip
+    assert doc["serving"]["kv_dtype"] == "fp8"
+    bad = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "rtx-4090", "--request-rate", "4",
+                  "--kv-dtype", "fp8", "--engine", "llama.cpp")  # fmt: skip
+    assert bad.code == 2 and bad.stderr == (
+        "whichgpu: error: --kv-dtype: llama.cpp keeps no fp8 KV cache (16 bits or its own "
+        "formats); engines that do: vllm, sglang, trtllm, tgi\n"
+    )

@@ -105,6 +105,14 @@ class EngineProfile:
     #: ``kv_cache_config.dtype`` "auto" is the checkpoint's ``kv_cache_quant_algo``, and
     #: TensorRT Model Optimizer's FP8 export writes an FP8 one by default)
     checkpoint_kv: tuple[tuple[str, KvDtype], ...] = ()
+    #: The flag that sets the KV cache's dtype where the user set one the engine would not
+    #: take by itself, per dtype; a dtype with none is one the engine cannot keep (llama.cpp's
+    #: caches are f16 or its own q8_0/q4_0, not FP8). 16 bits are a 16-bit model's default
+    kv_flags: tuple[tuple[str, str], ...] = ()
+    #: The KV dtype goes in a ``--extra_llm_api_options`` YAML file (TensorRT-LLM's
+    #: ``kv_cache_config.dtype``: "auto" follows the checkpoint, a dtype forces it), written
+    #: before the server starts
+    kv_in_options: bool = False
 
     def served_job(self, job: Job) -> Job:
         """``job`` as this engine serves it: its KV cache in the checkpoint's dtype
@@ -115,6 +123,27 @@ class EngineProfile:
         from whichgpu.frozen import evolve
 
         return evolve(job, kv_dtype=kv)
+
+    def keeps_kv(self, kv: str) -> bool:
+        """Whether this engine keeps a KV cache of dtype ``kv`` (auto and 16 bits: all)."""
+        return kv in ("auto", "fp16", "bf16") or kv in dict(self.kv_flags)
+
+    def kv_launch(self, job: Job) -> tuple[str, str]:
+        """What the launch command needs around it for ``job``'s KV cache: a command to run
+        before it and flags after it (nothing where the engine takes that dtype by itself:
+        the model's 16 bits, or the checkpoint's)."""
+        default = dict(self.checkpoint_kv).get(job.quant or "", "auto")
+        wanted = job.kv_dtype
+        if wanted == default or (default == "auto" and wanted in ("auto", "fp16", "bf16")):
+            return "", ""
+        flag = dict(self.kv_flags).get(wanted, "")
+        if not self.kv_in_options:
+            return "", flag
+        path = "/tmp/whichgpu-kv-cache.yaml"
+        return (
+            f"printf 'kv_cache_config:\\n  dtype: {flag}\\n' > {path} && ",
+            f" --extra_llm_api_options {path}",
+        )
 
     def kv_note(self, component: str, asked: Job, served: Job) -> tuple[Note, ...]:
         """What :meth:`served_job` chose, said: the KV cache's dtype where the engine took
@@ -197,6 +226,8 @@ ENGINES: dict[str, EngineProfile] = {
         ),
         image="vllm/vllm-openai:latest",
         quant_flags=(("fp8", " --quantization fp8"),),
+        # docs.vllm.ai "Quantized KV Cache": --kv-cache-dtype fp8 (E4M3, per-tensor scales)
+        kv_flags=(("fp8", " --kv-cache-dtype fp8"),),
         prequantized=(
             ("int4", "an AWQ or GPTQ INT4 checkpoint"),
             ("int8", "an INT8 W8A8 checkpoint"),
@@ -234,6 +265,8 @@ ENGINES: dict[str, EngineProfile] = {
         image="lmsysorg/sglang:latest",
         port=30000,
         quant_flags=(("fp8", " --quantization fp8"),),
+        # server_args.py --kv-cache-dtype: auto, fp8_e5m2, fp8_e4m3
+        kv_flags=(("fp8", " --kv-cache-dtype fp8_e4m3"),),
         prequantized=(
             ("int4", "an AWQ or GPTQ INT4 checkpoint"),
             ("int8", "an INT8 W8A8 checkpoint"),
@@ -281,6 +314,9 @@ ENGINES: dict[str, EngineProfile] = {
         cuda_only=True,
         format_capability=(("fp8", 8.9),),
         checkpoint_kv=(("fp8", "fp8"),),
+        # llm_args.py KvCacheConfig.dtype: "auto" follows the checkpoint, a dtype forces it
+        kv_flags=(("fp8", "fp8"), ("bf16", "bfloat16"), ("fp16", "float16")),
+        kv_in_options=True,
         source="NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py @0004396, "
         "commands/serve.py @00209af, docs/source/features/quantization.md @09d4c79, "
         "docs/source/deployment-guide/quick-start-recipe-for-llama3.3-70b-on-trtllm.md "
@@ -320,6 +356,8 @@ ENGINES: dict[str, EngineProfile] = {
             ("int8", " --quantize bitsandbytes"),
             ("nf4", " --quantize bitsandbytes-nf4"),
         ),
+        # launcher --kv-cache-dtype: fp8_e4m3fn, fp8_e5m2
+        kv_flags=(("fp8", " --kv-cache-dtype fp8_e4m3fn"),),
         prequantized=(("int4", "an AWQ or GPTQ INT4 checkpoint"),),
         host_docker=True,
         source="huggingface/text-generation-inference @db931fc (v3.3.7) launcher/src/main.rs, "

@@ -223,6 +223,9 @@ MESSAGES: dict[str, str] = {
         "{name}'s means ({prompt} tokens in, {generate} out) set the lengths: give them or "
         "{prompt_field} and {generate_field}, not both"
     ),
+    "engine_kv_dtype": N_(
+        "{engine} keeps no {kv} KV cache (16 bits or its own formats); engines that do: {instead}"
+    ),
     "engine_format": N_(
         "{engine} does not run {quant} weights (it runs {valid}); engines that do: {instead}"
     ),

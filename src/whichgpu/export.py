@@ -226,14 +226,19 @@ def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
     if checkpoint is not None:
         argument = f'"${{{MODEL_ENV}:?set it to {checkpoint} of {model}}}"'
     max_len = job.prompt + max(job.generate, 1)
-    command = engine.launch.format(
-        model=argument,
-        tp=plan.gpus_per_replica,
-        max_len=max_len,
-        context=max_len * plan.max_sequences,
-        sequences=plan.max_sequences,
-        port=engine.port + replica,
-        quant=flag,
+    before, after = engine.kv_launch(job)  # a KV dtype the engine would not take itself
+    command = (
+        before
+        + engine.launch.format(
+            model=argument,
+            tp=plan.gpus_per_replica,
+            max_len=max_len,
+            context=max_len * plan.max_sequences,
+            sequences=plan.max_sequences,
+            port=engine.port + replica,
+            quant=flag,
+        )
+        + after
     )
     point = plan.operating
     comment = (

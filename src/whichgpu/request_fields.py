@@ -174,6 +174,12 @@ SERVE_ENGINE = Input(
     choices=ENGINE_IDS,
 )  # fmt: skip
 TTFT = Input("latency", N_("Serving: time to first token to meet, e.g. 2s."), low=1e-4, high=3600)
+SERVE_KV_DTYPE = Input(
+    "choice",
+    N_("Serving: the KV cache's dtype, auto (the model's; an FP8 checkpoint's FP8 on "
+       "TensorRT-LLM), fp16, bf16 or fp8 (half the memory a token)."),
+    choices=("auto", "fp16", "bf16", "fp8"),
+)  # fmt: skip
 SERVE_LENGTHS = Input(
     "choice",
     N_("A dataset's mean lengths in place of the prompt and generated tokens: sharegpt "

@@ -64,6 +64,7 @@ from whichgpu.request_fields import (
     SAMPLES,
     SEQ,
     SERVE_ENGINE,
+    SERVE_KV_DTYPE,
     SERVE_LENGTHS,
     STEPS,
     TFLOP,
@@ -296,6 +297,7 @@ class EstimateRequest(TrainingSettings):
     prompt: int = given(0, PROMPT)
     generate: int = given(DEFAULT_GENERATE, GENERATE)
     lengths: str | None = given(None, SERVE_LENGTHS)
+    kv_dtype: str = given("auto", SERVE_KV_DTYPE)
     checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)
     tp: int | None = given(None, replace(TP, help=N_("Tensor-parallel degree (default: chosen).")))
     pp: int | None = given(
@@ -380,6 +382,7 @@ class Component(TrainingSettings):
     prompt: int = given(0, PROMPT)
     generate: int = given(DEFAULT_GENERATE, GENERATE)
     lengths: str | None = given(None, SERVE_LENGTHS)
+    kv_dtype: str = given("auto", SERVE_KV_DTYPE)
     #: None: off, unless a training job fits no other way (then full checkpointing)
     checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)
     tokens: float | None = given(None, TOKENS)

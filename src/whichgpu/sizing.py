@@ -78,7 +78,8 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         k: getattr(r, k)
         for k in ("tokens", "images", "epochs", "frames", "tflop", *image_fields, *served_lora)
     }
-    check_applies(r.task, {**given, "prompt": r.prompt or None})
+    kv = None if r.kv_dtype == "auto" else r.kv_dtype
+    check_applies(r.task, {**given, "prompt": r.prompt or None, "kv_dtype": kv})
     epochs = r.epochs or 1.0  # one pass over a size given without --epochs
     if r.task in IMAGE_KINDS:
         from whichgpu.throughput import estimate_image_job
@@ -225,6 +226,7 @@ def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job
         tp=r.tp,
         pp=r.pp,
         gpus=r.count,
+        kv_dtype=r.kv_dtype if r.task == "inference" else "auto",
     )
 
 
@@ -236,7 +238,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     job = replace(job, all_logits=False)
     check_serving(arch, job, r.engine)
     targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
-    engines = candidate_engines(r.engine, gpu, job.quant)
+    engines = candidate_engines(r.engine, gpu, job.quant, job.kv_dtype)
     engine = engines[0] if engines else ENGINES[DEFAULT_ENGINE]
     if (gap := engine.gap(gpu, job.quant)) is not None:
         able = [e.name for e in ENGINES.values() if e.gap(gpu, job.quant) is None

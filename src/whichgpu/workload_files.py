@@ -31,7 +31,9 @@ def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) 
         raise InvalidInput("model_or_size", field=(*path, "model"))
     if component.request_rate is not None and component.kind != "inference":
         raise InvalidInput("rate_for_inference", field=(*path, "request_rate"))
-    check_applies(component.kind, raw, path)
+    # the KV cache's default ("auto", what a form's select sends) asks nothing of any kind
+    check_applies(component.kind, {**raw, "kv_dtype": None} if component.kv_dtype == "auto"
+                  else raw, path)  # fmt: skip
     if component.lengths is not None:  # a dataset's means set the lengths
         prompt, generate = apply_lengths(component.lengths, component.prompt,
                                          component.generate, path)  # fmt: skip
@@ -93,6 +95,7 @@ APPLIES: dict[str, frozenset[str]] = {
             "prompt",
             "generate",
             "lengths",
+            "kv_dtype",
             "seq",
             "engine",
             "request_rate",
@@ -107,8 +110,8 @@ APPLIES: dict[str, frozenset[str]] = {
     },
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop", "prompt",
-           "generate", "lengths", "seq", "resolution", "steps", "cpu_offload", "vae_tiling",
-           "cache_latents", "engine", "request_rate", "ttft", "tpot", "lora_rank",
+           "generate", "lengths", "kv_dtype", "seq", "resolution", "steps", "cpu_offload",
+           "vae_tiling", "cache_latents", "engine", "request_rate", "ttft", "tpot", "lora_rank",
            "lora_targets")  # fmt: skip
 
 

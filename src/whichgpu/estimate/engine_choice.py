@@ -47,15 +47,18 @@ def searched(quant: str | None) -> tuple[str, ...]:
     return tuple(e for e in SERVING_ENGINES if e == REFERENCE_ENGINE or e in fitted)
 
 
-def candidate_engines(engine_id: str | None, gpu: GPU, quant: str | None) -> list[EngineProfile]:
+def candidate_engines(
+    engine_id: str | None, gpu: GPU, quant: str | None, kv_dtype: str = "auto"
+) -> list[EngineProfile]:
     """The engine named, or the searched engines that run ``quant`` weights on ``gpu``
     (:meth:`~whichgpu.engines.EngineProfile.gap`); where none of them runs the format at
     all (bitsandbytes NF4), the engines that do (TGI, then ``generate()``)."""
     if engine_id is not None:
         return [ENGINES[engine_id]]
-    names = searched(quant)
+    names = tuple(n for n in searched(quant) if ENGINES[n].keeps_kv(kv_dtype))
     if quant is not None and not any(quant in ENGINES[name].formats for name in names):
-        names = tuple(e.id for e in ENGINES.values() if quant in e.formats)
+        names = tuple(e.id for e in ENGINES.values()
+                      if quant in e.formats and e.keeps_kv(kv_dtype))  # fmt: skip
     return [
         engine
         for name in names
@@ -193,7 +196,12 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
     from whichgpu.job import check_context
 
     check_context(arch, job)  # a served job is an inference job
+    runs = [e for e in ENGINES.values() if job.quant is None or job.quant in e.formats]
     if engine_id is None:
+        if runs and not any(e.keeps_kv(job.kv_dtype) for e in runs):  # GGUF and FP8 KV
+            keep = [e.id for e in ENGINES.values() if e.keeps_kv(job.kv_dtype)]
+            raise InvalidInput("engine_kv_dtype", field=("kv_dtype",), engine=runs[0].name,
+                               kv=job.kv_dtype, instead=", ".join(keep))  # fmt: skip
         return
     engine = ENGINES[engine_id]
     if job.quant is not None and job.quant not in engine.formats:
@@ -206,6 +214,10 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
             valid=", ".join(sorted(engine.formats)),
             instead=", ".join(able) or "-",
         )
+    if not engine.keeps_kv(job.kv_dtype):
+        keep = [e.id for e in ENGINES.values() if e.keeps_kv(job.kv_dtype)]
+        raise InvalidInput("engine_kv_dtype", field=("kv_dtype",), engine=engine.name,
+                           kv=job.kv_dtype, instead=", ".join(keep))  # fmt: skip
 
 
 def serving_provenance(engine: EngineProfile) -> str:

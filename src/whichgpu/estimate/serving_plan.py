@@ -492,6 +492,7 @@ def replica_plan(
         unmet=found.unmet,
         generate=max(job.generate, 1),
         bound=curve.bound_at(operating.concurrency),
+        kv_dtype=job.kv_dtype,
     )
 
 

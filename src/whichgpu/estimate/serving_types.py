@@ -62,6 +62,9 @@ class ServingPlan:
     #: The other splits of the same GPUs the search compared: (GPUs a replica, replicas,
     #: requests/s they serve under the targets), best first
     alternatives: tuple[tuple[int, int, float], ...] = ()
+    #: The KV cache's dtype the replica was planned with (the user's, or the checkpoint's
+    #: as the engine takes it: an FP8 checkpoint's FP8 on TensorRT-LLM; "auto": the model's)
+    kv_dtype: str = "auto"
 
     @property
     def gpus(self) -> int:

@@ -395,7 +395,7 @@ def serve_component(
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
 
-    engines = candidate_engines(component.engine, gpu, job.quant)
+    engines = candidate_engines(component.engine, gpu, job.quant, job.kv_dtype)
     targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     named = engines[0] if engines else ENGINES[DEFAULT_ENGINE]

@@ -51,6 +51,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         if inference
         else 0,
         generate=component.generate if inference else 0,
+        kv_dtype=component.kv_dtype if inference else "auto",
         checkpointing=None
         if component.checkpointing is None
         else ("full" if component.checkpointing else "none"),

@@ -275,6 +275,7 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
         "replicas": plan.replicas,
         "gpus_per_replica": plan.gpus_per_replica,
         "max_sequences": plan.max_sequences,
+        "kv_dtype": plan.kv_dtype,
         "binding": plan.binding,
         "targets": {
             "ttft_s": plan.targets.ttft_s,

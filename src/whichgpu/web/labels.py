@@ -33,6 +33,7 @@ FIELD_LABELS: dict[str, str] = {
     "request_rate": N_("Requests per second"),
     "engine": N_("Serving engine"),
     "lengths": N_("Lengths of a dataset"),
+    "kv_dtype": N_("KV cache"),
     "ttft": N_("Time to first token"),
     "tpot": N_("Time per output token"),
     "percentile": N_("Latency percentile"),
