@@ -128,10 +128,11 @@ class EngineProfile:
         """Whether this engine keeps a KV cache of dtype ``kv`` (auto and 16 bits: all)."""
         return kv in ("auto", "fp16", "bf16") or kv in dict(self.kv_flags)
 
-    def kv_launch(self, job: Job) -> tuple[str, str]:
+    def kv_launch(self, job: Job, port: int | None = None) -> tuple[str, str]:
         """What the launch command needs around it for ``job``'s KV cache: a command to run
         before it and flags after it (nothing where the engine takes that dtype by itself:
-        the model's 16 bits, or the checkpoint's)."""
+        the model's 16 bits, or the checkpoint's). ``port``: the server's, which names its
+        options file (replicas on one node write their own)."""
         default = dict(self.checkpoint_kv).get(job.quant or "", "auto")
         wanted = job.kv_dtype
         if wanted == default or (default == "auto" and wanted in ("auto", "fp16", "bf16")):
@@ -139,7 +140,7 @@ class EngineProfile:
         flag = dict(self.kv_flags).get(wanted, "")
         if not self.kv_in_options:
             return "", flag
-        path = "/tmp/whichgpu-kv-cache.yaml"
+        path = f"/tmp/whichgpu-kv-cache-{port or self.port}.yaml"
         return (
             f"printf 'kv_cache_config:\\n  dtype: {flag}\\n' > {path} && ",
             f" --extra_llm_api_options {path}",

@@ -223,6 +223,9 @@ MESSAGES: dict[str, str] = {
         "{name}'s means ({prompt} tokens in, {generate} out) set the lengths: give them or "
         "{prompt_field} and {generate_field}, not both"
     ),
+    "kv_dtype_format": N_(
+        "no engine that runs {quant} weights ({engines}) keeps its KV cache in {kv}"
+    ),
     "engine_kv_dtype": N_(
         "{engine} keeps no {kv} KV cache (16 bits or its own formats); engines that do: {instead}"
     ),

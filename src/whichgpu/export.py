@@ -226,7 +226,8 @@ def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
     if checkpoint is not None:
         argument = f'"${{{MODEL_ENV}:?set it to {checkpoint} of {model}}}"'
     max_len = job.prompt + max(job.generate, 1)
-    before, after = engine.kv_launch(job)  # a KV dtype the engine would not take itself
+    # a KV dtype the engine would not take by itself
+    before, after = engine.kv_launch(job, engine.port + replica)
     command = (
         before
         + engine.launch.format(

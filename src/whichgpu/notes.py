@@ -198,6 +198,11 @@ MESSAGES: dict[str, str | Plural] = {
         "{component}: {name}'s mean lengths, {prompt} tokens in and {generate} out ({source}, "
         "{as_of}); every request is planned at those means."
     ),
+    "chosen_engine_unmet": N_(
+        "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
+        "{other} misses them at every load (of {order}, a later engine is taken only where it "
+        "serves {margin} % more a place); give {engine_field} to set the engine."
+    ),
     "chosen_kv_cache": N_(
         "{component} on {engine}: the KV cache in {kv}, the dtype {engine} reads from the "
         "checkpoint (TensorRT Model Optimizer's {quant} export quantizes the cache unless "

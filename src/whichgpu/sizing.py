@@ -47,17 +47,20 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     from whichgpu.length_presets import apply_lengths, lengths_note
     from whichgpu.recommender.jobs import bridge_note
 
-    if request.lengths is not None:  # a dataset's means set the lengths
+    served = request.task == "inference"  # (other kinds are told they take no lengths)
+    if served and request.lengths is not None:  # a dataset's means set the lengths
         prompt, generate = apply_lengths(request.lengths, request.prompt, request.generate)
         request = replace(request, prompt=prompt, generate=generate)
     result = _estimate_job(gpu, arch, request)
-    if request.lengths is not None:
+    if served and request.lengths is not None:
         label = arch.name if arch is not None else (request.model or request.task)
         said = lengths_note(label, request.lengths)
         result = msgspec.structs.replace(result, notes=(said, *result.notes))
     if request.nvlink_bridge:
         return result
-    bridged = replace(request, nvlink_bridge=True)
+    # bridged, the same engine the search chose (the note is the link's gain, not an engine's)
+    engine = request.engine or (result.serving.engine if result.serving is not None else None)
+    bridged = replace(request, nvlink_bridge=True, engine=engine)
     label = arch.name if arch is not None else (request.model or request.task)
     linked = bridge_note(label, gpu, request.count, result.throughput.value,
                          lambda: _estimate_job(gpu, arch, bridged).throughput.value)  # fmt: skip

@@ -73,9 +73,10 @@ class EngineChoice:
     #: The job as the engine serves it (its KV cache's dtype)
     job: Job
     plan: ServingPlan
-    #: The engine next best, the requests/s it serves on the same GPUs, and whether it was
-    #: planned under the targets (False: the most it serves at maximum load, a bound)
-    runner_up: tuple[str, float, bool] | None = None
+    #: The engine next best, the requests/s it serves on the same GPUs, and how that is
+    #: known: "planned" under the targets, "bound" (the most it serves at maximum load) or
+    #: "unmet" (it meets a target at no load)
+    runner_up: tuple[str, float, str] | None = None
     #: The engines compared, in the order a tie keeps
     compared: tuple[str, ...] = ()
 
@@ -111,9 +112,14 @@ def choose_engine(
     def weight(engine: EngineProfile) -> float:
         return float((1 + PREFERENCE_MARGIN) ** -engines.index(engine))
 
+    def meets(rps: float) -> bool:  # the demand, where one is given
+        return demand_rps is None or rps >= demand_rps * (1 - 1e-9)
+
     def better(a: EngineChoice, b: EngineChoice) -> bool:
         if a.plan.unmet is not None or b.plan.unmet is not None:
             return serves_more(a.plan, b.plan)
+        if meets(_served(a)) != meets(_served(b)):  # the demand met first, then the margin
+            return meets(_served(a))
         if _served(a) * weight(a.engine) == _served(b) * weight(b.engine):
             return engines.index(a.engine) < engines.index(b.engine)
         return _served(a) * weight(a.engine) > _served(b) * weight(b.engine)
@@ -129,14 +135,16 @@ def choose_engine(
         (e for e in engines if bounds[e.id] > 0), key=lambda e: -bounds[e.id] * weight(e)
     )
     best: EngineChoice | None = None
-    others: list[tuple[str, float, bool]] = []  # name, requests/s, planned (or a bound)
+    others: list[tuple[str, float, str]] = []  # name, requests/s, "planned"/"bound"/"unmet"
     for engine in order:
+        bound = bounds[engine.id]
         if (
             best is not None
             and best.plan.unmet is None
-            and bounds[engine.id] * weight(engine) < _served(best) * weight(best.engine)
+            and bound * weight(engine) < _served(best) * weight(best.engine)
+            and (meets(_served(best)) or not meets(bound))
         ):
-            others.append((engine.name, bounds[engine.id], False))
+            others.append((engine.name, bound, "bound"))
             continue
         served = engine.served_job(job)
         plan = plan_service(arch, served, gpu, count, engine, targets, demand_rps,
@@ -147,10 +155,12 @@ def choose_engine(
         if best is None or better(choice, best):
             best, choice = choice, best
         if choice is not None:
-            others.append((choice.engine.name, _served(choice), True))
+            missed = choice.plan.unmet is not None
+            others.append((choice.engine.name, _served(choice), "unmet" if missed else "planned"))
     if best is None or not others:
         return best
-    runner_up = max(others, key=lambda o: o[1])
+    # the next engine: one that serves under the targets, else one that meets them at no load
+    runner_up = max(others, key=lambda o: (o[2] != "unmet", o[1]))
     compared = tuple(e.name for e in engines)
     return EngineChoice(best.engine, best.job, best.plan, runner_up, compared)
 
@@ -168,12 +178,15 @@ def engine_notes(component: str, choice: EngineChoice, asked: Job) -> tuple[Note
 
     out = list(choice.engine.kv_note(component, asked, choice.job))
     if choice.runner_up is not None:
-        other, other_rps, planned = choice.runner_up
+        other, other_rps, known = choice.runner_up
         plan = choice.plan
+        code = {"planned": "chosen_engine", "bound": "chosen_engine_bound"}.get(
+            known, "chosen_engine_unmet"
+        )
         out.insert(
             0,
             note(
-                "chosen_engine" if planned else "chosen_engine_bound",
+                code,
                 component=component,
                 engine=choice.engine.name,
                 rate=round(plan.replicas * plan.capacity.rate_rps, 2),
@@ -197,11 +210,11 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
 
     check_context(arch, job)  # a served job is an inference job
     runs = [e for e in ENGINES.values() if job.quant is None or job.quant in e.formats]
+    keep = [e.id for e in runs if e.keeps_kv(job.kv_dtype)]
+    if not keep:  # GGUF weights and an FP8 cache: no engine has both
+        raise InvalidInput("kv_dtype_format", field=("kv_dtype",), kv=job.kv_dtype,
+                           quant=job.quant, engines=", ".join(e.name for e in runs))  # fmt: skip
     if engine_id is None:
-        if runs and not any(e.keeps_kv(job.kv_dtype) for e in runs):  # GGUF and FP8 KV
-            keep = [e.id for e in ENGINES.values() if e.keeps_kv(job.kv_dtype)]
-            raise InvalidInput("engine_kv_dtype", field=("kv_dtype",), engine=runs[0].name,
-                               kv=job.kv_dtype, instead=", ".join(keep))  # fmt: skip
         return
     engine = ENGINES[engine_id]
     if job.quant is not None and job.quant not in engine.formats:
@@ -215,7 +228,6 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
             instead=", ".join(able) or "-",
         )
     if not engine.keeps_kv(job.kv_dtype):
-        keep = [e.id for e in ENGINES.values() if e.keeps_kv(job.kv_dtype)]
         raise InvalidInput("engine_kv_dtype", field=("kv_dtype",), engine=engine.name,
                            kv=job.kv_dtype, instead=", ".join(keep))  # fmt: skip
 

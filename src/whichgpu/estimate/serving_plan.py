@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -58,6 +59,14 @@ from whichgpu.models.arch import ModelArch
 RATE_TOLERANCE = 5e-5
 
 
+def _log_slopes(values: Sequence[float], logs: Sequence[float]) -> tuple[float, ...]:
+    """The slopes of ``values`` between consecutive grid points, in log-batch."""
+    return tuple(
+        (v1 - v0) / (l1 - l0) if l1 > l0 else 0.0
+        for v0, v1, l0, l1 in zip(values, values[1:], logs, logs[1:], strict=False)
+    )
+
+
 @dataclass(frozen=True)
 class _Curve:
     """``t_d`` at the powers of two up to ``b_max`` (and ``b_max``), ``t_p``, the lengths."""
@@ -80,6 +89,9 @@ class _Curve:
     batch_prefill_s: float = 0.0
     #: Decode steps a scheduler pass runs before it admits arrivals (multi-step scheduling)
     window_steps: int = 1
+    #: ``c`` at each grid batch (the cycle's η moves with the batch; ``cycle_prefill_s`` is
+    #: b_max's): a prompt's cost at a load is read at the batch that load runs
+    cycle_prefills: tuple[float, ...] = ()
 
     def window_wait_s(self, batch: float, quantile: float) -> float:
         """An arrival's wait for the multi-step window it lands in to end, beyond the one
@@ -90,20 +102,38 @@ class _Curve:
     def __post_init__(self) -> None:
         # the log-batch interpolation's knots, once: the planner reads t_d thousands of times
         logs = [math.log(b) for b in self.batches]
-        slopes = [
-            (t1 - t0) / (l1 - l0) if l1 > l0 else 0.0
-            for t0, t1, l0, l1 in zip(
-                self.decode_s, self.decode_s[1:], logs, logs[1:], strict=False
-            )
-        ]
         object.__setattr__(self, "_logs", tuple(logs))
-        object.__setattr__(self, "_slopes", tuple(slopes))
-        # what a prompt stretches the decode steps by (:func:`_tpot`'s ``e``), once
+        object.__setattr__(self, "_slopes", _log_slopes(self.decode_s, logs))
+        # ``c`` and what a prompt stretches the decode steps by (:func:`_tpot`'s ``e``) at
+        # each grid batch, once
         prompt = max(self.prompt, 1)
         chunk = min(self.chunk_tokens or prompt, prompt)
-        c = self.cycle_prefill_s
-        hidden = math.ceil(prompt / chunk) * min(self.step_s(1.0), chunk * c / prompt)
-        object.__setattr__(self, "_excess_s", max(0.0, c - hidden))
+        one = self.step_s(1.0)
+        cs = self.cycle_prefills or (self.cycle_prefill_s,) * len(self.batches)
+        excess = [max(0.0, c - math.ceil(prompt / chunk) * min(one, chunk * c / prompt))
+                  for c in cs]  # fmt: skip
+        object.__setattr__(self, "_cs", (tuple(cs), _log_slopes(cs, logs)))
+        object.__setattr__(self, "_excess", (tuple(excess), _log_slopes(excess, logs)))
+
+    def cycle_prefill_at(self, batch: float) -> float:
+        """``c`` at ``batch`` sequences, interpolated in log-batch between the grid's."""
+        values, slopes = self._cs  # type: ignore[attr-defined]
+        return self._at(values, slopes, batch)
+
+    def excess_s(self, batch: float) -> float:
+        """:func:`_tpot`'s ``e`` at ``batch`` sequences."""
+        values, slopes = self._excess  # type: ignore[attr-defined]
+        return self._at(values, slopes, batch)
+
+    def _at(self, values: tuple[float, ...], slopes: tuple[float, ...], batch: float) -> float:
+        batch = min(max(batch, 1.0), float(self.b_max))
+        i = bisect.bisect_left(self.batches, batch)
+        if i == 0:
+            return values[0]
+        if i >= len(self.batches):
+            return values[-1]
+        logs: tuple[float, ...] = self._logs  # type: ignore[attr-defined]
+        return values[i - 1] + slopes[i - 1] * (math.log(batch) - logs[i - 1])
 
     def prompts_s(self, batch: float | None = None) -> float:
         """Seconds to prefill what a pass prefills (a prompt under continuous batching; a
@@ -125,15 +155,7 @@ class _Curve:
 
     def step_s(self, batch: float) -> float:
         """``t_d`` at ``batch`` sequences, interpolated in log-batch between the grid's."""
-        batch = min(max(batch, 1.0), float(self.b_max))
-        i = bisect.bisect_left(self.batches, batch)
-        if i == 0:
-            return self.decode_s[0]
-        if i >= len(self.batches):
-            return self.decode_s[-1]
-        logs: tuple[float, ...] = self._logs  # type: ignore[attr-defined]
-        slopes: tuple[float, ...] = self._slopes  # type: ignore[attr-defined]
-        return self.decode_s[i - 1] + slopes[i - 1] * (math.log(batch) - logs[i - 1])
+        return self._at(self.decode_s, self._slopes, batch)  # type: ignore[attr-defined]
 
 
 def _curve(
@@ -159,7 +181,7 @@ def _curve(
     if at_most_only:  # the step at b_max alone: all the maximum-load ceiling reads
         grid = [b_max]
     out = max(job.generate, 1)
-    decode, bounds, eta, in_cycle = [], [], 0.0, 0.0
+    decode, bounds, eta, in_cycle, cycles = [], [], 0.0, 0.0, []
     base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
     # a layer split runs its GPUs one after another: one GPU's roofline, no all-reduce
     # (llama.cpp's harness is calibrated on layer-split runs of their GPU count as such)
@@ -179,6 +201,7 @@ def _curve(
             arch, evolve(base, batch=batch), gpu, lanes, engine.harness, prefill_raw
         )
         per_token, in_cycle = per_token / factor, in_cycle / factor
+        cycles.append(in_cycle)
         cycle = batch * per_token * out  # B prefills and O decode steps
         step = max(cycle - batch * in_cycle, 0.1 * cycle) / out + batch * sequence_s
         decode.append(max(step, host))
@@ -197,6 +220,7 @@ def _curve(
         host,
         together,
         engine.scheduler_steps,
+        tuple(cycles),
     )
     return curve, eta * factor
 
@@ -224,8 +248,7 @@ def _point(curve: _Curve, rate: float, quantile: float, start: float = 1.0) -> S
         busy = min(1.0, rate * curve.static_cycle_s(batch) / batch)
         ttft = busy * curve.static_cycle_s(batch) * quantile + curve.prompts_s(batch)
         return ServingPoint(rate, batch, ttft, curve.step_s(batch))
-    busy = rate * c  # the share of the GPU's time spent in prefills
-    if busy >= 1:
+    if rate * min(curve.cycle_prefills or (c,)) >= 1:  # prefills alone fill the GPU
         return None
     batch = max(1.0, start)
     for _ in range(60):  # Little's law, B = λ·(t_p + O·TPOT(B)): increasing, so it converges
@@ -240,7 +263,8 @@ def _point(curve: _Curve, rate: float, quantile: float, start: float = 1.0) -> S
     if batch > curve.b_max * (1 - 1e-9):
         return None
     tpot = _tpot(curve, batch, rate)
-    if not math.isfinite(tpot):
+    busy = rate * curve.cycle_prefill_at(batch)  # the share of the GPU's time in prefills
+    if not math.isfinite(tpot) or busy >= 1:
         return None
     chunks = math.ceil(curve.prompt / curve.chunk_tokens) if curve.chunk_tokens else 1
     residence = batch / rate
@@ -265,8 +289,7 @@ def _tpot(curve: _Curve, batch: float, rate: float) -> float:
     rather than its whole ``c``, and at ``λ`` prompts a second the steps run
     ``t_d(B) / (1 − λ·e)``. (Taking turns, ``1/(1 − λ·c)``, read every published online
     TPOT 11 to 86 % long.)"""
-    excess_s: float = curve._excess_s  # type: ignore[attr-defined]
-    stretched = 1 - rate * excess_s
+    stretched = 1 - rate * curve.excess_s(batch)
     return curve.step_s(batch) / stretched if stretched > 0 else math.inf
 
 

@@ -196,8 +196,12 @@ def run_component(
         return run
     joined = None if prepared is None else (prepared[0], evolve(prepared[1], nvlink_bridge=True))
 
+    # bridged, on the engine the search chose (the note is the link's gain, not an engine's)
+    engine = component.engine or (run.serving.engine if run.serving is not None else None)
+
     def bridged() -> float:
-        return _run_component(replace(component, nvlink_bridge=True), hw, joined).throughput or 0.0
+        again = replace(component, nvlink_bridge=True, engine=engine)
+        return _run_component(again, hw, joined).throughput or 0.0
 
     linked = bridge_note(component.label, hw.gpu, hw.count, run.throughput or 0.0, bridged,
                          hw.node_gpus)  # fmt: skip
