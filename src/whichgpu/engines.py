@@ -91,6 +91,8 @@ class EngineProfile:
     #: The compute capability a weight format needs on an NVIDIA GPU, where the engine's
     #: docs set one (vLLM's FP8 Marlin kernels from SM 8.0, TensorRT-LLM's FP8 from Ada)
     format_capability: tuple[tuple[str, float], ...] = ()
+    #: The lowest NVIDIA compute capability the engine supports at all (TensorRT-LLM: Ampere)
+    min_capability: float = 0.0
     #: Host seconds a forward pass spends per layer where the engine launches each kernel
     #: from Python (eager PyTorch, no CUDA graphs): a decode step or a prefill takes at
     #: least ``layers × host_layer_s``, however little the GPU has to do (0: the engine
@@ -171,6 +173,8 @@ class EngineProfile:
             return ("CUDA", 0.0)
         needed = dict(self.format_capability).get(quant or "")
         has = gpu.compute_capability
+        if gpu.cuda and has is not None and float(has) < self.min_capability:
+            return ("capability", self.min_capability)
         if needed is not None and has is not None and float(has) < needed:
             return ("capability", needed)
         return None
@@ -315,6 +319,9 @@ ENGINES: dict[str, EngineProfile] = {
         cuda_only=True,
         format_capability=(("fp8", 8.9),),
         checkpoint_kv=(("fp8", "fp8"),),
+        # docs/source/supported-hardware (and the 0.18 support matrix): Blackwell, Hopper,
+        # Ada Lovelace and Ampere (SM80/86); an architecture not listed is not tested
+        min_capability=8.0,
         # llm_args.py KvCacheConfig.dtype: "auto" follows the checkpoint, a dtype forces it
         kv_flags=(("fp8", "fp8"), ("bf16", "bfloat16"), ("fp16", "float16")),
         kv_in_options=True,

@@ -397,8 +397,16 @@ def serve_component(
     from whichgpu.estimate.kv_pool import replica_bytes_per_gpu
     from whichgpu.estimate.memory import memory_of
     from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.estimate.perf import fp16_instead
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
 
+    precision: tuple[Note, ...] = ()
+    if component.precision is None and (fp16 := fp16_instead(gpu, job.precision)) is not None:
+        # BF16 left open on a GPU without BF16 tensor cores (V100, T4): FP16, as estimate
+        # and the engines themselves take it there
+        job = evolve(job, precision=fp16)
+        precision = (note("chosen_precision", component=component.label, gpu=gpu.short_name,
+                          precision=fp16),)  # fmt: skip
     engines = candidate_engines(component.engine, gpu, job.quant, job.kv_dtype)
     targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
@@ -468,7 +476,8 @@ def serve_component(
         serving_provenance(engine),
         meets_rate=meets,
         notes=tuple(notes),
-        chosen=(
+        chosen=precision
+        + (
             serving_notes(component, engine.name, best)
             + engine_notes(component.label, choice, asked)
             if best.unmet is None

@@ -165,7 +165,7 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                 out.append(note("block_cuda_only", **common))
             else:  # a weight format from a compute capability (EngineProfile.gap)
                 out.append(note("block_engine_capability", **common,
-                                quant=run.component.quant or "",
+                                quant=run.component.quant or "16-bit",
                                 needed=(run.missing_unit or "").removeprefix("SM "),
                                 has=gpu.compute_capability or "-"))  # fmt: skip
         elif not run.global_batch_made:
