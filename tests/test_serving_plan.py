@@ -759,5 +759,12 @@ def test_a_gpu_without_bf16_serves_in_fp16_alike_in_estimate_and_recommend(
         "estimate", *args, "--gpu", "v100-sxm2-32gb", "--count", "8", "--engine", "trtllm"
     )
     assert bad.code == 2 and bad.stderr.startswith(
-        "whichgpu: error: --engine: TensorRT-LLM runs 16-bit weights from compute capability 8.0"
+        "whichgpu: error: --engine: TensorRT-LLM runs from compute capability 8.0; the NVIDIA "
+        "V100 SXM2 32GB has 7.0"
+    )
+    # a format's own floor first (FP8 from 8.9), named on the format
+    fp8 = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "v100-sxm2-32gb", "--request-rate",
+                  "1", "--engine", "trtllm", "--quant", "fp8")  # fmt: skip
+    assert fp8.code == 2 and fp8.stderr.startswith(
+        "whichgpu: error: --quant: TensorRT-LLM runs fp8 weights from compute capability 8.9"
     )

@@ -168,15 +168,16 @@ class EngineProfile:
     def gap(self, gpu: GPU, quant: str | None) -> tuple[str, float] | None:
         """What ``gpu`` lacks to run this engine with ``quant`` weights: ``("CUDA", 0)``
         for a CUDA-only engine on another vendor's GPU, ``("capability", needed)`` for a
-        format an older NVIDIA GPU cannot run here; None where it runs."""
+        format an older NVIDIA GPU cannot run here, ``("engine", needed)`` for a GPU older
+        than the engine supports at all; None where it runs."""
         if self.cuda_only and not gpu.cuda:
             return ("CUDA", 0.0)
         needed = dict(self.format_capability).get(quant or "")
         has = gpu.compute_capability
-        if gpu.cuda and has is not None and float(has) < self.min_capability:
-            return ("capability", self.min_capability)
         if needed is not None and has is not None and float(has) < needed:
             return ("capability", needed)
+        if gpu.cuda and has is not None and float(has) < self.min_capability:
+            return ("engine", self.min_capability)
         return None
 
     def quantization(self, quant: str | None) -> tuple[str, str | None]:

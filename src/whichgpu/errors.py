@@ -248,6 +248,10 @@ MESSAGES: dict[str, str] = {
         "{engine} runs on NVIDIA GPUs only (CUDA), not on the {gpu}; engines that run there: "
         "{instead}"
     ),
+    "engine_min_capability": N_(
+        "{engine} runs from compute capability {needed}; the {gpu} has {has}; engines that run "
+        "there: {instead}"
+    ),
     "engine_capability": N_(
         "{engine} runs {quant} weights from compute capability {needed}; the {gpu} has {has}; "
         "engines that run them there: {instead}"

@@ -261,6 +261,9 @@ MESSAGES: dict[str, str | Plural] = {
     "block_cuda_only": N_(
         "{component}: {engine} runs on NVIDIA GPUs only (CUDA); the {gpu} runs ROCm."
     ),
+    "block_engine_min_capability": N_(
+        "{component}: {engine} runs from compute capability {needed}; the {gpu} has {has}."
+    ),
     "block_engine_capability": N_(
         "{component}: {engine} runs {quant} weights from compute capability {needed}; the "
         "{gpu} has {has}."

@@ -249,9 +249,12 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
         if gap[0] == "CUDA":
             raise InvalidInput("engine_cuda_only", field=("engine",), engine=engine.name,
                                gpu=gpu.name, instead=", ".join(able) or "-")  # fmt: skip
-        at_fault = ("quant",) if job.quant else ("engine",)  # the format, or the engine itself
-        raise InvalidInput("engine_capability", field=at_fault, engine=engine.name,
-                           quant=job.quant or "16-bit", needed=f"{gap[1]:.1f}", gpu=gpu.name,
+        if gap[0] == "engine":  # older than the engine supports at all
+            raise InvalidInput("engine_min_capability", field=("engine",), engine=engine.name,
+                               needed=f"{gap[1]:.1f}", gpu=gpu.name, has=gpu.compute_capability,
+                               instead=", ".join(able) or "-")  # fmt: skip
+        raise InvalidInput("engine_capability", field=("quant",), engine=engine.name,
+                           quant=job.quant, needed=f"{gap[1]:.1f}", gpu=gpu.name,
                            has=gpu.compute_capability, instead=", ".join(able) or "-")  # fmt: skip
     if r.tp and engine.split == "tensor" and tensor_parallel_degree(arch, r.tp) != r.tp:
         raise InvalidInput("tp_heads", field=("tp",), tp=r.tp, model=arch.name, heads=arch.n_heads)

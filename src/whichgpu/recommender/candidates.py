@@ -412,7 +412,9 @@ def serve_component(
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     named = engines[0] if engines else ENGINES[DEFAULT_ENGINE]
     if (gap := named.gap(gpu, job.quant)) is not None:
-        missing = "CUDA" if gap[0] == "CUDA" else f"SM {gap[1]:.1f}"
+        missing = {"CUDA": "CUDA", "engine": f"engine SM {gap[1]:.1f}"}.get(
+            gap[0], f"SM {gap[1]:.1f}"
+        )
         return ComponentRun(component, True, None, capacity_gib, f"{hw.count} GPU",
                             provenance="none", missing_unit=missing)  # fmt: skip
     choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,

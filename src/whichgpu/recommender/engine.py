@@ -156,17 +156,22 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                     capacity=round(run.capacity_gib, 1),
                 )
             )
-        elif run.missing_unit == "CUDA" or (run.missing_unit or "").startswith("SM "):
+        elif run.missing_unit == "CUDA" or "SM " in (run.missing_unit or ""):
             from whichgpu.engines import DEFAULT_ENGINE, ENGINES
 
             engine = ENGINES[run.component.engine or DEFAULT_ENGINE].name
             common = {"component": run.component.label, "engine": engine, "gpu": gpu.short_name}
-            if run.missing_unit == "CUDA":
+            unit = run.missing_unit or ""
+            if unit == "CUDA":
                 out.append(note("block_cuda_only", **common))
+            elif unit.startswith("engine "):  # older than the engine supports at all
+                out.append(note("block_engine_min_capability", **common,
+                                needed=unit.removeprefix("engine SM "),
+                                has=gpu.compute_capability or "-"))  # fmt: skip
             else:  # a weight format from a compute capability (EngineProfile.gap)
                 out.append(note("block_engine_capability", **common,
-                                quant=run.component.quant or "16-bit",
-                                needed=(run.missing_unit or "").removeprefix("SM "),
+                                quant=run.component.quant or "",
+                                needed=unit.removeprefix("SM "),
                                 has=gpu.compute_capability or "-"))  # fmt: skip
         elif not run.global_batch_made:
             out.append(
