@@ -27,9 +27,7 @@ is the most the replica serves before its queue grows without bound.
 
 from __future__ import annotations
 
-import bisect
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -38,6 +36,7 @@ from whichgpu.engines import EngineProfile
 from whichgpu.engines import sequence_s as fitted_sequence_s
 from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.queueing import waiting_s
+from whichgpu.estimate.serving_curve import Curve
 from whichgpu.estimate.serving_types import ServingPlan, ServingPoint, Targets
 from whichgpu.frozen import evolve
 
@@ -59,105 +58,6 @@ from whichgpu.models.arch import ModelArch
 RATE_TOLERANCE = 5e-5
 
 
-def _log_slopes(values: Sequence[float], logs: Sequence[float]) -> tuple[float, ...]:
-    """The slopes of ``values`` between consecutive grid points, in log-batch."""
-    return tuple(
-        (v1 - v0) / (l1 - l0) if l1 > l0 else 0.0
-        for v0, v1, l0, l1 in zip(values, values[1:], logs, logs[1:], strict=False)
-    )
-
-
-@dataclass(frozen=True)
-class _Curve:
-    """``t_d`` at the powers of two up to ``b_max`` (and ``b_max``), ``t_p``, the lengths."""
-
-    batches: tuple[int, ...]
-    decode_s: tuple[float, ...]
-    prefill_s: float
-    #: GPU seconds a prompt takes inside a busy cycle (``c``)
-    cycle_prefill_s: float
-    prompt: int
-    generate: int
-    b_max: int
-    chunk_tokens: int
-    continuous: bool
-    #: The roofline's bound at each grid batch
-    bounds: tuple[str, ...] = ()
-    #: The host's seconds to launch one forward pass (an eager engine's: no pass is faster)
-    host_s: float = 0.0
-    #: Static batching: the seconds of the ``b_max`` prompts' prefill, one pass
-    batch_prefill_s: float = 0.0
-    #: Decode steps a scheduler pass runs before it admits arrivals (multi-step scheduling)
-    window_steps: int = 1
-    #: ``c`` at each grid batch (the cycle's η moves with the batch; ``cycle_prefill_s`` is
-    #: b_max's): a prompt's cost at a load is read at the batch that load runs
-    cycle_prefills: tuple[float, ...] = ()
-
-    def window_wait_s(self, batch: float, quantile: float) -> float:
-        """An arrival's wait for the multi-step window it lands in to end, beyond the one
-        step a single-step scheduler holds it: arrivals fall uniformly over the window of
-        ``k`` steps, so the ``quantile`` one waits ``q·(k − 1)`` steps more."""
-        return quantile * (self.window_steps - 1) * self.step_s(batch)
-
-    def __post_init__(self) -> None:
-        # the log-batch interpolation's knots, once: the planner reads t_d thousands of times
-        logs = [math.log(b) for b in self.batches]
-        object.__setattr__(self, "_logs", tuple(logs))
-        object.__setattr__(self, "_slopes", _log_slopes(self.decode_s, logs))
-        # ``c`` and what a prompt stretches the decode steps by (:func:`_tpot`'s ``e``) at
-        # each grid batch, once
-        prompt = max(self.prompt, 1)
-        chunk = min(self.chunk_tokens or prompt, prompt)
-        one = self.step_s(1.0)
-        cs = self.cycle_prefills or (self.cycle_prefill_s,) * len(self.batches)
-        excess = [max(0.0, c - math.ceil(prompt / chunk) * min(one, chunk * c / prompt))
-                  for c in cs]  # fmt: skip
-        object.__setattr__(self, "_cs", (tuple(cs), _log_slopes(cs, logs)))
-        object.__setattr__(self, "_excess", (tuple(excess), _log_slopes(excess, logs)))
-
-    def cycle_prefill_at(self, batch: float) -> float:
-        """``c`` at ``batch`` sequences, interpolated in log-batch between the grid's."""
-        values, slopes = self._cs  # type: ignore[attr-defined]
-        return self._at(values, slopes, batch)
-
-    def excess_s(self, batch: float) -> float:
-        """:func:`_tpot`'s ``e`` at ``batch`` sequences."""
-        values, slopes = self._excess  # type: ignore[attr-defined]
-        return self._at(values, slopes, batch)
-
-    def _at(self, values: tuple[float, ...], slopes: tuple[float, ...], batch: float) -> float:
-        batch = min(max(batch, 1.0), float(self.b_max))
-        i = bisect.bisect_left(self.batches, batch)
-        if i == 0:
-            return values[0]
-        if i >= len(self.batches):
-            return values[-1]
-        logs: tuple[float, ...] = self._logs  # type: ignore[attr-defined]
-        return values[i - 1] + slopes[i - 1] * (math.log(batch) - logs[i - 1])
-
-    def prompts_s(self, batch: float | None = None) -> float:
-        """Seconds to prefill what a pass prefills (a prompt under continuous batching; a
-        static batch of ``batch`` prompts, ``b_max`` when None): its GPU time, or the host's
-        launches of the pass where they take longer."""
-        if self.continuous:
-            return max(self.prefill_s, self.host_s)
-        share = (batch or self.b_max) / self.b_max  # b_max's pass, scaled to the batch
-        return max(share * self.batch_prefill_s, self.host_s)
-
-    def static_cycle_s(self, batch: float) -> float:
-        """A static batch's whole run: its prompts' pass and its decode steps."""
-        return self.prompts_s(batch) + self.generate * self.step_s(batch)
-
-    def bound_at(self, batch: float) -> str:
-        """The bound of the grid batch nearest above ``batch`` sequences."""
-        i = min(bisect.bisect_left(self.batches, batch), len(self.batches) - 1)
-        return self.bounds[i] if self.bounds else "compute"
-
-    def step_s(self, batch: float) -> float:
-        """``t_d`` at ``batch`` sequences, interpolated in log-batch between the grid's."""
-        return self._at(self.decode_s, self._slopes, batch)  # type: ignore[attr-defined]
-
-
 def _curve(
     arch: ModelArch,
     job: Job,
@@ -168,7 +68,7 @@ def _curve(
     b_max: int,
     sequence_s: float = 0.0,
     at_most_only: bool = False,
-) -> tuple[_Curve, float]:
+) -> tuple[Curve, float]:
     """The replica's decode step at each grid batch: the calibrated cycle's (over
     ``factor``) plus ``sequence_s`` of host work per sequence in the batch (an engine's
     scheduler, sampler and detokenizer walk every running sequence each step: Kwon et al.,
@@ -206,7 +106,7 @@ def _curve(
         step = max(cycle - batch * in_cycle, 0.1 * cycle) / out + batch * sequence_s
         decode.append(max(step, host))
         bounds.append("host" if host > step else bound)  # the host's launches bind
-    curve = _Curve(
+    curve = Curve(
         tuple(grid),
         tuple(decode),
         prefill,
@@ -225,7 +125,7 @@ def _curve(
     return curve, eta * factor
 
 
-def _point(curve: _Curve, rate: float, quantile: float, start: float = 1.0) -> ServingPoint | None:
+def _point(curve: Curve, rate: float, quantile: float, start: float = 1.0) -> ServingPoint | None:
     """The replica at ``rate`` requests/s, or None where it cannot keep up. ``start``: a
     concurrency at or below the answer's (the one at a lower rate), where the fixed-point
     iteration begins."""
@@ -277,7 +177,7 @@ def _point(curve: _Curve, rate: float, quantile: float, start: float = 1.0) -> S
     return ServingPoint(rate, batch, ttft, tpot)
 
 
-def _tpot(curve: _Curve, batch: float, rate: float) -> float:
+def _tpot(curve: Curve, batch: float, rate: float) -> float:
     """The mean time between a running sequence's tokens at ``batch`` sequences and
     ``rate`` prompts a second, under iteration-level batching (Yu et al., 2022, Orca §3.2;
     Agrawal et al., 2024, Sarathi-Serve §4): a prompt's prefill runs inside the decode
@@ -289,11 +189,12 @@ def _tpot(curve: _Curve, batch: float, rate: float) -> float:
     rather than its whole ``c``, and at ``λ`` prompts a second the steps run
     ``t_d(B) / (1 − λ·e)``. (Taking turns, ``1/(1 − λ·c)``, read every published online
     TPOT 11 to 86 % long.)"""
-    stretched = 1 - rate * curve.excess_s(batch)
-    return curve.step_s(batch) / stretched if stretched > 0 else math.inf
+    step_s, excess_s = curve.step_and_excess_s(batch)
+    stretched = 1 - rate * excess_s
+    return step_s / stretched if stretched > 0 else math.inf
 
 
-def _ceiling(curve: _Curve) -> float:
+def _ceiling(curve: Curve) -> float:
     """The rate at which Little's law fills every slot, ``λ·(t_p + O·t_d(B_max)/(1 − λ·c))
     = B_max``: the smaller root of ``c·t_p·λ² − (t_p + O·t_d + B_max·c)·λ + B_max = 0``
     (static batching: one full batch a cycle)."""
@@ -308,7 +209,7 @@ def _ceiling(curve: _Curve) -> float:
     return (b - math.sqrt(max(b * b - 4 * c * t_p * b_max, 0.0))) / (2 * c * t_p)
 
 
-def _full(curve: _Curve, rate: float, quantile: float) -> ServingPoint:
+def _full(curve: Curve, rate: float, quantile: float) -> ServingPoint:
     """The replica with every slot busy at ``rate``: a prompt's chunked prefill beside the
     full batch, and its decode steps stretched by the prefills (static batching: a request
     waits for the running batch to end, as :func:`_point` has it)."""
@@ -345,7 +246,7 @@ def _slack(point: ServingPoint, targets: Targets) -> float:
     return math.log(ratio) if 0 < ratio < math.inf else (math.inf if ratio else -math.inf)
 
 
-def _highest(curve: _Curve, ok: ServingPoint, bad: float, targets: Targets) -> ServingPoint:
+def _highest(curve: Curve, ok: ServingPoint, bad: float, targets: Targets) -> ServingPoint:
     """The point at the highest rate found to meet ``targets``, between a point that meets
     them and a rate that does not (the replica's capacity), to :data:`RATE_TOLERANCE` on
     the rate's logarithm. Every latency grows with the rate, so the tightest target's
@@ -394,7 +295,7 @@ def _replica_curve(
     max_sequences: int | None,
     sequence_s: float,
     at_most_only: bool = False,
-) -> tuple[_Curve, float] | None:
+) -> tuple[Curve, float] | None:
     """A replica's serving curve and η at the sequences its KV cache holds (``max_sequences``
     at most: the user's cap, vLLM's --max-num-seqs); None where it holds none.
     ``at_most_only``: the curve's last point alone, all :func:`_ceiling` reads."""
@@ -408,7 +309,7 @@ def _replica_curve(
 
 @dataclass(frozen=True)
 class _Capacity:
-    curve: _Curve
+    curve: Curve
     eta: float
     capacity: ServingPoint
     binding: str
