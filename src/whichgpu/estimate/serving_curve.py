@@ -56,8 +56,8 @@ class Curve:
         logs = [math.log(b) for b in self.batches]
         object.__setattr__(self, "_logs", tuple(logs))
         object.__setattr__(self, "_slopes", _log_slopes(self.decode_s, logs))
-        # ``c`` and what a prompt stretches the decode steps by (:func:`_tpot`'s ``e``) at
-        # each grid batch, once
+        # ``c`` and what a prompt stretches the decode steps by (the planner's ``_tpot``'s
+        # ``e``) at each grid batch, once
         prompt = max(self.prompt, 1)
         chunk = min(self.chunk_tokens or prompt, prompt)
         one = self.step_s(1.0)
@@ -73,7 +73,7 @@ class Curve:
         return self._at(values, slopes, batch)
 
     def excess_s(self, batch: float) -> float:
-        """:func:`_tpot`'s ``e`` at ``batch`` sequences."""
+        """:func:`~whichgpu.estimate.serving_plan._tpot`'s ``e`` at ``batch`` sequences."""
         values, slopes = self._excess  # type: ignore[attr-defined]
         return self._at(values, slopes, batch)
 
