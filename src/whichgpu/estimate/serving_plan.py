@@ -204,9 +204,8 @@ def _ceiling(curve: Curve) -> float:
     if not curve.continuous:
         return b_max / (t_p + out * t_d)
     b = t_p + out * t_d + b_max * c
-    if t_p <= 0 or c <= 0:
-        return b_max / (t_p + out * t_d)
-    return (b - math.sqrt(max(b * b - 4 * c * t_p * b_max, 0.0))) / (2 * c * t_p)
+    # the smaller root as 2·B / (b + √…): no cancellation where c·t_p is small
+    return 2 * b_max / (b + math.sqrt(max(b * b - 4 * c * t_p * b_max, 0.0)))
 
 
 def _full(curve: Curve, rate: float, quantile: float) -> ServingPoint:
