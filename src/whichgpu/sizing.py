@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.efficiency_model import load_efficiency
 from whichgpu.estimate.engine_choice import (
-    candidate_engines,
     check_serving,
     choose_engine,
     engine_notes,
+    engines_for,
     serving_provenance,
 )
 from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
@@ -125,8 +125,10 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
                            replicas=r.count // (r.tp or 1), engine=Ref(("engine",)))  # fmt: skip
     notes: list[Note] = []
     if r.precision is None:  # a default this GPU cannot run: its FP16 twin, said
-        job, chosen = _runnable_precision(arch, job, gpu)
-        notes += chosen
+        from whichgpu.recommender.autoconfig import fp16_where_needed
+
+        job, said = fp16_where_needed(arch.name, job, gpu)
+        notes += said
     work = job_size(arch, job, r.tokens, r.images, epochs)
     if r.serves:
         return estimate_service(arch, job, gpu, r)
@@ -170,19 +172,6 @@ def _slower_split(arch: ModelArch, job: Job, gpu: GPU, split: ThroughputEstimate
         return []
     return [note("warn_split_slower", count=split.count, rate=round(split.throughput.value, 1),
                  one=round(one.throughput.value, 1), unit=split.throughput.unit)]  # fmt: skip
-
-
-def _runnable_precision(arch: ModelArch, job: Job, gpu: GPU) -> tuple[Job, list[Note]]:
-    """BF16 left open on a GPU without BF16 tensor cores (T4, V100): FP16, as the
-    recommender chooses it, and the note saying so."""
-    from whichgpu.estimate.perf import fp16_instead
-    from whichgpu.notes import note
-
-    fp16 = fp16_instead(gpu, job.precision)
-    if fp16 is None:
-        return job, []
-    chosen = note("chosen_precision", component=arch.name, gpu=gpu.short_name, precision=fp16)
-    return replace(job, precision=fp16), [chosen]
 
 
 def _with_memory(
@@ -236,13 +225,12 @@ def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job
 def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> ThroughputEstimate:
     """``estimate`` of a served model: the serving planner's replicas on ``r.count`` GPUs,
     their capacity under the targets and the operating point at the request rate."""
-    from whichgpu.engines import DEFAULT_ENGINE, ENGINES
+    from whichgpu.engines import ENGINES
 
     job = replace(job, all_logits=False)
     check_serving(arch, job, r.engine)
     targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
-    engines = candidate_engines(r.engine, gpu, job.quant, job.kv_dtype)
-    engine = engines[0] if engines else ENGINES[DEFAULT_ENGINE]
+    engines, engine = engines_for(r.engine, gpu, job)
     if (gap := engine.gap(gpu, job.quant)) is not None:
         able = [e.name for e in ENGINES.values() if e.gap(gpu, job.quant) is None
                 and (job.quant is None or job.quant in e.formats)]  # fmt: skip

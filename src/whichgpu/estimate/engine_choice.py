@@ -67,6 +67,17 @@ def candidate_engines(
     ]
 
 
+def engines_for(
+    engine_id: str | None, gpu: GPU, job: Job
+) -> tuple[list[EngineProfile], EngineProfile]:
+    """The engines to plan ``job`` on (:func:`candidate_engines`), and the one an answer
+    names where none of them runs on ``gpu`` (the engine named, else the most deployed)."""
+    from whichgpu.engines import DEFAULT_ENGINE
+
+    engines = candidate_engines(engine_id, gpu, job.quant, job.kv_dtype)
+    return engines, engines[0] if engines else ENGINES[DEFAULT_ENGINE]
+
+
 @dataclass(frozen=True)
 class EngineChoice:
     engine: EngineProfile

@@ -69,41 +69,35 @@ class Curve:
 
     def cycle_prefill_at(self, batch: float) -> float:
         """``c`` at ``batch`` sequences, interpolated in log-batch between the grid's."""
-        values, slopes = self._cs  # type: ignore[attr-defined]
-        return self._at(values, slopes, batch)
+        return self._read(self._cs, *self._knot(batch))  # type: ignore[attr-defined]
 
     def excess_s(self, batch: float) -> float:
         """:func:`~whichgpu.estimate.serving_plan._tpot`'s ``e`` at ``batch`` sequences."""
-        values, slopes = self._excess  # type: ignore[attr-defined]
-        return self._at(values, slopes, batch)
+        return self._read(self._excess, *self._knot(batch))  # type: ignore[attr-defined]
 
     def step_and_excess_s(self, batch: float) -> tuple[float, float]:
         """:meth:`step_s` and :meth:`excess_s` at ``batch``, one lookup (the planner's
         hottest read: every fixed-point iteration of every probe)."""
-        batch = min(max(batch, 1.0), float(self.b_max))
-        i = bisect.bisect_left(self.batches, batch)
-        excess, excess_slopes = self._excess  # type: ignore[attr-defined]
-        if i == 0:
-            return self.decode_s[0], excess[0]
-        if i >= len(self.batches):
-            return self.decode_s[-1], excess[-1]
-        logs: tuple[float, ...] = self._logs  # type: ignore[attr-defined]
-        slopes: tuple[float, ...] = self._slopes  # type: ignore[attr-defined]
-        x = math.log(batch) - logs[i - 1]
-        return (
-            self.decode_s[i - 1] + slopes[i - 1] * x,
-            excess[i - 1] + excess_slopes[i - 1] * x,
-        )
+        j, x = self._knot(batch)
+        step = self._read((self.decode_s, self._slopes), j, x)  # type: ignore[attr-defined]
+        return step, self._read(self._excess, j, x)  # type: ignore[attr-defined]
 
-    def _at(self, values: tuple[float, ...], slopes: tuple[float, ...], batch: float) -> float:
+    def _knot(self, batch: float) -> tuple[int, float]:
+        """The grid point at or below ``batch`` (clamped to the grid) and the log-batch
+        distance from it."""
         batch = min(max(batch, 1.0), float(self.b_max))
         i = bisect.bisect_left(self.batches, batch)
         if i == 0:
-            return values[0]
+            return 0, 0.0
         if i >= len(self.batches):
-            return values[-1]
+            return len(self.batches) - 1, 0.0
         logs: tuple[float, ...] = self._logs  # type: ignore[attr-defined]
-        return values[i - 1] + slopes[i - 1] * (math.log(batch) - logs[i - 1])
+        return i - 1, math.log(batch) - logs[i - 1]
+
+    @staticmethod
+    def _read(table: tuple[tuple[float, ...], tuple[float, ...]], j: int, x: float) -> float:
+        values, slopes = table
+        return values[j] + slopes[j] * x if x else values[j]
 
     def prompts_s(self, batch: float | None = None) -> float:
         """Seconds to prefill what a pass prefills (a prompt under continuous batching; a
@@ -125,4 +119,4 @@ class Curve:
 
     def step_s(self, batch: float) -> float:
         """``t_d`` at ``batch`` sequences, interpolated in log-batch between the grid's."""
-        return self._at(self.decode_s, self._slopes, batch)  # type: ignore[attr-defined]
+        return self._read((self.decode_s, self._slopes), *self._knot(batch))  # type: ignore[attr-defined]

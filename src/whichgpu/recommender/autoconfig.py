@@ -174,6 +174,17 @@ def _layouts(
     return [(layout, layout_name(tp, pp, count // (tp * pp)))]
 
 
+def fp16_where_needed(label: str, job: Job, gpu: GPU) -> tuple[Job, tuple[Note, ...]]:
+    """BF16 left open on a GPU without BF16 tensor cores (V100, T4): FP16, as the engines and
+    frameworks take it there, and the note saying so (estimate, and recommend's training
+    and serving, share it)."""
+    fp16 = fp16_instead(gpu, job.precision)
+    if fp16 is None:
+        return job, ()
+    said = note("chosen_precision", component=label, gpu=gpu.short_name, precision=fp16)
+    return evolve(job, precision=fp16), (said,)
+
+
 def configure(
     component: Component,
     arch: ModelArch,
@@ -186,17 +197,8 @@ def configure(
     GPUs, its layout, and notes saying what was chosen. Values the user gave are kept."""
     chosen: list[Note] = []
     if component.precision is None:
-        fp16 = fp16_instead(gpu, job.precision)
-        if fp16 is not None:
-            job = evolve(job, precision=fp16)
-            chosen.append(
-                note(
-                    "chosen_precision",
-                    component=component.label,
-                    gpu=gpu.short_name,
-                    precision=fp16,
-                )
-            )
+        job, said = fp16_where_needed(component.label, job, gpu)
+        chosen += said
     if not job.training:
         scaled, strategy = scaled_job(job, count, arch)
         return Configured(scaled, strategy, chosen)

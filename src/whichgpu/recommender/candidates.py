@@ -387,30 +387,24 @@ def serve_component(
     (tensor parallelism inside each where the engine has it: a degree that splits the heads),
     the split that serves the most kept; each replica as
     :func:`~whichgpu.estimate.serving_plan.replica_plan` plans it."""
-    from whichgpu.engines import DEFAULT_ENGINE, ENGINES
     from whichgpu.estimate.engine_choice import (
-        candidate_engines,
         choose_engine,
         engine_notes,
+        engines_for,
         serving_provenance,
     )
     from whichgpu.estimate.kv_pool import replica_bytes_per_gpu
     from whichgpu.estimate.memory import memory_of
     from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.estimate.perf import fp16_instead
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
+    from whichgpu.recommender.autoconfig import fp16_where_needed
 
     precision: tuple[Note, ...] = ()
-    if component.precision is None and (fp16 := fp16_instead(gpu, job.precision)) is not None:
-        # BF16 left open on a GPU without BF16 tensor cores (V100, T4): FP16, as estimate
-        # and the engines themselves take it there
-        job = evolve(job, precision=fp16)
-        precision = (note("chosen_precision", component=component.label, gpu=gpu.short_name,
-                          precision=fp16),)  # fmt: skip
-    engines = candidate_engines(component.engine, gpu, job.quant, job.kv_dtype)
+    if component.precision is None:  # BF16 on a GPU without it: FP16, said
+        job, precision = fp16_where_needed(component.label, job, gpu)
+    engines, named = engines_for(component.engine, gpu, job)
     targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
-    named = engines[0] if engines else ENGINES[DEFAULT_ENGINE]
     if (gap := named.gap(gpu, job.quant)) is not None:
         missing = {"CUDA": "CUDA", "engine": f"engine SM {gap[1]:.1f}"}.get(
             gap[0], f"SM {gap[1]:.1f}"

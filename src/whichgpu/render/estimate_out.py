@@ -13,7 +13,8 @@ from whichgpu.fields import format_duration, format_rate
 from whichgpu.i18n import _, fmt, ngettext
 from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
 from whichgpu.models.arch import ModelArch
-from whichgpu.notes import Note, count_label, localize, note, note_doc, render
+from whichgpu.notes import Note, count_label, note, note_doc, render
+from whichgpu.phrases import localize
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.render.tables import recomputation_mode
 from whichgpu.throughput import ThroughputEstimate

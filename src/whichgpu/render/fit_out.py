@@ -10,7 +10,8 @@ from whichgpu.estimate.serving import ServingCapacity
 from whichgpu.fields import format_number
 from whichgpu.fitting import FitResult, GpuFit, ImageFitResult, ImageGpuFit
 from whichgpu.i18n import N_, _, fmt, format_decimal
-from whichgpu.notes import CLAUSE_SEPARATOR, localize, note_doc
+from whichgpu.notes import note_doc
+from whichgpu.phrases import CLAUSE_SEPARATOR, localize
 from whichgpu.render.json_doc import SCHEMA_VERSION
 from whichgpu.render.tables import recomputation_mode
 from whichgpu.units import BYTES_PER_GIB

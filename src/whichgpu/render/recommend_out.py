@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import _, fmt
-from whichgpu.notes import CLAUSE_SEPARATOR, localize, note_doc
+from whichgpu.notes import note_doc
+from whichgpu.phrases import CLAUSE_SEPARATOR, localize
 from whichgpu.recommender.engine import Option, Recommendation
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.render.json_doc import round_sig as _round

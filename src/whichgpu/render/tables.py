@@ -224,7 +224,7 @@ def price_citation(price: Price, catalog: Catalog, today: date) -> str:
             region=region or "",
             more=more,
         )
-    from whichgpu.notes import localize
+    from whichgpu.phrases import localize
 
     where = ", ".join(part for part in (localize(price.provider), region, price.instance) if part)
     source = catalog.source(price.source)
@@ -349,7 +349,7 @@ def _purchase_cell(row: GpuComparison, condition: str) -> str:
     for price in found:
         text = format_usd_range(price.low_usd, price.high_usd)
         parts.append(text + (" " + _("(article)") if price.source == "seed-article" else ""))
-    from whichgpu.notes import CLAUSE_SEPARATOR
+    from whichgpu.phrases import CLAUSE_SEPARATOR
 
     return _(CLAUSE_SEPARATOR).join(parts)
 
@@ -441,7 +441,7 @@ def print_gpu_list(gpus: list[GPU], catalog: Catalog, console: Console) -> None:
 
 
 def _listing_ends(rent: PriceRange) -> str:
-    from whichgpu.notes import localize
+    from whichgpu.phrases import localize
 
     low = f"{localize(rent.low.provider)} ({localize(rent.low.as_of)})"
     if rent.high is rent.low or rent.high_usd_per_h == rent.low_usd_per_h:

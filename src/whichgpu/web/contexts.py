@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from whichgpu.i18n import _, fmt
-from whichgpu.notes import localize as notes_localize
+from whichgpu.phrases import localize as notes_localize
 from whichgpu.web.core import Service
 
 

@@ -10,7 +10,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import N_, _, fmt, format_decimal, ngettext
-from whichgpu.notes import localize
+from whichgpu.phrases import localize
 from whichgpu.web.labels import form_name
 
 
