@@ -215,7 +215,6 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
     """A served request must fit the model's context, and the engine named must run its
     weight format: one clear error naming what would (the engines that run it). With none
     named, the search takes the engines that run it (every format has one)."""
-    from whichgpu.engines import ENGINES
     from whichgpu.errors import InvalidInput
     from whichgpu.job import check_context
 
