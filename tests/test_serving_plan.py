@@ -741,8 +741,10 @@ def test_a_gpu_without_bf16_serves_in_fp16_alike_in_estimate_and_recommend(
     there: 70B on 8 × V100 32GB read 0.74 requests/s in recommend (BF16 on FP32 cores)
     against 5.75 in estimate."""
     args = ("-m", "llama-3.1-70b", "--request-rate", "5", "--ttft", "2s", "--tpot", "100ms")
-    estimated = json.loads(run_cli("estimate", *args, "--gpu", "v100-sxm2-32gb", "--count", "8",
-                                   "--json").stdout)["serving"]  # fmt: skip
+    doc = json.loads(run_cli("estimate", *args, "--gpu", "v100-sxm2-32gb", "--count", "8",
+                             "--json").stdout)  # fmt: skip
+    estimated = doc["serving"]
+    assert doc["notes"][0]["code"] == "chosen_precision"  # said in estimate too
     component = make_component({"kind": "inference", "model": "llama-3.1-70b",
                                 "request_rate": 5, "ttft": "2s", "tpot": "100ms"})  # fmt: skip
     options = recommend(catalog, Workload((component,))).options

@@ -131,7 +131,10 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         notes += said
     work = job_size(arch, job, r.tokens, r.images, epochs)
     if r.serves:
-        return estimate_service(arch, job, gpu, r)
+        import msgspec
+
+        served = estimate_service(arch, job, gpu, r)  # with what was chosen before it (FP16)
+        return msgspec.structs.replace(served, notes=(*notes, *served.notes))
     if training:
         job, chosen = _configured(arch, job, gpu, r)
         notes += chosen
