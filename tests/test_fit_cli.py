@@ -188,7 +188,8 @@ def test_fit_turns_checkpointing_on_where_nothing_fits_without_it() -> None:
     doc = fit_json("-m", "llama-3.1-8b", "--task", "lora", "--gpu", "rtx-4090")
     assert doc["job"]["checkpointing"] == "full"
     # micro-batch 1 accumulating 8 (the HF Trainer's 8 a GPU): the adapters' gradient buffer
-    assert doc["total_gib"] == pytest.approx(19.866, abs=0.01)
+    # (20.0 GiB since the CUDA context is the 0.68 GiB measured on an H200, not 0.5)
+    assert doc["total_gib"] == pytest.approx(20.046, abs=0.01)
     codes = [n["code"] for n in doc["chosen"]]
     assert codes == ["chosen_batch", "chosen_checkpointing_needed", "chosen_layout"]
     row = next(g for g in doc["gpus"] if g["id"] == "rtx-4090")
@@ -201,7 +202,7 @@ def test_fit_turns_checkpointing_on_where_nothing_fits_without_it() -> None:
     row = next(g for g in qlora["gpus"] if g["id"] == "rtx-a2000-12gb")
     assert (row["fits"], row["min_count"], row["strategy"]) == (True, 1, "1 GPU")
     # at the micro-batch estimate chooses there (4, accumulating 2: the HF Trainer's 8)
-    assert qlora["job"]["batch"] == 4 and qlora["total_gib"] == pytest.approx(9.52, abs=0.01)
+    assert qlora["job"]["batch"] == 4 and qlora["total_gib"] == pytest.approx(9.702, abs=0.01)
     # recomputation the user turns off stays off
     off = fit_json("-m", "llama-3.1-8b", "--task", "lora", "--gpu", "rtx-4090",
                    "--no-checkpointing")  # fmt: skip

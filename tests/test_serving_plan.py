@@ -532,6 +532,59 @@ def test_multi_step_scheduling_holds_an_arrival_for_its_window(catalog: Catalog)
         assert error is not None and abs(error) < 0.20
 
 
+def test_a_tensor_parallel_pool_leaves_nccls_buffers_out(catalog: Catalog) -> None:
+    """Each GPU of a replica holds the CUDA context (0.68 GiB measured on an H200) and, once
+    its group has run a collective, NCCL's buffers (0.54 GiB more in the same run:
+    validation/measured_context.csv); a layer split copies between GPUs without NCCL, and
+    one GPU alone never creates a communicator."""
+    import csv
+
+    from whichgpu.estimate.kv_pool import outside_kv_bytes
+
+    text = (ROOT / "validation/measured_context.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(text.splitlines()))
+    after = {r["stage"].split(":")[0]: float(r["outside_torch_gib"]) for r in rows}
+    assert after["attention"] == pytest.approx(0.68, abs=0.01)
+    assert after["NCCL"] - after["attention"] == pytest.approx(0.54, abs=0.01)
+    job = serving_job(1000, 1000)
+    gib = 2**30
+    with_nccl = outside_kv_bytes(LLAMA_70B, job, 2, nccl=True)
+    assert with_nccl - outside_kv_bytes(LLAMA_70B, job, 2, nccl=False) == pytest.approx(
+        2 * 0.54 * gib
+    )
+    h100 = catalog.gpu("h100-sxm")
+    tensor = kv_sequences(LLAMA_8B, job, h100, 2, ENGINES["vllm"])
+    layers = kv_sequences(LLAMA_8B, job, h100, 2, ENGINES["llama.cpp"])
+    assert tensor > 0 and layers > 0
+
+
+def test_a_tight_kv_pool_is_said_with_what_gives_it_room(catalog: Catalog) -> None:
+    """Llama 3.1 70B in BF16 on 2 × H100 leaves TensorRT-LLM about 11 GiB of KV a GPU (14 %
+    of its memory): the estimate and the recommendation say how tight and what moves it;
+    70B in FP8 on one H200 (45 %) is not flagged."""
+    from whichgpu.estimate.kv_pool import kv_pool_share
+
+    h100, h200 = catalog.gpu("h100-sxm"), catalog.gpu("h200")
+    job = serving_job(1000, 1000)
+    pool, share = kv_pool_share(LLAMA_70B, job, h100, 2, ENGINES["trtllm"])
+    assert pool / 2**30 == pytest.approx(11.0, abs=0.3) and share == pytest.approx(0.14, abs=0.01)
+    fp8 = ENGINES["trtllm"].served_job(serving_job(1000, 1000, quant="fp8"))
+    _pool, roomy = kv_pool_share(LLAMA_70B, fp8, h200, 1, ENGINES["trtllm"])
+    assert roomy > 0.4
+    text = run_cli("estimate", "-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--count", "2",
+                   "--engine", "trtllm", "--prompt", "1000", "--generate", "1000").stdout  # fmt: skip
+    assert re.search(r"the KV cache gets 1\d\.\d GiB a GPU, 1\d% of its memory", text), text
+    roomy_text = run_cli("estimate", "-m", "llama-3.1-70b", "--gpu", "h200", "--quant", "fp8",
+                         "--engine", "trtllm", "--prompt", "1000", "--generate", "1000").stdout  # fmt: skip
+    assert "the KV cache gets" not in roomy_text
+    component = make_component({"kind": "inference", "model": "llama-3.1-70b", "prompt": 1000,
+                                "generate": 1000, "engine": "trtllm", "request_rate": 1,
+                                "hours": 10})  # fmt: skip
+    result = recommend(catalog, Workload((component,)))
+    pair = next(o for o in result.options if o.gpu.id == "h100-sxm" and o.gpus == 2)
+    assert "warn_tight_kv" in {n.code for n in pair.runs[0].notes}
+
+
 def test_tensorrt_llm_keeps_an_fp8_checkpoints_kv_cache_in_fp8(catalog: Catalog) -> None:
     """TensorRT-LLM's KV cache takes the checkpoint's dtype (kv_cache_config dtype "auto"),
     and TensorRT Model Optimizer's FP8 export quantizes it to FP8 by default: twice the

@@ -890,8 +890,8 @@ def test_a_bridged_pair_is_a_field_of_the_api_and_a_box_on_the_forms(client: Tes
     plain = ok(client.post("/api/v1/estimate", json=body))
     bridged = ok(client.post("/api/v1/estimate", json={**body, "nvlink_bridge": True}))
     assert bridged["throughput"]["value"] > plain["throughput"]["value"] * 1.1
-    assert [n["code"] for n in plain["notes"]] == ["note_pcie_link"]
-    assert bridged["notes"] == []
+    assert [n["code"] for n in plain["notes"]] == ["warn_tight_kv", "note_pcie_link"]
+    assert [n["code"] for n in bridged["notes"]] == ["warn_tight_kv"]
     said = "NVLink bridges joining the NVIDIA A100 80GB PCIe cards in pairs"
     page = client.get("/estimate", params={**body, "lang": "en", "nvlink_bridge": "1"})
     assert page.status_code == 200 and said not in page.text

@@ -15,6 +15,7 @@ from whichgpu.estimate.engine_choice import (
     engine_notes,
     engines_for,
     serving_provenance,
+    tight_kv_notes,
 )
 from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
 from whichgpu.estimate.serving_plan import PERCENTILES, Targets
@@ -287,5 +288,5 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
         provenance=serving_provenance(engine),
         serving=plan,
         demand_rps=r.request_rate,
-        notes=engine_notes(arch.name, choice, asked),
+        notes=engine_notes(arch.name, choice, asked) + tight_kv_notes(arch.name, arch, gpu, choice),
     )

@@ -21,9 +21,15 @@ class Assumption:
 #: (c10/cuda/CUDACachingAllocator.cpp, kMinBlockSize).
 ALLOCATION_ROUNDING_BYTES = 512
 
-#: CUDA context, cuBLAS/cuDNN workspaces and kernels loaded by PyTorch on first use: memory
-#: that nvidia-smi shows but torch.cuda.memory_allocated() does not.
-CUDA_CONTEXT_GIB = 0.5
+#: CUDA context, cuBLAS workspace and the kernels PyTorch loads on first use: memory the
+#: driver counts in use but torch.cuda.memory_reserved() does not. Measured on an H200
+#: (torch 2.11.0, CUDA 13.0, lazy module loading; validation/measured_context.csv): 0.60
+#: GiB after the first tensor, 0.68 once a BF16 matmul and SDPA attention have run.
+CUDA_CONTEXT_GIB = 0.68
+#: What a process in an NCCL group holds once its first collective has run (the
+#: communicator's buffers; NCCL creates them lazily, so a tensor-parallel group of one GPU
+#: has none): 0.54 GiB more in the same measurement.
+NCCL_BUFFERS_GIB = 0.54
 
 #: The caching allocator keeps freed blocks reserved; reserved exceeds allocated by a few
 #: percent in steady training (fragmentation). Applied to the tensor total.
@@ -33,6 +39,14 @@ ALLOCATOR_RESERVE_FRACTION = 0.05
 #: context vary by a few percent between versions (validation/README.md), and the memory
 #: estimate is within 8.5 % of measured runs (docs/memory-accuracy.md)
 TIGHT_HEADROOM = 0.05
+
+#: A KV-cache pool under this share of a replica's memory is flagged: the engine's own
+#: buffers, which move by GiBs between releases, then decide how many sequences run. NVIDIA
+#: measured Llama 3.1 70B in FP8 on one H100 (a pool of about 11 % of its memory) at 410
+#: tokens/s with TensorRT-LLM v0.14 and 742 with v0.20 (validation/published_serving.csv,
+#: s87 and s146); its 2 × A100 PCIe row at 1000/1000 (14 %) came out 47 % below whichgpu's
+#: estimate, while pools of 45 % (70B FP8 on one H200) stay within 20 to 26 %.
+TIGHT_KV_SHARE = 0.2
 
 #: vLLM's PagedAttention allocates the KV cache in blocks of 16 tokens (Kwon et al., 2023, §4.1).
 PAGED_BLOCK_TOKENS = 16

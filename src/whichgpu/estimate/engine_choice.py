@@ -211,6 +211,37 @@ def engine_notes(component: str, choice: EngineChoice, asked: Job) -> tuple[Note
     return tuple(out)
 
 
+def tight_kv_notes(
+    component: str, arch: ModelArch, gpu: GPU, choice: EngineChoice
+) -> tuple[Note, ...]:
+    """A warning where the engine's KV-cache pool is under
+    :data:`~whichgpu.estimate.assumptions.TIGHT_KV_SHARE` of the replica's memory: the
+    sequences it holds, and so the throughput, then rest on buffers that change between the
+    engine's releases."""
+    from whichgpu.estimate.assumptions import TIGHT_KV_SHARE
+    from whichgpu.estimate.kv_pool import kv_pool_share
+    from whichgpu.notes import note
+    from whichgpu.units import BYTES_PER_GIB
+
+    plan, job = choice.plan, choice.job
+    pool, share = kv_pool_share(arch, job, gpu, plan.gpus_per_replica, choice.engine)
+    if share >= TIGHT_KV_SHARE:
+        return ()
+    return (
+        note(
+            "warn_tight_kv",
+            component=component,
+            engine=choice.engine.name,
+            gpus=plan.gpus_per_replica,
+            gpu=gpu.name,
+            pool_gib=round(pool / BYTES_PER_GIB, 1),
+            share=round(share, 3),
+            sequences=plan.max_sequences,
+            tokens=job.prompt + max(job.generate, 1),
+        ),
+    )
+
+
 def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
     """A served request must fit the model's context, and the engine named must run its
     weight format: one clear error naming what would (the engines that run it). With none

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
 from whichgpu.engines import EngineProfile
-from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB
+from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB, NCCL_BUFFERS_GIB
 from whichgpu.estimate.memory import activations_bytes, kv_cache_bytes, weights_bytes
 from whichgpu.frozen import evolve
 from whichgpu.job import Job
@@ -23,10 +23,12 @@ PROFILE_TOKENS = 8192
 def _pool(
     arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile
 ) -> tuple[float, float, float]:
-    """A replica's bytes outside the KV cache (weights, profiled activations, CUDA contexts),
-    its KV budget as the engine sizes it, and one sequence's KV cache in whole blocks."""
+    """A replica's bytes outside the KV cache (weights, profiled activations, CUDA contexts
+    and, on a tensor-parallel group, NCCL's buffers), its KV budget as the engine sizes it,
+    and one sequence's KV cache in whole blocks."""
     total = gpu.memory_gib * BYTES_PER_GIB * tp
-    used, one = _replica_bytes(arch, job, tp, engine.block_tokens)
+    nccl = tp > 1 and engine.split == "tensor"
+    used, one = _replica_bytes(arch, job, tp, engine.block_tokens, nccl)
     if engine.kv_pool == "free":
         budget = engine.memory_fraction * (total - used)
     else:
@@ -34,17 +36,28 @@ def _pool(
     return used, budget, one
 
 
-@lru_cache(maxsize=4096)
-def _replica_bytes(arch: ModelArch, job: Job, tp: int, block_tokens: int) -> tuple[float, float]:
-    """:func:`_pool`'s bytes outside the KV cache and one sequence's KV cache, the same on
-    every GPU (computed once for the candidates of one replica shape)."""
+def outside_kv_bytes(arch: ModelArch, job: Job, tp: int, nccl: bool) -> float:
+    """What an engine's replica of ``tp`` GPUs holds besides its KV cache: the weights, the
+    activations of the profiling pass over :data:`PROFILE_TOKENS` tokens (vLLM's
+    ``max_num_batched_tokens``), and on each GPU the CUDA context and, where the GPUs talk
+    through NCCL, its buffers (both measured: validation/measured_context.csv)."""
     profile = evolve(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
                       all_logits=False, tp=tp)  # fmt: skip
-    used = (
+    process_gib = CUDA_CONTEXT_GIB + (NCCL_BUFFERS_GIB if nccl else 0.0)
+    return (
         weights_bytes(arch, job)
         + activations_bytes(arch, profile) * tp
-        + CUDA_CONTEXT_GIB * BYTES_PER_GIB * tp
+        + process_gib * BYTES_PER_GIB * tp
     )
+
+
+@lru_cache(maxsize=4096)
+def _replica_bytes(
+    arch: ModelArch, job: Job, tp: int, block_tokens: int, nccl: bool
+) -> tuple[float, float]:
+    """:func:`_pool`'s bytes outside the KV cache and one sequence's KV cache, the same on
+    every GPU (computed once for the candidates of one replica shape)."""
+    used = outside_kv_bytes(arch, job, tp, nccl)
     tokens = job.prompt + max(job.generate, 1)
     if block_tokens:
         tokens = math.ceil(tokens / block_tokens) * block_tokens
@@ -62,6 +75,16 @@ def kv_sequences(arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EnginePro
     if budget <= 0 or one <= 0:
         return 0
     return min(engine.limits(gpu)[0], int(budget // one))
+
+
+def kv_pool_share(
+    arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile
+) -> tuple[float, float]:
+    """The KV-cache pool the engine sizes on a replica of ``tp`` GPUs: bytes a GPU, and its
+    share of the replica's memory."""
+    _used, budget, _one = _pool(arch, job, gpu, tp, engine)
+    total = gpu.memory_gib * BYTES_PER_GIB * tp
+    return max(budget, 0.0) / tp, max(budget, 0.0) / total
 
 
 def replica_bytes_per_gpu(

@@ -13,14 +13,12 @@ import math
 from dataclasses import dataclass, replace
 
 from whichgpu.catalog.records import GPU
-from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB, PAGED_BLOCK_TOKENS
-from whichgpu.estimate.memory import activations_bytes, kv_cache_bytes, weights_bytes
+from whichgpu.estimate.assumptions import PAGED_BLOCK_TOKENS
+from whichgpu.estimate.kv_pool import outside_kv_bytes
+from whichgpu.estimate.memory import kv_cache_bytes
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
-
-#: vLLM's default chunked-prefill budget per scheduler step (``max_num_batched_tokens``).
-PROFILE_TOKENS = 8192
 
 
 @dataclass(frozen=True)
@@ -36,13 +34,7 @@ class ServingCapacity:
 
 def serving_capacity(arch: ModelArch, job: Job, gpu: GPU, utilization: float) -> ServingCapacity:
     total = gpu.memory_gib * BYTES_PER_GIB * job.tp
-    profile = replace(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
-                      all_logits=False)  # fmt: skip
-    used = (
-        weights_bytes(arch, job)
-        + activations_bytes(arch, profile) * job.tp
-        + CUDA_CONTEXT_GIB * BYTES_PER_GIB * job.tp
-    )
+    used = outside_kv_bytes(arch, job, job.tp, nccl=job.tp > 1)
     budget = max(0.0, utilization * total - used)
     one_block = kv_cache_bytes(arch, replace(job, batch=1, tp=1), tokens=PAGED_BLOCK_TOKENS)
     blocks = int(budget // one_block) if one_block else 0

@@ -392,6 +392,7 @@ def serve_component(
         engine_notes,
         engines_for,
         serving_provenance,
+        tight_kv_notes,
     )
     from whichgpu.estimate.kv_pool import replica_bytes_per_gpu
     from whichgpu.estimate.memory import memory_of
@@ -441,7 +442,7 @@ def serve_component(
     time_s = component.hours * 3600.0 if component.hours is not None else None
     if time_s is None and component.tokens is not None and rate > 0:
         time_s = component.tokens / rate
-    notes: list[Note] = []
+    notes: list[Note] = list(tight_kv_notes(component.label, arch, gpu, choice))
     from whichgpu.engines import REFERENCE_ENGINE, load_sequence_times
 
     if (
