@@ -191,7 +191,8 @@ def test_ring_allreduce_over_nvlink_and_pcie(catalog: Catalog) -> None:
     grads = 2 * 7e9  # bf16 gradients of a 7B model
     nvlink = allreduce_seconds(grads, 8, catalog.resolve("a100"))  # 600 GB/s: 300 each way
     pcie = allreduce_seconds(grads, 4, catalog.resolve("l40s"))  # PCIe 4.0 x16: 31.5 GB/s
-    assert nvlink == pytest.approx(2 * 7 / 8 * grads / 300e9)
+    # NCCL's 128-byte payloads carry 0.8 of NVLink's line rate (nccl-tests#149: 240 GB/s)
+    assert nvlink == pytest.approx(2 * 7 / 8 * grads / 240e9)
     # a ring between peer-to-peer cards reaches 0.66 of the link rate (nccl-tests runs,
     # validation/nccl_busbw.csv), across both sockets of a server as under one
     assert pcie == pytest.approx(2 * 3 / 4 * grads / (0.66 * 31.5e9))
@@ -271,19 +272,19 @@ def test_nvlink_domains_bridged_pairs_and_baseboards(catalog: Catalog) -> None:
     assert nvlink_domain(a6000) == 1 and nvlink_domain(a6000, bridged=True) == 2
     assert nvlink_domain(a100) == 8 == nvlink_domain(a100, bridged=True)
     assert nvlink_domain(catalog.gpu("l40s"), bridged=True) == 1
-    assert link_gb_per_s(a6000, 2, bridged=True) == 112.5 / 2
+    assert link_gb_per_s(a6000, 2, bridged=True) == pytest.approx(112.5 / 2 * 0.8)
     # PCIe 4.0 x16, one direction, at the share NCCL reaches between P2P cards, under one
     # socket and across two alike
     assert link_gb_per_s(a6000, 2) == pytest.approx(31.5 * 0.66)
     assert link_gb_per_s(a6000, 4, bridged=True) == pytest.approx(31.5 * 0.66)
     assert link_gb_per_s(a6000, 8) == pytest.approx(31.5 * 0.66)
-    assert link_gb_per_s(a100, 8) == 300.0
+    assert link_gb_per_s(a100, 8) == pytest.approx(240.0)
     # two nodes: each GPU's own HDR 200 Gb/s InfiniBand NIC (DGX A100)
     assert link_gb_per_s(a100, 16) == 25.0
     # a GeForce pair without its bridge has no peer-to-peer: staged through host memory
     rtx3090 = catalog.gpu("rtx-3090")
     assert link_gb_per_s(rtx3090, 2) == pytest.approx(31.5 * 0.5)
-    assert link_gb_per_s(rtx3090, 2, bridged=True) == 112.5 / 2
+    assert link_gb_per_s(rtx3090, 2, bridged=True) == pytest.approx(112.5 / 2 * 0.8)
     # the H100 NVL is sold as bridged pairs: planned bridged
     assert nvlink_domain(catalog.gpu("h100-nvl")) == 2
     # where bridges could join cards: two or more PCIe cards with connectors in one machine

@@ -121,3 +121,28 @@ def test_pcie_bus_share_is_the_median_of_the_published_p2p_runs() -> None:
     shares = [float(r["share"]) for r in rows if r["p2p"] == "yes"]
     assert len(shares) == 8
     assert statistics.median(shares) == pytest.approx(PCIE_P2P_BUS_SHARE, abs=0.005)
+
+
+def test_nvlink_shares_reproduce_the_published_nvlink_runs() -> None:
+    """NCCL over NVLink moves 0.8 of the line rate (the SMs' 128-byte payloads) and an
+    all-reduce through a SHARP NVSwitch 1.3 times that: each nccl-tests row in
+    validation/nccl_nvlink_busbw.csv within 5 %, and the catalog's A100 SXM and H100 SXM
+    rings at those rates."""
+    import csv
+    from pathlib import Path
+
+    from whichgpu.catalog import load_catalog
+    from whichgpu.estimate.parallel import NVLINK_PAYLOAD_SHARE, NVLS_GAIN, collective_gb_per_s
+
+    path = Path(__file__).parent.parent / "validation" / "nccl_nvlink_busbw.csv"
+    rows = list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
+    assert len(rows) == 7 and all(r["source"] and r["quote"] for r in rows)
+    for r in rows:
+        gain = NVLS_GAIN if r["algorithm"] == "nvls" else 1.0
+        predicted = float(r["link_gb_s"]) * NVLINK_PAYLOAD_SHARE * gain
+        assert predicted == pytest.approx(float(r["busbw_gb_s"]), rel=0.05), r["source"]
+    catalog = load_catalog()
+    a100, h100 = catalog.gpu("a100-80gb-sxm"), catalog.gpu("h100-sxm")
+    assert collective_gb_per_s(a100, 8, allreduce=True) == pytest.approx(240)
+    assert collective_gb_per_s(h100, 8) == pytest.approx(360)  # a gather: no SHARP
+    assert collective_gb_per_s(h100, 8, allreduce=True) == pytest.approx(468)

@@ -258,9 +258,30 @@ NO_P2P_SHARE = 0.5
 #: the median busbw of the eight large-message nccl-tests runs over PCIe with P2P in
 #: validation/nccl_busbw.csv (4-8 GPUs, PCIe 4 and 5, under one socket and across two: the
 #: cross-socket runs reach as much, 0.60-0.66; an A100 PCIe box with every pair across the
-#: root complexes reaches 0.17). NVLink rings are taken at the link rate: 8 × A100 SXM reach
-#: 232 GB/s of 300, 8 × H100 SXM 474 of 450 with NVLink SHARP.
+#: root complexes reaches 0.17).
 PCIE_P2P_BUS_SHARE = 0.66
+#: What NCCL moves over NVLink of its line rate: "Each NVLink has a line rate of 25GB/s (in
+#: each direction) which converts to ~20GB/s effective bandwidth with a 128B payload size"
+#: (the SMs' payload; NCCL's maintainer, NVIDIA/nccl-tests#149): 240 GB/s of an A100's 300
+#: (measured 230-233), 360 of an H100's 450 (its "app-level bandwidth is 370GB/s in each
+#: direction", NVIDIA/nccl#1442). Rows: validation/nccl_nvlink_busbw.csv.
+NVLINK_PAYLOAD_SHARE = 0.8
+#: An all-reduce where the NVSwitch reduces in the switch (NVLink SHARP, the third-generation
+#: NVSwitch of HGX H100 boards and later) runs faster than the wire: "we can get a 30%
+#: improvement using NVLink SHARP" (NVIDIA/nccl#1442); 8 × H100 reach a busbw of ~480 GB/s
+#: (nccl-tests#212), 8 × H200 475 (nccl-tests#272), 8 × H800 215 of 200 (nccl#1374).
+NVLS_GAIN = 1.3
+
+
+def nvlink_sharp(gpu: GPU) -> bool:
+    """Whether the GPU's NVSwitch reduces in the switch (NVLink SHARP, which NCCL uses for
+    all-reduce by default): NVIDIA SXM modules from Hopper (compute capability 9.0) on,
+    whose boards carry the third-generation NVSwitch or later."""
+    return (
+        gpu.vendor == "NVIDIA"
+        and gpu.form_factor.startswith("SXM")
+        and float(gpu.compute_capability or 0) >= 9.0
+    )
 
 
 def host_link_gb_per_s(gpu: GPU) -> float:
@@ -315,16 +336,23 @@ def collective_gb_per_s(
     network: str = "infiniband",
     per_node: int = GPUS_PER_NODE,
     bridged: bool = False,
+    allreduce: bool = False,
 ) -> float:
     """One direction of the slowest link a ring over ``ranks`` GPUs crosses: NVLink (half its
-    bidirectional figure) while it stays inside one NVLink domain (:func:`nvlink_domain`:
+    bidirectional figure, at what NCCL's payloads carry of it, :data:`NVLINK_PAYLOAD_SHARE`,
+    and for an ``allreduce`` NVLink SHARP's gain where the switch has it) while it stays
+    inside one NVLink domain (:func:`nvlink_domain`:
     PCIe cards only where ``bridged``), PCIe x16 of the card's generation inside a node of
     ``per_node`` GPUs at what NCCL reaches of it (with peer-to-peer, or staged through host
     memory between GeForce cards, whose driver allows peer-to-peer only over a bridge), and
     the network once it spans nodes."""
     domain = nvlink_domain(gpu, bridged)
     if domain > 1 and ranks <= min(domain, per_node):
-        return gpu.nvlink_gb_per_s / 2
+        wire = gpu.nvlink_gb_per_s / 2
+        if gpu.vendor != "NVIDIA":  # another vendor's fabric: no measurement to scale it by
+            return wire
+        sharp = allreduce and nvlink_sharp(gpu)
+        return wire * NVLINK_PAYLOAD_SHARE * (NVLS_GAIN if sharp else 1.0)
     pcie = host_link_gb_per_s(gpu)
     staged = "consumer" in gpu.form_factor  # no peer-to-peer over PCIe
     if ranks <= per_node:  # a ring between the cards of one node
@@ -335,9 +363,9 @@ def collective_gb_per_s(
 
 
 def link_gb_per_s(gpu: GPU, gpus: int = 2, bridged: bool = False) -> float:
-    """:func:`collective_gb_per_s` on an InfiniBand cluster (inference's tensor parallelism
-    stays inside a node)."""
-    return collective_gb_per_s(gpu, gpus, bridged=bridged)
+    """:func:`collective_gb_per_s` of an all-reduce on an InfiniBand cluster (inference's
+    tensor parallelism stays inside a node)."""
+    return collective_gb_per_s(gpu, gpus, bridged=bridged, allreduce=True)
 
 
 def tensor_parallel_seconds(

@@ -145,7 +145,7 @@ def step_time(
     passes = 6 if job.checkpointing == "full" else 4
     tp_s = 0.0
     if tp > 1:
-        link = collective_gb_per_s(gpu, tp, network, per_node, bridged)
+        link = collective_gb_per_s(gpu, tp, network, per_node, bridged, allreduce=True)
         tp_s = passes * shape.layers * ring_seconds(hidden, tp, link)
     # pipeline: activations forward and gradients back across each stage boundary
     p2p_s = 0.0
@@ -166,7 +166,9 @@ def step_time(
     # data parallelism across the replicas (ranks tp·pp apart: a ring over all the GPUs)
     dp_s = 0.0
     if dp > 1:
-        dp_link = collective_gb_per_s(gpu, job.gpus, network, per_node, bridged)
+        # the gradients' all-reduce; ZeRO-3 gathers the weights and scatters the gradients
+        dp_link = collective_gb_per_s(gpu, job.gpus, network, per_node, bridged,
+                                      allreduce=job.zero < 3)  # fmt: skip
         if job.zero >= 3:
             # every micro-batch gathers the weights twice and reduce-scatters its gradients,
             # prefetched under its compute: what the compute does not hide is exposed
