@@ -439,6 +439,10 @@ def trainer_section(hf: tuple[float, int] | None) -> list[str]:
     ]
 
 
+#: The offered rate under which an online row counts as light load in the accuracy classes
+LIGHT_LOAD_RPS = 4.0
+
+
 def serving_page() -> str:
     """docs/serving-accuracy.md: the serving planner against published serving runs."""
     from whichgpu.estimate.published_runs import spread
@@ -498,6 +502,10 @@ def serving_page() -> str:
         }[run.kind]
         error = held_out.get(run.id, run.error)  # out of sample where a time is fitted
         classes.setdefault(name, []).append(error)
+        if run.kind == "online" and float(row["rate_rps"]) <= LIGHT_LOAD_RPS:
+            split = "1 GPU" if run.tp == 1 else "tensor parallel"
+            light = f"{name}, at {LIGHT_LOAD_RPS:g} requests/s or less, {split}"
+            classes.setdefault(light, []).append(error)
         if run.kind == "max":
             classes.setdefault("maximum-load throughput, all", []).append(error)
         if run.id in held_out:
@@ -537,7 +545,13 @@ def serving_page() -> str:
         "(vLLM before V1: 256), and its `scheduler_steps` the decode steps one scheduler pass "
         "ran (vLLM 0.6's `--num-scheduler-steps`: 10 in SGLang's comparison, 8 in Bekman's "
         "run): an arrival waits for the window it lands in, which is what the vLLM rows' "
-        "median TTFT measures (−57 % to −71 % without it). "
+        "median TTFT measures (−57 % to −71 % without it). At light load the planner "
+        "reads slow, most with tensor parallelism (the light-load class rows above): a "
+        "decode step's fixed costs, the harness's overhead a step and the all-reduce "
+        "start-ups (`tp:latency_s:trtllm` a GPU beyond the first, each), are fitted on "
+        "maximum-load tables, where hundreds of sequences share them, and no light-load run "
+        "is in the fit; near capacity the same table reads low (its 500-request runs end "
+        "before the queue settles). "
         "A pair of PCIe cards is planned over PCIe unless the user says it is bridged "
         "(`--nvlink-bridge`): NVIDIA's v0.14 table puts 2 × A100 PCIe at 0.55 to 0.66 of "
         "2 × A100 SXM at 1000/1000, 128/128 and 2048/128, where a bridged pair would run at the "
