@@ -3,9 +3,10 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,3 +70,35 @@ def golden(name: str, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     assert path.exists(), f"missing golden {path}; run with UPDATE_GOLDEN=1"
     assert text == path.read_text(encoding="utf-8")
+
+
+@contextmanager
+def serving(app: Any, log_level: str = "error") -> Iterator[int]:
+    """``app`` under uvicorn on an ephemeral loopback port, as ``whichgpu serve`` runs it
+    (the guarded protocol, its timeouts), in a thread: its port. Loopback only."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from whichgpu.web.guard import GuardedH11Protocol
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level, ws="none",
+                            access_log=False, http=GuardedH11Protocol,
+                            timeout_keep_alive=5)  # fmt: skip
+    instance = uvicorn.Server(config)
+    thread = threading.Thread(target=instance.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not instance.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert instance.started
+    try:
+        yield port
+    finally:
+        instance.should_exit = True
+        thread.join(timeout=10)

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import serving
 from whichgpu.catalog import load_catalog
 from whichgpu.web import create_app
 from whichgpu.web.core import Memo
@@ -89,29 +90,9 @@ def test_the_memo_is_bounded_in_bytes() -> None:
 # a real server on loopback ---------------------------------------------------------------
 @contextmanager
 def _serving(app: Any) -> Iterator[str]:
-    """``app`` under uvicorn on an ephemeral loopback port, as ``whichgpu serve`` runs it
-    (its protocol and timeouts), in a thread; its URL."""
-    import uvicorn
-
-    from whichgpu.web.guard import GuardedH11Protocol
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", ws="none",
-                            http=GuardedH11Protocol, timeout_keep_alive=5)  # fmt: skip
-    instance = uvicorn.Server(config)
-    thread = threading.Thread(target=instance.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not instance.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert instance.started
-    try:
+    """``app`` under uvicorn on loopback, as ``whichgpu serve`` runs it: its URL."""
+    with serving(app) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        instance.should_exit = True
-        thread.join(timeout=10)
 
 
 @pytest.fixture

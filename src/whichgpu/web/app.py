@@ -3,6 +3,7 @@ handlers, the API router (:mod:`.api`) and the pages (:mod:`.pages`)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from importlib import resources
@@ -15,6 +16,7 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from whichgpu.catalog.store import Catalog
 from whichgpu.i18n import _, fmt, speaking
@@ -225,6 +227,18 @@ def create_app(catalog: Catalog | None = None, pool: ComputePool | None = None) 
         if error.headers:
             response.headers.update(error.headers)
         return response
+
+    @app.exception_handler(ClientDisconnect)
+    async def disconnected(request: Request, error: ClientDisconnect) -> Response:
+        """A connection closed before its request's body was read (by its client, or by
+        :mod:`whichgpu.web.guard`: the body deadline, the connection cap): one log line, not
+        a traceback."""
+        client = f"{request.client.host}:{request.client.port}" if request.client else "-"
+        logging.getLogger("uvicorn.error").info(
+            "%s %s: connection from %s closed before its body was read (by the client, the "
+            "body deadline or the connection cap)", request.method, request.url.path, client,
+        )  # fmt: skip
+        return Response(status_code=400)  # never sent: the client is gone
 
     @app.exception_handler(Exception)
     async def crash(request: Request, error: Exception) -> Response:
