@@ -66,7 +66,7 @@ def page_query(body: dict[str, object]) -> str:
 
     (component,) = body["components"]  # type: ignore[misc]
     fields = {"task": component["kind"], **{k: v for k, v in component.items() if k != "kind"}}
-    fields["budget"] = body["constraints"]["budget_usd"]  # type: ignore[index]
+    fields["budget_usd"] = body["constraints"]["budget_usd"]  # type: ignore[index]
     fields["objective"] = body["objective"]
     return f"{PAGE}?{urlencode(fields)}"
 

@@ -161,9 +161,11 @@ LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"num_hidden_layers": 10**400}, "'num_hidden_layers' is at most 1,000"),
+        ({"num_hidden_layers": 10**400}, "holds a number of more than 30 digits"),
         ({"num_hidden_layers": 10**12}, "'num_hidden_layers' is at most 1,000"),
-        ({"num_hidden_layers": 0}, "layers, hidden size and attention heads must be positive"),
+        ({"num_hidden_layers": 0}, "'num_hidden_layers' must be at least 1 (got 0)"),
+        ({"num_key_value_heads": 0}, "'num_key_value_heads' must be at least 1 (got 0)"),
+        ({"vocab_size": 0}, "'vocab_size' must be at least 1 (got 0)"),
         ({"num_attention_heads": 31}, "hidden size 4,096 is not a multiple of the 31 attention"),
         ({"num_key_value_heads": 64}, "64 key/value heads must divide the 32 attention heads"),
         ({"num_key_value_heads": 5}, "5 key/value heads must divide the 32 attention heads"),

@@ -61,9 +61,25 @@ def action_of(path: Path) -> str | None:
     return head if isinstance(head, str) and head.startswith("@") else None
 
 
+#: The longest key of a path echoed in a message: a key is the user's text (an unknown
+#: field of 10,000 characters comes back as its head and tail).
+MAX_KEY_CHARS = 40
+
+
 def dotted(path: Path) -> str:
-    """A field's JSON path: ``components.0.tokens``."""
-    return ".".join(str(p) for p in path)
+    """A field's JSON path: ``components.0.tokens`` (a key past :data:`MAX_KEY_CHARS`
+    shortened)."""
+    return ".".join(_short_key(str(p)) for p in path)
+
+
+def _short_key(key: str) -> str:
+    """A key as a message echoes it: on one line (control characters escaped), within
+    :data:`MAX_KEY_CHARS`."""
+    if not key.isprintable():
+        key = key.encode("unicode_escape").decode("ascii")
+    if len(key) <= MAX_KEY_CHARS:
+        return key
+    return key[: MAX_KEY_CHARS - 11] + "…" + key[-10:]
 
 
 def api_name(path: Path) -> str:
@@ -132,6 +148,13 @@ MESSAGES: dict[str, str] = {
     "too_long": N_("must be at most {n} characters"),
     "too_many": N_("at most {n} items"),
     "too_many_replicas": N_("{total} replicas in all; a MIG plan places at most {n}"),
+    # data from outside, past its limits (whichgpu.untrusted)
+    "too_deep": N_("nested more than {depth} levels deep"),
+    "too_many_values": N_(
+        "holds more than {n:,} values (a YAML alias counts each time it is used)"
+    ),
+    "number_too_long": N_("holds a number of more than {digits} digits"),
+    "null_value": N_("null is not a value here: leave the field out for its default"),
     "file_too_large": N_("the file is {size:,} bytes; at most {limit:,} are read"),
     "bad_job_name": N_(
         "{value!r} is not a valid job name: lowercase letters, digits and '-', at most 63, "
@@ -160,6 +183,22 @@ MESSAGES: dict[str, str] = {
     "unreadable": N_("cannot read it: {reason}"),
     "unwritable": N_("cannot write {path}: {reason}"),
     "bad_today": N_("WHICHGPU_TODAY must be a date like 2026-11-29 (got {value!r})"),
+    # files and caches (hostile input)
+    "not_regular_file": N_("is {kind}, not a regular file"),
+    "file_over_limit": N_("the file holds more than {limit:,} bytes; at most {limit:,} are read"),
+    "stdout_failed": N_("cannot write to standard output: {reason}"),
+    "not_a_date": N_("must be a date like 2026-11-29, 2026-11 or 2026 (got {value!r})"),
+    "date_in_future": N_("{value} is in the future (today is {today})"),
+    "date_too_old": N_("{value} is before {low}: not a date of a price"),
+    "snapshot_corrupt": N_("not a price snapshot ({reason})"),
+    "snapshot_changed": N_("changed since it was fetched (its SHA-256 is not the one recorded)"),
+    "snapshot_ignored": N_(
+        "{problem}; the price snapshot is ignored, the shipped prices are in use "
+        "({update} fetches a new one)"
+    ),
+    "snapshot_cloud_ignored": N_(
+        "{problem}; the snapshot's {cloud} offers are left out ({update} fetches them again)"
+    ),
     # names
     "unknown_feature": N_("unknown feature {name!r}; valid features: {valid}"),
     "unknown_market": N_("unknown market {name!r}; valid markets: {valid}"),
@@ -180,6 +219,7 @@ MESSAGES: dict[str, str] = {
     "config_missing": N_("config.json ({family}): missing {key!r}"),
     "config_whole": N_("config.json: {key!r} must be a whole number >= 0 (got {value!r})"),
     "config_positive": N_("config.json: layers, hidden size and attention heads must be positive"),
+    "config_positive_key": N_("config.json: {key!r} must be at least 1 (got {value!r})"),
     "config_too_large": N_("config.json: {key!r} is at most {high:,} (got {value!r})"),
     "config_kv_heads": N_(
         "config.json: {kv_heads} key/value heads must divide the {heads} attention heads"
@@ -187,7 +227,6 @@ MESSAGES: dict[str, str] = {
     "config_heads": N_(
         "config.json: the hidden size {hidden} is not a multiple of the {heads} attention heads"
     ),
-    "config_too_deep": N_("config.json: nested more than {depth} levels deep"),
     "vit_config": N_("ViT config.json: missing or bad {key}"),
     "resnet_bottleneck": N_("ResNet config.json: only bottleneck ResNets are supported"),
     "resnet_config": N_("ResNet config.json: missing or bad {key}"),

@@ -283,9 +283,13 @@ def fit_request(
     given = {"prompt": request.prompt or None, "generate": request.generate or None,
              "lora_rank": request.lora_rank, "lora_targets": request.lora_targets}  # fmt: skip
     check_applies(request.task, given, among=("prompt", "generate", "lora_rank", "lora_targets"))
-    job = make_job(**request.job_fields())
-    from whichgpu.estimate.parallel import check_layout
+    from whichgpu.job import default_seq
 
+    job = make_job(**{**request.job_fields(), "seq": default_seq(arch, request.seq)})
+    from whichgpu.estimate.parallel import check_layout
+    from whichgpu.job import check_lengths
+
+    check_lengths(arch, job)
     check_layout(arch, job)
     target = catalog.resolve(request.gpu) if request.gpu else None
     from whichgpu.requests import Component

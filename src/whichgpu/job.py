@@ -188,6 +188,29 @@ def default_prompt(arch: ModelArch, seq: int | None, generate: int) -> int:
 _field_values = attrgetter(*Job.__dataclass_fields__)
 
 
+def generated_tokens(arch: ModelArch, generate: int) -> int:
+    """The tokens an inference job generates: none for an encoder (BERT reads its sequence
+    and answers in one pass; it has no decode loop), else ``generate``."""
+    return 0 if arch.kind == "encoder" else generate
+
+
+def default_seq(arch: ModelArch, seq: int | None) -> int | None:
+    """The sequence length to plan: the one given, else (None) the recipe's or
+    :class:`Job`'s default, except that a model with a learned position table is trained at
+    its table's length where that is shorter (GPT-2 at 1,024, BERT at 512: the lengths they
+    were trained at, and the longest they take)."""
+    if seq is not None or not arch.learned_positions:
+        return seq
+    return arch.max_positions if arch.max_positions < Job.seq else None
+
+
+def check_lengths(arch: ModelArch, job: Job) -> None:
+    """The job's sequences within what the model reads (:func:`check_positions`,
+    :func:`check_context`): one rule for fit, estimate and recommend, whatever the GPU."""
+    check_positions(arch, job)
+    check_context(arch, job)
+
+
 def check_positions(arch: ModelArch, job: Job) -> None:
     """A model with a learned position table cannot take a longer sequence."""
     if arch.learned_positions and job.tokens > arch.max_positions:

@@ -166,6 +166,7 @@ def plan_mig(
             gpu=gpu.name,
             gpus=", ".join(g.id for g in catalog.gpus if plannable(g)),
         )
+    _check_profile_names(catalog, services, mig_gpus)
     options = []
     for candidate in mig_gpus:
         profiles = catalog.mig_profiles(candidate.id)
@@ -210,6 +211,36 @@ def plan_mig(
             cards.append(CardOption(card, count, None if price is None else price * count))
     cards.sort(key=lambda c: (c.usd_per_h is None, c.usd_per_h or 0.0, c.gpu.id))
     return MigResult(tuple(services), tuple(ordered), pick, tuple(cards))
+
+
+def _check_profile_names(
+    catalog: Catalog, services: Sequence[ServiceSpec], gpus: Sequence[GPU]
+) -> None:
+    """A service's ``profile`` must name a profile of at least one GPU planned on: one that
+    none has is a typo (refused with the closest names), not a service left unplaced on
+    every GPU with an answer that exits 0. A profile some GPUs lack is a note on those."""
+    from whichgpu.inputs import closest
+
+    for index, spec in enumerate(services):
+        if spec.profile is None:
+            continue
+        for gpu in gpus:
+            try:
+                catalog.mig_profile(gpu.id, spec.profile)
+                break
+            except UnknownName:
+                if len(gpus) == 1:  # one GPU planned on: its own profiles, the closest
+                    raise
+                continue
+        else:
+            valid = sorted({p.profile for gpu in gpus for p in catalog.mig_profiles(gpu.id)})
+            raise InvalidInput(
+                "unknown_value",
+                field=("services", index, "profile"),
+                value=spec.profile,
+                valid=", ".join(valid),
+                hint=closest(spec.profile.lower(), valid) or "",
+            )
 
 
 def check_profiles(

@@ -7,20 +7,27 @@ imports (:func:`~whichgpu.catalog.userprices.parse_skypilot_vms`), and only then
 snapshot in the user's cache, dated the day it was fetched: a failure changes nothing.
 Every later command reads the snapshot (:func:`snapshot_prices`); its offers replace the
 shipped ones of the same provider. Nothing here runs at import time or without the command.
+
+The cache is not trusted: a cloud is a name from SkyPilot's list, never a path; each file is
+read as a regular file within :data:`MAX_BYTES` and checked against the digest recorded when
+it was fetched; a part that is missing, changed or unreadable is one warning and is left out
+(its provider's shipped offers stay in use), and ``prices status`` says so.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from whichgpu.catalog.records import Price, Source
 from whichgpu.catalog.store import Catalog
-from whichgpu.catalog.userprices import parse_skypilot_vms
-from whichgpu.errors import InvalidInput
+from whichgpu.catalog.userprices import SKYPILOT_PROVIDERS, date_problem, parse_skypilot_vms
+from whichgpu.errors import InvalidInput, Ref, WhichGPUError
 
 #: Where SkyPilot publishes its catalogs (raw files of the repository's default branch).
 CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
@@ -29,18 +36,50 @@ DEFAULT_CLOUDS = ("lambda", "runpod", "vast", "nebius", "aws", "gcp")
 TIMEOUT_S = 20
 #: The largest file read (AWS's vms.csv is ~3.7 MB): a bound on memory and time.
 MAX_BYTES = 32 * 1024 * 1024
+#: The largest snapshot.json read: a date, a URL and a line per cloud (under 4 KB).
+MAX_META_BYTES = 64 * 1024
 SNAPSHOT_FILE = "snapshot.json"
+#: A cloud as SkyPilot names its catalog directories: lowercase letters, digits, '-' and
+#: '_' (at most 32): a name that is a directory of the cache and of the URL, never a path.
+CLOUD_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+#: The clouds ``update`` fetches: SkyPilot's catalog directories whichgpu knows.
+KNOWN_CLOUDS = tuple(sorted(SKYPILOT_PROVIDERS))
+#: A file's recorded SHA-256, as hexadecimal digits.
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
 class Snapshot:
     """A stored set of SkyPilot catalogs: when they were fetched, from where, per cloud the
-    offers it holds."""
+    offers it held then, and (from this version on) each file's SHA-256."""
 
     fetched: date
     url: str
     clouds: dict[str, int]
     path: Path
+    digests: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class CloudRead:
+    """One cloud of the snapshot as it reads now: its offers, or the one-line problem that
+    leaves it out (missing, changed since fetched, not UTF-8, not a SkyPilot catalog)."""
+
+    cloud: str
+    recorded: int
+    prices: tuple[Price, ...] = ()
+    source: Source | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class SnapshotRead:
+    """The snapshot as it reads now: None when there is none; the clouds read; and one
+    warning per part left out (the whole snapshot when its snapshot.json is unreadable)."""
+
+    snapshot: Snapshot | None
+    clouds: tuple[CloudRead, ...] = ()
+    warnings: tuple[InvalidInput, ...] = ()
 
 
 def cache_dir() -> Path:
@@ -56,11 +95,40 @@ def snapshot_dir() -> Path:
     return cache_dir() / "prices"
 
 
+def check_clouds(clouds: tuple[str, ...]) -> tuple[str, ...]:
+    """``clouds`` if each is a cloud of :data:`KNOWN_CLOUDS`; else one
+    :class:`InvalidInput` naming the first that is not, with the closest (a cloud is a
+    directory of the cache: ``../x`` would write outside it)."""
+    from whichgpu.inputs import closest
+
+    for cloud in clouds:
+        if cloud not in KNOWN_CLOUDS or not CLOUD_NAME.fullmatch(cloud):
+            raise InvalidInput(
+                "unknown_value",
+                field=("cloud",),
+                value=cloud,
+                valid=", ".join(KNOWN_CLOUDS),
+                hint=closest(cloud.lower(), KNOWN_CLOUDS) or "",
+            )
+    return clouds
+
+
 def _fetch(url: str, timeout_s: float) -> bytes:
-    """One file, or one :class:`InvalidInput` line (network, HTTP status, size)."""
+    """One file, or one :class:`InvalidInput` line (network, HTTP status, size). A
+    ``file:`` URL is read as a regular file only (a named pipe would block urllib)."""
     from urllib.error import URLError
     from urllib.request import Request, urlopen
 
+    if url.lower().startswith("file:"):
+        from urllib.parse import urlparse
+        from urllib.request import url2pathname
+
+        from whichgpu.files import read_regular
+
+        try:
+            return read_regular(url2pathname(urlparse(url).path), MAX_BYTES)
+        except InvalidInput as problem:
+            raise InvalidInput("price_fetch", url=url, reason=problem.text()) from None
     try:
         with urlopen(Request(url, headers={"User-Agent": "whichgpu"}), timeout=timeout_s) as r:
             data: bytes = r.read(MAX_BYTES + 1)
@@ -80,75 +148,181 @@ def update(
     today: date | None = None,
 ) -> Snapshot:
     """Fetch ``clouds``' catalogs from ``url``, check them, and store them as the snapshot
-    (replacing the last one only once every file has been fetched and read)."""
+    (replacing the last one only once every file has been fetched and read). The clouds are
+    checked (:func:`check_clouds`) before anything is fetched or written."""
     import shutil
     import tempfile
 
+    from whichgpu.files import write_atomic
+
+    check_clouds(clouds)
     fetched = today or date.today()
     target = snapshot_dir()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".prices-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".prices-", dir=target.parent))
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise InvalidInput("unwritable", path=str(target), reason=reason) from None
     try:
         counts: dict[str, int] = {}
+        digests: dict[str, str] = {}
         for cloud in clouds:
             source_url = f"{url.rstrip('/')}/{cloud}/vms.csv"
             text = _fetch(source_url, timeout_s).decode("utf-8", errors="replace")
             path = staging / cloud / "vms.csv"
-            path.parent.mkdir()
             found = parse_skypilot_vms(text, str(path), catalog, f"skypilot-{cloud}", fetched)
             counts[cloud] = len(found.prices)
-            path.write_text(text, encoding="utf-8")
-        meta = {"fetched": fetched.isoformat(), "url": url, "clouds": counts}
-        (staging / SNAPSHOT_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+            data = text.encode("utf-8")
+            digests[cloud] = hashlib.sha256(data).hexdigest()
+            path.parent.mkdir()
+            write_atomic(path, data)
+        meta = {"fetched": fetched.isoformat(), "url": url, "clouds": counts, "sha256": digests}
+        write_atomic(staging / SNAPSHOT_FILE, json.dumps(meta, indent=2).encode("utf-8"))
         old = target.with_name(".prices-old")
-        if target.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            target.rename(old)
-        staging.rename(target)
+        try:
+            if target.exists():
+                shutil.rmtree(old, ignore_errors=True)
+                target.rename(old)
+            staging.rename(target)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise InvalidInput("unwritable", path=str(target), reason=reason) from None
         shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return Snapshot(fetched, url, counts, target)
+    return Snapshot(fetched, url, counts, target, digests)
 
 
-def load_snapshot() -> Snapshot | None:
-    """The stored snapshot, or None when there is none (or it cannot be read)."""
-    meta_path = snapshot_dir() / SNAPSHOT_FILE
+def _meta(data: object, today: date) -> tuple[date, str, dict[str, int], dict[str, str] | None]:
+    """The fields of a snapshot.json document, checked: a real date not in the future, a
+    URL, offer counts by cloud name (:data:`CLOUD_NAME`), digests if recorded. A
+    :class:`ValueError` says what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    fetched_text, url, clouds = data.get("fetched"), data.get("url"), data.get("clouds")
+    if not isinstance(fetched_text, str) or not isinstance(url, str):
+        raise ValueError("no fetched date or URL")
+    problem = date_problem(fetched_text, today)
+    if problem is not None or len(fetched_text) != len("2026-11-29"):
+        raise ValueError(f"fetched: {problem.text() if problem else fetched_text}")
+    if not isinstance(clouds, dict) or not clouds:
+        raise ValueError("no clouds")
+    counts: dict[str, int] = {}
+    for name, count in clouds.items():
+        if not CLOUD_NAME.fullmatch(name):
+            raise ValueError(f"a cloud named {name!r}")
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 10**6:
+            raise ValueError(f"{name}: a count of {count!r}")
+        counts[name] = count
+    digests = data.get("sha256")
+    if digests is not None and not _digests(digests, counts):
+        raise ValueError("sha256: not a digest per cloud")
+    return date.fromisoformat(fetched_text), url, counts, digests
+
+
+def _digests(value: object, counts: dict[str, int]) -> bool:
+    """Whether ``value`` is a SHA-256 (64 hex digits) for each cloud of ``counts``."""
+    return (
+        isinstance(value, dict)
+        and set(value) == set(counts)
+        and all(isinstance(v, str) and SHA256.fullmatch(v) for v in value.values())
+    )
+
+
+def _read_meta(today: date | None = None) -> tuple[Snapshot | None, InvalidInput | None]:
+    """The snapshot's record and None; (None, None) when there is no snapshot (no prices
+    folder); (None, the problem) when its snapshot.json is missing or corrupt (a date after
+    ``today``, the clock's by default, is)."""
+    from whichgpu.files import read_text
+
+    folder = snapshot_dir()
+    if not os.path.lexists(folder):
+        return None, None
+    meta_path = folder / SNAPSHOT_FILE
+    now = today or date.today()
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        fetched = date.fromisoformat(meta["fetched"])
-        clouds = {str(k): int(v) for k, v in dict(meta["clouds"]).items()}
-        return Snapshot(fetched, str(meta["url"]), clouds, meta_path.parent)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        fetched, url, clouds, digests = _meta(json.loads(read_text(meta_path, MAX_META_BYTES)), now)
+    except InvalidInput as unreadable:
+        return None, unreadable
+    except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
+        first_line = (str(error).splitlines() or [type(error).__name__])[0]
+        problem = InvalidInput("snapshot_corrupt", reason=first_line[:200])
+        problem.origin = str(meta_path)
+        return None, problem
+    return Snapshot(fetched, url, clouds, folder, digests), None
 
 
-def snapshot_prices(catalog: Catalog) -> tuple[tuple[Price, ...], tuple[Source, ...]]:
-    """The snapshot's offers and their sources (none without a snapshot)."""
-    snapshot = load_snapshot()
+def load_snapshot(today: date | None = None) -> Snapshot | None:
+    """The stored snapshot's record, or None when there is none or it cannot be read
+    (:func:`read_snapshot` says why)."""
+    return _read_meta(today)[0]
+
+
+def _source(snapshot: Snapshot, cloud: str, source_id: str) -> Source:
+    """The source a cloud's snapshot offers cite: SkyPilot's file, dated when fetched."""
+    return Source(
+        id=source_id,
+        title=f"SkyPilot catalog {cloud}/vms.csv, fetched {snapshot.fetched.isoformat()}",
+        publisher="SkyPilot (skypilot-org/skypilot-catalog)",
+        url=f"{snapshot.url.rstrip('/')}/{cloud}/vms.csv",
+        published=snapshot.fetched.isoformat(),
+        retrieved=snapshot.fetched,
+        kind="price catalog",
+    )
+
+
+def _read_cloud(catalog: Catalog, snapshot: Snapshot, cloud: str) -> CloudRead:
+    """One cloud's vms.csv of the snapshot: read as a regular file, checked against its
+    recorded digest, decoded and parsed; any problem is the :class:`CloudRead`'s one line."""
+    from whichgpu.files import decode_text, read_regular
+
+    path = snapshot.path / cloud / "vms.csv"
+    recorded = snapshot.clouds[cloud]
+    try:
+        data = read_regular(path, MAX_BYTES)
+        expected = (snapshot.digests or {}).get(cloud)
+        if expected is not None and hashlib.sha256(data).hexdigest() != expected:
+            changed = InvalidInput("snapshot_changed")
+            changed.origin = str(path)
+            raise changed
+        text = decode_text(data, path)
+        source_id = f"skypilot-{cloud}-snapshot"
+        found = parse_skypilot_vms(text, str(path), catalog, source_id, snapshot.fetched)
+    except WhichGPUError as error:
+        return CloudRead(cloud, recorded, problem=error.message())
+    source = _source(snapshot, cloud, found.source.id)
+    return CloudRead(cloud, recorded, found.prices, source)
+
+
+def read_snapshot(catalog: Catalog, today: date | None = None) -> SnapshotRead:
+    """The snapshot as it reads now: each cloud's offers, and a warning for each part left
+    out (the whole snapshot, or a cloud whose file is missing, changed or corrupt, or a
+    record dated after ``today``, the clock's by default)."""
+    snapshot, problem = _read_meta(today)
+    update_action = Ref(("@prices-update",))
     if snapshot is None:
-        return (), ()
-    prices: list[Price] = []
-    sources: list[Source] = []
-    for cloud in snapshot.clouds:
-        path = snapshot.path / cloud / "vms.csv"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError:
-            continue
-        found = parse_skypilot_vms(text, str(path), catalog, f"skypilot-{cloud}-snapshot",
-                                   snapshot.fetched)  # fmt: skip
-        source = found.source
-        sources.append(
-            Source(
-                id=source.id,
-                title=f"SkyPilot catalog {cloud}/vms.csv, fetched {snapshot.fetched.isoformat()}",
-                publisher="SkyPilot (skypilot-org/skypilot-catalog)",
-                url=f"{snapshot.url.rstrip('/')}/{cloud}/vms.csv",
-                published=snapshot.fetched.isoformat(),
-                retrieved=snapshot.fetched,
-                kind="price catalog",
-            )
+        if problem is None:
+            return SnapshotRead(None)
+        warning = InvalidInput("snapshot_ignored", problem=problem.message(), update=update_action)
+        return SnapshotRead(None, warnings=(warning,))
+    clouds = tuple(_read_cloud(catalog, snapshot, cloud) for cloud in snapshot.clouds)
+    warnings = tuple(
+        InvalidInput(
+            "snapshot_cloud_ignored", problem=read.problem, cloud=read.cloud, update=update_action
         )
-        prices += found.prices
-    return tuple(prices), tuple(sources)
+        for read in clouds
+        if read.problem is not None
+    )
+    return SnapshotRead(snapshot, clouds, warnings)
+
+
+def snapshot_prices(
+    catalog: Catalog, today: date | None = None
+) -> tuple[tuple[Price, ...], tuple[Source, ...], tuple[InvalidInput, ...]]:
+    """The snapshot's offers, their sources, and a warning for each part left out (none
+    without a snapshot; :func:`read_snapshot`)."""
+    found = read_snapshot(catalog, today)
+    prices = tuple(p for read in found.clouds for p in read.prices)
+    sources = tuple(read.source for read in found.clouds if read.source is not None)
+    return prices, sources, found.warnings

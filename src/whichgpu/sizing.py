@@ -205,19 +205,21 @@ def _with_memory(
 
 def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job:
     """The request's job: the training settings it gives, its lengths, its layout."""
+    from whichgpu.job import default_seq, generated_tokens
     from whichgpu.job_input import make_job
     from whichgpu.recipes import default_precision
 
+    inference = r.task == "inference"
+    generate = generated_tokens(arch, r.generate) if inference else 0
     return make_job(
         **(r.settings() if training else r.hardware()),
         task=r.task,
         precision=default_precision(r.precision, r.task, r.framework),
         quant=r.quant,
         batch=r.batch,
-        seq=r.seq,
-        prompt=r.prompt
-        or (default_prompt(arch, r.seq, r.generate) if r.task == "inference" else 0),
-        generate=r.generate if r.task == "inference" else 0,
+        seq=default_seq(arch, r.seq),
+        prompt=r.prompt or (default_prompt(arch, r.seq, generate) if inference else 0),
+        generate=generate,
         checkpointing=None if r.checkpointing is None else ("full" if r.checkpointing else "none"),
         tp=r.tp,
         pp=r.pp,

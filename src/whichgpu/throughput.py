@@ -365,10 +365,9 @@ def check_model_runnable(arch: ModelArch, job: Job) -> None:
             "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
         )
     from whichgpu.estimate.parallel import check_layout
-    from whichgpu.job import check_context, check_positions
+    from whichgpu.job import check_lengths
 
-    check_positions(arch, job)
-    check_context(arch, job)
+    check_lengths(arch, job)
     check_layout(arch, job)
 
 

@@ -18,7 +18,7 @@ The config file is ``$WHICHGPU_CONFIG``, else ``$XDG_CONFIG_HOME/whichgpu/config
 from __future__ import annotations
 
 import os
-import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -63,28 +63,24 @@ MAX_PRICE_FILE_BYTES = 32 * 1024 * 1024
 
 
 def read_user_file(path: Path, limit: int = MAX_FILE_BYTES) -> str:
-    """A user's text file (workload, config.json); unreadable or too large is one clear
-    error, checked before the file is read."""
+    """A user's text file (workload, config.json): a regular file of UTF-8 text, at most
+    ``limit`` bytes; anything else is one clear error naming the file, found before the file
+    is read (a named pipe, a device, a size) or by the bounded read."""
     return _read(path, limit)[0]
 
 
 def _read(path: Path, limit: int = MAX_PRICE_FILE_BYTES) -> tuple[str, date]:
+    """A user's file as text (:func:`whichgpu.files.read_text`: a regular file, bounded,
+    UTF-8) and the day it was last modified, today at the latest (the date of the prices it holds
+    that give none: a clock set wrong or ``touch`` must not date them in the future)."""
+    from whichgpu.files import read_text
+
+    text = read_text(path, limit)
+    now = today()
     try:
-        size = path.stat().st_size
-        if size > limit:
-            problem = InvalidInput("file_too_large", size=size, limit=limit)
-            problem.origin = str(path)
-            raise problem
-        text = path.read_text(encoding="utf-8")
-        modified = datetime.fromtimestamp(path.stat().st_mtime).date()
-    except OSError as error:
-        problem = InvalidInput("unreadable", reason=str(error.strerror or error))
-        problem.origin = str(path)
-        raise problem from None
-    except UnicodeDecodeError:
-        problem = InvalidInput("not_utf8")
-        problem.origin = str(path)
-        raise problem from None
+        modified = min(datetime.fromtimestamp(path.stat().st_mtime).date(), now)
+    except (OSError, ValueError, OverflowError):  # gone since, or a time out of range
+        modified = now
     return text, modified
 
 
@@ -109,16 +105,17 @@ def read_user_data(
     config = config_path()
     explicit = os.environ.get("WHICHGPU_CONFIG")
     if use_config and explicit and not config.is_file():
-        # a config the user names must exist (the default one is optional)
+        # a config the user names must be a file (the default one is optional)
         problem = InvalidInput("config_missing_file", path=str(config))
         problem.origin = "WHICHGPU_CONFIG"
         raise problem
-    if use_config and config.is_file():
+    # the default one, where something is there, is read whatever it is: a named pipe or a
+    # directory in its place is one line, not a config silently left out
+    if use_config and config.exists():
         text, modified = _read(config)
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
-            raise CatalogError(str(config), None, str(error)) from None
+        from whichgpu.untrusted import load_toml
+
+        data = load_toml(text, str(config))  # within the limits on data from outside
         unknown = [key for key in data if key not in CONFIG_KEYS]
         if unknown:
             raise CatalogError(
@@ -132,14 +129,18 @@ def read_user_data(
             )
         if "price" in data:
             entries = price_tables(data["price"], str(config))
-            found = prices_from_entries(entries, str(config), catalog, "user-config", modified)
+            found = prices_from_entries(
+                entries, str(config), catalog, "user-config", modified, today()
+            )
             prices += found.prices
             sources.append(found.source)
         price_files = [*_paths(data, "prices", config), *price_files]
         skypilot_files = [*_paths(data, "skypilot_catalogs", config), *skypilot_files]
     for number, path in enumerate(price_files, start=1):
         text, modified = _read(path)
-        found = parse_price_file(text, str(path), catalog, f"user-prices-{number}", modified)
+        found = parse_price_file(
+            text, str(path), catalog, f"user-prices-{number}", modified, today()
+        )
         prices += found.prices
         sources.append(found.source)
     for number, path in enumerate(skypilot_files, start=1):
@@ -169,14 +170,25 @@ def _paths(data: dict[str, object], key: str, config: Path) -> list[Path]:
 
 
 def catalog_with_user_data(
-    catalog: Catalog, price_files: list[Path], skypilot_files: list[Path]
+    catalog: Catalog,
+    price_files: list[Path],
+    skypilot_files: list[Path],
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[Catalog, tuple[str, ...]]:
     """The catalog with the price snapshot (``whichgpu prices update``) and the user's prices
     applied, and the accelerator names skipped. SkyPilot catalogs, fetched or given, replace
-    their providers' shipped offers; a price file replaces the GPU's prices in its market."""
+    their providers' shipped offers; a price file replaces the GPU's prices in its market.
+    A part of the snapshot that cannot be read is left out, with one line to ``warn`` (by
+    default the ``whichgpu`` logger's warning: a server's log)."""
     from whichgpu.pricefeed import snapshot_prices
 
-    snapshot, snapshot_sources = snapshot_prices(catalog)
+    snapshot, snapshot_sources, warnings = snapshot_prices(catalog, today())
+    for warning in warnings:
+        if warn is None:
+            import logging
+
+            warn = logging.getLogger("whichgpu").warning
+        warn(warning.message())
     if snapshot:
         from dataclasses import replace
 

@@ -259,28 +259,16 @@ def located(origin: str, locate: Any = None) -> Iterator[None]:
 
 
 def _parse(text: str, origin: str) -> tuple[Mapping[str, Any], Any]:
-    if origin.endswith((".yaml", ".yml")):
-        import yaml
+    """A workload file's tables, parsed as data within the limits on data from outside
+    (:mod:`whichgpu.untrusted`: depth, values counted through YAML aliases, digits), and
+    the locator of its keys' lines."""
+    from whichgpu.untrusted import load_toml, load_yaml
 
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            line = f":{mark.line + 1}" if mark is not None else ""
-            problem = getattr(error, "problem", None) or str(error)
-            invalid = InvalidInput("not_yaml", reason=problem)
-            invalid.origin = f"{origin}{line}"
-            raise invalid from None
+    if origin.endswith((".yaml", ".yml")):
+        raw = load_yaml(text, origin)
         locate = _yaml_locator(text)
     else:
-        import tomllib
-
-        try:
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
-            problem = InvalidInput("not_toml", reason=str(error))
-            problem.origin = origin
-            raise problem from None
+        raw = load_toml(text, origin)
         locate = _toml_locator(text)
     if not isinstance(raw, Mapping):
         problem = InvalidInput("not_a_workload")

@@ -29,6 +29,10 @@ FEATURES: dict[str, Callable[[GPU], bool]] = {
 }
 
 
+#: The largest memory filter accepted (the API's bound on ``min_vram``): far above any GPU.
+MAX_MEMORY_FILTER = 1e6
+
+
 def filter_gpus(
     catalog: Catalog,
     min_memory_gib: float | None = None,
@@ -36,8 +40,11 @@ def filter_gpus(
     features: Sequence[str] = (),
 ) -> list[GPU]:
     """The catalog's GPUs that meet every given condition, in catalog order."""
-    if min_memory_gib is not None and min_memory_gib < 0:
-        raise InvalidInput("at_least", field=("min_vram",), low=0, value=min_memory_gib)
+    if min_memory_gib is not None and not 0 <= min_memory_gib <= MAX_MEMORY_FILTER:
+        # NaN fails both comparisons: refused with the range, not matched by nothing
+        raise InvalidInput(
+            "out_of_range", field=("min_vram",), low=0, high=MAX_MEMORY_FILTER, value=min_memory_gib
+        )
     for feature in features:
         if feature not in FEATURES:
             raise InvalidInput(

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
-import tomllib
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from whichgpu.catalog.loader import validate
 from whichgpu.catalog.records import GPU, Market, Price, Source
 from whichgpu.catalog.store import Catalog
-from whichgpu.errors import AmbiguousName, CatalogError, UnknownName
+from whichgpu.errors import AmbiguousName, CatalogError, InvalidInput, UnknownName
 from whichgpu.i18n import _, fmt
 
 #: Columns (CSV) or keys (TOML ``[[price]]`` tables) of a user price file.
@@ -68,16 +68,69 @@ def _price(values: dict[str, Any], path: str, row: int | None) -> Price:
 
 
 def parse_price_file(
-    text: str, path: str, catalog: Catalog, source_id: str, file_date: date
+    text: str,
+    path: str,
+    catalog: Catalog,
+    source_id: str,
+    file_date: date,
+    today: date | None = None,
 ) -> PriceImport:
-    """A user price file: CSV (header row) or TOML (``[[price]]`` tables), told by ``path``."""
+    """A user price file: CSV (header row) or TOML (``[[price]]`` tables), told by ``path``;
+    its dates are checked against ``today`` (:func:`prices_from_entries`)."""
     if path.lower().endswith(".toml"):
         entries = _toml_price_rows(text, path)
     else:
         entries = _csv_price_rows(text, path)
     if not entries:  # a file that prices nothing would change nothing, without a word
         raise CatalogError(path, None, _("no prices in the file"))
-    return prices_from_entries(entries, path, catalog, source_id, file_date)
+    return prices_from_entries(entries, path, catalog, source_id, file_date, today)
+
+
+#: The earliest date a price may carry: GPU rental prices older than 2000 do not exist, and
+#: a year such as 1970 or 0001 is a mistake (a clock at zero, a typing slip).
+EARLIEST_PRICE_DATE = date(2000, 1, 1)
+#: How far past today a date may be: a clock a little ahead, a time zone a day ahead of UTC.
+CLOCK_SKEW = timedelta(days=1)
+_DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+
+
+def date_problem(value: str, today: date) -> InvalidInput | None:
+    """What is wrong with a price's date ``value`` (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD`` or
+    ``undated``), or None: it must be a real date (no month 13, no 30 February), not later
+    than ``today`` (a day of clock skew allowed; a month or a year counts from its first
+    day), not before :data:`EARLIEST_PRICE_DATE`. A date in the future would read "0 months
+    old" and rank as the freshest price."""
+    if value == "undated":
+        return None
+    found = _DATE.fullmatch(value)
+    try:
+        if found is None:
+            raise ValueError(value)
+        year, month, day = found.groups()
+        first = date(int(year), int(month or 1), int(day or 1))
+    except ValueError:
+        return InvalidInput("not_a_date", value=value)
+    if first > today + CLOCK_SKEW:
+        return InvalidInput("date_in_future", value=value, today=today.isoformat())
+    if first < EARLIEST_PRICE_DATE:
+        return InvalidInput("date_too_old", value=value, low=EARLIEST_PRICE_DATE.isoformat())
+    return None
+
+
+def _as_of(value: object, path: str, row: int, today: date) -> object:
+    """An entry's ``as_of`` checked (:func:`date_problem`); a TOML date (``as_of =
+    2026-11-01``, unquoted) is taken as its ISO text. Other types are left to the record's
+    validation, which names them."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = value.isoformat()
+    if isinstance(value, str):
+        problem = date_problem(value.strip(), today)
+        if problem is not None:
+            raise CatalogError(
+                path, row, fmt(_("{field}: {problem}"), field="as_of", problem=problem.text())
+            )
+        return value.strip()
+    return value
 
 
 def prices_from_entries(
@@ -86,8 +139,13 @@ def prices_from_entries(
     catalog: Catalog,
     source_id: str,
     file_date: date,
+    today: date | None = None,
 ) -> PriceImport:
-    """Validate price entries (row number, keys of :data:`USER_PRICE_KEYS`) into prices."""
+    """Validate price entries (row number, keys of :data:`USER_PRICE_KEYS`) into prices;
+    a date given (``as_of``) is checked against ``today`` (:func:`date_problem`; the
+    clock's date by default: the CLI passes :func:`whichgpu.userdata.today`)."""
+    if today is None:
+        today = date.today()
     source = file_source(source_id, path, _("price file"), file_date)
     prices = []
     for row, entry in entries:
@@ -104,6 +162,8 @@ def prices_from_entries(
             )
         if "gpu" not in entry:
             raise CatalogError(path, row, _("gpu: field required"))
+        if "as_of" in entry:
+            entry = {**entry, "as_of": _as_of(entry["as_of"], path, row, today)}
         values = {
             "market": "on-demand",
             "provider": _("you"),
@@ -129,10 +189,12 @@ def _csv_price_rows(text: str, path: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _toml_price_rows(text: str, path: str) -> list[tuple[int, dict[str, Any]]]:
+    from whichgpu.untrusted import load_toml
+
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise CatalogError(path, None, str(error)) from None
+        data = load_toml(text)  # within the limits on data from outside
+    except InvalidInput as error:  # a price file's problem names its file, as the rows do
+        raise CatalogError(path, None, error.text()) from None
     return price_tables(data.get("price", []), path)
 
 
@@ -175,6 +237,10 @@ SKYPILOT_PROVIDERS = {
 SKYPILOT_MARKETPLACES = frozenset({"vast"})
 #: The longest ``GpuInfo`` cell read (SkyPilot's are under 300 characters).
 GPU_INFO_MAX_CHARS = 4096
+#: The highest hourly price of one GPU a price record holds (``Price.price_usd_per_h``'s
+#: bound in :mod:`whichgpu.catalog.records`): a row above it is an error naming the row,
+#: not a file refused for its median.
+MAX_USD_PER_GPU_H = 500.0
 
 
 def skypilot_provider(path: str) -> tuple[str, str]:
@@ -376,8 +442,8 @@ def parse_skypilot_vms(
             instance = f"{name} x{int(count)}"
             note = _("the GPUs alone: the VM's vCPUs and memory are billed on top")
         region = (entry.get("Region") or "").strip() or "-"
-        on_demand = _number(entry.get("Price"), "Price", path, row)
-        spot = _number(entry.get("SpotPrice"), "SpotPrice", path, row)
+        on_demand = _instance_price(entry.get("Price"), "Price", count, path, row)
+        spot = _instance_price(entry.get("SpotPrice"), "SpotPrice", count, path, row)
         if spot is not None and on_demand is not None and spot >= on_demand:
             spot = None  # not a discount: the catalog repeats the on-demand price
         markets: tuple[tuple[Market, float | None], ...] = (
@@ -420,12 +486,32 @@ def _offer(listing: _Listing, provider: str, source_id: str, file_date: date, pa
     return _price(values, path, None)
 
 
+def _instance_price(
+    cell: str | None, column: str, count: float, path: str, row: int
+) -> float | None:
+    """An instance's hourly price cell (:func:`_number`), at most ``count`` GPUs at
+    :data:`MAX_USD_PER_GPU_H`; a price of 0 or less is no offer (kept as read: skipped)."""
+    value = _number(cell, column, path, row)
+    if value is not None and value > MAX_USD_PER_GPU_H * count:
+        problem = InvalidInput(
+            "out_of_range", low=0, high=MAX_USD_PER_GPU_H * count, value=cell
+        ).text()
+        raise CatalogError(path, row, fmt(_("{field}: {problem}"), field=column, problem=problem))
+    return value
+
+
 def _number(cell: str | None, column: str, path: str, row: int) -> float | None:
+    """A numeric cell of a SkyPilot row, None when empty; text, ``nan`` and ``inf`` (and a
+    figure too large for a float, which reads as ``inf``) are one error naming the row."""
     if cell is None or cell.strip() == "":
         return None
     try:
-        return float(cell)
+        value = float(cell)
     except ValueError:
         raise CatalogError(
             path, row, fmt(_("{column}: not a number (got {value!r})"), column=column, value=cell)
         ) from None
+    if not math.isfinite(value):
+        problem = InvalidInput("not_finite", value=cell).text()
+        raise CatalogError(path, row, fmt(_("{field}: {problem}"), field=column, problem=problem))
+    return value

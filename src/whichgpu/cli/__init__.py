@@ -8,15 +8,18 @@ lists them).
 from __future__ import annotations
 
 import copy
+import errno
+import os
 import sys
 from collections.abc import Callable
+from contextlib import suppress
 from functools import cache
 from importlib import import_module
 
 import typer
 
 from whichgpu.cli._app import app, split_language
-from whichgpu.errors import Path, WhichGPUError, naming_fields
+from whichgpu.errors import InvalidInput, Path, WhichGPUError, naming_fields
 from whichgpu.i18n import _, fmt, set_language
 
 #: The module that registers each command (on import). A run imports its command's module
@@ -85,8 +88,36 @@ def _one_command(args: list[str]) -> typer.Typer:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    sys.stderr.write(f"whichgpu: {_('error')}: {message}\n")
+    """Say ``message`` on stderr as one ``whichgpu: error:`` line (unless stderr cannot be
+    written either) and exit with ``code``."""
+    with suppress(OSError, ValueError):
+        sys.stderr.write(f"whichgpu: {_('error')}: {message}\n")
+        sys.stderr.flush()
     raise SystemExit(code)
+
+
+#: The errors of a write that an output refuses: a full disk or device (``> /dev/full``), a
+#: quota, a file size limit, an I/O error. Raised with no file name, they come from writing
+#: an open stream: the answer on stdout (whichgpu's own files are written by
+#: :func:`whichgpu.files.write_atomic`, which names them).
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _output_failed(error: OSError) -> bool:
+    """Whether ``error`` is a write to stdout that failed (:data:`OUTPUT_ERRNOS`)."""
+    return error.errno in OUTPUT_ERRNOS and error.filename is None
+
+
+def _drop_output() -> None:
+    """Point stdout at the null device: what is still buffered for an output that is closed
+    (a pipe whose reader left: ``| head -1``) or full is dropped, with no second error when
+    Python flushes it at exit. Nothing to do for a stdout that is no file (a test's)."""
+    with suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, sys.stdout.fileno())
+        finally:
+            os.close(null)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -108,10 +139,21 @@ def main(argv: list[str] | None = None) -> None:
     with naming_fields(_flag_of):
         try:
             result = _one_command(args)(args=args, prog_name="whichgpu", standalone_mode=False)
+            if sys.stdout is not None:  # None: started with stdout closed (>&-)
+                sys.stdout.flush()  # a buffered answer that cannot be written fails here
         except WhichGPUError as error:
             _fail(error.message())
         except (typer.Exit, typer.Abort) as error:
             raise SystemExit(getattr(error, "exit_code", 1)) from None
+        except BrokenPipeError:  # the reader has gone (| head): nothing to say, to no one
+            _drop_output()
+            raise SystemExit(1) from None
+        except OSError as error:
+            if not _output_failed(error):
+                raise
+            _drop_output()
+            reason = error.strerror or str(error)
+            _fail(InvalidInput("stdout_failed", reason=reason).message())
         except Exception as error:
             # Click's usage errors (unknown option, missing argument) carry their exit code.
             exit_code = getattr(error, "exit_code", None)

@@ -138,11 +138,20 @@ SkypilotFiles = Annotated[
 ]
 
 
+def warn(line: str) -> None:
+    """One warning line on stderr: ``whichgpu: warning: …`` (the command goes on)."""
+    typer.echo(f"whichgpu: {_('warning')}: {line}", err=True)
+
+
 def user_catalog(prices: list[Path] | None, skypilot: list[Path] | None) -> Any:
+    """The catalog with the price snapshot and the user's prices (:mod:`whichgpu.userdata`);
+    a part of the snapshot left out is a warning line, skipped accelerators a note."""
     from whichgpu.catalog import load_catalog
     from whichgpu.userdata import catalog_with_user_data
 
-    catalog, skipped = catalog_with_user_data(load_catalog(), prices or [], skypilot or [])
+    catalog, skipped = catalog_with_user_data(
+        load_catalog(), prices or [], skypilot or [], warn=warn
+    )
     if skipped:
         message = _("note: skipped accelerators whichgpu does not carry: {names}")
         typer.echo(message.format(names=", ".join(skipped)), err=True)

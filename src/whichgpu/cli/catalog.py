@@ -14,6 +14,7 @@ from whichgpu.cli._app import (
     emit,
     print_json,
     user_catalog,
+    warn,
 )
 from whichgpu.i18n import _
 
@@ -163,10 +164,14 @@ def prices_update(
 )
 def prices_status(json_out: JsonFlag = False) -> None:
     from whichgpu import pricefeed
+    from whichgpu.catalog import load_catalog
     from whichgpu.catalog.prices import age_days
     from whichgpu.userdata import today
 
-    snapshot = pricefeed.load_snapshot()
+    found = pricefeed.read_snapshot(load_catalog(), today())  # re-read: usable now
+    for warning in found.warnings:
+        warn(warning.message())
+    snapshot = found.snapshot
     if snapshot is None:
         doc: dict[str, object] = {"snapshot": None}
         text = _(
@@ -175,21 +180,26 @@ def prices_status(json_out: JsonFlag = False) -> None:
         )
     else:
         days = age_days(snapshot.fetched, today())
+        readable = {c.cloud: len(c.prices) for c in found.clouds if c.problem is None}
+        left_out = {c.cloud: c.problem for c in found.clouds if c.problem is not None}
         doc = {
             "snapshot": {
                 "fetched": snapshot.fetched.isoformat(),
                 "age_days": days,
                 "url": snapshot.url,
                 "path": str(snapshot.path),
-                "offers": snapshot.clouds,
+                "offers": readable,
+                "left_out": left_out,
             }
         }
         text = _("Price snapshot of {date} ({days} days old), from {url}: {clouds}.").format(
             date=snapshot.fetched.isoformat(),
             days=days,
             url=snapshot.url,
-            clouds=", ".join(f"{c} ({n})" for c, n in snapshot.clouds.items()),
+            clouds=", ".join(f"{c} ({n})" for c, n in readable.items()) or _("none"),
         )
+        if left_out:
+            text += " " + _("Left out, unreadable: {clouds}.").format(clouds=", ".join(left_out))
     if json_out:
         print_json(doc)
         return

@@ -163,7 +163,11 @@ def mig(
                 raise InvalidInput("no_service_tables", field=("services",))
             services = make_services(text["services"])
     chosen_gpu = catalog.resolve(options.gpu) if options.gpu else None
-    result = plan_mig(catalog, services, chosen_gpu, options.markets)
+    if file is None:
+        result = plan_mig(catalog, services, chosen_gpu, options.markets)
+    else:  # a service's profile that no GPU has is named at its line
+        with located(str(file), locate):
+            result = plan_mig(catalog, services, chosen_gpu, options.markets)
     from whichgpu.render import mig_out
 
     emit(

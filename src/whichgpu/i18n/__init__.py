@@ -189,9 +189,38 @@ def format_percent(value: float, decimals: int = 0) -> str:
     return str(babel_percent(percent / 100, format=pattern, locale=language))
 
 
+#: The longest echo of a value in a message (``{value!r}``): a user's 10,000-character
+#: GPU name comes back as its head and tail.
+MAX_ECHO_CHARS = 80
+
+
+def short_repr(value: object) -> str:
+    """``repr(value)`` within :data:`MAX_ECHO_CHARS`: a long string as its head, ``…`` and
+    its tail; a container a few items and levels deep (:mod:`reprlib`, which never expands
+    the whole of a nested value: a YAML alias bomb stays a few lines of work)."""
+    import reprlib
+
+    shortener = reprlib.Repr()
+    shortener.maxlevel, shortener.maxdict, shortener.maxlist, shortener.maxtuple = 3, 4, 6, 6
+    shortener.maxstring = shortener.maxother = shortener.maxlong = MAX_ECHO_CHARS
+    try:
+        text = shortener.repr(value)
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        text = f"<an integer of {value.bit_length() if isinstance(value, int) else '?'} bits>"
+    if len(text) <= MAX_ECHO_CHARS:
+        return text
+    return text[: MAX_ECHO_CHARS - 21] + "…" + text[-20:]
+
+
 class _LocalFormatter(string.Formatter):
     """``str.format`` with numbers written the current language's way: the placeholder's
-    spec (``,.2f``, ``.1f``, ``.0%``, ``,``) sets decimals and grouping, Babel the symbols."""
+    spec (``,.2f``, ``.1f``, ``.0%``, ``,``) sets decimals and grouping, Babel the symbols;
+    an echoed value (``!r``) shortened to :data:`MAX_ECHO_CHARS` (:func:`short_repr`)."""
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        if conversion == "r":
+            return short_repr(value)
+        return super().convert_field(value, conversion)
 
     def format_field(self, value: Any, format_spec: str) -> str:
         if isinstance(value, bool) or not isinstance(value, int | float):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from whichgpu.errors import InvalidInput, Ref
@@ -26,34 +25,18 @@ def arch_from_config_text(text: str, path: str) -> ModelArch:
 
 #: A config.json is a few KB; nested a few levels (``rope_scaling``, ``quantization_config``).
 MAX_CONFIG_CHARS = 1024 * 1024
-MAX_CONFIG_DEPTH = 32
 
 
 def load_config_json(text: str) -> Any:
-    """A config.json's text as JSON data, within :data:`MAX_CONFIG_CHARS` and
-    :data:`MAX_CONFIG_DEPTH` (checked before parsing: a deeply nested file would exhaust the
-    parser's recursion); numbers stay Python numbers, bounded later by the parser."""
-    import re
+    """A config.json's text as JSON data, within :data:`MAX_CONFIG_CHARS` and the limits
+    on any data from outside (:func:`whichgpu.untrusted.load_json`: depth checked before
+    parsing, integers on their digits, no NaN); numbers stay Python numbers, bounded later
+    by the parser."""
+    from whichgpu.untrusted import load_json
 
     if len(text) > MAX_CONFIG_CHARS:
         raise InvalidInput("too_long", n=MAX_CONFIG_CHARS)
-    depth = deepest = 0
-    for bracket in re.findall(r"[\[\]{}]", re.sub(r'"(?:\\.|[^"\\])*"', "", text)):
-        depth += 1 if bracket in "[{" else -1
-        deepest = max(deepest, depth)
-        if deepest > MAX_CONFIG_DEPTH:
-            raise InvalidInput("config_too_deep", depth=MAX_CONFIG_DEPTH)
-    try:
-        return json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as error:
-        raise InvalidInput("not_json", reason=error.msg) from None
-    except RecursionError:
-        raise InvalidInput("config_too_deep", depth=MAX_CONFIG_DEPTH) from None
-
-
-def _no_constant(name: str) -> object:
-    """``NaN``, ``Infinity``: not JSON, refused (Python's json would take them)."""
-    raise InvalidInput("not_json", reason=f"{name} is not a JSON number")
+    return load_json(text)
 
 
 def resolve_model(name: str | None = None, params: str | None = None) -> ModelArch:

@@ -43,6 +43,13 @@ CONFIG_LIMITS: dict[str, int] = {
 }  # fmt: skip
 #: Any other size: far beyond every model, still a safe float.
 CONFIG_MAX = 1 << 40
+#: Sizes a model cannot have zero of (a transformer with no key/value heads or an empty
+#: vocabulary is no model): at least 1.
+CONFIG_POSITIVE = frozenset({
+    "num_hidden_layers", "n_layer", "n_layers", "num_attention_heads", "n_head", "n_heads",
+    "num_key_value_heads", "num_kv_heads", "hidden_size", "n_embd", "head_dim", "vocab_size",
+    "intermediate_size", "n_inner",
+})  # fmt: skip
 
 
 def _int(config: Config, *keys: str, default: Any = _MISSING) -> int:
@@ -50,6 +57,8 @@ def _int(config: Config, *keys: str, default: Any = _MISSING) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput("config_whole", key=keys[0], value=_short(value))
     high = next((CONFIG_LIMITS[k] for k in keys if k in CONFIG_LIMITS), CONFIG_MAX)
+    if value == 0 and keys[0] in CONFIG_POSITIVE:
+        raise InvalidInput("config_positive_key", key=keys[0], value=value)
     if value > high:
         raise InvalidInput("config_too_large", key=keys[0], high=high, value=_short(value))
     return value

@@ -31,13 +31,14 @@ def serves(component: Component) -> bool:
 
 def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
-    from whichgpu.job import default_prompt
+    from whichgpu.job import default_prompt, default_seq, generated_tokens
     from whichgpu.job_input import make_job
     from whichgpu.models import resolve_model
     from whichgpu.recipes import default_precision
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
+    generate = generated_tokens(arch, component.generate) if inference else 0
     settings = component.settings() if component.training else component.hardware()
     global_batch = settings.pop("global_batch", None)  # per candidate, once its count is known
     job = make_job(
@@ -46,11 +47,11 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         precision=default_precision(component.precision, component.kind, component.framework),
         quant=component.quant,
         batch=component.batch or 1,
-        seq=component.seq,
-        prompt=(component.prompt or default_prompt(arch, component.seq, component.generate))
+        seq=default_seq(arch, component.seq),
+        prompt=(component.prompt or default_prompt(arch, component.seq, generate))
         if inference
         else 0,
-        generate=component.generate if inference else 0,
+        generate=generate,
         kv_dtype=component.kv_dtype if inference else "auto",
         checkpointing=None
         if component.checkpointing is None
@@ -75,7 +76,12 @@ def prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
     out: list[tuple[ModelArch, Job] | None] = []
     for index, component in enumerate(workload.components):
         try:
-            out.append(model_job(component) if component.uses_model else None)
+            pair = model_job(component) if component.uses_model else None
+            if pair is not None:  # what estimate refuses of the model, whatever the GPU
+                from whichgpu.job import check_lengths
+
+                check_lengths(*pair)
+            out.append(pair)
         except InvalidInput as error:
             if error.field and error.field[0] != "components":
                 error.field = ("components", index, *error.field)

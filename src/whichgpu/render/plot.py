@@ -121,11 +121,19 @@ def plot_recommendation(result: Recommendation, path: Path) -> None:
 
 
 def _save(fig: Any, path: Path) -> None:
+    """Draw ``fig`` in memory in ``path``'s format (.png or .svg), then write it whole
+    (:func:`~whichgpu.files.write_atomic`): a failure, while drawing or writing, leaves a
+    file already there as it was, never a truncated one."""
+    import io
+
+    from whichgpu.files import write_atomic
+
+    buffer = io.BytesIO()
     try:
-        fig.savefig(path)
-    except OSError as error:
+        fig.savefig(buffer, format=path.suffix.lower().lstrip("."))
+    except OSError as error:  # a font or a backend that cannot be read: one line
         from whichgpu.errors import InvalidInput
 
-        raise InvalidInput(
-            "unwritable", field=("plot",), path=str(path), reason=str(error.strerror)
-        ) from None
+        reason = error.strerror or str(error)
+        raise InvalidInput("unwritable", field=("plot",), path=str(path), reason=reason) from None
+    write_atomic(path, buffer.getvalue(), field="plot")

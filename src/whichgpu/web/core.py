@@ -119,21 +119,37 @@ def problem_of(error: WhichGPUError) -> Problem:
 
 
 def read_json(body: bytes) -> Any:
-    """A request body as JSON data (never executed); bad JSON is an :class:`InvalidInput`."""
-    try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
-        reason = getattr(error, "msg", None) or type(error).__name__
-        problem = InvalidInput("not_json", reason=reason)
-        problem.origin = "body"
-        raise problem from None
+    """A request body as JSON data (never executed), within the limits on data from outside
+    (:func:`whichgpu.untrusted.load_json`: depth, values, digits): bad or oversized JSON is
+    an :class:`InvalidInput` naming the body, before anything else sees the value."""
+    from whichgpu.untrusted import load_json
+
+    return load_json(body, "body")
 
 
 def body_object(data: Any) -> dict[str, Any]:
+    """The body's JSON object, each of its fields (and each field of the tables and lists of
+    tables it holds) given a value: ``null`` is refused where the schema has no null (every
+    field: leave it out for its default), except inside a ``config`` (a config.json object,
+    where null is a value)."""
     if not isinstance(data, dict):
         problem = InvalidInput("not_a_table")
         problem.origin = "body"
         raise problem
+    stack: list[tuple[Path, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if item is None:
+                    raise InvalidInput("null_value", field=(*path, key))
+                if key != "config":
+                    stack.append(((*path, key), item))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if item is None:
+                    raise InvalidInput("null_value", field=(*path, index))
+                stack.append(((*path, index), item))
     return data
 
 
@@ -421,6 +437,25 @@ class RecommendForm:
     config_note: str | None = None
 
 
+#: The recommend form's own fields, beside its request types': the task and deadline as the
+#: CLI names them, the markets' "submitted" marker, the show-all switch, the language link
+#: and the upload.
+RECOMMEND_FORM_ONLY = ("task", "deadline", "submitted", "all", "lang", "config", "name")
+#: Request fields the form names otherwise (``task``, ``deadline``): refused as typed.
+RECOMMEND_FORM_RENAMED = ("kind", "deadline_h")
+
+
+def recommend_form_keys() -> tuple[str, ...]:
+    """Every field the recommend page reads: a query or form field outside them is refused
+    (``budget=0.5`` is no budget), as the API refuses an unknown field."""
+    from whichgpu.inputs import specs
+    from whichgpu.requests import Component, Constraints, Ranking
+
+    names = [s.name for cls in (Component, Constraints, Ranking) for s in specs(cls)]
+    kept = [n for n in names if n not in RECOMMEND_FORM_RENAMED]
+    return tuple(dict.fromkeys([*kept, *RECOMMEND_FORM_ONLY]))
+
+
 def recommend_form(
     fields: Mapping[str, str],
     lists: Mapping[str, list[str]],
@@ -430,11 +465,12 @@ def recommend_form(
     """A workload from the form's fields (text, as typed: the rules of the request types)
     and an uploaded config.json's text. The form names the task ``task`` and the deadline
     ``deadline``, as the CLI does."""
-    from whichgpu.inputs import check_fields, parse, take
+    from whichgpu.inputs import check_fields, check_keys, parse, take
     from whichgpu.requests import Component, Constraints, Ranking
     from whichgpu.requests import Workload as Work
     from whichgpu.workload_files import make_component, make_constraints
 
+    check_keys(fields, recommend_form_keys())  # a field the form has not is refused
     typed = {name: value.strip() for name, value in fields.items() if value.strip()}
     component = take(Component, typed)
     component["kind"] = typed.get("task", "lora")

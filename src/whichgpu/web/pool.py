@@ -14,6 +14,7 @@ the user's prices, loaded once); the memo of answers stays in the server's proce
 from __future__ import annotations
 
 import asyncio
+import pickle
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.web import core
@@ -107,19 +108,22 @@ def _start() -> None:
     gc.set_threshold(YOUNG_COLLECTION_ALLOCATIONS, *gc.get_threshold()[1:])
 
 
-def _call(language: str, method: str, args: tuple[Any, ...]) -> tuple[bytes | None, Any]:
+def _call(language: str, method: str, payload: bytes) -> tuple[bytes | None, Any]:
     """``method(*args)`` of the worker's service as JSON bytes, or the problem (in
-    ``language``), as :func:`whichgpu.web.core.run` answers in a thread."""
+    ``language``), as :func:`whichgpu.web.core.run` answers in a thread; ``payload`` is the
+    arguments as the server pickled them (:meth:`ComputePool._run`)."""
     service = _service
     assert service is not None, "the pool's initializer sets it"
+    args = pickle.loads(payload)  # the server's own bytes, made from validated values
     body, problem = run(language, lambda: document_bytes(service, method, args))
     return body, problem
 
 
-def _view(language: str, name: str, args: tuple[Any, ...]) -> tuple[Any, Any]:
+def _view(language: str, name: str, payload: bytes) -> tuple[Any, Any]:
     """The page ``name`` rendered by the worker's service: its status and HTML."""
     service = _service
     assert service is not None, "the pool's initializer sets it"
+    args = pickle.loads(payload)
     page, problem = run(language, lambda: VIEWS[name](service, language, *args), page_field_name)
     return page, problem
 
@@ -135,17 +139,18 @@ class ComputePool:
     def __init__(self, workers: int, start_method: str | None = None) -> None:
         import multiprocessing
 
-        from pebble import ProcessPool
-
         methods = multiprocessing.get_all_start_methods()
         method = start_method or ("forkserver" if "forkserver" in methods else "spawn")
-        context = multiprocessing.get_context(method)
+        self._context = multiprocessing.get_context(method)
         if method == "forkserver":
-            context.set_forkserver_preload([__name__])
+            self._context.set_forkserver_preload([__name__])
         self.workers = workers
-        self._pool: ProcessPool = ProcessPool(
-            max_workers=workers, initializer=_start, context=context
-        )
+        self._pool: ProcessPool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPool:
+        from pebble import ProcessPool
+
+        return ProcessPool(max_workers=self.workers, initializer=_start, context=self._context)
 
     async def call(
         self, language: str, method: str, args: tuple[Any, ...], timeout_s: float
@@ -171,9 +176,22 @@ class ComputePool:
     async def _run(
         self, task: Any, args: tuple[Any, ...], language: str, timeout_s: float
     ) -> tuple[Any, Any]:
+        """``task(language, name, payload)`` in a worker. The arguments are pickled here,
+        in the request's thread, so that what cannot be pickled fails this request alone:
+        pebble pickles in its scheduler thread, whose death broke every later request (a
+        600-level body did). A pool found broken all the same is replaced, once."""
         from pebble import ProcessExpired
 
-        future = self._pool.schedule(task, args=args, timeout=timeout_s)
+        *head, values = args
+        try:
+            payload = pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
+        except (RecursionError, pickle.PicklingError, TypeError, ValueError):
+            return None, Problem(500, "internal_error", "internal error (a bug in whichgpu)")
+        try:
+            future = self._pool.schedule(task, args=(*head, payload), timeout=timeout_s)
+        except RuntimeError:  # the pool's own threads died: a fresh pool, then once more
+            self._replace_pool()
+            future = self._pool.schedule(task, args=(*head, payload), timeout=timeout_s)
         try:
             value, problem = await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
         except TimeoutError:  # the worker's own limit, or the request's (queued, then run)
@@ -185,6 +203,11 @@ class ComputePool:
             future.cancel()  # type: ignore[no-untyped-call]
             raise
         return value, problem
+
+    def _replace_pool(self) -> None:
+        """A new pool in place of a broken one (its workers stopped, not awaited)."""
+        broken, self._pool = self._pool, self._new_pool()
+        broken.stop()  # type: ignore[no-untyped-call]
 
     def close(self) -> None:
         """Let the workers finish what they run (each within its limit), then stop them."""

@@ -1,0 +1,177 @@
+"""Data from outside, parsed within limits: JSON bodies and uploads, TOML and YAML files.
+
+Every value a user sends or names passes here before anything else sees it (a request type,
+a compute pool's pickling, an error message's formatter), and is refused in one line when it
+is nested too deep, holds too many values or carries a number too long to be a quantity:
+
+- **Depth** (:data:`MAX_DEPTH`): a recursive consumer (``pickle``, ``copy``, ``repr``, a
+  recursive parser) exhausts Python's stack near 1,000 levels, and the pool's scheduler
+  thread died pickling a 600-level body. JSON text is scanned for its brackets before it is
+  parsed; TOML and YAML parsers recurse, so their ``RecursionError`` is caught and the parsed
+  tree walked again (iteratively) for its depth.
+- **Values** (:data:`MAX_VALUES`): YAML aliases share one object among many places, so a
+  1.4 KB file can stand for 10^9 values; every walk that expands them (rendering one in a
+  message) would never end. The walk counts each value as often as it is reached and stops
+  at the limit.
+- **Numbers** (:data:`MAX_INT_DIGITS`): Python refuses to convert integers of more than
+  4,300 digits (``ValueError``, CVE-2020-10735's limit), and anything past a few dozen digits
+  is no quantity whichgpu reads. JSON integers are checked as text, before conversion.
+
+Nothing here imports a parser at import time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from whichgpu.errors import InvalidInput
+
+#: The deepest nesting accepted: a workload's ``components[0].config.rope_scaling`` is 4
+#: levels, a config.json's deepest (``quantization_config``'s module lists) 4–5.
+MAX_DEPTH = 32
+#: The most values (scalars and containers, each counted as often as it is reached) in one
+#: document: a config.json with a 1,000-class ``id2label`` holds ~2,100; a 1 MiB JSON text
+#: cannot hold more than ~500,000.
+MAX_VALUES = 100_000
+#: The longest integer, in digits: 10^30 is far past every count, size or price whichgpu
+#: reads (the largest, a token count, is ~10^13).
+MAX_INT_DIGITS = 30
+_INT_BOUND = 10**MAX_INT_DIGITS
+#: A string in a JSON text (``"..."`` with escapes): skipped by the bracket scan.
+_JSON_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def load_json(text: str | bytes, origin: str | None = None) -> Any:
+    """JSON text as data: nesting checked on the text before it is parsed, integers on their
+    digits before they are converted, ``NaN``/``Infinity`` refused (Python's ``json`` takes
+    them; JSON has no such numbers), then the tree's values counted (:func:`check_tree`).
+    An error names ``origin`` (a file, ``body``) where one is given."""
+    import json
+
+    with _from(origin):
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidInput("not_utf8") from None
+        _check_bracket_depth(text)
+        try:
+            data = json.loads(text, parse_int=_json_int, parse_constant=_no_constant)
+        except json.JSONDecodeError as error:
+            raise InvalidInput("not_json", reason=error.msg) from None
+        except RecursionError:  # unreachable after the scan; kept as the parser's own limit
+            raise InvalidInput("too_deep", depth=MAX_DEPTH) from None
+        return check_tree(data)
+
+
+def load_toml(text: str, origin: str | None = None) -> Any:
+    """TOML text as data (``tomllib``), within the limits: its ``RecursionError`` (nested
+    inline arrays) and integer conversion errors are one line each, naming ``origin``."""
+    import tomllib
+
+    with _from(origin):
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise InvalidInput("not_toml", reason=str(error)) from None
+        except RecursionError:
+            raise InvalidInput("too_deep", depth=MAX_DEPTH) from None
+        except ValueError:  # an integer past Python's 4,300-digit conversion limit
+            raise InvalidInput("number_too_long", digits=MAX_INT_DIGITS) from None
+        return check_tree(data)
+
+
+def load_yaml(text: str, origin: str | None = None) -> Any:
+    """YAML text as data (PyYAML's safe loader: plain types only), within the limits;
+    aliases are counted each time they are used (a "billion laughs" file is refused, not
+    expanded). A syntax error names ``origin`` and its line."""
+    import yaml
+
+    with _from(origin):
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            reason = getattr(error, "problem", None) or str(error)
+            problem = InvalidInput("not_yaml", reason=reason)
+            if origin is not None and mark is not None:
+                problem.origin = f"{origin}:{mark.line + 1}"
+            raise problem from None
+        except RecursionError:
+            raise InvalidInput("too_deep", depth=MAX_DEPTH) from None
+        except (ValueError, OverflowError):  # a number the constructor cannot convert
+            raise InvalidInput("number_too_long", digits=MAX_INT_DIGITS) from None
+        return check_tree(data)
+
+
+def check_tree(data: Any) -> Any:
+    """``data`` itself, once its depth, the values it reaches and its integers are within
+    the limits (one :class:`InvalidInput` otherwise). The walk is iterative and stops at the
+    first value past a limit, so it is bounded whatever ``data`` is."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    seen = 0
+    while stack:
+        value, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise InvalidInput("too_many_values", n=MAX_VALUES)
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            if isinstance(value, int) and not isinstance(value, bool):
+                _check_int_size(value)
+            continue
+        if depth > MAX_DEPTH:
+            raise InvalidInput("too_deep", depth=MAX_DEPTH)
+        if isinstance(value, dict):
+            for key in value:
+                if isinstance(key, int) and not isinstance(key, bool):
+                    _check_int_size(key)
+        stack.extend((child, depth + 1) for child in children)
+    return data
+
+
+@contextmanager
+def _from(origin: str | None) -> Iterator[None]:
+    """Errors raised inside name ``origin`` (a file, ``body``), unless they name one."""
+    try:
+        yield
+    except InvalidInput as error:
+        if error.origin is None:
+            error.origin = origin
+        raise
+
+
+def _check_int_size(value: int) -> None:
+    """An integer of at most :data:`MAX_INT_DIGITS` digits (compared with a power of ten:
+    no conversion to text, which Python refuses past 4,300 digits)."""
+    if abs(value) >= _INT_BOUND:
+        raise InvalidInput("number_too_long", digits=MAX_INT_DIGITS)
+
+
+def _json_int(text: str) -> int:
+    """A JSON integer, refused on its digits before Python converts it."""
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise InvalidInput("number_too_long", digits=MAX_INT_DIGITS)
+    return int(text)
+
+
+def _no_constant(name: str) -> object:
+    """``NaN``, ``Infinity``: not JSON, refused (Python's json would take them)."""
+    raise InvalidInput("not_json", reason=f"{name} is not a JSON number")
+
+
+def _check_bracket_depth(text: str) -> None:
+    """Refuse JSON text nested past :data:`MAX_DEPTH`, from its brackets outside strings,
+    before a recursive parser sees it."""
+    depth = 0
+    for bracket in _BRACKET.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_DEPTH:
+            raise InvalidInput("too_deep", depth=MAX_DEPTH)
