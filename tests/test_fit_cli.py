@@ -184,7 +184,7 @@ def test_fit_turns_checkpointing_on_where_nothing_fits_without_it() -> None:
     """Review: fit left recomputation off although its --help turns it on where nothing fits
     without it, and said an 8B LoRA needs 30.4 GiB and 2 RTX 4090s; estimate, on the same
     job (micro-batch 1), turns it on and holds it on one at 19.9 GiB. fit now chooses as
-    estimate does (whichgpu.recommender.autoconfig.configure) and says so."""
+    estimate does (whichgpu.plan.settings.configure) and says so."""
     doc = fit_json("-m", "llama-3.1-8b", "--task", "lora", "--gpu", "rtx-4090")
     assert doc["job"]["checkpointing"] == "full"
     # micro-batch 1 accumulating 8 (the HF Trainer's 8 a GPU): the adapters' gradient buffer

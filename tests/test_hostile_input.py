@@ -24,6 +24,9 @@ from whichgpu.web import create_app
 from .test_cli import run_cli
 
 FIT = {"model": "llama-3.1-8b", "task": "lora", "gpu": "a6000"}
+#: A bound that tells a refusal from a hang or an expansion (milliseconds against minutes),
+#: loose enough for a loaded machine: the figures themselves are in the closing notes
+HANG_S = 5.0
 
 
 def _nested_list(depth: int) -> bytes:
@@ -95,11 +98,11 @@ def test_thirty_digits_and_json_constants() -> None:
     assert caught.value.code == "not_json"
 
 
-def test_a_yaml_alias_bomb_is_refused_within_a_second() -> None:
+def test_a_yaml_alias_bomb_is_refused_at_once() -> None:
     started = time.perf_counter()
     with pytest.raises(InvalidInput) as caught:
         load_yaml(_alias_bomb(), "bomb.yaml")
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < HANG_S  # refused, not expanded or hung
     assert caught.value.message() == (
         f"bomb.yaml: holds more than {MAX_VALUES:,} values "
         "(a YAML alias counts each time it is used)"
@@ -129,14 +132,14 @@ def test_a_shared_value_is_counted_each_time_it_is_reached() -> None:
         ("big.toml", "[[components]]\nkind = 'lora'\ntokens = " + "9" * 5_000, "30 digits"),
     ],
 )
-def test_hostile_workload_files_are_one_line_and_exit_2_within_a_second(
+def test_hostile_workload_files_are_one_line_and_exit_2_at_once(
     tmp_path: Path, name: str, text: str, message: str
 ) -> None:
     path = tmp_path / name
     path.write_text(text)
     started = time.perf_counter()
     result = run_cli("recommend", "--file", str(path))
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < HANG_S  # refused, not expanded or hung
     assert result.code == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
     assert result.stderr.startswith(f"whichgpu: error: {path}")
@@ -317,7 +320,7 @@ def test_the_depth_600_request_is_422_and_the_next_computes(pooled: str) -> None
     started = time.perf_counter()
     status, body = _post(f"{pooled}/api/v1/mig", b'{"services": ' + _nested_list(600) + b"}")
     assert status == 422 and body["error"]["code"] == "too_deep"
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < HANG_S  # refused, not expanded or hung
     status, body = _post(f"{pooled}/api/v1/fit", b'{"config": ' + _nested_config(600) + b"}")
     assert status == 422
     status, body = _post(f"{pooled}/api/v1/fit", json.dumps(FIT).encode())

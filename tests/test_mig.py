@@ -183,7 +183,7 @@ def test_memory_must_be_a_finite_positive_number() -> None:
 
 def test_recommend_and_mig_agree_on_a_slice_s_memory(catalog: Catalog) -> None:
     """A 1g.10gb slice holds 10 GB (9.31 GiB) in both the recommender and the planner."""
-    from whichgpu.recommender.candidates import slice_gpu
+    from whichgpu.plan import slice_gpu
 
     profile = catalog.mig_profile("a100-80gb-sxm", "1g.10gb")
     sliced = slice_gpu(catalog.gpu("a100-80gb-sxm"), profile)

@@ -321,8 +321,9 @@ def test_the_bridge_note_only_where_bridges_would_speed_the_job(catalog: Catalog
     """The note is the job planned again with bridges: none where they change nothing (a
     LoRA step on 2 × RTX 3090 hides its gradient exchange; transformers splits layers, no
     all-reduce), none for cards in separate instances."""
-    from whichgpu.recommender.candidates import Hardware, run_component
-    from whichgpu.recommender.jobs import model_job
+    from whichgpu.plan import Hardware
+    from whichgpu.plan import plan as run_component
+    from whichgpu.plan.jobs import model_job
     from whichgpu.requests import EstimateRequest
     from whichgpu.sizing import estimate_job
     from whichgpu.workload_files import make_component

@@ -394,7 +394,7 @@ def test_a_fixed_layout_keeps_the_distributed_optimizer(catalog: Catalog) -> Non
     """``estimate --tp 4 --pp 4`` on 64 GPUs: the ZeRO-1 layout of that split, not ZeRO-3
     over it (both hold tp 4 × pp 4; the pipeline-depth pruning took the first one that fit
     for the only one of its tensor-parallel degree, and skipped the faster)."""
-    from whichgpu.recommender.autoconfig import configure
+    from whichgpu.plan.settings import configure
     from whichgpu.requests import Component
 
     gpu = catalog.gpu("h100-sxm")
@@ -411,7 +411,7 @@ def test_a_chosen_micro_batch_keeps_headroom_where_one_does(catalog: Catalog) ->
     under (the estimate's error, fragmentation); only when none does is a tight fit chosen."""
     from whichgpu.estimate.assumptions import TIGHT_HEADROOM
     from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.recommender.autoconfig import configure, needed_bytes
+    from whichgpu.plan.settings import configure, needed_bytes
     from whichgpu.requests import Component
 
     arch = resolve_model("llama-2-7b")

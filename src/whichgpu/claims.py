@@ -269,7 +269,7 @@ def _check_mig(catalog: Catalog, gpu: GPU, details: list[str]) -> Verdict:
     (1/7 of the SMs, 1/8 of the memory and bandwidth), and seven slices together."""
     from whichgpu.job_input import make_job
     from whichgpu.models import resolve_model
-    from whichgpu.recommender.candidates import slice_gpu
+    from whichgpu.plan import slice_gpu
     from whichgpu.throughput import estimate_throughput
 
     smallest = min(

@@ -30,7 +30,7 @@ from whichgpu.recommender.engine import Option, Recommendation
 if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.job import Job
-    from whichgpu.recommender.candidates import ComponentRun
+    from whichgpu.plan import Run
 
 FORMATS = ("skypilot", "kubernetes", "slurm")
 #: The environment variable the exports set to the launch arguments.
@@ -193,7 +193,7 @@ TRAIN_IMAGE = "nvcr.io/nvidia/pytorch:24.10-py3"
 MODEL_ENV = "WHICHGPU_MODEL"
 
 
-def _served(option: Option) -> tuple[ComponentRun, ServingPlan, Job] | None:
+def _served(option: Option) -> tuple[Run, ServingPlan, Job] | None:
     """The pick's first served model: its run, serving plan and job."""
     for run in option.runs:
         if run.serving is not None and run.job is not None:

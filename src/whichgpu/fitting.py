@@ -38,7 +38,7 @@ class GpuFit:
     min_count: int | None
     strategy: str
     job: Job
-    #: what was chosen for this GPU (:func:`whichgpu.recommender.autoconfig.configure`)
+    #: what was chosen for this GPU (:func:`whichgpu.plan.settings.configure`)
     chosen: tuple[Note, ...] = ()
 
 
@@ -107,7 +107,7 @@ def open_settings_on(
     component: Component, arch: ModelArch, job: Job, gpu: GPU
 ) -> tuple[Job, tuple[Note, ...]]:
     """``job`` as ``gpu`` runs it, with what the user left open chosen as ``estimate``
-    chooses it (:func:`whichgpu.recommender.autoconfig.configure`, shared by ``estimate``
+    chooses it (:func:`whichgpu.plan.settings.configure`, shared by ``estimate``
     and ``recommend``): a BF16 precision left open runs in FP16 on a GPU without BF16
     tensor cores (:func:`whichgpu.estimate.perf.fp16_instead`); a training job's
     recomputation left open is full where nothing fits without it (or where it lets a faster
@@ -129,7 +129,7 @@ def open_settings_on(
             "chosen_precision", component=component.label, gpu=gpu.short_name, precision=fp16
         )
         return replace(job, precision=fp16), (said,)
-    from whichgpu.recommender.autoconfig import configure
+    from whichgpu.plan.settings import configure
 
     given = not layout_open(job)
     fixed = (job.tp, job.pp) if given and job.gpus > 1 else None

@@ -63,7 +63,7 @@ def make_service(
     generated tokens) or an explicit ``memory_gib``; ``replicas`` isolated copies;
     optionally a ``profile`` to use."""
     from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.recommender.jobs import model_job
+    from whichgpu.plan.jobs import model_job
     from whichgpu.workload_files import make_component
 
     request: ServiceRequest = parse(ServiceRequest, raw, path, text)

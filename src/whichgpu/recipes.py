@@ -301,7 +301,7 @@ def default_precision(precision: str | None, task: str, framework: str | None) -
     :func:`whichgpu.job_input.make_job` applies the recipe); training without one runs as
     the HF Trainer with PEFT does (the ``hf`` recipe: bf16 autocast over fp32 weights for a
     full fine-tune or pretraining, a 16-bit frozen base under fp32 adapters for LoRA and
-    QLoRA; fp16 on GPUs without BF16, :mod:`whichgpu.recommender.autoconfig`); inference
+    QLoRA; fp16 on GPUs without BF16, :mod:`whichgpu.plan.settings`); inference
     keeps the weights in 16 bits (None: the :class:`~whichgpu.job.Job` default,
     ``bf16-true``)."""
     if precision is not None:

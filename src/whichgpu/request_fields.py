@@ -36,7 +36,7 @@ PROMPT = Input(
 GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
 CHECKPOINTING = Input("bool", N_("Full activation checkpointing."))
 #: The two settings a training job's search chooses when they are left open
-#: (:mod:`whichgpu.recommender.autoconfig`), as every request that runs it words them
+#: (:mod:`whichgpu.plan.settings`), as every request that runs it words them
 CHOSEN_CHECKPOINTING = replace(
     CHECKPOINTING,
     help=N_(

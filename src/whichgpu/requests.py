@@ -375,7 +375,7 @@ class Component(TrainingSettings):
     quant: str | None = given(None, QUANT)
     #: None: chosen per candidate (training: the largest micro-batch that fits, up to a
     #: recipe's; serving at a request rate: the concurrency that sustains it; else one
-    #: sequence); see whichgpu.recommender.autoconfig
+    #: sequence); see whichgpu.plan.settings
     batch: int | None = given(None, CHOSEN_BATCH)
     seq: int | None = given(None, SEQ)
     #: 0: the sequence given, else 512 tokens (whichgpu.job.default_prompt)

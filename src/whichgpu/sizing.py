@@ -8,7 +8,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from whichgpu.errors import InvalidInput, Ref
-from whichgpu.estimate.efficiency_model import load_efficiency
 from whichgpu.estimate.engine_choice import (
     check_serving,
     choose_engine,
@@ -22,12 +21,12 @@ from whichgpu.estimate.serving_plan import PERCENTILES, Targets
 from whichgpu.job import Job, default_prompt
 from whichgpu.requests import IMAGE_KINDS
 from whichgpu.throughput import (
-    Rate,
     ThroughputEstimate,
     check_runnable,
     estimate_model_free,
     estimate_throughput,
     job_size,
+    likely_rate,
 )
 
 if TYPE_CHECKING:
@@ -46,7 +45,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     import msgspec
 
     from whichgpu.length_presets import apply_lengths, lengths_note
-    from whichgpu.recommender.jobs import bridge_note
+    from whichgpu.plan.jobs import bridge_note
 
     served = request.task == "inference"  # (other kinds are told they take no lengths)
     if served and request.lengths is not None:  # a dataset's means set the lengths
@@ -126,7 +125,7 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
                            replicas=r.count // (r.tp or 1), engine=Ref(("engine",)))  # fmt: skip
     notes: list[Note] = []
     if r.precision is None:  # a default this GPU cannot run: its FP16 twin, said
-        from whichgpu.recommender.autoconfig import fp16_where_needed
+        from whichgpu.plan.settings import fp16_where_needed
 
         job, said = fp16_where_needed(arch.name, job, gpu)
         notes += said
@@ -151,10 +150,10 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
 
 def _configured(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> tuple[Job, list[Note]]:
     """A training job's open settings chosen as ``recommend`` chooses them for the same GPU
-    and count (:func:`whichgpu.recommender.autoconfig.configure`: the micro-batch, the
+    and count (:func:`whichgpu.plan.settings.configure`: the micro-batch, the
     accumulation to a global batch, recomputation, the layout unless ``--tp``/``--pp`` fix
     it), and the notes saying so: one job, one answer, whichever command asks."""
-    from whichgpu.recommender.autoconfig import configure
+    from whichgpu.plan.settings import configure
     from whichgpu.requests import Component
 
     component = Component(
@@ -273,14 +272,12 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
         )
     out = max(job.generate, 1)
     rate = plan.replicas * plan.capacity.rate_rps * out
-    _model, spread = load_efficiency()
-    low_err, high_err = spread.get("llm-serve", spread["*"])
     return ThroughputEstimate(
         gpu=gpu,
         count=r.count,
         regime="llm-serve",
         harness=engine.harness,
-        throughput=Rate(rate, "tokens/s", rate / (1 + high_err), rate / (1 + low_err)),
+        throughput=likely_rate(rate, "tokens/s", "llm-serve"),
         bound=plan.bound,
         mfu=None,
         time_s=None,

@@ -65,6 +65,17 @@ class Rate(msgspec.Struct, frozen=True):
     high: float
 
 
+def likely_rate(value: float, unit: str, regime: str) -> Rate:
+    """``value`` and its likely band: the regime's held-out error of the efficiency fit (its
+    10th and 90th percentiles, ``catalog/data/efficiency.csv``; all regimes' where the regime
+    has none), the one band every estimate states (estimate, fit and recommend)."""
+    from whichgpu.estimate.efficiency_model import load_efficiency
+
+    _model, spread = load_efficiency()
+    low_err, high_err = spread.get(regime, spread["*"])
+    return Rate(value, unit, value / (1 + high_err), value / (1 + low_err))
+
+
 class ThroughputEstimate(msgspec.Struct, frozen=True):
     """One job's estimate on ``count`` × ``gpu``: rate, bound, efficiency and provenance."""
 
@@ -187,7 +198,7 @@ def estimate_rate(
     """Throughput of a model-free regime on ``count`` × ``gpu``: ``render`` in samples/min
     (frames parallelise over GPUs), ``fp64`` in TFLOPS (dense FP64 matmul; multi-GPU work
     is assumed to split without communication, as HPL's panels nearly do)."""
-    model, spread = load_efficiency()
+    model, _spread = load_efficiency()
     harness = harness or DEFAULT_HARNESS[regime]
     if regime == "render":
         unit, name, precision, seq, metric = "samples/min", RENDER_MODEL, None, None, "score"
@@ -221,13 +232,12 @@ def estimate_rate(
         raise InvalidInput("no_throughput_model", regime=regime, gpu=gpu.name)
     eta, provenance = model.of(obs)
     rate = count / model.seconds_per_unit(obs)
-    low_err, high_err = spread.get(regime, spread["*"])
     return ThroughputEstimate(
         gpu=gpu,
         count=count,
         regime=regime,
         harness=harness,
-        throughput=Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err)),
+        throughput=likely_rate(rate, unit, regime),
         bound=obs.bound,
         mfu=None,
         time_s=None,
@@ -285,15 +295,14 @@ def estimate_image_job(
         method = "full" if task == "image-finetune" else "lora"
         training = plan_image_training(pipeline, gpu, count, method, dict(settings))
         est = training
-    _model, spread = load_efficiency()
-    low_err, high_err = spread.get("diffusion-infer", spread["*"])
     rate = est.images_per_s
     return ThroughputEstimate(
         gpu=gpu,
         count=count,
         regime="diffusion-infer" if image is not None else "diffusion-train",
         harness=est.harness,
-        throughput=Rate(rate, "images/s", rate / (1 + high_err), rate / (1 + low_err)),
+        # the generation fit's band for both (no fine-tuning run has its own)
+        throughput=likely_rate(rate, "images/s", "diffusion-infer"),
         bound=est.bound,
         mfu=None,
         time_s=None if images is None else images / rate,
@@ -403,7 +412,7 @@ def checked_throughput(
         from whichgpu.estimate.pipeline import virtual_stages
 
         job = replace(job, vp=virtual_stages(arch, job))  # the chunks chosen, shown
-    model, spread = load_efficiency()
+    model, _spread = load_efficiency()
     regime = regime_of(arch, job, count)
     harness = harness or DEFAULT_HARNESS[regime]
     seq: int | None
@@ -462,8 +471,7 @@ def checked_throughput(
             )
         if step.bound == "interconnect":
             bound = "interconnect"
-    low_err, high_err = spread.get(regime, spread["*"])
-    throughput = Rate(rate, unit, rate / (1 + high_err), rate / (1 + low_err))
+    throughput = likely_rate(rate, unit, regime)
     mfu = None
     if regime == "llm-train":
         peak = tensor_tflops(gpu, job.math_precision) * 1e12 * count

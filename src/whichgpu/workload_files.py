@@ -236,7 +236,7 @@ def parse_workload_text(text: str, origin: str) -> Workload:
     raw, locate = _parse(text, origin)
     with located(origin, locate):
         workload = make_workload(raw)
-        from whichgpu.recommender.jobs import prepare
+        from whichgpu.plan.jobs import prepare
 
         prepare(workload)  # what only the model can check (a global batch, an engine's formats)
         return workload

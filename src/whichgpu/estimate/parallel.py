@@ -117,7 +117,7 @@ def training_layouts(
     arch: ModelArch, job: Job, count: int, parallel: str = "3d"
 ) -> list[tuple[Job, str]]:
     """The ways frameworks spread a training job over ``count`` GPUs, for the search to
-    choose from (:mod:`whichgpu.recommender.autoconfig` keeps the fastest that fits):
+    choose from (:mod:`whichgpu.plan.settings` keeps the fastest that fits):
 
     * data-parallel replicas (PyTorch DDP), every GPU holding the whole model state;
     * ZeRO-3 / FSDP over all of them (:func:`scaled_job`);
@@ -195,7 +195,7 @@ def _spreads(arch: ModelArch, job: Job, count: int) -> tuple[tuple[Job, str], ..
     out = [scaled_job(job, count, arch)]
     if job.training and splits_tensors(job) and count > 1 and not (job.tp > 1 or job.pp > 1):
         # a pipeline as full as a step's accumulation will keep it (chosen later, per GPU:
-        # whichgpu.recommender.autoconfig): a micro-batch in flight per stage
+        # whichgpu.plan.settings): a micro-batch in flight per stage
         out += [
             (evolve(layout, grad_accum=max(layout.grad_accum, layout.pp)), name)
             for layout, name in training_layouts(arch, job, count, "3d")[2:]

@@ -23,14 +23,9 @@ from whichgpu.estimate.cost import (
 )
 from whichgpu.frozen import evolve
 from whichgpu.notes import Note, note
-from whichgpu.recommender.candidates import (
-    ComponentRun,
-    Hardware,
-    hardware_for,
-    has_capability,
-    run_component,
-)
-from whichgpu.recommender.jobs import prepare
+from whichgpu.plan import Hardware, Run, plan
+from whichgpu.plan.jobs import prepare
+from whichgpu.recommender.candidates import hardware_for, has_capability
 from whichgpu.recommender.options import Option, Recommendation, hardware_label, typical_error
 from whichgpu.recommender.reasons import explain
 from whichgpu.requests import Workload
@@ -45,13 +40,11 @@ if TYPE_CHECKING:
 
 def _runs(
     hw: Hardware, workload: Workload, prepared: list[tuple[ModelArch, Job] | None]
-) -> tuple[ComponentRun, ...]:
-    return tuple(
-        run_component(c, hw, p) for c, p in zip(workload.components, prepared, strict=True)
-    )
+) -> tuple[Run, ...]:
+    return tuple(plan(c, hw, p) for c, p in zip(workload.components, prepared, strict=True))
 
 
-def _total_time(runs: Sequence[ComponentRun]) -> float | None:
+def _total_time(runs: Sequence[Run]) -> float | None:
     """Components run one after another on the same GPUs; unknown when one has no size."""
     times = [r.time_s for r in runs]
     if any(t is None for t in times):
@@ -60,7 +53,7 @@ def _total_time(runs: Sequence[ComponentRun]) -> float | None:
 
 
 def _price_options(
-    catalog: Catalog, hw: Hardware, runs: tuple[ComponentRun, ...], workload: Workload
+    catalog: Catalog, hw: Hardware, runs: tuple[Run, ...], workload: Workload
 ) -> list[Option]:
     c = workload.constraints
     time_s = _total_time(runs)
@@ -411,7 +404,7 @@ def evaluate(
     out: list[Option] = []
     c = workload.constraints
     for gpu in gpus or catalog.gpus:
-        memo: dict[tuple[int, int, str | None, int | None], tuple[ComponentRun, ...]] = {}
+        memo: dict[tuple[int, int, str | None, int | None], tuple[Run, ...]] = {}
         # a GPU nobody offers is shown once, at the fewest cards that hold the job: it is
         # not ranked, and more of it would say nothing more
         unoffered = c.mode != "buy" and not catalog.prices_for(gpu.id, c.markets)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from whichgpu.catalog.records import GPU, Price
 from whichgpu.estimate.assumptions import MEDIAN_ERROR_PER_BAND
 from whichgpu.notes import Note, count_label
-from whichgpu.recommender.candidates import ComponentRun, Hardware
+from whichgpu.plan import Hardware, Run
 from whichgpu.requests import Workload
 
 
@@ -19,7 +19,7 @@ class Option:
 
     hardware: Hardware
     market: str | None
-    runs: tuple[ComponentRun, ...]
+    runs: tuple[Run, ...]
     usd_per_h: float | None = None
     usd_per_h_high: float | None = None
     price_provider: str | None = None

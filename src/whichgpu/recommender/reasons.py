@@ -378,7 +378,7 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
     largest GPU at ``max_gpus``."""
     from whichgpu.estimate.parallel import min_gpus, scaled_job, usable_bytes
     from whichgpu.fitting import what_would_fit
-    from whichgpu.recommender.jobs import model_job
+    from whichgpu.plan.jobs import model_job
 
     c = workload.constraints
     out: list[Note] = []

@@ -133,7 +133,7 @@ def memory_chart(result: Recommendation) -> MemoryChart | None:
     component runs a model (a render job)."""
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.parallel import scaled_job
-    from whichgpu.recommender.jobs import model_job
+    from whichgpu.plan.jobs import model_job
 
     option = result.pick or (result.options[0] if result.options else None)
     if option is None:

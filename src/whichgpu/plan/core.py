@@ -1,0 +1,404 @@
+"""``plan(component, hardware, prepared) -> Run``: the one place a job meets hardware.
+
+Fit (:mod:`whichgpu.estimate.memory`), the settings left open chosen as a skilled engineer
+would (:mod:`whichgpu.plan.settings`), the speed with its likely range
+(:mod:`whichgpu.throughput`, the serving planner, the image estimators), the time, what
+bounds it and the notes; `recommend` ranks a loop of it over hardware × offers.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from whichgpu.catalog.records import GPU
+from whichgpu.errors import Ref, WhichGPUError
+from whichgpu.estimate.assumptions import TIGHT_HEADROOM
+from whichgpu.frozen import evolve
+from whichgpu.notes import Note, note
+from whichgpu.plan.hardware import Hardware, slice_gpu
+from whichgpu.plan.jobs import bridge_note, serves
+from whichgpu.plan.run import Run
+from whichgpu.requests import IMAGE_KINDS, Component
+from whichgpu.units import BYTES_PER_GIB
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.serving_types import ServingPlan
+    from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
+    from whichgpu.job import Job, Network
+    from whichgpu.models.arch import ModelArch
+
+
+def _work(component: Component, prepared: tuple[ModelArch, Job] | None) -> float | None:
+    """The job size in the numerator of the throughput's unit (samples, TFLOP, tokens,
+    sequences, images)."""
+    if component.kind == "render":
+        return None if component.frames is None else component.frames * component.samples_per_frame
+    if component.kind == "fp64":
+        return component.tflop
+    if prepared is None:
+        return None
+    from whichgpu.throughput import job_size
+
+    arch, job = prepared
+    return job_size(arch, job, component.tokens, component.images, component.epochs)
+
+
+def per_second(rate: float, unit: str) -> float:
+    return rate / 60.0 if unit.endswith("/min") else rate
+
+
+def _timed(
+    component: Component, rate: float, unit: str, prepared: tuple[ModelArch, Job] | None
+) -> float | None:
+    """Seconds the component takes: its hours of use, or its work over the rate."""
+    if component.hours is not None:
+        return component.hours * 3600.0
+    work = _work(component, prepared)
+    return None if work is None else work / per_second(rate, unit)
+
+
+@lru_cache(maxsize=1024)
+def _on_nodes(job: Job, node_gpus: int, network: Network) -> Job:
+    """``job`` on instances of ``node_gpus`` GPUs joined by ``network``: one job for every
+    GPU model sold in that shape, so that the layout search's and the estimators' caches of
+    it serve them all."""
+    return evolve(job, gpus_per_node=node_gpus, network=network)
+
+
+def plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None) -> Run:
+    """Fit, throughput and time of ``component`` on ``hw`` (per service), and, where NVLink
+    bridges the user did not say they have would speed it (:func:`bridge_note`: the run
+    again with them), a note saying by how much."""
+    from dataclasses import replace
+
+    run = _plan(component, hw, prepared)
+    if component.nvlink_bridge or hw.mig is not None or not run.fits:
+        return run
+    joined = None if prepared is None else (prepared[0], evolve(prepared[1], nvlink_bridge=True))
+
+    # bridged, on the engine the search chose (the note is the link's gain, not an engine's)
+    engine = component.engine or (run.serving.engine if run.serving is not None else None)
+
+    def bridged() -> float:
+        again = replace(component, nvlink_bridge=True, engine=engine)
+        return _plan(again, hw, joined).throughput or 0.0
+
+    linked = bridge_note(component.label, hw.gpu, hw.count, run.throughput or 0.0, bridged,
+                         hw.node_gpus)  # fmt: skip
+    return run if linked is None else replace(run, notes=(*run.notes, linked))
+
+
+def _plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None) -> Run:
+    from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.throughput import estimate_rate, estimate_throughput
+
+    gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
+    if component.kind in IMAGE_KINDS:
+        return image_component(component, hw, gpu)
+    capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
+    notes: list[Note] = []
+    if prepared is not None and hw.node_gpus is not None:
+        # instances smaller than a node: rings between them cross the network, Ethernet
+        # unless the user names it (GPU clouds join small instances by their VPC)
+        arch, job = prepared
+        network: Network = "ethernet" if component.network is None else job.network
+        prepared = (arch, _on_nodes(job, hw.node_gpus, network))
+    if prepared is None:
+        needed = None
+        fits = True
+        strategy = f"{hw.count} GPU" if hw.count == 1 else f"{hw.count} GPUs"
+        try:
+            est = estimate_rate(component.kind, gpu, hw.count)
+        except WhichGPUError:
+            return Run(component, fits, needed, capacity_gib, strategy, provenance="none")
+    elif serves(component):
+        return serve_component(component, hw, gpu, *prepared)
+    else:
+        arch, job = prepared
+        from whichgpu.plan.settings import configure, needed_bytes
+
+        scaled, strategy, chosen, searched = configure(component, arch, job, gpu, hw.count)
+        if component.global_batch is not None and scaled.global_batch != component.global_batch:
+            return Run(
+                component, True, None, capacity_gib, strategy, job=scaled, global_batch_made=False
+            )
+        peak_bytes = needed_bytes(arch, scaled)
+        needed = peak_bytes / BYTES_PER_GIB
+        fits = peak_bytes <= usable_bytes(gpu)
+        if not fits:
+            return Run(component, fits, needed, capacity_gib, strategy)
+        if needed > capacity_gib * (1 - TIGHT_HEADROOM):
+            notes.append(
+                note(
+                    "warn_tight_memory",
+                    component=component.label,
+                    gpu=gpu.name,
+                    needed=round(needed, 1),
+                    capacity=round(capacity_gib, 1),
+                )
+            )
+        try:
+            est = searched or estimate_throughput(
+                arch, scaled, gpu, hw.count, framework=component.framework
+            )
+        except WhichGPUError:
+            from whichgpu.estimate.perf import missing_math_unit
+
+            missing = missing_math_unit(gpu, scaled.math_precision)
+            return Run(
+                component,
+                fits,
+                needed,
+                capacity_gib,
+                strategy,
+                provenance="none",
+                missing_unit=missing,
+            )
+    rate = est.throughput
+    if "prior" in est.provenance or "not fitted" in est.provenance:
+        notes.append(
+            note(
+                "warn_prior_efficiency",
+                component=component.label,
+                gpu=gpu.name,
+                provenance=est.provenance,
+            )
+        )
+    if est.bound == "interconnect":
+        notes.append(
+            note("warn_interconnect_bound", component=component.label, gpu=gpu.name, count=hw.count)
+        )
+    meets = True
+    if component.kind == "inference" and component.request_rate is not None:
+        need = component.request_rate * max(component.generate, 1)
+        meets = rate.value >= need
+    return Run(
+        component,
+        fits,
+        needed,
+        capacity_gib,
+        strategy,
+        rate.value,
+        rate.low,
+        rate.high,
+        rate.unit,
+        _timed(component, rate.value, rate.unit, prepared),
+        est.bound,
+        est.provenance,
+        meets,
+        tuple(notes),
+        chosen=() if prepared is None else tuple(chosen),
+        job=None if prepared is None else scaled,
+    )
+
+
+def image_component(component: Component, hw: Hardware, gpu: GPU) -> Run:
+    """An image job on ``hw``: each GPU runs its own pipeline on a share of the images
+    (generation), or a data-parallel copy (fine-tuning); what the user left open (images a
+    call, CPU offload, VAE tiling; the training batch, checkpointing) set as a skilled user
+    would for this GPU's memory (:mod:`whichgpu.imaging`), and said."""
+    from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.imaging import image_settings, plan_image, plan_image_training
+    from whichgpu.models.pipelines import find_pipeline
+    from whichgpu.throughput import likely_rate
+
+    assert component.model is not None  # make_component checked it
+    pipeline = find_pipeline(component.model)
+    capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
+    strategy = f"{hw.count} GPU" if hw.count == 1 else f"data parallel {hw.count}"
+    settings = image_settings(component, component.kind)
+    made: list[Note] = []
+    try:
+        if component.kind == "image":
+            image = plan_image(pipeline, gpu, hw.count, settings)
+            est: ImageEstimate | ImageTrainEstimate = image
+            if image.chosen:
+                made.append(note(
+                    "chosen_image", component=component.label, batch=image.job.batch,
+                    offload=image.job.offload, tiling="on" if image.job.vae_tiling else "off",
+                    seconds=round(image.seconds_per_image, 2),
+                    host_gib=round(image.memory.host_bytes / BYTES_PER_GIB, 1),
+                    batch_field=Ref(("batch",)), offload_field=Ref(("cpu_offload",)),
+                    tiling_field=Ref(("vae_tiling",)),
+                ))  # fmt: skip
+        else:
+            method = "full" if component.kind == "image-finetune" else "lora"
+            training = plan_image_training(pipeline, gpu, hw.count, method, settings)
+            est = training
+            if training.chosen:
+                made.append(note(
+                    "chosen_image_training", component=component.label,
+                    batch=training.job.batch,
+                    checkpointing="on" if training.job.checkpointing else "off",
+                    seconds=round(training.seconds_per_step, 2),
+                    batch_field=Ref(("batch",)), checkpointing_field=Ref(("checkpointing",)),
+                ))  # fmt: skip
+    except WhichGPUError:
+        from whichgpu.estimate.perf import missing_math_unit
+
+        return Run(component, True, None, capacity_gib, strategy, provenance="none",
+                            missing_unit=missing_math_unit(gpu, "bf16-true"))  # fmt: skip
+    needed = est.memory.total_gib
+    if needed > capacity_gib:
+        return Run(component, False, needed, capacity_gib, strategy)
+    rate = likely_rate(est.images_per_s, "images/s", "diffusion-infer")
+    notes: list[Note] = []
+    if needed > capacity_gib * (1 - TIGHT_HEADROOM):
+        notes.append(note("warn_tight_memory", component=component.label, gpu=gpu.name,
+                          needed=round(needed, 1), capacity=round(capacity_gib, 1)))  # fmt: skip
+    images = None if component.images is None else component.images * component.epochs
+    time_s = component.hours * 3600.0 if component.hours is not None else (
+        None if images is None else images / rate.value)  # fmt: skip
+    return Run(
+        component, True, needed, capacity_gib, strategy, rate.value, rate.low, rate.high,
+        "images/s", time_s, est.bound, est.provenance,
+        notes=tuple(notes), chosen=tuple(made),
+    )  # fmt: skip
+
+
+def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArch, job: Job) -> Run:
+    """``component`` served on ``hw``: its ``count`` GPUs split into replicas of 1, 2, 4 or 8
+    (tensor parallelism inside each where the engine has it: a degree that splits the heads),
+    the split that serves the most kept; each replica as
+    :func:`~whichgpu.estimate.serving_plan.replica_plan` plans it."""
+    from whichgpu.estimate.engine_choice import (
+        choose_engine,
+        engine_notes,
+        engines_for,
+        serving_provenance,
+        tight_kv_notes,
+    )
+    from whichgpu.estimate.kv_pool import replica_bytes_per_gpu
+    from whichgpu.estimate.memory import memory_of
+    from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.estimate.serving_plan import PERCENTILES, Targets
+    from whichgpu.plan.settings import fp16_where_needed
+    from whichgpu.throughput import likely_rate
+
+    precision: tuple[Note, ...] = ()
+    if component.precision is None:  # BF16 on a GPU without it: FP16, said
+        job, precision = fp16_where_needed(component.label, job, gpu)
+    engines, named = engines_for(component.engine, gpu, job)
+    targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
+    capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
+    if (gap := named.gap(gpu, job.quant)) is not None:
+        missing = {"CUDA": "CUDA", "engine": f"engine SM {gap[1]:.1f}"}.get(
+            gap[0], f"SM {gap[1]:.1f}"
+        )
+        return Run(component, True, None, capacity_gib, f"{hw.count} GPU",
+                            provenance="none", missing_unit=missing)  # fmt: skip
+    choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
+                           component.batch)  # fmt: skip
+    if choice is None:
+        whole = memory_of(arch, evolve(job, tp=1, gpus=1, batch=1))
+        needed = whole.total_bytes / BYTES_PER_GIB / hw.count
+        return Run(component, False, needed, capacity_gib, f"{hw.count} GPU")
+    asked, job, engine, best = job, choice.job, choice.engine, choice.plan
+    replica_job = evolve(job, tp=best.gpus_per_replica if engine.split == "tensor" else 1,
+                          gpus=best.gpus_per_replica)  # fmt: skip
+    demand = component.request_rate
+    served_rps = best.replicas * best.capacity.rate_rps
+    concurrency = max(1, math.ceil(best.operating.concurrency))
+    replica_job = evolve(replica_job, batch=min(concurrency, best.max_sequences))
+    needed = (
+        replica_bytes_per_gpu(arch, job, gpu, best.gpus_per_replica, engine, replica_job.batch)
+        / BYTES_PER_GIB
+    )
+    out = max(job.generate, 1)
+    rate = served_rps * out
+    # the serving fit's band, as estimate states it (it served a point alone here)
+    likely = likely_rate(rate, "tokens/s", "llm-serve")
+    tp, replicas = best.gpus_per_replica, best.replicas
+    if tp > 1 and engine.split == "tensor":
+        strategy = f"tensor parallel {tp}" + (
+            f" × data parallel {replicas}" if replicas > 1 else ""
+        )
+    else:
+        strategy = f"data parallel {replicas}" if replicas > 1 else "1 GPU"
+    meets = best.unmet is None and (demand is None or served_rps >= demand * (1 - 1e-9))
+    time_s = component.hours * 3600.0 if component.hours is not None else None
+    if time_s is None and component.tokens is not None and rate > 0:
+        time_s = component.tokens / rate
+    notes: list[Note] = list(tight_kv_notes(component.label, arch, gpu, choice))
+    from whichgpu.engines import REFERENCE_ENGINE, load_sequence_times
+
+    if (
+        engine.harness == REFERENCE_ENGINE
+        and engine.id != REFERENCE_ENGINE
+        and engine.id not in load_sequence_times()
+    ):  # TensorRT-LLM's calibration, nothing fitted on the engine's own runs
+        notes.append(
+            note(
+                "warn_engine_prior",
+                component=component.label,
+                engine=engine.name,
+                harness=engine.harness,
+            )
+        )
+    return Run(
+        component,
+        True,
+        needed,
+        capacity_gib,
+        strategy,
+        rate,
+        likely.low,
+        likely.high,
+        "tokens/s",
+        time_s,
+        best.bound,
+        serving_provenance(engine),
+        meets_rate=meets,
+        notes=tuple(notes),
+        chosen=precision
+        + (
+            serving_notes(component, engine.name, best)
+            + engine_notes(component.label, choice, asked)
+            if best.unmet is None
+            else ()
+        ),
+        job=replica_job,
+        serving=best,
+    )
+
+
+def serving_notes(component: Component, engine: str, plan: ServingPlan) -> tuple[Note, ...]:
+    """What the planner chose: the engine, replicas × GPUs, sequences in flight, and the
+    latencies at the operating point; and why this split of the GPUs (the next best)."""
+    notes = [serving_note(component, engine, plan)]
+    if plan.alternatives:
+        gpus, replicas, rate = plan.alternatives[0]
+        notes.append(
+            note(
+                "chosen_split",
+                component=component.label,
+                replicas=plan.replicas,
+                gpus=plan.gpus_per_replica,
+                rate=round(plan.replicas * plan.capacity.rate_rps, 2),
+                other_replicas=replicas,
+                other_gpus=gpus,
+                other_rate=round(rate, 2),
+            )
+        )
+    return tuple(notes)
+
+
+def serving_note(component: Component, engine: str, plan: ServingPlan) -> Note:
+    """The engine, replicas × GPUs, sequences in flight, and the latencies at the operating
+    point."""
+    point = plan.operating
+    return note(
+        "chosen_serving",
+        component=component.label,
+        engine=engine,
+        replicas=plan.replicas,
+        gpus=plan.gpus_per_replica,
+        rate=round(point.rate_rps, 2),
+        concurrency=max(1, math.ceil(point.concurrency)),
+        ttft_ms=round(point.ttft_s * 1e3),
+        tpot_ms=round(point.tpot_s * 1e3, 1),
+        percentile=component.percentile,
+        binding=plan.binding,
+    )

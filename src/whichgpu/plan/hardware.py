@@ -1,0 +1,83 @@
+"""What a job is planned on: a GPU model, how many, whole or a MIG slice, and the instance
+shape they are rented as."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from whichgpu.catalog.records import GPU
+from whichgpu.estimate.parallel import GPUS_PER_NODE
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.records import MigProfile
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What a candidate runs on: ``count`` whole GPUs per service, or one MIG slice per
+    service; ``gpus`` is the physical cards paid for."""
+
+    gpu: GPU
+    count: int
+    services: int
+    mig: MigProfile | None = None
+    #: GPUs in each rented instance, where the candidate is rented as several (``count``
+    #: over instances of ``per_node``: rings that leave one cross the network); None for
+    #: one node (a single instance, up to 8 GPUs a node beyond, or cards bought)
+    per_node: int | None = None
+
+    @property
+    def node_gpus(self) -> int | None:
+        """GPUs a node where the candidate spans instances smaller than a full node (the
+        estimate then differs from one node's); None otherwise."""
+        if self.per_node is None or self.per_node >= min(self.count, GPUS_PER_NODE):
+            return None
+        return self.per_node
+
+    @property
+    def instances(self) -> int:
+        """Instances rented: the GPUs over the instance shape (one without a shape)."""
+        return 1 if self.per_node is None else math.ceil(self.gpus / self.per_node)
+
+    @property
+    def gpus(self) -> int:
+        if self.mig is None:
+            return self.count * self.services
+        return math.ceil(self.services / self.mig.max_instances)
+
+    @property
+    def mig_profile(self) -> str | None:
+        return None if self.mig is None else self.mig.profile
+
+
+def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
+    """A MIG slice as a smaller GPU: its share of the SMs (compute slices of 7) for every
+    rate, its share of the memory slices (of 8) for bandwidth, its own memory (NVIDIA MIG
+    user guide: each instance has dedicated SMs, L2 slices and memory controllers)."""
+    import msgspec
+
+    c = profile.compute_fraction
+    m = profile.memory_fraction
+
+    def scaled(value: float | None) -> float | None:
+        return None if value is None else value * c
+
+    return msgspec.structs.replace(
+        gpu,
+        memory_gib=profile.memory_gib,  # a slice's name counts 10^9-byte GB: in GiB here
+        memory_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s * m,
+        fp32_tflops=gpu.fp32_tflops * c,
+        fp64_tflops=gpu.fp64_tflops * c,
+        fp64_tensor_tflops=scaled(gpu.fp64_tensor_tflops),
+        tf32_tensor_dense_tflops=scaled(gpu.tf32_tensor_dense_tflops),
+        fp16_tensor_dense_tflops=gpu.fp16_tensor_dense_tflops * c,
+        fp16_fp16acc_tensor_dense_tflops=gpu.fp16_fp16acc_tensor_dense_tflops * c,
+        bf16_tensor_dense_tflops=scaled(gpu.bf16_tensor_dense_tflops),
+        fp8_tensor_dense_tflops=scaled(gpu.fp8_tensor_dense_tflops),
+        int8_tensor_dense_tops=scaled(gpu.int8_tensor_dense_tops),
+        vendor_fp16_tensor_tflops=gpu.vendor_fp16_tensor_tflops * c,
+        nvlink_gb_per_s=0.0,
+        mig_max_instances=0,
+    )

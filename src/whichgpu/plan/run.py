@@ -1,0 +1,53 @@
+"""What :func:`whichgpu.plan.plan` answers: one job on one hardware."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from whichgpu.notes import Note
+from whichgpu.requests import Component
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.serving_types import ServingPlan
+    from whichgpu.job import Checkpointing, Job
+
+
+@dataclass(frozen=True)
+class Run:
+    """One job (a workload's component) planned on one hardware: whether it fits, the
+    settings chosen, its speed with its likely range, its time, what bounds it, and notes."""
+
+    component: Component
+    fits: bool
+    needed_gib: float | None
+    capacity_gib: float
+    strategy: str
+    throughput: float | None = None
+    throughput_low: float | None = None
+    throughput_high: float | None = None
+    unit: str | None = None
+    time_s: float | None = None
+    bound: str | None = None
+    provenance: str = ""
+    meets_rate: bool = True
+    notes: tuple[Note, ...] = ()
+    #: What was chosen for settings the user left open (micro-batch, checkpointing)
+    chosen: tuple[Note, ...] = ()
+    #: The tensor-core format the job's precision needs and the GPU lacks
+    missing_unit: str | None = None
+    #: The job as configured for this hardware (layout, micro-batch, accumulation…)
+    job: Job | None = None
+    #: A served model's plan on this hardware: engine, replicas × GPUs, its operating point
+    serving: ServingPlan | None = None
+    #: False where no layout on this hardware makes the user's global batch (micro-batch ×
+    #: data-parallel GPUs × accumulation)
+    global_batch_made: bool = True
+
+    @property
+    def batch(self) -> int | None:
+        return None if self.job is None else self.job.batch
+
+    @property
+    def checkpointing(self) -> Checkpointing | None:
+        return None if self.job is None else self.job.checkpointing
