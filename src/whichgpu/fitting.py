@@ -382,10 +382,9 @@ def fit_image_request(catalog: Catalog, request: FitRequest) -> ImageFitResult:
     given = {k: getattr(request, k) or None for k in keys}
     check_applies(request.task, given, among=keys)
     pipeline = find_pipeline(request.model)
+    # what was left open (images a call or a step, offload, tiling, checkpointing) chosen
+    # per GPU as estimate and recommend choose it: one job, one memory, whichever asks
     settings = image_settings(request, request.task)
-    # will it fit: one image a call (a step) unless asked; offload, tiling, checkpointing
-    # still chosen where left open
-    settings["batch"] = settings["batch"] or 1
     method = "full" if request.task == "image-finetune" else "lora"
     target_gpu = catalog.resolve(request.gpu) if request.gpu else None
 

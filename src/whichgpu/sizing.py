@@ -272,6 +272,9 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
         )
     out = max(job.generate, 1)
     rate = plan.replicas * plan.capacity.rate_rps * out
+    from whichgpu.plan.core import replica_memory
+
+    _replica, needed_gib = replica_memory(arch, choice, gpu)  # as recommend shows it
     return ThroughputEstimate(
         gpu=gpu,
         count=r.count,
@@ -287,5 +290,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
         provenance=serving_provenance(engine),
         serving=plan,
         demand_rps=r.request_rate,
+        memory_gib=needed_gib,
+        fits=True,  # the engine's pool holds at least one sequence (else serving_no_fit)
         notes=engine_notes(arch.name, choice, asked) + tight_kv_notes(arch.name, arch, gpu, choice),
     )

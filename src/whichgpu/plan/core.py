@@ -24,6 +24,7 @@ from whichgpu.requests import IMAGE_KINDS, Component
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
+    from whichgpu.estimate.engine_choice import EngineChoice
     from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
     from whichgpu.job import Job, Network
@@ -270,7 +271,6 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         serving_provenance,
         tight_kv_notes,
     )
-    from whichgpu.estimate.kv_pool import replica_bytes_per_gpu
     from whichgpu.estimate.memory import memory_of
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
@@ -296,16 +296,9 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         needed = whole.total_bytes / BYTES_PER_GIB / hw.count
         return Run(component, False, needed, capacity_gib, f"{hw.count} GPU")
     asked, job, engine, best = job, choice.job, choice.engine, choice.plan
-    replica_job = evolve(job, tp=best.gpus_per_replica if engine.split == "tensor" else 1,
-                          gpus=best.gpus_per_replica)  # fmt: skip
+    replica_job, needed = replica_memory(arch, choice, gpu)
     demand = component.request_rate
     served_rps = best.replicas * best.capacity.rate_rps
-    concurrency = max(1, math.ceil(best.operating.concurrency))
-    replica_job = evolve(replica_job, batch=min(concurrency, best.max_sequences))
-    needed = (
-        replica_bytes_per_gpu(arch, job, gpu, best.gpus_per_replica, engine, replica_job.batch)
-        / BYTES_PER_GIB
-    )
     out = max(job.generate, 1)
     rate = served_rps * out
     # the serving fit's band, as estimate states it (it served a point alone here)
@@ -362,6 +355,23 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         job=replica_job,
         serving=best,
     )
+
+
+def replica_memory(arch: ModelArch, choice: EngineChoice, gpu: GPU) -> tuple[Job, float]:
+    """One replica of a served model as the search chose it: its job (the engine's split of
+    its GPUs, the sequences in flight at the operating point, within the engine's most) and
+    the memory each of its GPUs holds, GiB (weights, the KV cache those sequences fill, the
+    engine's own buffers: :func:`~whichgpu.estimate.kv_pool.replica_bytes_per_gpu`); what
+    estimate and recommend both show."""
+    from whichgpu.estimate.kv_pool import replica_bytes_per_gpu
+
+    job, engine, best = choice.job, choice.engine, choice.plan
+    gpus = best.gpus_per_replica
+    concurrency = max(1, math.ceil(best.operating.concurrency))
+    replica_job = evolve(job, tp=gpus if engine.split == "tensor" else 1, gpus=gpus,
+                         batch=min(concurrency, best.max_sequences))  # fmt: skip
+    needed = replica_bytes_per_gpu(arch, job, gpu, gpus, engine, replica_job.batch)
+    return replica_job, needed / BYTES_PER_GIB
 
 
 def serving_notes(component: Component, engine: str, plan: ServingPlan) -> tuple[Note, ...]:
