@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import whichgpu
 from whichgpu.catalog import load_catalog
-from whichgpu.recommender import recommend
-from whichgpu.requests import Workload
-from whichgpu.workload_files import make_component
+from whichgpu.commands.recommend import recommend
+from whichgpu.inputs.requests import Workload
+from whichgpu.inputs.workload_files import make_component
 
 
 def cases(variant: int = 0) -> dict[str, Callable[[], object]]:

@@ -1,7 +1,7 @@
 """Fit each framework's speed factor on the published runs it has from several sources
-(validation/published_training.csv; whichgpu.estimate.published_runs.fit_factors), each
+(validation/published_training.csv; accuracy.published_runs.fit_factors), each
 serving engine's host time per sequence in a decode step on its published maximum-load runs
-(validation/published_serving.csv; whichgpu.estimate.published_serving.fit_sequence_times;
+(validation/published_serving.csv; accuracy.published_serving.fit_sequence_times;
 TensorRT-LLM, on whose runs the roofline is fitted, has none), and write
 catalog/data/framework_efficiency.csv.
 
@@ -16,20 +16,21 @@ from pathlib import Path
 
 from numcheck import check
 
-from whichgpu.estimate.published_runs import fit_factors, validation_runs
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the accuracy harness (accuracy/: not installed with whichgpu)
 IMAGE_RUNS = ROOT / "validation" / "published_diffusion_training.csv"
 SERVING_RUNS = ROOT / "validation" / "published_serving.csv"
 OUT = ROOT / "src" / "whichgpu" / "catalog" / "data" / "framework_efficiency.csv"
 
 
 def table() -> str:
+    from accuracy.published_runs import fit_factors, validation_runs
+
     factors = fit_factors(validation_runs(ROOT))
     lines = ["kind,key,regime,value,unit,fitted_on"]
     for framework, (factor, runs) in factors.items():
         lines.append(f"factor,{framework},llm-train,{factor:.6f},x,{runs}")
-    from whichgpu.estimate.published_serving import fit_sequence_times
+    from accuracy.published_serving import fit_sequence_times
 
     times = fit_sequence_times(SERVING_RUNS.read_text(encoding="utf-8"))
     for engine, (seconds, runs) in times.items():
@@ -38,7 +39,7 @@ def table() -> str:
     # (their trainers: diffusers scripts, SimpleTuner, kohya's sd-scripts), against the
     # estimate without it
     from whichgpu.catalog import load_catalog
-    from whichgpu.imaging import IMAGE_TRAIN_FACTOR, published_training_runs, speed_factor
+    from whichgpu.estimate.imaging import IMAGE_TRAIN_FACTOR, published_training_runs, speed_factor
 
     runs = published_training_runs(IMAGE_RUNS.read_text(encoding="utf-8"), load_catalog())
     factor, n = speed_factor(runs)

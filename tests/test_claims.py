@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from whichgpu.article.claims import check_claims
 from whichgpu.catalog import Catalog
-from whichgpu.claims import check_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,8 +80,8 @@ def test_an_answer_reads_no_calibration_table() -> None:
     """``benchmarks.csv`` (the fit's measurements, a third of the catalog's parsing) is
     read on first use: a recommendation does not, the calibration scripts and the tests do."""
     code = (
-        "from whichgpu.catalog import store; from whichgpu.recommender import recommend; "
-        "from whichgpu.requests import Workload; from whichgpu.workload_files import "
+        "from whichgpu.catalog import store; from whichgpu.commands.recommend import recommend; "
+        "from whichgpu.inputs.requests import Workload; from whichgpu.inputs.workload_files import "
         "make_component; c = store.load_catalog(); "
         "recommend(c, Workload((make_component({'kind': 'lora', 'model': 'llama-2-7b', "
         "'tokens': 1e8}),))); print(store.shipped_benchmarks.cache_info().currsize, "

@@ -15,9 +15,9 @@ from whichgpu.estimate.compile_speed import (
     removed_share,
     width_constant,
 )
-from whichgpu.job_input import make_job
+from whichgpu.estimate.throughput import estimate_throughput
+from whichgpu.inputs.job_input import make_job
 from whichgpu.models import resolve_model
-from whichgpu.throughput import estimate_throughput
 
 
 def test_the_constant_averages_each_sources_pairs() -> None:

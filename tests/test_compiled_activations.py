@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from whichgpu.estimate.activations import decoder_layer_bytes
-from whichgpu.job_input import make_job
+from whichgpu.inputs.job_input import make_job
 from whichgpu.models import arch_from_config_text
 
 ROWS = list(

@@ -9,9 +9,9 @@ import pytest
 
 from tests.conftest import run_cli
 from whichgpu.catalog import Catalog
-from whichgpu.job_input import make_job
+from whichgpu.estimate.throughput import estimate_throughput
+from whichgpu.inputs.job_input import make_job
 from whichgpu.models import resolve_model
-from whichgpu.throughput import estimate_throughput
 
 # (model, job, gpu, harness, measured, unit, source). The estimate must land within the
 # model's leave-one-out spread of the published figure (docs/perf-accuracy.md).

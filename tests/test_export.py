@@ -183,8 +183,8 @@ def test_exports_carry_the_chosen_configuration_as_launch_arguments() -> None:
 
 
 def test_megatron_launch_arguments_name_the_layout() -> None:
-    from whichgpu.export import launch_arguments
-    from whichgpu.job_input import make_job
+    from whichgpu.commands.export import launch_arguments
+    from whichgpu.inputs.job_input import make_job
 
     job = make_job(task="train", batch=1, gpus=64, tp=8, pp=2, zero=1, grad_accum=32)
     assert launch_arguments("megatron", job) == (
@@ -200,8 +200,8 @@ def test_megatron_launch_arguments_name_the_layout() -> None:
 def test_nemo_launch_arguments_are_nemo_run_overrides() -> None:
     """NeMo 2.0 runs a recipe (``nemo llm pretrain --factory …``) with dotted overrides; its
     tensor-parallel overlap needs sequence parallelism."""
-    from whichgpu.export import launch_arguments
-    from whichgpu.job_input import make_job
+    from whichgpu.commands.export import launch_arguments
+    from whichgpu.inputs.job_input import make_job
 
     job = make_job(task="train", framework="nemo", gpus=64, tp=4, pp=4, vp=5, grad_accum=32)
     assert launch_arguments("nemo", job) == (
@@ -217,7 +217,7 @@ def test_the_layout_search_splits_405b_layers_unevenly_and_interleaves() -> None
     """126 layers: the search offers 4, 8, 16 stages (not only 126's divisors, 1 and 2), each
     interleaved in chunks of two layers (16 a stage → 8 chunks)."""
     from whichgpu.estimate.parallel import training_layouts
-    from whichgpu.job_input import make_job
+    from whichgpu.inputs.job_input import make_job
     from whichgpu.models import resolve_model
 
     arch = resolve_model("llama-3.1-405b")
@@ -350,7 +350,7 @@ def test_pre_quantized_formats_never_serve_the_bf16_checkpoint(
 
 
 def test_every_engine_format_is_flagged_or_named_as_a_checkpoint() -> None:
-    from whichgpu.engines import ENGINES
+    from whichgpu.job.engines import ENGINES
 
     for engine in ENGINES.values():
         for quant in engine.formats:

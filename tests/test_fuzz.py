@@ -152,8 +152,8 @@ def test_a_model_config_is_a_model_or_one_line(changes: dict[str, Any]) -> None:
 def test_a_workload_file_is_a_recommendation_or_one_line(
     component: dict[str, Any], constraints: dict[str, Any]
 ) -> None:
-    from whichgpu.recommender import recommend
-    from whichgpu.workload_files import make_workload
+    from whichgpu.commands.recommend import recommend
+    from whichgpu.inputs.workload_files import make_workload
 
     try:
         workload = make_workload({"components": [component], "constraints": constraints})

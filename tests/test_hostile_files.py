@@ -321,7 +321,7 @@ def test_a_cloud_that_is_not_a_skypilot_cloud_is_refused_before_fetching(
     def no_fetch(url: str, timeout_s: float) -> bytes:
         raise AssertionError(f"fetched {url}")
 
-    monkeypatch.setattr("whichgpu.pricefeed._fetch", no_fetch)
+    monkeypatch.setattr("whichgpu.catalog.pricefeed._fetch", no_fetch)
     monkeypatch.chdir(tmp_path)
     before = sorted(tmp_path.rglob("*"))
     result = run_cli("prices", "update", "--url", SKYPILOT_URL, "--cloud", cloud)

@@ -109,7 +109,7 @@ def test_numbers_in_the_readers_notation(language: str, expected: str) -> None:
 def test_french_prices_and_hours() -> None:
     """The issue's examples: ``0,96 $/h`` and ``1 000 heures`` in French."""
     set_language("fr")
-    from whichgpu.fields import format_usd
+    from whichgpu.inputs.fields import format_usd
 
     assert format_usd(0.96) == "0,96 $"
     assert fmt("{n:,} heures", n=1000) == "1\u202f000 heures"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from whichgpu.catalog import load_catalog
 from whichgpu.estimate.diffusion import ImageJob, fitting_image_job, image_memory, make_image_job
-from whichgpu.imaging import estimate_image
+from whichgpu.estimate.imaging import estimate_image
 from whichgpu.models.diffusion import walk
 from whichgpu.models.pipelines import find_pipeline, pipeline_data, pipelines
 
@@ -337,7 +337,7 @@ def test_training_memory_and_time_follow_the_settings() -> None:
         image_train_memory(sdxl, ckpt).parts["activations"]
         < image_train_memory(sdxl, lora).parts["activations"]
     )
-    from whichgpu.imaging import estimate_image_training
+    from whichgpu.estimate.imaging import estimate_image_training
 
     assert (
         estimate_image_training(sdxl, ckpt, gpu).seconds_per_step
@@ -356,7 +356,7 @@ def test_training_memory_and_time_follow_the_settings() -> None:
 def test_published_fine_tuning_peaks_within_a_quarter() -> None:
     """Out of sample (nothing fitted on memory): every published peak in
     validation/published_diffusion_training.csv within 25 %."""
-    from whichgpu.imaging import estimate_image_training, published_training_runs
+    from whichgpu.estimate.imaging import estimate_image_training, published_training_runs
 
     text = (ROOT / "validation" / "published_diffusion_training.csv").read_text("utf-8")
     runs = [r for r in published_training_runs(text, load_catalog())

@@ -9,6 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from whichgpu.catalog import Catalog
+from whichgpu.commands.fit import fit
 from whichgpu.errors import InvalidInput
 from whichgpu.estimate.activations import decoder_layer_bytes
 from whichgpu.estimate.memory import (
@@ -21,8 +22,7 @@ from whichgpu.estimate.memory import (
     optimizer_step_temp_bytes,
     weights_bytes,
 )
-from whichgpu.fitting import fit
-from whichgpu.job_input import make_job
+from whichgpu.inputs.job_input import make_job
 from whichgpu.models import resolve_model
 from whichgpu.models.hf import parse_config
 

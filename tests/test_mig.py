@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import golden, run_cli
 from whichgpu.catalog import Catalog
+from whichgpu.commands.mig import make_service, plan_mig
 from whichgpu.estimate.mig_packing import Service, check_gpu, check_mix, pack
-from whichgpu.mig_planner import make_service, plan_mig
 
 
 def profiles(catalog: Catalog, gpu_id: str, *names: str) -> list[object]:

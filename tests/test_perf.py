@@ -22,7 +22,7 @@ from whichgpu.estimate.perf import (
     tensor_tflops,
     train_flops_per_token,
 )
-from whichgpu.job_input import make_job
+from whichgpu.inputs.job_input import make_job
 from whichgpu.models import resolve_model
 
 
@@ -52,7 +52,7 @@ def test_recomputation_adds_a_forward_and_lora_skips_weight_gradients() -> None:
 
 def test_the_mfu_shown_is_palms_whatever_the_recomputation(catalog: Catalog) -> None:
     """A checkpointed step's MFU was its hardware FLOPs utilisation (×4/3)."""
-    from whichgpu.throughput import estimate_throughput
+    from whichgpu.estimate.throughput import estimate_throughput
 
     arch, gpu = resolve_model("llama-3.1-8b"), catalog.gpu("h100-sxm")
     job = make_job(task="finetune", batch=2, checkpointing="full", precision="bf16-true")
@@ -78,7 +78,7 @@ def test_causal_attention_runs_half_the_score_matrix() -> None:
 
 
 def test_long_sequences_train_faster_with_flash_than_eager_attention(catalog: Catalog) -> None:
-    from whichgpu.throughput import estimate_throughput
+    from whichgpu.estimate.throughput import estimate_throughput
 
     arch, gpu = resolve_model("llama-3.1-8b"), catalog.gpu("h100-sxm")
     flash = make_job(task="lora", seq=32768)
@@ -91,7 +91,7 @@ def test_long_sequences_train_faster_with_flash_than_eager_attention(catalog: Ca
 def test_an_unfitted_architecture_takes_its_predecessors_factor(catalog: Catalog) -> None:
     """No benchmark has a Blackwell GPU: the B200 (HBM) inherits Hopper's factor, not 1 (an
     LLM training step Hopper's LLM training factor)."""
-    from whichgpu.throughput import estimate_throughput
+    from whichgpu.estimate.throughput import estimate_throughput
 
     job = make_job(task="train", precision="bf16-mixed")
     b200 = estimate_throughput(resolve_model("llama-3.1-8b"), job, catalog.gpu("b200"))
@@ -299,8 +299,8 @@ def test_a_bridged_pcie_pair_serves_faster_and_the_answer_says_which(catalog: Ca
     the SXM pair's 469: the pair ran over PCIe. Unbridged (the default: PCIe's bandwidth and
     its all-reduce start-up) the estimate is slower than bridged, and the answer says the
     link and the setting."""
-    from whichgpu.requests import EstimateRequest
-    from whichgpu.sizing import estimate_job
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
 
     arch = resolve_model("llama-3.1-70b")
     gpu = catalog.resolve("a100-80gb-pcie")
@@ -321,12 +321,12 @@ def test_the_bridge_note_only_where_bridges_would_speed_the_job(catalog: Catalog
     """The note is the job planned again with bridges: none where they change nothing (a
     LoRA step on 2 × RTX 3090 hides its gradient exchange; transformers splits layers, no
     all-reduce), none for cards in separate instances."""
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
+    from whichgpu.inputs.workload_files import make_component
     from whichgpu.plan import Hardware
     from whichgpu.plan import plan as run_component
     from whichgpu.plan.jobs import model_job
-    from whichgpu.requests import EstimateRequest
-    from whichgpu.sizing import estimate_job
-    from whichgpu.workload_files import make_component
 
     rtx3090, a6000 = catalog.resolve("rtx-3090"), catalog.resolve("rtx-a6000")
     lora = estimate_job(rtx3090, resolve_model("llama-3.1-8b"), EstimateRequest(model="llama-3.1-8b", task="lora",
@@ -378,9 +378,9 @@ def test_a_transformer_training_token_streams_its_saved_activations(catalog: Cat
 def test_an_architectures_own_factor_is_no_prior(catalog: Catalog) -> None:
     """LLM training on Ada (no LLM training run) takes Ada's own fitted factor: no "no
     measurement to calibrate on" warning; Blackwell, fitted on nothing, still gets one."""
-    from whichgpu.recommender import recommend
-    from whichgpu.requests import Constraints, Workload
-    from whichgpu.workload_files import make_component
+    from whichgpu.commands.recommend import recommend
+    from whichgpu.inputs.requests import Constraints, Workload
+    from whichgpu.inputs.workload_files import make_component
 
     def warned(gpu: str) -> bool:
         component = make_component({"kind": "lora", "model": "llama-3.1-8b", "tokens": 1e8})

@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 from whichgpu.catalog import Catalog
 from whichgpu.catalog.prices import age_months, price_range, rent_range
 from whichgpu.catalog.records import Price
+from whichgpu.catalog.userdata import catalog_with_user_data
 from whichgpu.catalog.userprices import (
     gpu_info,
     parse_price_file,
     parse_skypilot_vms,
     per_gpu_memory_gb,
 )
-from whichgpu.comparison import per_dollar
+from whichgpu.commands.compare import per_dollar
 from whichgpu.errors import CatalogError
-from whichgpu.userdata import catalog_with_user_data
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DAY = date(2026, 11, 29)

@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 from tests.conftest import golden, run_cli
 from whichgpu.catalog import Catalog, load_catalog
 from whichgpu.catalog.records import Price
+from whichgpu.commands.recommend import recommend
+from whichgpu.commands.recommend.candidates import rents_as
+from whichgpu.commands.recommend.engine import _objective_key, evaluate, pareto_front
+from whichgpu.commands.recommend.options import Option
 from whichgpu.estimate.cost import break_even_months, rent_cost_usd
 from whichgpu.frozen import evolve
-from whichgpu.recommender import recommend
-from whichgpu.recommender.candidates import rents_as
-from whichgpu.recommender.engine import _objective_key, evaluate, pareto_front
-from whichgpu.recommender.options import Option
-from whichgpu.requests import Constraints, Workload
-from whichgpu.workload_files import make_component, make_workload, parse_workload_text
+from whichgpu.inputs.requests import Constraints, Workload
+from whichgpu.inputs.workload_files import make_component, make_workload, parse_workload_text
 
 LORA_ARGS = ("recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8")
 TOO_BIG_ARGS = ("recommend", "--task", "train", "--model", "llama-3.1-70b", "--tokens", "1e9",
@@ -686,8 +686,8 @@ def test_a_gpu_sold_only_in_8_gpu_boxes_is_not_rented_by_the_gpu(catalog: Catalo
 def test_ties_are_the_options_within_the_pick_s_typical_error(catalog: Catalog) -> None:
     """Issue 15: options whose cost is within the estimate's typical error of the pick's are
     marked equivalent (another GPU each, at most MAX_TIED), each with a reason_tie note."""
+    from whichgpu.commands.recommend.options import typical_error
     from whichgpu.estimate.assumptions import MAX_TIED
-    from whichgpu.recommender.options import typical_error
 
     component = make_component({"kind": "train", "model": "llama-2-13b", "tokens": 2e9})
     result = recommend(catalog, Workload((component,)))
@@ -733,7 +733,7 @@ def test_options_of_one_cost_to_a_tenth_of_a_cent_rank_by_their_hourly_rate() ->
     fewest GPUs (the lowest $/h) come first."""
     import json
 
-    from whichgpu.recommender.engine import EQUAL_FIGURE
+    from whichgpu.commands.recommend.engine import EQUAL_FIGURE
 
     out = run_cli(*LORA_ARGS, "--catalog", "article", "--json")
     assert out.code == 0
@@ -764,7 +764,7 @@ def test_a_tied_option_on_several_instances_says_its_network_as_the_pick_does() 
     nodes = [r["params"] for r in doc["reasons"] if r["code"] == "reason_nodes"]
     assert {"option": f"{first['count']} × H100 SXM", "instances": 4, "gpus": 1,
             "network": "ethernet", "gbit": 100.0}.items() <= nodes[0].items()  # fmt: skip
-    from whichgpu.requests import Component
+    from whichgpu.inputs.requests import Component
 
     workload = Workload((Component(kind="finetune", model="llama-3.1-8b", tokens=1e8),))
     options = recommend(load_catalog(), workload).options

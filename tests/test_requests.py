@@ -1,6 +1,6 @@
 """One request, one path: every door (CLI flags, workload files, the web form, the JSON API)
 takes the same fields with the same rules, because all of them are built from the request
-types of whichgpu.requests; and the library never imports a shell."""
+types of whichgpu.inputs.requests; and the library never imports a shell."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.conftest import run_cli
 from whichgpu.cli.options import with_fields
 from whichgpu.errors import InvalidInput
 from whichgpu.inputs import Input, given, json_schema, parse, specs
-from whichgpu.requests import (
+from whichgpu.inputs.requests import (
     Component,
     Constraints,
     EstimateRequest,
@@ -28,7 +28,7 @@ from whichgpu.requests import (
     Ranking,
     ServiceRequest,
 )
-from whichgpu.workload_files import build_workload, make_workload, parse_workload_text
+from whichgpu.inputs.workload_files import build_workload, make_workload, parse_workload_text
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "whichgpu"
 
@@ -126,8 +126,8 @@ def test_a_field_added_to_a_request_type_reaches_every_door(
     )
     assert isinstance(bad.exception, InvalidInput) and bad.exception.code == "out_of_range_int"
     # the API's schema
-    import whichgpu.requests as requests
-    import whichgpu.workload_files as files
+    import whichgpu.inputs.requests as requests
+    import whichgpu.inputs.workload_files as files
     from whichgpu.web.api import request_schemas
 
     monkeypatch.setattr(requests, "Component", ComponentPlus)

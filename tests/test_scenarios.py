@@ -12,10 +12,10 @@ import pytest
 
 from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
 from whichgpu.catalog import Catalog
-from whichgpu.recommender import Recommendation, recommend
-from whichgpu.recommender.engine import Option
-from whichgpu.requests import Constraints
-from whichgpu.workload_files import parse_workload_text
+from whichgpu.commands.recommend import Recommendation, recommend
+from whichgpu.commands.recommend.engine import Option
+from whichgpu.inputs.requests import Constraints
+from whichgpu.inputs.workload_files import parse_workload_text
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 

@@ -12,18 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accuracy.published_serving import check_serving
 from tests.conftest import run_cli
 from whichgpu.catalog import Catalog
-from whichgpu.engines import ENGINES
+from whichgpu.commands.recommend import recommend
 from whichgpu.estimate.kv_pool import kv_sequences
-from whichgpu.estimate.published_serving import check_serving
 from whichgpu.estimate.queueing import erlang_c, waiting_s
 from whichgpu.estimate.serving_plan import Targets, replica_plan
-from whichgpu.job_input import make_job
+from whichgpu.inputs.job_input import make_job
+from whichgpu.inputs.requests import Workload
+from whichgpu.inputs.workload_files import make_component
+from whichgpu.job.engines import ENGINES
 from whichgpu.models import resolve_model
-from whichgpu.recommender import recommend
-from whichgpu.requests import Workload
-from whichgpu.workload_files import make_component
 
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA_8B = resolve_model("llama-3.1-8b")
@@ -309,7 +309,7 @@ def test_published_serving_runs_are_planned_and_within_their_documented_spread()
     fit): the figures docs/serving-accuracy.md prints, checked as numbers. NanoFlow's 8 × A100
     runs (vLLM v0.5.3, TensorRT-LLM v0.8.0) read 30 to 90 % high and set the 90th
     percentile."""
-    from whichgpu.estimate.published_runs import spread
+    from accuracy.published_runs import spread
 
     runs = check_serving((ROOT / "validation" / "published_serving.csv").read_text())
     maximum = [r.error for r in runs if r.kind == "max" and r.error is not None]
@@ -339,7 +339,7 @@ def test_estimate_plans_a_service_on_the_gpus_given() -> None:
 
 
 def test_the_export_runs_the_engine_with_one_pod_per_replica(catalog: Catalog) -> None:
-    from whichgpu.export import export
+    from whichgpu.commands.export import export
 
     component = make_component(
         {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 40, "tpot": "50ms",
@@ -397,8 +397,8 @@ def test_an_engine_time_is_kept_only_where_it_carries_from_source_to_source() ->
     """Each engine's time, fitted on its other sources, predicts each source's maximum-load
     runs better than none: vLLM's three sources (the SGLang team's, NanoFlow's v0.5.3,
     Bekman's 0.6.2), SGLang's two campaigns. The shipped table is the fit's."""
-    from whichgpu.engines import load_sequence_times
-    from whichgpu.estimate.published_serving import fit_sequence_times, leave_one_source_out
+    from accuracy.published_serving import fit_sequence_times, leave_one_source_out
+    from whichgpu.job.engines import load_sequence_times
 
     text = (ROOT / "validation" / "published_serving.csv").read_text()
     fitted = fit_sequence_times(text)
@@ -433,7 +433,7 @@ def test_the_reasons_name_an_engines_fitted_host_time(
     """The pick's provenance says what the rate rests on: the serving roofline's measurements
     and, for vLLM, its host time per sequence and the runs it is fitted on, in the reader's
     language."""
-    from whichgpu.engines import load_sequence_times
+    from whichgpu.job.engines import load_sequence_times
 
     seconds, runs = load_sequence_times()["vllm"]
     component = make_component(
@@ -643,8 +643,8 @@ def test_with_no_engine_named_the_search_keeps_the_one_that_serves_the_most(
         assert rate <= served[chosen] * (1 + PREFERENCE_MARGIN) ** max(ahead, 0) + 1e-9
     capacity = open_doc["serving"]["capacity_per_replica"]["requests_per_s"]
     assert served[chosen] == pytest.approx(open_doc["serving"]["replicas"] * capacity)
-    from whichgpu.requests import EstimateRequest
-    from whichgpu.sizing import estimate_job
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
 
     request = EstimateRequest(model="llama-3.1-70b", task="inference", gpu="h100-sxm", count=2,
                               request_rate=5, ttft=2.0, tpot=0.1)  # fmt: skip
@@ -694,7 +694,7 @@ def test_an_fp8_kv_cache_is_planned_and_launched_as_each_engine_takes_it(catalog
     launch says it (vLLM's --kv-cache-dtype fp8, TensorRT-LLM's kv_cache_config.dtype in an
     --extra_llm_api_options file, nothing where an FP8 checkpoint carries it already), the
     JSON names it, and an engine with no FP8 cache is one line naming those that have one."""
-    from whichgpu.export import serving_command
+    from whichgpu.commands.export import serving_command
 
     gpu = catalog.gpu("rtx-4090")
     job16 = serving_job(1000, 300)

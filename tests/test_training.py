@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from accuracy.published_runs import spread, validation_runs
 from whichgpu.catalog import Catalog
 from whichgpu.errors import InvalidInput
 from whichgpu.estimate.memory import estimate_memory
 from whichgpu.estimate.parallel import training_layouts
 from whichgpu.estimate.pipeline import stage_share, virtual_stages
-from whichgpu.estimate.published_runs import spread, validation_runs
+from whichgpu.estimate.throughput import estimate_throughput
+from whichgpu.inputs.job_input import make_job
 from whichgpu.job import Job
-from whichgpu.job_input import make_job
+from whichgpu.job.recipes import RECIPES
 from whichgpu.models import resolve_model
-from whichgpu.recipes import RECIPES
-from whichgpu.throughput import estimate_throughput
 from whichgpu.units import BYTES_PER_GIB
 
 LLAMA_8B = resolve_model("llama-3.1-8b")
@@ -94,9 +94,9 @@ def test_recommend_keeps_the_global_batch_it_is_given(catalog: Catalog) -> None:
     that a GPU count cannot make (6 = 2 × 3: no even data-parallel degree) blocks that count,
     which used to fall back to a step of its own global batch, and says why."""
     from tests.conftest import run_cli
-    from whichgpu.recommender import recommend
-    from whichgpu.requests import Constraints, Workload
-    from whichgpu.workload_files import make_component
+    from whichgpu.commands.recommend import recommend
+    from whichgpu.inputs.requests import Constraints, Workload
+    from whichgpu.inputs.workload_files import make_component
 
     refused = run_cli(
         "recommend", "--task", "lora", "-m", "llama-3.1-8b", "--tokens", "1e8", "--batch", "2",
@@ -241,9 +241,9 @@ def test_zero_offload_moves_16_bit_gradients_down_and_weights_up_once_a_step(
 
 
 def test_the_recipes_micro_batch_and_sequence_reach_fit_and_estimate(catalog: Catalog) -> None:
-    from whichgpu.fitting import fit
-    from whichgpu.requests import EstimateRequest, FitRequest
-    from whichgpu.sizing import estimate_job
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.commands.fit import fit
+    from whichgpu.inputs.requests import EstimateRequest, FitRequest
 
     sized = fit(
         catalog, LLAMA_8B, make_job(**FitRequest(task="lora", framework="trl").job_fields())
@@ -279,10 +279,10 @@ def test_estimate_and_recommend_read_one_training_job_alike(
     """One precision left open, one job: estimate stored bf16 weights (bf16-true) where
     recommend ran bf16 autocast over fp32 ones, so an 8B full fine-tune needed 79 GiB in
     one and 158 GiB in the other, and 8 × RTX 4090 chose micro-batch 4 and 2."""
-    from whichgpu.recommender import recommend as run
-    from whichgpu.requests import EstimateRequest, Workload
-    from whichgpu.sizing import estimate_job
-    from whichgpu.workload_files import make_component
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.commands.recommend import recommend as run
+    from whichgpu.inputs.requests import EstimateRequest, Workload
+    from whichgpu.inputs.workload_files import make_component
 
     gpu = catalog.gpu(gpu_id)
     request = EstimateRequest(model="llama-3.1-8b", task=task, gpu=gpu_id, count=count)
@@ -302,8 +302,8 @@ def test_estimate_and_recommend_read_one_training_job_alike(
 
 
 def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:
+    from accuracy.published_runs import fit_factors, predicts, validation_runs
     from whichgpu.estimate.efficiency_model import load_framework_factors
-    from whichgpu.estimate.published_runs import fit_factors, predicts, validation_runs
 
     runs = validation_runs(ROOT)
     fitted = fit_factors(runs)
@@ -353,7 +353,7 @@ def test_a_compiled_loss_keeps_no_fp32_logits() -> None:
 
 
 def test_compile_reaches_the_launch_arguments() -> None:
-    from whichgpu.export import launch_arguments
+    from whichgpu.commands.export import launch_arguments
 
     job = make_job(task="lora", batch=2, compiled=True)
     assert "compile=True" in launch_arguments("torchtune", job)
@@ -394,8 +394,8 @@ def test_a_fixed_layout_keeps_the_distributed_optimizer(catalog: Catalog) -> Non
     """``estimate --tp 4 --pp 4`` on 64 GPUs: the ZeRO-1 layout of that split, not ZeRO-3
     over it (both hold tp 4 × pp 4; the pipeline-depth pruning took the first one that fit
     for the only one of its tensor-parallel degree, and skipped the faster)."""
+    from whichgpu.inputs.requests import Component
     from whichgpu.plan.settings import configure
-    from whichgpu.requests import Component
 
     gpu = catalog.gpu("h100-sxm")
     arch = resolve_model("llama-3.1-70b")
@@ -411,8 +411,8 @@ def test_a_chosen_micro_batch_keeps_headroom_where_one_does(catalog: Catalog) ->
     under (the estimate's error, fragmentation); only when none does is a tight fit chosen."""
     from whichgpu.estimate.assumptions import TIGHT_HEADROOM
     from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.inputs.requests import Component
     from whichgpu.plan.settings import configure, needed_bytes
-    from whichgpu.requests import Component
 
     arch = resolve_model("llama-2-7b")
     gpu = catalog.gpu("rtx-a6000")
@@ -502,8 +502,8 @@ def test_the_host_s_memory_is_the_machine_s_a_card_is_built_into(catalog: Catalo
 
 
 def _estimated(catalog: Catalog, **fields: object) -> Job:
-    from whichgpu.requests import EstimateRequest
-    from whichgpu.sizing import estimate_job
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
 
     request = EstimateRequest(model="llama-3.1-8b", **fields)  # type: ignore[arg-type]
     estimate = estimate_job(catalog.resolve(str(fields["gpu"])), LLAMA_8B, request)
@@ -519,7 +519,7 @@ def test_a_fine_tune_without_a_framework_spreads_as_the_hf_trainer_does(catalog:
     for task in ("lora", "qlora", "finetune"):
         job = _estimated(catalog, task=task, gpu="v100-sxm2-16gb", count=8)
         assert (job.tp, job.pp) == (1, 1)
-    from whichgpu.recipes import parallel_of
+    from whichgpu.job.recipes import parallel_of
 
     assert parallel_of(None, "train") == "3d" and parallel_of(None, "lora") == "ddp"
 
@@ -558,8 +558,8 @@ def test_a_lowered_micro_batch_accumulates_to_the_recipes_batch(catalog: Catalog
 
 def test_epochs_pass_over_the_tokens_as_over_the_images(catalog: Catalog) -> None:
     """--epochs 3 with --tokens 1e8 read as one pass (the help tied it to --images)."""
-    from whichgpu.requests import EstimateRequest
-    from whichgpu.sizing import estimate_job
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
 
     gpu = catalog.resolve("h100")
     fields = {"model": "llama-3.1-8b", "task": "lora", "gpu": "h100", "tokens": 1e8}
@@ -573,8 +573,8 @@ def test_the_checkpointing_note_says_which_reason_holds(catalog: Catalog) -> Non
     """One note said both 'a larger micro-batch fits, faster' and 'or nothing fits without
     it' beside micro-batch 1: on a 24 GB card an 8B LoRA needs recomputation to fit at all,
     and says so with the micro-batch that would not fit."""
-    from whichgpu.requests import EstimateRequest
-    from whichgpu.sizing import estimate_job
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
 
     request = EstimateRequest(model="llama-3.1-8b", task="lora", gpu="rtx-4090")
     notes = estimate_job(catalog.resolve("rtx-4090"), LLAMA_8B, request).notes
@@ -586,8 +586,8 @@ def test_the_checkpointing_note_says_which_reason_holds(catalog: Catalog) -> Non
 def test_a_framework_factor_times_the_step_as_it_times_the_rate(catalog: Catalog) -> None:
     """hf's × 0.45 scaled the tokens/s and left the step's seconds: 64 × 2,048 tokens over
     the printed 4.17 s step read 31,430 tokens/s beside the 14,007 printed."""
-    from whichgpu.requests import EstimateRequest
-    from whichgpu.sizing import estimate_job
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
 
     request = EstimateRequest(model="llama-3.1-8b", task="finetune", gpu="a100", count=8,
                               framework="hf", tokens=1e9)  # fmt: skip
@@ -605,8 +605,8 @@ def test_a_pipeline_shards_the_optimizer_only_and_runs_its_fastest_micro_batch(
     largest micro-batch that fits left 2 micro-batches a step to 4 stages (a 60 % bubble):
     the fastest is chosen, 2 × 8 interleaved."""
     seventy = resolve_model("llama-3.1-70b")
-    from whichgpu.requests import EstimateRequest
-    from whichgpu.sizing import estimate_job
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
 
     h100 = catalog.resolve("h100")
     request = EstimateRequest(model="llama-3.1-70b", task="train", gpu="h100", count=64, tp=8,
@@ -653,7 +653,7 @@ def test_the_hf_trainer_measured_on_an_h200() -> None:
     H200 on sequences of one length (validation/measured_trainer.csv): the roofline alone,
     with no framework factor, reads its tokens/s within a tenth and its peak memory within a
     tenth. The shipped hf factor carries a padded dataset's waste, which these runs have not."""
-    from whichgpu.estimate.published_runs import measured_trainer_runs
+    from accuracy.published_runs import measured_trainer_runs
 
     text = (Path(__file__).parents[1] / "validation" / "measured_trainer.csv").read_text()
     checks = measured_trainer_runs(text)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from whichgpu.estimate.validation import Comparison, compare_rows, summary
+from accuracy.memory_validation import Comparison, compare_rows, summary
 from whichgpu.models import resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 import whichgpu
 from whichgpu.catalog import load_catalog
+from whichgpu.commands.recommend import recommend
 from whichgpu.i18n import format_decimal
-from whichgpu.recommender import recommend
+from whichgpu.inputs.requests import Constraints, Workload
+from whichgpu.inputs.workload_files import make_component
 from whichgpu.render.chart_data import (
     CostChart,
     CostPoint,
@@ -22,7 +24,6 @@ from whichgpu.render.chart_data import (
     cost_chart,
     memory_chart,
 )
-from whichgpu.requests import Constraints, Workload
 from whichgpu.web.charts import (
     MIN_DECADES,
     Box,
@@ -35,7 +36,6 @@ from whichgpu.web.charts import (
     text_width,
     tick_label,
 )
-from whichgpu.workload_files import make_component
 
 
 def _lora() -> whichgpu.Recommendation:

@@ -260,13 +260,13 @@ def test_a_page_past_its_limit_shows_the_form_with_the_problem(
     """Review: a page whose computation timed out answered the bare error page, what the user
     typed lost; it is the form again, the fields kept, with the 503 in it. The empty form
     never waits on a computation."""
-    import whichgpu.mig_planner
+    import whichgpu.commands.mig
 
     def slow_plan(*args: Any, **kwargs: Any) -> Any:
         time.sleep(3.0)
         raise AssertionError("past the limit: never reached")
 
-    monkeypatch.setattr(whichgpu.mig_planner, "plan_mig", slow_plan)
+    monkeypatch.setattr(whichgpu.commands.mig, "plan_mig", slow_plan)
     url = f"{server}/mig?model=llama-3.1-8b&quant=int4&replicas=5&lang=en"
     try:
         urllib.request.urlopen(url, timeout=10)

@@ -2,7 +2,7 @@
 """Time Hugging Face transformers' ``generate()`` on one GPU: its time to the first token and
 per output token, at several batch sizes and model depths.
 
-Ground truth for whichgpu's ``transformers`` serving engine (``whichgpu.engines``), which
+Ground truth for whichgpu's ``transformers`` serving engine (``whichgpu.job.engines``), which
 starts from the TensorRT-LLM-calibrated roofline; it does not use whichgpu. Each model is
 built from its published config with random weights (a GEMM's time does not depend on the
 values) in BF16 on the GPU, with transformers' defaults: SDPA attention, a dynamic KV

@@ -31,24 +31,24 @@ _EXPORTS = {
     "list_models": "whichgpu.models.presets",
     "ModelArch": "whichgpu.models.arch",
     "Job": "whichgpu.job",
-    "make_job": "whichgpu.job_input",
-    "Comparison": "whichgpu.comparison",
-    "compare": "whichgpu.comparison",
-    "FitResult": "whichgpu.fitting",
-    "fit": "whichgpu.fitting",
+    "make_job": "whichgpu.inputs.job_input",
+    "Comparison": "whichgpu.commands.compare",
+    "compare": "whichgpu.commands.compare",
+    "FitResult": "whichgpu.commands.fit",
+    "fit": "whichgpu.commands.fit",
     "estimate_memory": "whichgpu.estimate.memory",
-    "ThroughputEstimate": "whichgpu.throughput",
-    "estimate_throughput": "whichgpu.throughput",
-    "Workload": "whichgpu.requests",
-    "Component": "whichgpu.requests",
-    "Constraints": "whichgpu.requests",
-    "make_workload": "whichgpu.workload_files",
-    "Recommendation": "whichgpu.recommender.options",
-    "recommend": "whichgpu.recommender.engine",
-    "ServiceSpec": "whichgpu.mig_planner",
-    "MigResult": "whichgpu.mig_planner",
-    "make_service": "whichgpu.mig_planner",
-    "plan_mig": "whichgpu.mig_planner",
+    "ThroughputEstimate": "whichgpu.estimate.throughput",
+    "estimate_throughput": "whichgpu.estimate.throughput",
+    "Workload": "whichgpu.inputs.requests",
+    "Component": "whichgpu.inputs.requests",
+    "Constraints": "whichgpu.inputs.requests",
+    "make_workload": "whichgpu.inputs.workload_files",
+    "Recommendation": "whichgpu.commands.recommend.options",
+    "recommend": "whichgpu.commands.recommend.engine",
+    "ServiceSpec": "whichgpu.commands.mig",
+    "MigResult": "whichgpu.commands.mig",
+    "make_service": "whichgpu.commands.mig",
+    "plan_mig": "whichgpu.commands.mig",
     "WhichGPUError": "whichgpu.errors",
     "InvalidInput": "whichgpu.errors",
     "UnknownName": "whichgpu.errors",
@@ -91,7 +91,11 @@ __all__ = [
 
 if TYPE_CHECKING:
     from whichgpu.catalog import GPU, Catalog, load_catalog
-    from whichgpu.comparison import Comparison, compare
+    from whichgpu.commands.compare import Comparison, compare
+    from whichgpu.commands.fit import FitResult, fit
+    from whichgpu.commands.mig import MigResult, ServiceSpec, make_service, plan_mig
+    from whichgpu.commands.recommend.engine import recommend
+    from whichgpu.commands.recommend.options import Recommendation
     from whichgpu.errors import (
         AmbiguousName,
         CatalogError,
@@ -100,18 +104,14 @@ if TYPE_CHECKING:
         WhichGPUError,
     )
     from whichgpu.estimate.memory import estimate_memory
-    from whichgpu.fitting import FitResult, fit
+    from whichgpu.estimate.throughput import ThroughputEstimate, estimate_throughput
+    from whichgpu.inputs.job_input import make_job
+    from whichgpu.inputs.requests import Component, Constraints, Workload
+    from whichgpu.inputs.workload_files import make_workload
     from whichgpu.job import Job
-    from whichgpu.job_input import make_job
-    from whichgpu.mig_planner import MigResult, ServiceSpec, make_service, plan_mig
     from whichgpu.models import resolve_model
     from whichgpu.models.arch import ModelArch
     from whichgpu.models.presets import list_models
-    from whichgpu.recommender.engine import recommend
-    from whichgpu.recommender.options import Recommendation
-    from whichgpu.requests import Component, Constraints, Workload
-    from whichgpu.throughput import ThroughputEstimate, estimate_throughput
-    from whichgpu.workload_files import make_workload
 
 
 def __getattr__(name: str) -> Any:

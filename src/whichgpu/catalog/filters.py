@@ -8,8 +8,12 @@ from whichgpu.catalog.names import normalize
 from whichgpu.catalog.records import GPU
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput, UnknownName
-from whichgpu.estimate.assumptions import FP64_CAPABLE_RATIO
 from whichgpu.i18n import _
+
+#: "FP64-capable" (``--requires fp64``): FP64 at a quarter of the FP32 rate or better. Data
+#: centre chips run 1:2 (A100, H100), workstation and consumer chips 1:32 or 1:64
+#: (RTX A6000 0.6 of 38.7 TFLOPS: gpus.csv), so any ratio between separates them.
+FP64_CAPABLE_RATIO = 0.25
 
 FEATURES: dict[str, Callable[[GPU], bool]] = {
     "mig": lambda g: g.mig_max_instances > 0,
@@ -56,7 +60,7 @@ def filter_gpus(
         key = normalize(architecture)
         matches = [name for norm, name in known.items() if norm.startswith(key)] if key else []
         if len(matches) != 1:
-            from whichgpu.inputs import suggestions
+            from whichgpu.catalog.names import suggestions
 
             names = sorted(known.values())
             close = suggestions(architecture, names) or tuple(names)  # else every valid one

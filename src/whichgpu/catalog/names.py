@@ -9,7 +9,7 @@ purpose. Unknown names get the closest matches (difflib), so a typo costs one mo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from whichgpu.errors import AmbiguousName, UnknownName
 from whichgpu.i18n import _
@@ -58,7 +58,6 @@ def suggest(
     name: str, index: Mapping[str, tuple[str, ...]], ids: Iterable[str], n: int = 3
 ) -> tuple[str, ...]:
     """Up to ``n`` ids whose names are closest to ``name``."""
-    from whichgpu.inputs import suggestions
 
     found: list[str] = []
     for key in suggestions(normalize(name), list(index), n * 2):
@@ -66,3 +65,21 @@ def suggest(
             if gpu_id not in found:
                 found.append(gpu_id)
     return tuple(found[:n]) or suggestions(name, list(ids), n)
+
+
+#: How alike a name must be to be suggested (difflib's ratio): the one cutoff of every
+#: "did you mean" and "closest matches" in whichgpu.
+SUGGEST_CUTOFF = 0.5
+
+
+def suggestions(key: str, valid: Sequence[str], n: int = 3) -> tuple[str, ...]:
+    """Up to ``n`` valid names nearest to ``key``, nearest first (case ignored)."""
+    import difflib
+
+    return tuple(difflib.get_close_matches(key.lower(), list(valid), n=n, cutoff=SUGGEST_CUTOFF))
+
+
+def closest(key: str, valid: Sequence[str]) -> str | None:
+    """The valid name nearest to ``key``, for "did you mean"."""
+    found = suggestions(key, valid, 1)
+    return found[0] if found else None

@@ -143,7 +143,7 @@ def prices_from_entries(
 ) -> PriceImport:
     """Validate price entries (row number, keys of :data:`USER_PRICE_KEYS`) into prices;
     a date given (``as_of``) is checked against ``today`` (:func:`date_problem`; the
-    clock's date by default: the CLI passes :func:`whichgpu.userdata.today`)."""
+    clock's date by default: the CLI passes :func:`whichgpu.catalog.userdata.today`)."""
     if today is None:
         today = date.today()
     source = file_source(source_id, path, _("price file"), file_date)

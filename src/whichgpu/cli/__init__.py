@@ -54,7 +54,7 @@ __all__ = ["app", "main"]
 @cache
 def _namer() -> Callable[[Path], str]:
     from whichgpu.cli.options import flag_namer
-    from whichgpu.requests import REQUEST_TYPES
+    from whichgpu.inputs.requests import REQUEST_TYPES
 
     return flag_namer(*REQUEST_TYPES)
 

@@ -144,10 +144,10 @@ def warn(line: str) -> None:
 
 
 def user_catalog(prices: list[Path] | None, skypilot: list[Path] | None) -> Any:
-    """The catalog with the price snapshot and the user's prices (:mod:`whichgpu.userdata`);
+    """The catalog with the price snapshot and the user's prices (:mod:`whichgpu.catalog.userdata`);
     a part of the snapshot left out is a warning line, skipped accelerators a note."""
     from whichgpu.catalog import load_catalog
-    from whichgpu.userdata import catalog_with_user_data
+    from whichgpu.catalog.userdata import catalog_with_user_data
 
     catalog, skipped = catalog_with_user_data(
         load_catalog(), prices or [], skypilot or [], warn=warn
@@ -186,7 +186,7 @@ def model_arch(model: str | None, params: str | None, hub: str | None) -> Any:
 
         return hub_arch(hub)
     if model is not None and (model.endswith(".json") or Path(model).is_file()):
-        from whichgpu.userdata import read_user_file
+        from whichgpu.catalog.userdata import read_user_file
 
         return arch_from_config_text(read_user_file(Path(model)), model)
     return resolve_model(model, params)

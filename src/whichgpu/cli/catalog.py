@@ -58,7 +58,7 @@ def show(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    from whichgpu.userdata import today
+    from whichgpu.catalog.userdata import today
 
     catalog = user_catalog(prices, skypilot)
     found = catalog.resolve(gpu)
@@ -88,9 +88,9 @@ def compare(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
-    from whichgpu.comparison import compare as compare_gpus
-    from whichgpu.comparison import parse_markets
-    from whichgpu.userdata import today
+    from whichgpu.catalog.userdata import today
+    from whichgpu.commands.compare import compare as compare_gpus
+    from whichgpu.commands.compare import parse_markets
 
     catalog = user_catalog(prices, skypilot)
     comparison = compare_gpus(catalog, gpus, parse_markets(market))
@@ -133,9 +133,8 @@ def prices_update(
     ] = 20,
     json_out: JsonFlag = False,
 ) -> None:
-    from whichgpu import pricefeed
-    from whichgpu.catalog import load_catalog
-    from whichgpu.userdata import today
+    from whichgpu.catalog import load_catalog, pricefeed
+    from whichgpu.catalog.userdata import today
 
     clouds = tuple(dict.fromkeys(cloud or pricefeed.DEFAULT_CLOUDS))
     snapshot = pricefeed.update(
@@ -163,10 +162,9 @@ def prices_update(
     "status", help=_("Which prices are in use: the snapshot's date, or the shipped ones.")
 )
 def prices_status(json_out: JsonFlag = False) -> None:
-    from whichgpu import pricefeed
-    from whichgpu.catalog import load_catalog
+    from whichgpu.catalog import load_catalog, pricefeed
     from whichgpu.catalog.prices import age_days
-    from whichgpu.userdata import today
+    from whichgpu.catalog.userdata import today
 
     found = pricefeed.read_snapshot(load_catalog(), today())  # re-read: usable now
     for warning in found.warnings:

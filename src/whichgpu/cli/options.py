@@ -1,4 +1,4 @@
-"""Command options built from the request types (:mod:`whichgpu.requests`): each field's
+"""Command options built from the request types (:mod:`whichgpu.inputs.requests`): each field's
 flag, help and default come from its declaration, so a field added there is a flag here.
 
 Every generated option is read as the text the user typed (``--batch 4``, ``--tokens 2B``,

@@ -24,7 +24,7 @@ from whichgpu.cli._app import (
 from whichgpu.cli.options import with_fields
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import _
-from whichgpu.requests import Component, Constraints, MigOptions, Ranking, ServiceRequest
+from whichgpu.inputs.requests import Component, Constraints, MigOptions, Ranking, ServiceRequest
 
 
 @app.command(
@@ -56,10 +56,10 @@ def recommend(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
+    from whichgpu.catalog.userdata import today
+    from whichgpu.commands.recommend import recommend as run_recommend
     from whichgpu.inputs import parse, take
-    from whichgpu.recommender import recommend as run_recommend
-    from whichgpu.userdata import today
-    from whichgpu.workload_files import build_workload
+    from whichgpu.inputs.workload_files import build_workload
 
     component, constraints = take(Component, fields), take(Constraints, fields)
     ranking: Ranking = parse(Ranking, take(Ranking, fields), text=True)
@@ -91,7 +91,7 @@ def recommend(
 
         plot_recommendation(result, plot)
     if export_format is not None:
-        from whichgpu.export import export as export_pick
+        from whichgpu.commands.export import export as export_pick
 
         sys.stdout.write(export_pick(catalog, result, export_format, job_name, run_command, image))
         return
@@ -118,8 +118,8 @@ def mig(
     prices: PriceFiles = None,
     skypilot: SkypilotFiles = None,
 ) -> None:
+    from whichgpu.commands.mig import check_request, make_services, plan_mig
     from whichgpu.inputs import parse, take
-    from whichgpu.mig_planner import check_request, make_services, plan_mig
 
     options: MigOptions = parse(MigOptions, take(MigOptions, fields, remove=True), text=True)
     service = {k: v for k, v in fields.items() if v is not None}
@@ -155,7 +155,7 @@ def mig(
             raise InvalidInput(
                 "file_and_service_flags", field=(next(iter(service)),), file=Ref(("file",))
             )
-        from whichgpu.workload_files import load_table, located
+        from whichgpu.inputs.workload_files import load_table, located
 
         text, locate = load_table(file)
         with located(str(file), locate):

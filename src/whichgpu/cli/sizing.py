@@ -1,6 +1,6 @@
 """Sizing commands: ``fit`` (memory) and ``estimate`` (speed and time). Their options are
-the fields of :class:`~whichgpu.requests.FitRequest` and
-:class:`~whichgpu.requests.EstimateRequest` (:mod:`whichgpu.cli.options`)."""
+the fields of :class:`~whichgpu.inputs.requests.FitRequest` and
+:class:`~whichgpu.inputs.requests.EstimateRequest` (:mod:`whichgpu.cli.options`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from whichgpu.cli._app import HubModel, JsonFlag, app, emit, model_arch
 from whichgpu.cli.options import with_fields
 from whichgpu.i18n import _
-from whichgpu.requests import IMAGE_KINDS, EstimateRequest, FitRequest
+from whichgpu.inputs.requests import IMAGE_KINDS, EstimateRequest, FitRequest
 
 
 @app.command(
@@ -18,12 +18,12 @@ from whichgpu.requests import IMAGE_KINDS, EstimateRequest, FitRequest
 @with_fields(FitRequest)
 def fit(fields: dict[str, Any], hub: HubModel = None, json_out: JsonFlag = False) -> None:
     from whichgpu.catalog import load_catalog
-    from whichgpu.fitting import fit_request
+    from whichgpu.commands.fit import fit_request
     from whichgpu.inputs import parse
 
     request: FitRequest = parse(FitRequest, fields, text=True)
     if request.task in IMAGE_KINDS:
-        from whichgpu.fitting import fit_image_request
+        from whichgpu.commands.fit import fit_image_request
         from whichgpu.render import fit_out
 
         image = fit_image_request(load_catalog(), request)
@@ -48,8 +48,8 @@ def fit(fields: dict[str, Any], hub: HubModel = None, json_out: JsonFlag = False
 @with_fields(EstimateRequest)
 def estimate(fields: dict[str, Any], hub: HubModel = None, json_out: JsonFlag = False) -> None:
     from whichgpu.catalog import load_catalog
+    from whichgpu.commands.estimate import estimate_job
     from whichgpu.inputs import parse
-    from whichgpu.sizing import estimate_job
 
     request: EstimateRequest = parse(EstimateRequest, fields, text=True)
     arch = model_arch(request.model, request.params, hub) if request.uses_model else None

@@ -64,11 +64,6 @@ RESNET50_PARAMS = 25_557_032
 #: validation covers transformer inference, not CNN inference (docs/memory-accuracy.md).
 CNN_INFERENCE_LIVE_FRACTION = 0.25
 
-#: "FP64-capable" (``--requires fp64``): FP64 at a quarter of the FP32 rate or better. Data
-#: centre chips run 1:2 (A100, H100), workstation and consumer chips 1:32 or 1:64
-#: (RTX A6000 0.6 of 38.7 TFLOPS: gpus.csv), so any ratio between separates them.
-FP64_CAPABLE_RATIO = 0.25
-
 #: Price listings older than this many months are flagged (GPU rental prices moved by
 #: 30–50 % within a year in 2023–2025: prices.csv's own dated rows).
 STALE_PRICE_MONTHS = 12

@@ -25,8 +25,7 @@ from whichgpu.estimate.perf import (
     train_flops_per_token,
 )
 from whichgpu.estimate.render_roofline import SCORE_METRICS, render_ideal
-from whichgpu.job import MATH_STORAGE, QUANT_BITS, Job
-from whichgpu.job_input import make_job
+from whichgpu.job import MATH_STORAGE, QUANT_BITS, Job, build_job
 from whichgpu.models.arch import ModelArch
 
 #: Benchmark model names that are presets under another name, or generic sizes (MosaicML's
@@ -136,7 +135,7 @@ def _job_of(
         fields["kv_dtype"] = kv_dtype
     elif precision == "fp8":
         fields["kv_dtype"] = "fp8"
-    return make_job(**fields)
+    return build_job(**fields)
 
 
 def _math_precision(bench: Benchmark) -> str:
@@ -470,8 +469,8 @@ def _at_full_batch(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> Benchm
     TensorRT-LLM's defaults."""
     import msgspec
 
-    from whichgpu.engines import ENGINES
     from whichgpu.estimate.kv_pool import kv_sequences
+    from whichgpu.job.engines import ENGINES
 
     arch = arch or bench_arch(bench.model)
     if arch is None or (bench.precision or "16-true") not in (*QUANT_BITS, "16-true", "bf16-true"):
@@ -527,7 +526,7 @@ def stream_seconds(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) ->
 
     job = _job(bench, "train" if bench.regime == "cnn-train" else "inference")
     if (bench.precision or "") in ("32-true", "tf32"):
-        job = make_job(task=job.task, precision="32-true", batch=job.batch)
+        job = build_job(task=job.task, precision="32-true", batch=job.batch)
     bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * bench.gpus
     return resnet_image_bytes(arch, job) / bandwidth
 

@@ -226,7 +226,7 @@ def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
 def load_framework_factors() -> dict[str, tuple[float, int]]:
     """Each framework's fitted speed factor and the published runs it rests on, from
     ``catalog/data/framework_efficiency.csv`` (written by scripts/fit_frameworks.py from
-    validation/published_training.csv; see whichgpu.estimate.published_runs)."""
+    validation/published_training.csv; see accuracy.published_runs)."""
     from whichgpu.catalog.loader import read_package_table
     from whichgpu.catalog.records import EfficiencyRow
 

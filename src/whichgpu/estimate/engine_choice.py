@@ -1,12 +1,12 @@
 """Which engine serves a model where the user names none: each engine built to serve at load
 planned on the same GPUs (:func:`~whichgpu.estimate.serving_plan.plan_service`, the job as
-that engine serves it: :meth:`~whichgpu.engines.EngineProfile.served_job`), the one that
+that engine serves it: :meth:`~whichgpu.job.engines.EngineProfile.served_job`), the one that
 serves the most requests a second under the targets kept, and the next one named.
 
 The engines searched are the ones a team serving traffic deploys (continuous batching over
 a paged KV cache, tensor parallelism inside a node) whose speed rests on their own published
 runs: TensorRT-LLM, on which the serving roofline is calibrated, and the engines with a host
-time fitted on theirs (vLLM, SGLang: :func:`~whichgpu.engines.load_sequence_times`). TGI,
+time fitted on theirs (vLLM, SGLang: :func:`~whichgpu.job.engines.load_sequence_times`). TGI,
 with nothing of its own fitted, would run at TensorRT-LLM's speed for want of data, not on
 it: it is planned when named, as Hugging Face ``generate()`` is. GGUF weights are the
 llama.cpp server's and Ollama's."""
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from whichgpu.engines import (
+from whichgpu.job.engines import (
     ENGINES,
     GGUF_FORMATS,
     REFERENCE_ENGINE,
@@ -51,7 +51,7 @@ def candidate_engines(
     engine_id: str | None, gpu: GPU, quant: str | None, kv_dtype: str = "auto"
 ) -> list[EngineProfile]:
     """The engine named, or the searched engines that run ``quant`` weights on ``gpu``
-    (:meth:`~whichgpu.engines.EngineProfile.gap`); where none of them runs the format at
+    (:meth:`~whichgpu.job.engines.EngineProfile.gap`); where none of them runs the format at
     all (bitsandbytes NF4), the engines that do (TGI, then ``generate()``)."""
     if engine_id is not None:
         return [ENGINES[engine_id]]
@@ -72,7 +72,7 @@ def engines_for(
 ) -> tuple[list[EngineProfile], EngineProfile]:
     """The engines to plan ``job`` on (:func:`candidate_engines`), and the one an answer
     names where none of them runs on ``gpu`` (the engine named, else the most deployed)."""
-    from whichgpu.engines import DEFAULT_ENGINE
+    from whichgpu.job.engines import DEFAULT_ENGINE
 
     engines = candidate_engines(engine_id, gpu, job.quant, job.kv_dtype)
     return engines, engines[0] if engines else ENGINES[DEFAULT_ENGINE]
@@ -183,7 +183,7 @@ def _served(choice: EngineChoice) -> float:
 def engine_notes(component: str, choice: EngineChoice, asked: Job) -> tuple[Note, ...]:
     """What the search chose and said nothing of otherwise: the engine, where others were
     planned (the next one and what it serves), and the KV cache's dtype the engine took
-    from the checkpoint (:meth:`~whichgpu.engines.EngineProfile.kv_note`)."""
+    from the checkpoint (:meth:`~whichgpu.job.engines.EngineProfile.kv_note`)."""
     from whichgpu.errors import Ref
     from whichgpu.notes import note
 
@@ -276,7 +276,7 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
 def serving_provenance(engine: EngineProfile) -> str:
     """What the served rate rests on: the measurements its harness's serving η is fitted on
     (llama.cpp's on decode steps), and the engine's host time per sequence where one is
-    fitted on its own published runs (:func:`~whichgpu.engines.load_sequence_times`)."""
+    fitted on its own published runs (:func:`~whichgpu.job.engines.load_sequence_times`)."""
     from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES
     from whichgpu.estimate.efficiency_model import load_efficiency
 

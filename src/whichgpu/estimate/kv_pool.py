@@ -1,6 +1,6 @@
 """How many sequences an engine's KV-cache pool holds on a replica: the memory the engine
 takes, less the weights, the profiled activations and the CUDA context, in whole blocks
-(Kwon et al., 2023, vLLM §4; each engine's rule in :mod:`whichgpu.engines`)."""
+(Kwon et al., 2023, vLLM §4; each engine's rule in :mod:`whichgpu.job.engines`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import math
 from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
-from whichgpu.engines import EngineProfile
 from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB, NCCL_BUFFERS_GIB
 from whichgpu.estimate.memory import activations_bytes, kv_cache_bytes, weights_bytes
 from whichgpu.frozen import evolve
 from whichgpu.job import Job
+from whichgpu.job.engines import EngineProfile
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
 

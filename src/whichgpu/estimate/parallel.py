@@ -130,7 +130,7 @@ def training_layouts(
       its heaviest stage), interleaved as :func:`~whichgpu.estimate.pipeline.model_chunks`
       chooses.
 
-    ``parallel`` is the framework's (:mod:`whichgpu.recipes`): ``ddp`` frameworks use DDP or,
+    ``parallel`` is the framework's (:mod:`whichgpu.job.recipes`): ``ddp`` frameworks use DDP or,
     when the model state does not fit, FSDP (Accelerate); ``fsdp``/``zero`` shard."""
     if count == 1:
         return [scaled_job(job, 1, arch)]
@@ -182,7 +182,7 @@ def splits_tensors(job: Job) -> bool:
     """Whether ``job`` is split by tensor (and pipeline) parallelism as people run it: a
     served model (every engine), pretraining (Megatron-LM, torchtitan) or a Megatron-engine
     job; not a fine-tune run as the HF Trainer runs it (ZeRO-3 / FSDP: PEFT and bitsandbytes
-    have no tensor parallelism, whichgpu.recipes.parallel_of)."""
+    have no tensor parallelism, whichgpu.job.recipes.parallel_of)."""
     return not job.training or job.task == "train" or job.engine == "megatron"
 
 

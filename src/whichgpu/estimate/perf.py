@@ -99,7 +99,7 @@ def train_flops_per_token(
     positions) is the default; ``executed``: the FLOPs the kernels run, recomputation and
     :func:`attention_share` included, which set the time. ``recomputed`` counts the
     recomputation (or not) whatever ``executed`` says: the hardware FLOPs a published rate
-    implies (:mod:`whichgpu.estimate.published_runs`)."""
+    implies (:mod:`accuracy.published_runs`)."""
     n = matmul_params(arch)
     attention = 12.0 * arch.n_layers * arch.n_heads * arch.head_dim * seq
     if executed:

@@ -2,7 +2,7 @@
 
 A replica (one engine on ``tp`` GPUs) batches the sequences in flight step by step
 (iteration-level scheduling: Yu et al., 2022, "Orca", §3; vLLM, Kwon et al., 2023). Its times
-come from the calibrated serving roofline (:func:`~whichgpu.throughput.serving_seconds`):
+come from the calibrated serving roofline (:func:`~whichgpu.estimate.throughput.serving_seconds`):
 ``S(B)``, seconds per output token over a batch cycle with ``B`` sequences in flight, and
 ``t_p``, one prompt's prefill (the latency of a request's own prefill, calibrated on
 first-token times), and ``c``, the GPU time a prompt takes inside a busy cycle (prefills
@@ -32,13 +32,13 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
-from whichgpu.engines import EngineProfile
-from whichgpu.engines import sequence_s as fitted_sequence_s
 from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.queueing import waiting_s
 from whichgpu.estimate.serving_curve import Curve
 from whichgpu.estimate.serving_types import ServingPlan, ServingPoint, Targets
 from whichgpu.frozen import evolve
+from whichgpu.job.engines import EngineProfile
+from whichgpu.job.engines import sequence_s as fitted_sequence_s
 
 __all__ = [
     "PERCENTILES",
@@ -75,7 +75,7 @@ def _curve(
     2023, §4.5; the vLLM v0.6.0 notes measure the API server and scheduler at a third of
     an 8B model's step on an H100), which the roofline fitted on TensorRT-LLM's C++
     runtime does not carry."""
-    from whichgpu.throughput import prefill_seconds, serving_seconds
+    from whichgpu.estimate.throughput import prefill_seconds, serving_seconds
 
     grid = sorted({*(1 << k for k in range(b_max.bit_length()) if 1 << k <= b_max), b_max})
     if at_most_only:  # the step at b_max alone: all the maximum-load ceiling reads
@@ -384,7 +384,7 @@ def replica_plan(
     """Replicas of ``tp`` GPUs serving ``job`` (``prompt`` in, ``generate`` out) under
     ``targets``: as many as ``demand_rps`` needs, or ``replicas`` sharing it; None where
     the model's KV cache holds no sequence. ``sequence_s``: the engine's host time per
-    sequence in a decode step (None: its fitted one, :func:`~whichgpu.engines.sequence_s`)."""
+    sequence in a decode step (None: its fitted one, :func:`~whichgpu.job.engines.sequence_s`)."""
     if sequence_s is None:
         sequence_s = fitted_sequence_s(engine.id)
     found = _capacity(arch, job, gpu, tp, engine, targets, factor, max_sequences, sequence_s)

@@ -1,7 +1,7 @@
 """Time of one optimizer step of a training job spread over ``tp × pp × dp`` GPUs.
 
-The compute of a micro-batch is the calibrated single-GPU rate (:mod:`whichgpu.throughput`);
-this module adds what spreading it costs, term by term:
+The compute of a micro-batch is the calibrated single-GPU rate
+(:mod:`whichgpu.estimate.throughput`); this module adds what spreading it costs, term by term:
 
 * **Tensor parallelism** (Shoeybi et al., 2019, §3; Korthikanti et al., 2022, §4.2.2): each
   layer all-reduces its ``b·s·h`` 16-bit activations twice in the forward pass and twice in

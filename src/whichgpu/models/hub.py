@@ -17,7 +17,7 @@ TIMEOUT_S = 10
 def fetch_config_text(repo_id: str, timeout_s: int = TIMEOUT_S) -> str:
     """The text of ``repo_id``'s config.json, downloaded into the Hub's cache, read from
     there as a user's file is (:func:`~whichgpu.files.read_text`: a regular file, at most
-    :data:`~whichgpu.userdata.MAX_FILE_BYTES`); any failure is one line."""
+    :data:`~whichgpu.catalog.userdata.MAX_FILE_BYTES`); any failure is one line."""
     os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", str(timeout_s))
     os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", str(timeout_s))
     try:
@@ -29,8 +29,8 @@ def fetch_config_text(repo_id: str, timeout_s: int = TIMEOUT_S) -> str:
     except Exception as error:  # network, authentication, missing repo: one line
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise InvalidInput("hub_fetch", field=("hub",), repo=repo_id, reason=reason) from None
+    from whichgpu.catalog.userdata import MAX_FILE_BYTES
     from whichgpu.files import read_text
-    from whichgpu.userdata import MAX_FILE_BYTES
 
     return read_text(path, MAX_FILE_BYTES)
 

@@ -117,8 +117,8 @@ def check_family(family: str | None) -> None:
     line listing the families, the closest first."""
     if family is None:
         return
+    from whichgpu.catalog.names import suggestions
     from whichgpu.errors import InvalidInput
-    from whichgpu.inputs import suggestions
     from whichgpu.models.pipelines import pipelines
 
     names = {_preset_arch(p).family.lower() for p in presets()}

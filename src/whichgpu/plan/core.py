@@ -2,7 +2,7 @@
 
 Fit (:mod:`whichgpu.estimate.memory`), the settings left open chosen as a skilled engineer
 would (:mod:`whichgpu.plan.settings`), the speed with its likely range
-(:mod:`whichgpu.throughput`, the serving planner, the image estimators), the time, what
+(:mod:`whichgpu.estimate.throughput`, the serving planner, the image estimators), the time, what
 bounds it and the notes; `recommend` ranks a loop of it over hardware × offers.
 """
 
@@ -16,17 +16,17 @@ from whichgpu.catalog.records import GPU
 from whichgpu.errors import Ref, WhichGPUError
 from whichgpu.estimate.assumptions import TIGHT_HEADROOM
 from whichgpu.frozen import evolve
+from whichgpu.inputs.requests import IMAGE_KINDS, Component
 from whichgpu.notes import Note, note
 from whichgpu.plan.hardware import Hardware, slice_gpu
 from whichgpu.plan.jobs import bridge_note, serves
 from whichgpu.plan.run import Run
-from whichgpu.requests import IMAGE_KINDS, Component
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
     from whichgpu.estimate.engine_choice import EngineChoice
+    from whichgpu.estimate.imaging import ImageEstimate, ImageTrainEstimate
     from whichgpu.estimate.serving_types import ServingPlan
-    from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
     from whichgpu.job import Job, Network
     from whichgpu.models.arch import ModelArch
 
@@ -40,7 +40,7 @@ def _work(component: Component, prepared: tuple[ModelArch, Job] | None) -> float
         return component.tflop
     if prepared is None:
         return None
-    from whichgpu.throughput import job_size
+    from whichgpu.estimate.throughput import job_size
 
     arch, job = prepared
     return job_size(arch, job, component.tokens, component.images, component.epochs)
@@ -93,7 +93,7 @@ def plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | N
 
 def _plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None) -> Run:
     from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.throughput import estimate_rate, estimate_throughput
+    from whichgpu.estimate.throughput import estimate_rate, estimate_throughput
 
     gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
     if component.kind in IMAGE_KINDS:
@@ -199,11 +199,11 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> Run:
     """An image job on ``hw``: each GPU runs its own pipeline on a share of the images
     (generation), or a data-parallel copy (fine-tuning); what the user left open (images a
     call, CPU offload, VAE tiling; the training batch, checkpointing) set as a skilled user
-    would for this GPU's memory (:mod:`whichgpu.imaging`), and said."""
+    would for this GPU's memory (:mod:`whichgpu.estimate.imaging`), and said."""
+    from whichgpu.estimate.imaging import image_settings, plan_image, plan_image_training
     from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.imaging import image_settings, plan_image, plan_image_training
+    from whichgpu.estimate.throughput import likely_rate
     from whichgpu.models.pipelines import find_pipeline
-    from whichgpu.throughput import likely_rate
 
     assert component.model is not None  # make_component checked it
     pipeline = find_pipeline(component.model)
@@ -274,8 +274,8 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
     from whichgpu.estimate.memory import memory_of
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
+    from whichgpu.estimate.throughput import likely_rate
     from whichgpu.plan.settings import fp16_where_needed
-    from whichgpu.throughput import likely_rate
 
     precision: tuple[Note, ...] = ()
     if component.precision is None:  # BF16 on a GPU without it: FP16, said
@@ -315,7 +315,7 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
     if time_s is None and component.tokens is not None and rate > 0:
         time_s = component.tokens / rate
     notes: list[Note] = list(tight_kv_notes(component.label, arch, gpu, choice))
-    from whichgpu.engines import REFERENCE_ENGINE, load_sequence_times
+    from whichgpu.job.engines import REFERENCE_ENGINE, load_sequence_times
 
     if (
         engine.harness == REFERENCE_ENGINE

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from whichgpu.errors import InvalidInput, Ref
+from whichgpu.inputs.requests import Component, Workload
 from whichgpu.notes import Note, note
-from whichgpu.requests import Component, Workload
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
@@ -31,10 +31,10 @@ def serves(component: Component) -> bool:
 
 def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
+    from whichgpu.inputs.job_input import make_job
     from whichgpu.job import default_prompt, default_seq, generated_tokens
-    from whichgpu.job_input import make_job
+    from whichgpu.job.recipes import default_precision
     from whichgpu.models import resolve_model
-    from whichgpu.recipes import default_precision
 
     arch = component.arch or resolve_model(component.model, component.params)
     inference = component.kind == "inference"
@@ -63,7 +63,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
 
         check_serving(arch, job, component.engine)
     if global_batch is not None and component.batch is not None:
-        from whichgpu.job_input import with_global_batch
+        from whichgpu.inputs.job_input import with_global_batch
 
         with_global_batch(job, int(global_batch))  # one GPU's steps: none of more can make it
     return arch, job

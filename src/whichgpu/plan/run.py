@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from whichgpu.inputs.requests import Component
 from whichgpu.notes import Note
-from whichgpu.requests import Component
 
 if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import ServingPlan

@@ -20,7 +20,7 @@ would, and said: a training run left without ``batch`` is not run one sample at 
   fine-tuning 128), else to the samples a GPU takes a step in the recipe where the
   micro-batch had to be lowered (the HF Trainer's 8 a device: micro-batch 2 accumulates 4).
 
-A framework's recipe (:mod:`whichgpu.recipes`) sets the micro-batch cap and, where it sets
+A framework's recipe (:mod:`whichgpu.job.recipes`) sets the micro-batch cap and, where it sets
 it, the recomputation. Inference left without ``batch`` serves one sequence at a time.
 """
 
@@ -36,14 +36,18 @@ from whichgpu.estimate.assumptions import TIGHT_HEADROOM
 from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.parallel import layout_name, scaled_job, training_layouts, usable_bytes
 from whichgpu.estimate.perf import fp16_instead, missing_math_unit
+from whichgpu.estimate.throughput import (
+    ThroughputEstimate,
+    check_model_runnable,
+    checked_throughput,
+)
 from whichgpu.frozen import evolve
 from whichgpu.i18n import N_
+from whichgpu.inputs.requests import Component
 from whichgpu.job import Checkpointing, Job
+from whichgpu.job.recipes import RECIPES, multi_gpu_defaults, parallel_of
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
-from whichgpu.recipes import RECIPES, multi_gpu_defaults, parallel_of
-from whichgpu.requests import Component
-from whichgpu.throughput import ThroughputEstimate, check_model_runnable, checked_throughput
 
 #: Tokens per optimizer step for pretraining a language model when the user gives no global
 #: batch: Llama 2's 4M (Touvron et al., 2023, Table 1: "a global batch-size of 4M tokens"),
@@ -364,7 +368,7 @@ class Configured(NamedTuple):
 
 
 def _runnable(arch: ModelArch, job: Job, gpu: GPU) -> bool:
-    """``job`` passes :func:`~whichgpu.throughput.check_runnable` on ``gpu``: the model's
+    """``job`` passes :func:`~whichgpu.estimate.throughput.check_runnable` on ``gpu``: the model's
     checks once per job (every GPU model of a count shares the search's jobs), the GPU's
     tensor-core format each time."""
     return _model_runnable(arch, job) and missing_math_unit(gpu, job.math_precision) is None

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from whichgpu.commands.recommend.engine import Option, Recommendation
 from whichgpu.i18n import _, fmt
-from whichgpu.recommender.engine import Option, Recommendation
 from whichgpu.units import BYTES_PER_GIB
 
 Role = Literal["pick", "front", "other"]
@@ -87,7 +87,7 @@ class MemoryChart:
 
 
 def option_label(option: Option) -> str:
-    from whichgpu.recommender.options import hardware_label
+    from whichgpu.commands.recommend.options import hardware_label
 
     return hardware_label(option, count_one=True)
 

@@ -9,15 +9,15 @@ import msgspec
 
 from whichgpu.errors import field_name
 from whichgpu.estimate.diffusion import guided
-from whichgpu.fields import format_duration, format_rate
+from whichgpu.estimate.imaging import ImageEstimate, ImageTrainEstimate
+from whichgpu.estimate.throughput import ThroughputEstimate
 from whichgpu.i18n import _, fmt, ngettext
-from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
+from whichgpu.inputs.fields import format_duration, format_rate
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, count_label, note, note_doc, render
 from whichgpu.phrases import localize
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.render.tables import recomputation_mode
-from whichgpu.throughput import ThroughputEstimate
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
 def print_serving(plan: ServingPlan, demand_rps: float | None, console: Printer) -> None:
     """The serving plan: engine, replicas, each replica's capacity under the targets, and
     the operating point; or the target no load meets."""
-    from whichgpu.engines import ENGINES
+    from whichgpu.job.engines import ENGINES
 
     engine = ENGINES[plan.engine].name
     if plan.unmet is not None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.commands.fit import FitResult, GpuFit, ImageFitResult, ImageGpuFit
 from whichgpu.estimate.assumptions import DEFAULTS
 from whichgpu.estimate.memory import COMPONENTS
 from whichgpu.estimate.serving import ServingCapacity
-from whichgpu.fields import format_number
-from whichgpu.fitting import FitResult, GpuFit, ImageFitResult, ImageGpuFit
 from whichgpu.i18n import N_, _, fmt, format_decimal
+from whichgpu.inputs.fields import format_number
 from whichgpu.notes import note_doc
 from whichgpu.phrases import CLAUSE_SEPARATOR, localize
 from whichgpu.render.json_doc import SCHEMA_VERSION

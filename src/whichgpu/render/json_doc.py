@@ -18,7 +18,7 @@ from whichgpu.estimate.serving_types import ServingPlan, ServingPoint
 from whichgpu.job import Job
 
 if TYPE_CHECKING:
-    from whichgpu.comparison import Comparison, GpuComparison
+    from whichgpu.commands.compare import Comparison, GpuComparison
     from whichgpu.models.diffusion import DiffusionPipeline
     from whichgpu.models.presets import ModelSummary
 

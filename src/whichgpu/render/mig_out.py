@@ -7,10 +7,10 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.records import MigProfile
+from whichgpu.commands.mig import MigResult
 from whichgpu.estimate.mig_packing import GpuPlan, MigPlan
-from whichgpu.fields import format_cost
 from whichgpu.i18n import _, fmt, format_decimal
-from whichgpu.mig_planner import MigResult
+from whichgpu.inputs.fields import format_cost
 from whichgpu.notes import Note, count_label, render
 from whichgpu.render.json_doc import SCHEMA_VERSION
 

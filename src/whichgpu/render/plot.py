@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.commands.recommend.engine import Recommendation
 from whichgpu.i18n import _
-from whichgpu.recommender.engine import Recommendation
 from whichgpu.render.chart_data import cost_chart, memory_chart
 
 if TYPE_CHECKING:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.fields import format_cost, format_duration, format_rate
+from whichgpu.commands.recommend.engine import Option, Recommendation
 from whichgpu.i18n import _, fmt
+from whichgpu.inputs.fields import format_cost, format_duration, format_rate
 from whichgpu.notes import note_doc
 from whichgpu.phrases import CLAUSE_SEPARATOR, localize
-from whichgpu.recommender.engine import Option, Recommendation
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.render.json_doc import round_sig as _round
 
@@ -168,7 +168,7 @@ def hardware_cell(option: Option, sep: str = "\n") -> str:
     """The option's GPUs, and how they are rented where that is several small instances
     (:func:`~whichgpu.render.tables.instance_shape`): four 1-GPU VMs over Ethernet are not
     a 4-GPU node, and the row says so."""
-    from whichgpu.recommender.options import hardware_label
+    from whichgpu.commands.recommend.options import hardware_label
     from whichgpu.render.tables import instance_shape
 
     label = hardware_label(option, count_one=True)

@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.prices import PriceRange, age_months, price_range
 from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, MARKETS, Market, Price
 from whichgpu.catalog.store import Catalog
-from whichgpu.fields import FIELDS, format_field, format_number, format_usd, format_usd_range
 from whichgpu.i18n import N_, _, fmt, format_decimal, ngettext
+from whichgpu.inputs.fields import FIELDS, format_field, format_number, format_usd, format_usd_range
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from whichgpu.comparison import Comparison, GpuComparison
+    from whichgpu.commands.compare import Comparison, GpuComparison
+    from whichgpu.commands.recommend.options import Option
     from whichgpu.models.diffusion import DiffusionPipeline
     from whichgpu.models.presets import ModelSummary
-    from whichgpu.recommender.options import Option
 
 
 #: A training job's activation recomputation (``Job.checkpointing``), as a value in a
@@ -39,7 +39,7 @@ NETWORKS = {"ethernet": N_("Ethernet"), "infiniband": N_("InfiniBand")}
 def instance_shape(option: Option) -> str:
     """How an option rented as several instances is built, for its table row: ``4
     instances, Ethernet`` under "4 × H100 SXM" (the GPUs shared among them; the network
-    :func:`whichgpu.recommender.reasons._nodes_reason` explains); empty for one instance or
+    :func:`whichgpu.commands.recommend.reasons._nodes_reason` explains); empty for one instance or
     a node. Several small instances joined by Ethernet run slower than one node of the same
     GPUs, so the row says which it is."""
     hw = option.hardware

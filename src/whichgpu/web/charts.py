@@ -15,8 +15,8 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from whichgpu.commands.recommend.engine import Recommendation
 from whichgpu.i18n import _, format_decimal
-from whichgpu.recommender.engine import Recommendation
 from whichgpu.render.chart_data import CostChart, MemoryChart, cost_chart, memory_chart
 
 #: matplotlib's "tab10" colours (the pick green, the front blue, as the file output has them)

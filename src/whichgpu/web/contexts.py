@@ -20,11 +20,11 @@ def image_presets() -> list[tuple[str, str]]:
 def recommend_context(
     service: Service, fields: dict[str, str], lists: dict[str, list[str]], config_name: str
 ) -> dict[str, Any]:
-    from whichgpu.engines import ENGINES
+    from whichgpu.inputs.requests import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
     from whichgpu.job import PRECISIONS, QUANT_BITS
-    from whichgpu.length_presets import LENGTHS
+    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.length_presets import LENGTHS
     from whichgpu.models.presets import presets
-    from whichgpu.requests import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
 
     values = {"task": "lora", "model": "llama-2-7b", "objective": "cost", "catalog": "full"}
     values.update(fields)
@@ -58,7 +58,7 @@ def recommend_context(
 def summary_of(result: Any) -> str:
     """The answer in one line, for the top of the page: ``Pick: 4 × RTX 4090 · $9.90 ·
     7.1 h`` (or that nothing meets every constraint)."""
-    from whichgpu.fields import format_cost, format_duration
+    from whichgpu.inputs.fields import format_cost, format_duration
     from whichgpu.render.recommend_out import hardware_cell
 
     if result is None:
@@ -79,7 +79,7 @@ def summary_of(result: Any) -> str:
 def offer_text(option: Any) -> str:
     """The instances an option is rented as, their price and the price per GPU:
     ``2 × gpu_4x_h100_sxm5 (Lambda), $16.36/h each, $4.09/GPU·h``."""
-    from whichgpu.fields import format_usd
+    from whichgpu.inputs.fields import format_usd
 
     listing = option.listing
     if listing is None:
@@ -213,11 +213,11 @@ def compare_context(
 def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[str, Any]:
     """The fit form's choices, and the result's rows: the memory by component, and per GPU
     whether one holds it, the headroom and the fewest that do."""
-    from whichgpu.fitting import ImageFitResult
+    from whichgpu.commands.fit import ImageFitResult
+    from whichgpu.inputs.requests import KINDS
     from whichgpu.job import PRECISIONS, QUANT_BITS
     from whichgpu.models.presets import presets
     from whichgpu.render.fit_out import COMPONENT_LABELS
-    from whichgpu.requests import KINDS
     from whichgpu.units import BYTES_PER_GIB
 
     parts, gpus, summary = [], [], ""
@@ -278,14 +278,14 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
 
 def estimate_context(service: Service, values: dict[str, str], result: Any) -> dict[str, Any]:
     """The estimate form's choices, and the answer's figures as lines."""
-    from whichgpu.engines import ENGINES
-    from whichgpu.fields import format_rate
+    from whichgpu.inputs.fields import format_rate
+    from whichgpu.inputs.requests import KINDS
     from whichgpu.job import PRECISIONS
-    from whichgpu.length_presets import LENGTHS
+    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.length_presets import LENGTHS
+    from whichgpu.job.recipes import FRAMEWORKS
     from whichgpu.models.presets import presets
-    from whichgpu.recipes import FRAMEWORKS
     from whichgpu.render.estimate_out import Lines, no_fit, print_estimate
-    from whichgpu.requests import KINDS
 
     summary, lines = "", []
     if result is not None:
@@ -320,7 +320,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
 def mig_context(values: dict[str, str], result: Any) -> dict[str, Any]:
     """The MIG form's choices, and the plan: the pick's GPUs and instances, its commands,
     every MIG GPU's plan and the whole cards beside them."""
-    from whichgpu.fields import format_cost
+    from whichgpu.inputs.fields import format_cost
     from whichgpu.job import QUANT_BITS
     from whichgpu.models.presets import presets
     from whichgpu.render.mig_out import smi_commands
@@ -369,7 +369,7 @@ def mig_context(values: dict[str, str], result: Any) -> dict[str, Any]:
 def catalog_context(service: Service, found: list[Any]) -> dict[str, Any]:
     from whichgpu.catalog.filters import FEATURES
     from whichgpu.catalog.prices import rent_range
-    from whichgpu.fields import format_field, format_usd_range
+    from whichgpu.inputs.fields import format_field, format_usd_range
     from whichgpu.render.tables import gpu_features
 
     catalog = service.catalog()
@@ -420,7 +420,7 @@ def gpu_context(service: Service, gpu: Any) -> dict[str, Any]:
     if gpu is None:
         return {"gpu": None}
     from whichgpu.catalog.records import GPU_SPEC_FIELDS
-    from whichgpu.fields import FIELDS, format_field, format_usd_range
+    from whichgpu.inputs.fields import FIELDS, format_field, format_usd_range
     from whichgpu.render.tables import _range_cell, listing_markets, price_citation
 
     catalog, today = service.catalog(), service.today()

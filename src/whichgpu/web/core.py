@@ -35,9 +35,9 @@ from whichgpu.i18n import _, fmt, speaking
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
+    from whichgpu.commands.recommend.engine import Recommendation
+    from whichgpu.inputs.requests import Ranking, Workload
     from whichgpu.models.arch import ModelArch
-    from whichgpu.recommender.engine import Recommendation
-    from whichgpu.requests import Ranking, Workload
 
 LANGUAGES: dict[str, str] = {"en": "English", "fr": "Français", "ja": "日本語"}
 DEFAULT_LANGUAGE = "en"
@@ -236,7 +236,7 @@ class Service:
         with self._load_lock:
             if self._catalog is None:
                 from whichgpu.catalog import load_catalog
-                from whichgpu.userdata import catalog_with_user_data
+                from whichgpu.catalog.userdata import catalog_with_user_data
 
                 self._catalog, _skipped = catalog_with_user_data(load_catalog(), [], [])
             if name == "full":
@@ -252,7 +252,7 @@ class Service:
 
     @staticmethod
     def today() -> date:
-        from whichgpu.userdata import today
+        from whichgpu.catalog.userdata import today
 
         return today()
 
@@ -290,7 +290,7 @@ class Service:
         return show_doc(catalog.resolve(name), catalog, self.today())
 
     def comparison(self, names: Sequence[str], markets: Sequence[str] | None) -> Any:
-        from whichgpu.comparison import compare, parse_markets
+        from whichgpu.commands.compare import compare, parse_markets
 
         return compare(self.catalog(), list(names), parse_markets(list(markets or [])))
 
@@ -300,20 +300,20 @@ class Service:
         return compare_doc(self.comparison(names, markets), self.catalog(), self.today())
 
     def fit_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``whichgpu fit``: the body is a :class:`~whichgpu.requests.FitRequest` (and an
+        """``whichgpu fit``: the body is a :class:`~whichgpu.inputs.requests.FitRequest` (and an
         optional ``config``, a config.json object)."""
-        from whichgpu.fitting import fit_request
+        from whichgpu.commands.fit import fit_request
         from whichgpu.inputs import parse
+        from whichgpu.inputs.requests import FitRequest
         from whichgpu.render.fit_out import fit_doc
-        from whichgpu.requests import FitRequest
 
         fields = dict(body)
         config = fields.pop("config", None)
         request: FitRequest = parse(FitRequest, fields)
-        from whichgpu.requests import IMAGE_KINDS
+        from whichgpu.inputs.requests import IMAGE_KINDS
 
         if request.task in IMAGE_KINDS:
-            from whichgpu.fitting import fit_image_request
+            from whichgpu.commands.fit import fit_image_request
             from whichgpu.render.fit_out import image_fit_doc
 
             return image_fit_doc(fit_image_request(self.catalog(), request))
@@ -321,12 +321,12 @@ class Service:
         return fit_doc(*fit_request(self.catalog(), arch, request))
 
     def estimate_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``whichgpu estimate``: the body is an :class:`~whichgpu.requests.EstimateRequest`
+        """``whichgpu estimate``: the body is an :class:`~whichgpu.inputs.requests.EstimateRequest`
         (and an optional ``config``)."""
+        from whichgpu.commands.estimate import estimate_job
         from whichgpu.inputs import parse
+        from whichgpu.inputs.requests import EstimateRequest
         from whichgpu.render.estimate_out import estimate_doc
-        from whichgpu.requests import EstimateRequest
-        from whichgpu.sizing import estimate_job
 
         fields = dict(body)
         config = fields.pop("config", None)
@@ -335,7 +335,7 @@ class Service:
         return estimate_doc(estimate_job(self.catalog().resolve(request.gpu), arch, request))
 
     def recommendation(self, workload: Workload, ranking: Ranking) -> Recommendation:
-        from whichgpu.recommender import recommend
+        from whichgpu.commands.recommend import recommend
 
         catalog = self.catalog(ranking.catalog)
         base = catalog.resolve(ranking.baseline) if ranking.baseline else None
@@ -344,11 +344,11 @@ class Service:
     def recommend_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu recommend``: the body is a workload file's tables (``name``,
         ``constraints``, ``components``, a component may carry a ``config``) and the
-        :class:`~whichgpu.requests.Ranking` fields."""
+        :class:`~whichgpu.inputs.requests.Ranking` fields."""
         from whichgpu.inputs import parse, take
+        from whichgpu.inputs.requests import Ranking
+        from whichgpu.inputs.workload_files import make_workload
         from whichgpu.render.recommend_out import recommend_doc
-        from whichgpu.requests import Ranking
-        from whichgpu.workload_files import make_workload
 
         fields = dict(body)
         ranking: Ranking = parse(Ranking, take(Ranking, fields, remove=True))
@@ -361,10 +361,10 @@ class Service:
 
     def mig_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu mig``: ``services`` packed onto MIG GPUs, or ``profiles`` on ``gpu``
-        checked; the rest are :class:`~whichgpu.requests.MigOptions`."""
+        checked; the rest are :class:`~whichgpu.inputs.requests.MigOptions`."""
+        from whichgpu.commands.mig import check_request, make_services, plan_mig
         from whichgpu.inputs import check_keys, parse, take
-        from whichgpu.mig_planner import check_request, make_services, plan_mig
-        from whichgpu.requests import MigOptions
+        from whichgpu.inputs.requests import MigOptions
 
         catalog = self.catalog()
         check_keys(body, ["services", *take(MigOptions, {})])
@@ -449,7 +449,7 @@ def recommend_form_keys() -> tuple[str, ...]:
     """Every field the recommend page reads: a query or form field outside them is refused
     (``budget=0.5`` is no budget), as the API refuses an unknown field."""
     from whichgpu.inputs import specs
-    from whichgpu.requests import Component, Constraints, Ranking
+    from whichgpu.inputs.requests import Component, Constraints, Ranking
 
     names = [s.name for cls in (Component, Constraints, Ranking) for s in specs(cls)]
     kept = [n for n in names if n not in RECOMMEND_FORM_RENAMED]
@@ -466,9 +466,9 @@ def recommend_form(
     and an uploaded config.json's text. The form names the task ``task`` and the deadline
     ``deadline``, as the CLI does."""
     from whichgpu.inputs import check_fields, check_keys, parse, take
-    from whichgpu.requests import Component, Constraints, Ranking
-    from whichgpu.requests import Workload as Work
-    from whichgpu.workload_files import make_component, make_constraints
+    from whichgpu.inputs.requests import Component, Constraints, Ranking
+    from whichgpu.inputs.requests import Workload as Work
+    from whichgpu.inputs.workload_files import make_component, make_constraints
 
     check_keys(fields, recommend_form_keys())  # a field the form has not is refused
     typed = {name: value.strip() for name, value in fields.items() if value.strip()}

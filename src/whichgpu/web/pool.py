@@ -99,7 +99,7 @@ def _start() -> None:
     global _service
     import gc
 
-    import whichgpu.recommender
+    import whichgpu.commands.recommend
     import whichgpu.render.recommend_out  # noqa: F401
 
     _service = Service()

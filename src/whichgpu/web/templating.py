@@ -8,8 +8,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from whichgpu.fields import format_cost, format_duration, format_rate
 from whichgpu.i18n import N_, _, fmt, format_decimal, ngettext
+from whichgpu.inputs.fields import format_cost, format_duration, format_rate
 from whichgpu.phrases import localize
 from whichgpu.web.labels import form_name
 

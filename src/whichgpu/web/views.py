@@ -130,9 +130,9 @@ class FormPage:
 def _fit(service: Service, fields: dict[str, str]) -> Any:
     """Will it fit? The memory at the job's peak by component, and every GPU: fits on one,
     headroom, the fewest that hold it (``whichgpu fit`` on one screen)."""
-    from whichgpu.fitting import fit_image_request, fit_request
+    from whichgpu.commands.fit import fit_image_request, fit_request
     from whichgpu.inputs import check_fields, check_keys, parse, specs, take
-    from whichgpu.requests import IMAGE_KINDS, FitRequest
+    from whichgpu.inputs.requests import IMAGE_KINDS, FitRequest
     from whichgpu.web.core import model_arch
 
     check_keys(fields, [s.name for s in specs(FitRequest)])  # a field the form has not
@@ -148,9 +148,9 @@ def _fit(service: Service, fields: dict[str, str]) -> Any:
 def _estimate(service: Service, fields: dict[str, str]) -> Any:
     """How fast, how long? A job on one GPU model: the throughput with its range, the bound,
     the time for a size, the MFU (``whichgpu estimate`` on one screen)."""
+    from whichgpu.commands.estimate import estimate_job
     from whichgpu.inputs import check_fields, check_keys, parse, specs, take
-    from whichgpu.requests import EstimateRequest
-    from whichgpu.sizing import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
     from whichgpu.web.core import model_arch
 
     check_keys(fields, [s.name for s in specs(EstimateRequest)])  # a field the form has not
@@ -164,9 +164,9 @@ def _estimate(service: Service, fields: dict[str, str]) -> Any:
 def _mig(service: Service, fields: dict[str, str]) -> Any:
     """MIG: isolated services packed onto the fewest MIG GPUs, the plan per GPU, the
     commands that create it, and whole smaller cards priced beside it."""
+    from whichgpu.commands.mig import make_services, plan_mig
     from whichgpu.inputs import check_fields, check_keys
-    from whichgpu.mig_planner import make_services, plan_mig
-    from whichgpu.requests import ServiceRequest
+    from whichgpu.inputs.requests import ServiceRequest
 
     wanted = ("model", "quant", "replicas", "memory_gib", "precision")
     check_keys(fields, wanted)  # a field the form has not

@@ -174,6 +174,21 @@ class Job:
 DEFAULT_PROMPT = 512
 
 
+def build_job(**values: object) -> Job:
+    """A :class:`Job` of checked values: a math format named as the precision (``tf32``,
+    ``fp8-mixed``: :data:`MATH_STORAGE`) runs on its storage precision, and QLoRA's base
+    weights are NF4 unless another format is given (Dettmers et al., 2023, §3)."""
+    from dataclasses import replace
+
+    if values.get("precision") in MATH_STORAGE:
+        values["math"] = values["precision"]
+        values["precision"] = MATH_STORAGE[str(values["math"])]
+    job = Job(**values)  # type: ignore[arg-type]
+    if job.task == "qlora" and job.quant is None:
+        job = replace(job, quant="nf4")
+    return job
+
+
 def default_prompt(arch: ModelArch, seq: int | None, generate: int) -> int:
     """A served prompt left open: the sequence given, else :data:`DEFAULT_PROMPT` tokens,
     within what the model reads with its output (GPT-2's 1,024 positions take a 768-token
@@ -248,7 +263,7 @@ def check_lora_targets(arch: ModelArch, job: Job) -> None:
     matches nothing: "Target modules ... not found in the base model")."""
     if job.task not in ("lora", "qlora"):
         return
-    from whichgpu.inputs import closest
+    from whichgpu.catalog.names import closest
     from whichgpu.models.lora_targets import (
         NAMED_SETS,
         module_names,

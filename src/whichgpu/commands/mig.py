@@ -12,8 +12,8 @@ from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput, Path, UnknownName
 from whichgpu.estimate.mig_packing import MigPlan, Service, check_mix, pack
 from whichgpu.inputs import parse
+from whichgpu.inputs.requests import MAX_MIG_REPLICAS, MAX_SERVICES, MigOptions, ServiceRequest
 from whichgpu.notes import Note, note
-from whichgpu.requests import MAX_MIG_REPLICAS, MAX_SERVICES, MigOptions, ServiceRequest
 from whichgpu.units import BYTES_PER_GIB
 
 
@@ -63,8 +63,8 @@ def make_service(
     generated tokens) or an explicit ``memory_gib``; ``replicas`` isolated copies;
     optionally a ``profile`` to use."""
     from whichgpu.estimate.memory import estimate_memory
+    from whichgpu.inputs.workload_files import make_component
     from whichgpu.plan.jobs import model_job
-    from whichgpu.workload_files import make_component
 
     request: ServiceRequest = parse(ServiceRequest, raw, path, text)
     model = request.model or request.params
@@ -88,7 +88,7 @@ def make_service(
 def make_services(
     items: object, path: Path = ("services",), text: bool = False
 ) -> list[ServiceSpec]:
-    """The services of a request: one to :data:`~whichgpu.requests.MAX_SERVICES` tables."""
+    """The services of a request: one to :data:`~whichgpu.inputs.requests.MAX_SERVICES` tables."""
     if not isinstance(items, list) or not items:
         raise InvalidInput("no_services", field=path)
     if len(items) > MAX_SERVICES:
@@ -219,7 +219,7 @@ def _check_profile_names(
     """A service's ``profile`` must name a profile of at least one GPU planned on: one that
     none has is a typo (refused with the closest names), not a service left unplaced on
     every GPU with an answer that exits 0. A profile some GPUs lack is a note on those."""
-    from whichgpu.inputs import closest
+    from whichgpu.catalog.names import closest
 
     for index, spec in enumerate(services):
         if spec.profile is None:

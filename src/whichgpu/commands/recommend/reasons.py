@@ -7,16 +7,16 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
-from whichgpu.errors import InvalidInput, Ref
-from whichgpu.estimate.assumptions import PRICE_RANGE_WARN_RATIO, STALE_PRICE_MONTHS
-from whichgpu.notes import Note, note
-from whichgpu.recommender.candidates import has_capability
-from whichgpu.recommender.options import (
+from whichgpu.commands.recommend.candidates import has_capability
+from whichgpu.commands.recommend.options import (
     Option,
     Recommendation,
     hardware_label,
 )
-from whichgpu.requests import Workload
+from whichgpu.errors import InvalidInput, Ref
+from whichgpu.estimate.assumptions import PRICE_RANGE_WARN_RATIO, STALE_PRICE_MONTHS
+from whichgpu.inputs.requests import Workload
+from whichgpu.notes import Note, note
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
@@ -150,9 +150,9 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
 def _tie_reason(
     catalog: Catalog, pick: Option, other: Option, workload: Workload, objective: str
 ) -> Note:
-    """``other`` ties with the pick (:func:`~whichgpu.recommender.engine.mark_ties`): how far
+    """``other`` ties with the pick (:func:`~whichgpu.commands.recommend.engine.mark_ties`): how far
     apart they are, the band, and what would separate them."""
-    from whichgpu.recommender.options import typical_error
+    from whichgpu.commands.recommend.options import typical_error
 
     markets = workload.constraints.markets
 
@@ -365,7 +365,7 @@ def _assumptions(workload: Workload) -> list[Note]:
         out.append(note("assume_sequential"))
     if any(comp.services > 1 for comp in workload.components):
         out.append(note("assume_services"))
-    from whichgpu.length_presets import lengths_note
+    from whichgpu.job.length_presets import lengths_note
 
     out += [lengths_note(c.label, c.lengths) for c in workload.components if c.lengths]
     out.append(note("assume_throughput"))
@@ -376,8 +376,8 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
     """For each model component that fits nowhere: the fewest GPUs that would hold it, or,
     when no count does (activations are not sharded), the changes that make it fit on the
     largest GPU at ``max_gpus``."""
+    from whichgpu.commands.fit import what_would_fit
     from whichgpu.estimate.parallel import min_gpus, scaled_job, usable_bytes
-    from whichgpu.fitting import what_would_fit
     from whichgpu.plan.jobs import model_job
 
     c = workload.constraints

@@ -1,5 +1,5 @@
 """A :class:`~whichgpu.job.Job` from what a user typed: each field checked by the rule the
-request types declare for it (:class:`~whichgpu.requests.FitRequest`'s), a framework's
+request types declare for it (:class:`~whichgpu.inputs.requests.FitRequest`'s), a framework's
 recipe filling what was left open, the global batch turned into accumulation steps."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from dataclasses import replace
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input
-from whichgpu.job import MATH_STORAGE, TASKS, Job
-from whichgpu.recipes import RECIPES
-from whichgpu.request_fields import GLOBAL_BATCH, GRAD_ACCUM
-from whichgpu.requests import IMAGE_FIELDS, FitRequest
+from whichgpu.inputs.request_fields import GLOBAL_BATCH, GRAD_ACCUM
+from whichgpu.inputs.requests import IMAGE_FIELDS, FitRequest
+from whichgpu.job import TASKS, Job, build_job
+from whichgpu.job.recipes import RECIPES
 
 
 def job_inputs() -> dict[str, Input]:
@@ -59,12 +59,7 @@ def make_job(**fields: object) -> Job:
             values[key] = value
         else:
             values[key] = value_of(inputs[key], value, (key,))
-    if values.get("precision") in MATH_STORAGE:
-        values["math"] = values["precision"]
-        values["precision"] = MATH_STORAGE[str(values["math"])]
-    job = Job(**values)  # type: ignore[arg-type]
-    if job.task == "qlora" and job.quant is None:
-        job = replace(job, quant="nf4")
+    job = build_job(**values)
     if global_batch is not None and job.training:
         job = with_global_batch(job, int(value_of(GLOBAL_BATCH, global_batch, ("global_batch",))))
     if job.gpus % (job.tp * job.pp):

@@ -11,8 +11,8 @@ from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids, check_figures, che
 from whichgpu.catalog.prices import price_range
 from whichgpu.catalog.records import GPU, RENTAL_MARKETS, Claim, Source
 from whichgpu.catalog.store import Catalog
-from whichgpu.fields import FIELDS, format_field, format_number, format_usd_range
 from whichgpu.i18n import _, fmt
+from whichgpu.inputs.fields import FIELDS, format_field, format_number, format_usd_range
 
 Verdict = Literal["confirmed", "corrected", "not checkable yet"]
 
@@ -224,8 +224,8 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
 def _check_capacity(catalog: Catalog, claim: Claim, details: list[str]) -> Verdict:
     """Run the claim's jobs through the memory estimator: the largest generic transformer
     each GPU holds, against the size the article states."""
-    from whichgpu.capacity import largest_model
-    from whichgpu.job_input import make_job
+    from whichgpu.article.capacity import largest_model
+    from whichgpu.inputs.job_input import make_job
 
     verdicts: list[str] = []
     for row in (c for c in catalog.capacity_claims if c.claim == claim.claim):
@@ -267,10 +267,10 @@ def _check_capacity(catalog: Catalog, claim: Claim, details: list[str]) -> Verdi
 def _check_mig(catalog: Catalog, gpu: GPU, details: list[str]) -> Verdict:
     """C37, computed: one model's decode on a whole card and on its smallest MIG slice
     (1/7 of the SMs, 1/8 of the memory and bandwidth), and seven slices together."""
-    from whichgpu.job_input import make_job
+    from whichgpu.estimate.throughput import estimate_throughput
+    from whichgpu.inputs.job_input import make_job
     from whichgpu.models import resolve_model
     from whichgpu.plan import slice_gpu
-    from whichgpu.throughput import estimate_throughput
 
     smallest = min(
         (p for p in catalog.mig_profiles(gpu.id) if not p.media_extensions),
@@ -309,9 +309,9 @@ def _check_mig(catalog: Catalog, gpu: GPU, details: list[str]) -> Verdict:
 def _check_perf(catalog: Catalog, claim: Claim, details: list[str]) -> Verdict:
     """Run the claim's jobs through the throughput estimator: the ratio of the two GPUs'
     throughput (with the range from the calibration spread) against the article's."""
-    from whichgpu.job_input import make_job
+    from whichgpu.estimate.throughput import estimate_throughput
+    from whichgpu.inputs.job_input import make_job
     from whichgpu.models import resolve_model
-    from whichgpu.throughput import estimate_throughput
 
     verdicts: list[str] = []
     for row in (c for c in catalog.perf_claims if c.claim == claim.claim):

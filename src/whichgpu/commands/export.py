@@ -24,8 +24,8 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.store import Catalog
+from whichgpu.commands.recommend.engine import Option, Recommendation
 from whichgpu.errors import InvalidInput
-from whichgpu.recommender.engine import Option, Recommendation
 
 if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import ServingPlan
@@ -58,7 +58,7 @@ def skypilot_accelerators(catalog: Catalog, result: Recommendation, option: Opti
             continue
         other_names = skypilot_names(catalog, other.gpu.id)
         if other_names:
-            from whichgpu.recommender.reasons import hw_text
+            from whichgpu.commands.recommend.reasons import hw_text
 
             raise InvalidInput(
                 "skypilot_name",
@@ -99,7 +99,7 @@ def _slow_hours(option: Option) -> float | None:
 
 
 def _summary(result: Recommendation, option: Option) -> str:
-    from whichgpu.recommender.reasons import hw_text
+    from whichgpu.commands.recommend.reasons import hw_text
 
     parts = [f"whichgpu pick for {result.workload.name or 'this workload'}: {hw_text(option)}"]
     if option.time_s is not None:
@@ -203,14 +203,14 @@ def _served(option: Option) -> tuple[Run, ServingPlan, Job] | None:
 
 def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
     """The pick's first served model: a comment on its plan, and the engine's launch command
-    for replica ``replica`` of a node (:data:`whichgpu.engines.ENGINES` ``launch``: a
+    for replica ``replica`` of a node (:data:`whichgpu.job.engines.ENGINES` ``launch``: a
     server that runs until stopped, on the engine's port plus ``replica``).
 
     The weight format is the engine's own flag where it quantizes the 16-bit checkpoint
-    as it loads (:meth:`~whichgpu.engines.EngineProfile.quantization`); where it loads a
+    as it loads (:meth:`~whichgpu.job.engines.EngineProfile.quantization`); where it loads a
     pre-quantized or GGUF checkpoint instead, the command reads it from ``$WHICHGPU_MODEL``
     and the comment says which (never the 16-bit checkpoint served as if quantized)."""
-    from whichgpu.engines import ENGINES
+    from whichgpu.job.engines import ENGINES
     from whichgpu.models.presets import presets
 
     served = _served(option)
@@ -272,7 +272,7 @@ def node_script(option: Option) -> str | None:
     '"device=0,1"'`` for an engine run from its image (NVIDIA Container Toolkit, "GPU
     enumeration"); its port the engine's plus its index. One replica a node (or one
     spanning nodes) is its command alone. None for a pick that serves nothing."""
-    from whichgpu.engines import ENGINES
+    from whichgpu.job.engines import ENGINES
 
     served = _served(option)
     if served is None:
@@ -304,7 +304,7 @@ def node_script(option: Option) -> str | None:
 def pod_command(option: Option) -> str | None:
     """A served pick's command in one Kubernetes pod (one replica, in the engine's image,
     its GPUs the pod's): the launch command, its program where the image keeps it."""
-    from whichgpu.engines import ENGINES
+    from whichgpu.job.engines import ENGINES
 
     served, command = _served(option), serving_command(option)
     if served is None or command is None:
@@ -488,7 +488,7 @@ def export(
     """``result``'s pick in ``kind``'s format, running ``run`` in ``image`` (None: for a
     served model, the serving engine's launch command and image; else :data:`TRAIN_COMMAND`
     in :data:`TRAIN_IMAGE`)."""
-    from whichgpu.engines import ENGINES
+    from whichgpu.job.engines import ENGINES
 
     check_export_args(name, run)
     option = result.pick
@@ -509,7 +509,7 @@ def export(
         return kubernetes_manifest(result, option, name, pod_run, image)
     if kind == "slurm":
         return slurm_header(result, option, name, host_run)
-    from whichgpu.inputs import closest
+    from whichgpu.catalog.names import closest
 
     raise InvalidInput(
         "unknown_value",

@@ -1,4 +1,4 @@
-"""A :class:`~whichgpu.requests.Workload` from a mapping, from a TOML or YAML workload file,
+"""A :class:`~whichgpu.inputs.requests.Workload` from a mapping, from a TOML or YAML workload file,
 or from one component's flags; the cross-field rules of components and constraints. Field
 rules (types, ranges, choices) are the request types' own (:mod:`whichgpu.inputs`); bad input
 is one :class:`~whichgpu.errors.InvalidInput` naming the field, and for a file its line.
@@ -13,8 +13,8 @@ from typing import Any
 
 from whichgpu.errors import InvalidInput, Path, Ref, field_name
 from whichgpu.inputs import check_keys, parse
-from whichgpu.length_presets import apply_lengths
-from whichgpu.requests import IMAGE_KINDS, MAX_COMPONENTS, Component, Constraints, Workload
+from whichgpu.inputs.requests import IMAGE_KINDS, MAX_COMPONENTS, Component, Constraints, Workload
+from whichgpu.job.length_presets import apply_lengths
 
 
 def make_component(raw: Mapping[str, Any], path: Path = (), text: bool = False) -> Component:
@@ -139,7 +139,7 @@ def check_applies(
 
 def make_workload(raw: Mapping[str, Any]) -> Workload:
     """A :class:`Workload` from a parsed file or a JSON body: ``name``, ``constraints`` and
-    ``components`` (one to :data:`~whichgpu.requests.MAX_COMPONENTS`)."""
+    ``components`` (one to :data:`~whichgpu.inputs.requests.MAX_COMPONENTS`)."""
     check_keys(raw, ("name", "constraints", "components"))
     items = raw.get("components")
     if not isinstance(items, list) or not items:
@@ -224,7 +224,7 @@ def _yaml_locator(text: str) -> Any:
 def load_table(path: Any) -> tuple[dict[str, Any], Any]:
     """A TOML or YAML file of tables, parsed as data (safe loaders only), and the locator of
     its keys' lines (for :func:`located`)."""
-    from whichgpu.userdata import read_user_file
+    from whichgpu.catalog.userdata import read_user_file
 
     raw, locate = _parse(read_user_file(path), str(path))
     return dict(raw), locate
@@ -301,7 +301,7 @@ def build_workload(
             file=Ref(("file",)),
             flag=Ref((next(iter(given)),)),
         )
-    from whichgpu.userdata import read_user_file
+    from whichgpu.catalog.userdata import read_user_file
 
     workload = parse_workload_text(read_user_file(file), str(file))
     if limits:

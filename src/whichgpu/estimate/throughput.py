@@ -29,9 +29,9 @@ from whichgpu.job import Attention, Checkpointing, Job, Math, Precision, Task
 from whichgpu.models.arch import ModelArch
 
 if TYPE_CHECKING:
+    from whichgpu.estimate.imaging import ImageEstimate, ImageTrainEstimate
     from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.estimate.training import Step
-    from whichgpu.imaging import ImageEstimate, ImageTrainEstimate
     from whichgpu.notes import Note
 
 #: The harness a user's job is assumed to run like, per regime: the best-covered,
@@ -283,7 +283,7 @@ def estimate_image_job(
     ``count`` × ``gpu`` (each GPU its own pipeline: images generated apart, or data-parallel
     training), the range from the regime's leave-one-out errors, the time for ``images``,
     and what was chosen where the settings were left open."""
-    from whichgpu.imaging import plan_image, plan_image_training
+    from whichgpu.estimate.imaging import plan_image, plan_image_training
     from whichgpu.models.pipelines import find_pipeline
 
     pipeline = find_pipeline(pipeline_name)

@@ -52,20 +52,20 @@ def check_serving(
 ) -> list[ServingCheck]:
     """Plan every row of the CSV ``text`` and compare with what its source measured, each
     engine at its host time per sequence in ``sequence_times`` (0 where it has none; None:
-    the shipped ones, :func:`~whichgpu.engines.load_sequence_times`). A row's
+    the shipped ones, :func:`~whichgpu.job.engines.load_sequence_times`). A row's
     ``max_sequences`` is its engine's batch limit at the version it ran, where that differs
     from the profile's, and its ``scheduler_steps`` the decode steps a scheduler pass ran
     (vLLM 0.6's ``--num-scheduler-steps``), where the run set them."""
     from whichgpu.catalog import load_catalog
-    from whichgpu.engines import ENGINES
     from whichgpu.errors import WhichGPUError
     from whichgpu.estimate.serving_plan import Targets, replica_plan
-    from whichgpu.job_input import make_job
+    from whichgpu.inputs.job_input import make_job
+    from whichgpu.job.engines import ENGINES
     from whichgpu.models import resolve_model
 
     catalog = load_catalog()
     if sequence_times is None:
-        from whichgpu.engines import load_sequence_times
+        from whichgpu.job.engines import load_sequence_times
 
         sequence_times = {engine: s for engine, (s, _n) in load_sequence_times().items()}
     out = []
@@ -208,12 +208,12 @@ def leave_one_source_out(text: str, engine: str) -> dict[str, float]:
 
 
 def fit_sequence_times(text: str) -> dict[str, tuple[float, int]]:
-    """Per engine but the reference (:data:`~whichgpu.engines.REFERENCE_ENGINE`), the host
+    """Per engine but the reference (:data:`~whichgpu.job.engines.REFERENCE_ENGINE`), the host
     time per sequence fitted on its maximum-load runs and how many there are: only engines
     with runs from :data:`MIN_SOURCES` sources, and only times that predict each source's
     runs, fitted on the others, better than none (the median absolute error): a time that
     does not carry from one publication to the next is not a property of the engine."""
-    from whichgpu.engines import REFERENCE_ENGINE
+    from whichgpu.job.engines import REFERENCE_ENGINE
 
     engines = sorted({row["engine"] for row in csv.DictReader(io.StringIO(text))})
     out = {}

@@ -22,7 +22,7 @@ from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
     from whichgpu.estimate.serving import ServingCapacity
-    from whichgpu.requests import Component, FitRequest
+    from whichgpu.inputs.requests import Component, FitRequest
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def candidate_changes(arch: ModelArch, job: Job, gpu: GPU | None = None) -> list
     # each degree the heads allow within one 8-GPU node (its NVLink domain), the smallest
     # that fits listed first; the job's GPUs kept where it has more (taken from replicas).
     # A fine-tune splits a model so only in Megatron/NeMo: the HF Trainer, PEFT and
-    # bitsandbytes have no tensor parallelism (whichgpu.recipes.parallel_of)
+    # bitsandbytes have no tensor parallelism (whichgpu.job.recipes.parallel_of)
     tp = job.tp * 2 if splits_tensors(job) else 2 * tensor_parallel_degree(arch, 8)
     while tp <= tensor_parallel_degree(arch, 8):
         gpus = max(job.gpus, tp * job.pp)
@@ -277,8 +277,8 @@ def fit_request(
     against every GPU (and ``request.gpu``), and with ``gpu_memory_utilization`` the vLLM
     serving capacity."""
     from whichgpu.errors import InvalidInput
-    from whichgpu.job_input import make_job
-    from whichgpu.workload_files import check_applies
+    from whichgpu.inputs.job_input import make_job
+    from whichgpu.inputs.workload_files import check_applies
 
     given = {"prompt": request.prompt or None, "generate": request.generate or None,
              "lora_rank": request.lora_rank, "lora_targets": request.lora_targets}  # fmt: skip
@@ -292,7 +292,7 @@ def fit_request(
     check_lengths(arch, job)
     check_layout(arch, job)
     target = catalog.resolve(request.gpu) if request.gpu else None
-    from whichgpu.requests import Component
+    from whichgpu.inputs.requests import Component
 
     asked = request.checkpointing is not None or request.recompute is not None
     component = Component(
@@ -348,7 +348,7 @@ def _image_settings_text(est: object) -> str:
     """The settings an image estimate ran with, named as the reader's shell names them (the
     CLI's flags: ``--batch 2, --cpu-offload model``)."""
     from whichgpu.errors import field_name
-    from whichgpu.imaging import ImageEstimate
+    from whichgpu.estimate.imaging import ImageEstimate
 
     if isinstance(est, ImageEstimate):
         job = est.job
@@ -368,11 +368,11 @@ def _image_settings_text(est: object) -> str:
 def fit_image_request(catalog: Catalog, request: FitRequest) -> ImageFitResult:
     """``whichgpu fit --task image|image-lora|image-finetune``: on every GPU of the
     catalog, the memory an image job needs once what was left open is set to fit
-    (:mod:`whichgpu.imaging`), and on ``request.gpu``."""
+    (:mod:`whichgpu.estimate.imaging`), and on ``request.gpu``."""
     from whichgpu.errors import WhichGPUError
-    from whichgpu.imaging import image_settings, plan_image, plan_image_training
+    from whichgpu.estimate.imaging import image_settings, plan_image, plan_image_training
+    from whichgpu.inputs.workload_files import check_applies, check_image_model
     from whichgpu.models.pipelines import find_pipeline
-    from whichgpu.workload_files import check_applies, check_image_model
 
     check_image_model(request.model, request.params)
     assert request.model is not None

@@ -18,9 +18,7 @@ from whichgpu.estimate.engine_choice import (
 )
 from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
 from whichgpu.estimate.serving_plan import PERCENTILES, Targets
-from whichgpu.job import Job, default_prompt
-from whichgpu.requests import IMAGE_KINDS
-from whichgpu.throughput import (
+from whichgpu.estimate.throughput import (
     ThroughputEstimate,
     check_runnable,
     estimate_model_free,
@@ -28,12 +26,14 @@ from whichgpu.throughput import (
     job_size,
     likely_rate,
 )
+from whichgpu.inputs.requests import IMAGE_KINDS
+from whichgpu.job import Job, default_prompt
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
+    from whichgpu.inputs.requests import EstimateRequest
     from whichgpu.models.arch import ModelArch
     from whichgpu.notes import Note
-    from whichgpu.requests import EstimateRequest
 
 
 def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
@@ -44,7 +44,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     (:mod:`whichgpu.inputs`)."""
     import msgspec
 
-    from whichgpu.length_presets import apply_lengths, lengths_note
+    from whichgpu.job.length_presets import apply_lengths, lengths_note
     from whichgpu.plan.jobs import bridge_note
 
     served = request.task == "inference"  # (other kinds are told they take no lengths)
@@ -70,7 +70,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
 
 
 def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
-    from whichgpu.workload_files import check_applies
+    from whichgpu.inputs.workload_files import check_applies
 
     r = request
     image_fields = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents")
@@ -85,13 +85,13 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     check_applies(r.task, {**given, "prompt": r.prompt or None, "kv_dtype": kv})
     epochs = r.epochs or 1.0  # one pass over a size given without --epochs
     if r.task in IMAGE_KINDS:
-        from whichgpu.throughput import estimate_image_job
-        from whichgpu.workload_files import check_image_model
+        from whichgpu.estimate.throughput import estimate_image_job
+        from whichgpu.inputs.workload_files import check_image_model
 
         check_image_model(r.model, r.params)
         assert r.model is not None
         images = None if r.images is None else r.images * epochs
-        from whichgpu.imaging import image_settings
+        from whichgpu.estimate.imaging import image_settings
 
         settings = image_settings(r, r.task)
         return estimate_image_job(r.model, gpu, r.task, r.count, images, **settings)
@@ -153,8 +153,8 @@ def _configured(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> tupl
     and count (:func:`whichgpu.plan.settings.configure`: the micro-batch, the
     accumulation to a global batch, recomputation, the layout unless ``--tp``/``--pp`` fix
     it), and the notes saying so: one job, one answer, whichever command asks."""
+    from whichgpu.inputs.requests import Component
     from whichgpu.plan.settings import configure
-    from whichgpu.requests import Component
 
     component = Component(
         kind=r.task, model=r.model, params=r.params, precision=r.precision, quant=r.quant,
@@ -204,9 +204,9 @@ def _with_memory(
 
 def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job:
     """The request's job: the training settings it gives, its lengths, its layout."""
+    from whichgpu.inputs.job_input import make_job
     from whichgpu.job import default_seq, generated_tokens
-    from whichgpu.job_input import make_job
-    from whichgpu.recipes import default_precision
+    from whichgpu.job.recipes import default_precision
 
     inference = r.task == "inference"
     generate = generated_tokens(arch, r.generate) if inference else 0
@@ -230,7 +230,7 @@ def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job
 def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> ThroughputEstimate:
     """``estimate`` of a served model: the serving planner's replicas on ``r.count`` GPUs,
     their capacity under the targets and the operating point at the request rate."""
-    from whichgpu.engines import ENGINES
+    from whichgpu.job.engines import ENGINES
 
     job = replace(job, all_logits=False)
     check_serving(arch, job, r.engine)

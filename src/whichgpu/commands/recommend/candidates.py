@@ -11,8 +11,8 @@ from whichgpu.catalog.prices import rents_as
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.parallel import gpu_counts
 from whichgpu.frozen import evolve
+from whichgpu.inputs.requests import Component, Constraints
 from whichgpu.plan import Hardware
-from whichgpu.requests import Component, Constraints
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog

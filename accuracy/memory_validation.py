@@ -13,8 +13,8 @@ import statistics
 from dataclasses import dataclass
 
 from whichgpu.estimate.memory import MemoryEstimate, estimate_memory
+from whichgpu.inputs.job_input import make_job
 from whichgpu.job import Job
-from whichgpu.job_input import make_job
 from whichgpu.models import resolve_model
 
 

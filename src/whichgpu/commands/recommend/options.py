@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from whichgpu.catalog.records import GPU, Price
 from whichgpu.estimate.assumptions import MEDIAN_ERROR_PER_BAND
+from whichgpu.inputs.requests import Workload
 from whichgpu.notes import Note, count_label
 from whichgpu.plan import Hardware, Run
-from whichgpu.requests import Workload
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,14 @@ from dataclasses import dataclass
 from whichgpu.catalog.prices import price_range
 from whichgpu.catalog.records import GPU, RENTAL_MARKETS, ArticleFigure
 from whichgpu.catalog.store import Catalog, Citation
-from whichgpu.fields import DENSE_TENSOR_FIELDS, FIELDS, format_field, format_usd, format_usd_range
 from whichgpu.i18n import _, fmt
+from whichgpu.inputs.fields import (
+    DENSE_TENSOR_FIELDS,
+    FIELDS,
+    format_field,
+    format_usd,
+    format_usd_range,
+)
 from whichgpu.notes import Note, note
 
 ARTICLE_SOURCE = "seed-article"

@@ -99,7 +99,7 @@ def check_clouds(clouds: tuple[str, ...]) -> tuple[str, ...]:
     """``clouds`` if each is a cloud of :data:`KNOWN_CLOUDS`; else one
     :class:`InvalidInput` naming the first that is not, with the closest (a cloud is a
     directory of the cache: ``../x`` would write outside it)."""
-    from whichgpu.inputs import closest
+    from whichgpu.catalog.names import closest
 
     for cloud in clouds:
         if cloud not in KNOWN_CLOUDS or not CLOUD_NAME.fullmatch(cloud):

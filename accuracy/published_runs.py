@@ -93,9 +93,9 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
     from whichgpu.estimate.memory import estimate_memory
     from whichgpu.estimate.parallel import check_layout
     from whichgpu.estimate.perf import tensor_tflops, train_flops_per_token
-    from whichgpu.job_input import make_job
+    from whichgpu.estimate.throughput import estimate_throughput
+    from whichgpu.inputs.job_input import make_job
     from whichgpu.models import arch_from_config_text, resolve_model
-    from whichgpu.throughput import estimate_throughput
     from whichgpu.units import BYTES_PER_GIB
 
     catalog = load_catalog()

@@ -298,7 +298,7 @@ def multi_gpu_defaults(framework: str | None, task: str) -> dict[str, Any]:
 def default_precision(precision: str | None, task: str, framework: str | None) -> str | None:
     """The storage precision of a job that names none, the same in ``fit``, ``estimate`` and
     ``recommend``: a framework's recipe sets its own (None here:
-    :func:`whichgpu.job_input.make_job` applies the recipe); training without one runs as
+    :func:`whichgpu.inputs.job_input.make_job` applies the recipe); training without one runs as
     the HF Trainer with PEFT does (the ``hf`` recipe: bf16 autocast over fp32 weights for a
     full fine-tune or pretraining, a 16-bit frozen base under fp32 adapters for LoRA and
     QLoRA; fp16 on GPUs without BF16, :mod:`whichgpu.plan.settings`); inference

@@ -18,17 +18,7 @@ from typing import Any, Literal, get_args
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input, given
-from whichgpu.job import (
-    TASKS,
-    Attention,
-    Checkpointing,
-    Engine,
-    KvDtype,
-)
-from whichgpu.length_presets import DEFAULT_GENERATE
-from whichgpu.models.arch import ModelArch
-from whichgpu.recipes import default_precision
-from whichgpu.request_fields import (
+from whichgpu.inputs.request_fields import (
     ACTIVATION_OFFLOAD,
     BATCH,
     CACHE_LATENTS,
@@ -76,8 +66,18 @@ from whichgpu.request_fields import (
     VAE_TILING,
     VP,
 )
-from whichgpu.request_fields import MARKETS as MARKETS
-from whichgpu.request_fields import QUANTS as QUANTS
+from whichgpu.inputs.request_fields import MARKETS as MARKETS
+from whichgpu.inputs.request_fields import QUANTS as QUANTS
+from whichgpu.job import (
+    TASKS,
+    Attention,
+    Checkpointing,
+    Engine,
+    KvDtype,
+)
+from whichgpu.job.length_presets import DEFAULT_GENERATE
+from whichgpu.job.recipes import default_precision
+from whichgpu.models.arch import ModelArch
 
 Kind = Literal[
     "train", "finetune", "lora", "qlora", "inference", "image", "image-lora", "image-finetune",
@@ -128,12 +128,13 @@ class TrainingSettings:
     nvlink_bridge: bool | None = given(None, NVLINK_BRIDGE)
 
     def settings(self) -> dict[str, Any]:
-        """These fields, for :func:`~whichgpu.job_input.make_job` (None: left to the recipe)."""
+        """These fields, for :func:`~whichgpu.inputs.job_input.make_job` (None: left to the
+        recipe)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(TrainingSettings)}
 
     def hardware(self) -> dict[str, Any]:
         """The fields that describe the GPUs rather than the training, for any job's
-        :func:`~whichgpu.job_input.make_job`."""
+        :func:`~whichgpu.inputs.job_input.make_job`."""
         return {"nvlink_bridge": self.nvlink_bridge}
 
 
@@ -360,7 +361,7 @@ class Component(TrainingSettings):
     name: str = given("", Input("text", N_("A name for this component.")))
     model: str | None = given(None, MODEL)
     params: str | None = given(None, PARAMS)
-    #: None: the framework's, else as whichgpu.recipes.default_precision sets it
+    #: None: the framework's, else as whichgpu.job.recipes.default_precision sets it
     precision: str | None = given(
         None,
         replace(

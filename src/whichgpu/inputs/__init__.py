@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
+from whichgpu.catalog.names import closest
 from whichgpu.errors import InvalidInput, Path
 
 Kind = Literal[
@@ -100,24 +101,6 @@ def flag_names(*classes: type) -> dict[str, str]:
 
 
 # -- parsing -------------------------------------------------------------------------------
-
-
-#: How alike a name must be to be suggested (difflib's ratio): the one cutoff of every
-#: "did you mean" and "closest matches" in whichgpu.
-SUGGEST_CUTOFF = 0.5
-
-
-def suggestions(key: str, valid: Sequence[str], n: int = 3) -> tuple[str, ...]:
-    """Up to ``n`` valid names nearest to ``key``, nearest first (case ignored)."""
-    import difflib
-
-    return tuple(difflib.get_close_matches(key.lower(), list(valid), n=n, cutoff=SUGGEST_CUTOFF))
-
-
-def closest(key: str, valid: Sequence[str]) -> str | None:
-    """The valid name nearest to ``key``, for "did you mean"."""
-    found = suggestions(key, valid, 1)
-    return found[0] if found else None
 
 
 def check_keys(raw: Mapping[str, Any], valid: Sequence[str], path: Path = ()) -> None:

@@ -13,6 +13,14 @@ from typing import TYPE_CHECKING
 
 from whichgpu.catalog.prices import price_range, shape_range
 from whichgpu.catalog.records import GPU
+from whichgpu.commands.recommend.candidates import hardware_for, has_capability
+from whichgpu.commands.recommend.options import (
+    Option,
+    Recommendation,
+    hardware_label,
+    typical_error,
+)
+from whichgpu.commands.recommend.reasons import explain
 from whichgpu.estimate.assumptions import MAX_TIED, STALE_PRICE_MONTHS
 from whichgpu.estimate.cost import (
     DEFAULT_ELECTRICITY_USD_PER_KWH,
@@ -22,13 +30,10 @@ from whichgpu.estimate.cost import (
     rent_cost_usd,
 )
 from whichgpu.frozen import evolve
+from whichgpu.inputs.requests import Workload
 from whichgpu.notes import Note, note
 from whichgpu.plan import Hardware, Run, plan
 from whichgpu.plan.jobs import prepare
-from whichgpu.recommender.candidates import hardware_for, has_capability
-from whichgpu.recommender.options import Option, Recommendation, hardware_label, typical_error
-from whichgpu.recommender.reasons import explain
-from whichgpu.requests import Workload
 
 __all__ = ["STALE_PRICE_MONTHS", "Option", "Recommendation", "recommend"]
 
@@ -150,7 +155,7 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                 )
             )
         elif run.missing_unit == "CUDA" or "SM " in (run.missing_unit or ""):
-            from whichgpu.engines import DEFAULT_ENGINE, ENGINES
+            from whichgpu.job.engines import DEFAULT_ENGINE, ENGINES
 
             engine = ENGINES[run.component.engine or DEFAULT_ENGINE].name
             common = {"component": run.component.label, "engine": engine, "gpu": gpu.short_name}
@@ -429,9 +434,9 @@ def recommend(
     today: date | None = None,
 ) -> Recommendation:
     """The ranked options, the pick (None when nothing is feasible) and why; ``objective``
-    is one of :data:`~whichgpu.requests.OBJECTIVES`."""
+    is one of :data:`~whichgpu.inputs.requests.OBJECTIVES`."""
     from whichgpu.inputs import choice
-    from whichgpu.requests import OBJECTIVES
+    from whichgpu.inputs.requests import OBJECTIVES
 
     objective = choice(objective, OBJECTIVES, ("objective",))
     options = evaluate(catalog, workload)
@@ -442,7 +447,7 @@ def recommend(
     ]
     pick = ranked[0] if ranked and ranked[0].feasible else None
     if pick is None:
-        from whichgpu.recommender.reasons import out_of_reach
+        from whichgpu.commands.recommend.reasons import out_of_reach
 
         unreachable = out_of_reach(ranked, workload)
         if unreachable is not None:

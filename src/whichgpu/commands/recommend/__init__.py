@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from whichgpu.recommender.engine import Option, Recommendation, recommend
-from whichgpu.requests import Component, Constraints, Workload
+from whichgpu.commands.recommend.engine import Option, Recommendation, recommend
+from whichgpu.inputs.requests import Component, Constraints, Workload
 
 __all__ = [
     "Component",

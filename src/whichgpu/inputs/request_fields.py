@@ -1,16 +1,16 @@
-"""The field rules several request types share (:mod:`whichgpu.requests`): each user
+"""The field rules several request types share (:mod:`whichgpu.inputs.requests`): each user
 setting's kind, range or choices, help and CLI flag, declared once."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from whichgpu.engines import ENGINE_IDS
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input
 from whichgpu.job import NETWORKS, OFFLOADS, OPTIMIZERS, PRECISIONS, QUANT_BITS
-from whichgpu.length_presets import LENGTH_IDS
-from whichgpu.recipes import FRAMEWORKS
+from whichgpu.job.engines import ENGINE_IDS
+from whichgpu.job.length_presets import LENGTH_IDS
+from whichgpu.job.recipes import FRAMEWORKS
 
 MARKETS: tuple[str, ...] = ("on-demand", "spot", "marketplace", "serverless")
 QUANTS: tuple[str, ...] = tuple(QUANT_BITS)

@@ -8,7 +8,7 @@ published runs, :mod:`whichgpu.estimate.efficiency`) plus what was fitted on tha
 engine's published maximum-load runs: its host time per running sequence in a decode step
 (:func:`sequence_s`; validation/published_serving.csv → ``scripts/fit_frameworks.py`` →
 ``catalog/data/framework_efficiency.csv``), where two sources or more have them and the time
-fitted on the others predicts each (:func:`whichgpu.estimate.published_serving.
+fitted on the others predicts each (:func:`accuracy.published_serving.
 fit_sequence_times`). TensorRT-LLM has none: the roofline is fitted on its runs.
 """
 
