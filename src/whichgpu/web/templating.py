@@ -85,7 +85,18 @@ def environment() -> Environment:
         label=label,
         form_name=lambda path: form_name(tuple(str(path).split("."))) or "",
     )
+    env.globals["applies"] = applies
     return env
+
+
+def applies(field: str) -> str:
+    """The kinds of work that read ``field``, space-separated, from the one table the
+    request layer checks them by (:data:`whichgpu.inputs.workload_files.APPLIES`): what a
+    form's ``data-tasks`` shows the field for."""
+    from whichgpu.inputs.requests import KINDS
+    from whichgpu.inputs.workload_files import APPLIES
+
+    return " ".join(kind for kind in KINDS if field in APPLIES.get(kind, ()))
 
 
 def render(name: str, **context: Any) -> str:
