@@ -3,6 +3,6 @@
 
 from whichgpu.plan.core import plan
 from whichgpu.plan.hardware import Hardware, slice_gpu
-from whichgpu.plan.run import Run
+from whichgpu.plan.run import Blocker, Run
 
-__all__ = ["Hardware", "Run", "plan", "slice_gpu"]
+__all__ = ["Blocker", "Hardware", "Run", "plan", "slice_gpu"]

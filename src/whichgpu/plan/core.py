@@ -20,7 +20,7 @@ from whichgpu.inputs.requests import IMAGE_KINDS, Component
 from whichgpu.notes import Note, note
 from whichgpu.plan.hardware import Hardware, slice_gpu
 from whichgpu.plan.jobs import bridge_note, serves
-from whichgpu.plan.run import Run
+from whichgpu.plan.run import Blocker, Run
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -145,18 +145,9 @@ def _plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | 
                 arch, scaled, gpu, hw.count, framework=component.framework
             )
         except WhichGPUError:
-            from whichgpu.estimate.perf import missing_math_unit
-
-            missing = missing_math_unit(gpu, scaled.math_precision)
-            return Run(
-                component,
-                fits,
-                needed,
-                capacity_gib,
-                strategy,
-                provenance="none",
-                missing_unit=missing,
-            )
+            blocker = math_unit_blocker(gpu, scaled.math_precision)
+            return Run(component, fits, needed, capacity_gib, strategy, provenance="none",
+                       blocker=blocker)  # fmt: skip
     rate = est.throughput
     if "prior" in est.provenance or "not fitted" in est.provenance:
         notes.append(
@@ -237,10 +228,8 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> Run:
                     batch_field=Ref(("batch",)), checkpointing_field=Ref(("checkpointing",)),
                 ))  # fmt: skip
     except WhichGPUError:
-        from whichgpu.estimate.perf import missing_math_unit
-
         return Run(component, True, None, capacity_gib, strategy, provenance="none",
-                            missing_unit=missing_math_unit(gpu, "bf16-true"))  # fmt: skip
+                   blocker=math_unit_blocker(gpu, "bf16-true"))  # fmt: skip
     needed = est.memory.total_gib
     if needed > capacity_gib:
         return Run(component, False, needed, capacity_gib, strategy)
@@ -284,11 +273,10 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
     targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     if (gap := named.gap(gpu, job.quant)) is not None:
-        missing = {"CUDA": "CUDA", "engine": f"engine SM {gap[1]:.1f}"}.get(
-            gap[0], f"SM {gap[1]:.1f}"
-        )
+        kind = {"CUDA": "cuda_only", "engine": "engine_capability"}.get(gap[0], "format_capability")
+        blocker = Blocker(kind, needed=gap[1])  # type: ignore[arg-type]
         return Run(component, True, None, capacity_gib, f"{hw.count} GPU",
-                            provenance="none", missing_unit=missing)  # fmt: skip
+                   provenance="none", blocker=blocker)  # fmt: skip
     choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
                            component.batch)  # fmt: skip
     if choice is None:
@@ -355,6 +343,14 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         job=replica_job,
         serving=best,
     )
+
+
+def math_unit_blocker(gpu: GPU, precision: str) -> Blocker | None:
+    """The tensor-core format ``precision`` needs and ``gpu`` lacks, as a blocker."""
+    from whichgpu.estimate.perf import missing_math_unit
+
+    missing = missing_math_unit(gpu, precision)
+    return None if missing is None else Blocker("math_unit", unit=missing)
 
 
 def replica_memory(arch: ModelArch, choice: EngineChoice, gpu: GPU) -> tuple[Job, float]:

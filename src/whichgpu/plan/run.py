@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from whichgpu.inputs.requests import Component
 from whichgpu.notes import Note
@@ -11,6 +11,20 @@ from whichgpu.notes import Note
 if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.job import Checkpointing, Job
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Why a job cannot run on a GPU, as data (each kind its own reason, rendered by code):
+
+    - ``math_unit``: the tensor-core format its precision needs (``unit``: BF16, TF32, FP8);
+    - ``cuda_only``: the serving engine runs on NVIDIA GPUs only;
+    - ``engine_capability``: the engine runs from compute capability ``needed`` at all;
+    - ``format_capability``: the engine runs the weights' format from ``needed``."""
+
+    kind: Literal["math_unit", "cuda_only", "engine_capability", "format_capability"]
+    unit: str | None = None
+    needed: float | None = None
 
 
 @dataclass(frozen=True)
@@ -34,8 +48,8 @@ class Run:
     notes: tuple[Note, ...] = ()
     #: What was chosen for settings the user left open (micro-batch, checkpointing)
     chosen: tuple[Note, ...] = ()
-    #: The tensor-core format the job's precision needs and the GPU lacks
-    missing_unit: str | None = None
+    #: Why the job cannot run here at all (a tensor-core format, an engine's hardware)
+    blocker: Blocker | None = None
     #: The job as configured for this hardware (layout, micro-batch, accumulation…)
     job: Job | None = None
     #: A served model's plan on this hardware: engine, replicas × GPUs, its operating point

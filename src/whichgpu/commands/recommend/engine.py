@@ -154,22 +154,21 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                     capacity=round(run.capacity_gib, 1),
                 )
             )
-        elif run.missing_unit == "CUDA" or "SM " in (run.missing_unit or ""):
+        elif run.blocker is not None and run.blocker.kind != "math_unit":
             from whichgpu.job.engines import DEFAULT_ENGINE, ENGINES
 
             engine = ENGINES[run.component.engine or DEFAULT_ENGINE].name
             common = {"component": run.component.label, "engine": engine, "gpu": gpu.short_name}
-            unit = run.missing_unit or ""
-            if unit == "CUDA":
+            blocker = run.blocker
+            needed = f"{blocker.needed or 0.0:.1f}"
+            if blocker.kind == "cuda_only":
                 out.append(note("block_cuda_only", **common))
-            elif unit.startswith("engine "):  # older than the engine supports at all
-                out.append(note("block_engine_min_capability", **common,
-                                needed=unit.removeprefix("engine SM "),
+            elif blocker.kind == "engine_capability":  # older than the engine supports at all
+                out.append(note("block_engine_min_capability", **common, needed=needed,
                                 has=gpu.compute_capability or "-"))  # fmt: skip
             else:  # a weight format from a compute capability (EngineProfile.gap)
                 out.append(note("block_engine_capability", **common,
-                                quant=run.component.quant or "",
-                                needed=unit.removeprefix("SM "),
+                                quant=run.component.quant or "", needed=needed,
                                 has=gpu.compute_capability or "-"))  # fmt: skip
         elif not run.global_batch_made:
             out.append(
@@ -181,13 +180,13 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                     hardware=hardware_label(option, count_one=True),
                 )
             )
-        elif run.throughput is None and run.missing_unit is not None:
+        elif run.throughput is None and run.blocker is not None:
             out.append(
                 note(
                     "block_precision",
                     component=run.component.label,
                     gpu=gpu.short_name,
-                    unit=run.missing_unit,
+                    unit=run.blocker.unit or "",
                 )
             )
         elif run.throughput is None:
