@@ -219,3 +219,51 @@ def test_the_recommender_skips_a_format_the_gpu_cannot_run() -> None:
     assert old and not any(o["feasible"] for o in old)
     assert {o["blockers"][0]["code"] for o in old} == {"block_engine_capability"}
     assert doc["pick"]["gpu"] not in ("v100-sxm2-16gb", "t4")
+
+
+# units are never guessed (issue 44) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--request-rate", "10", "--tpot", "30"), "--tpot: 30 what? give its unit, e.g. 30ms or 30s"),
+        (("--request-rate", "10", "--ttft", "2"), "--ttft: 2 what? give its unit, e.g. 2ms or 2s"),
+    ],
+)  # fmt: skip
+def test_a_latency_without_its_unit_is_refused(args: tuple[str, ...], message: str) -> None:
+    result = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b", *args)
+    assert result.code == 2 and message in result.stderr, result.stderr
+
+
+def test_a_duration_is_read_bare_only_where_its_name_gives_the_unit(tmp_path: Path) -> None:
+    lora = ("recommend", "--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8", "--json")
+    refused = run_cli(*lora, "--deadline", "30")
+    assert refused.code == 2 and "--deadline: 30 what? give its unit, e.g. 30h or 30d" in (
+        refused.stderr
+    )
+    assert run_cli(*lora, "--deadline", "30h").code == 0
+    served = ("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--json")
+    assert run_cli(*served, "--hours", "100").code == 0  # --hours names its unit
+    job = tmp_path / "job.toml"
+    job.write_text('[constraints]\ndeadline_h = 30\n[[components]]\nkind = "lora"\n'
+                   'model = "llama-2-7b"\ntokens = 1e8\n')  # fmt: skip
+    assert run_cli("recommend", "--file", str(job), "--json").code == 0  # deadline_h: hours
+    job.write_text('[[components]]\nkind = "inference"\nmodel = "llama-3.1-8b"\n'
+                   "request_rate = 5\ntpot = 0.1\n")  # fmt: skip
+    result = run_cli("recommend", "--file", str(job))
+    assert result.code == 2 and "components.0.tpot: 0.1 what?" in result.stderr
+
+
+def test_the_api_refuses_a_latency_without_its_unit() -> None:
+    from fastapi.testclient import TestClient
+
+    from whichgpu.catalog import load_catalog
+    from whichgpu.web import create_app
+
+    client = TestClient(create_app(load_catalog()))
+    body = {"model": "llama-3.1-8b", "gpu": "l40s", "request_rate": 5, "tpot": 0.1}
+    response = client.post("/api/v1/estimate", json=body)
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "unit_required"
+    assert client.post("/api/v1/estimate", json={**body, "tpot": "100ms"}).status_code == 200

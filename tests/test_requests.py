@@ -319,6 +319,8 @@ def _through_every_door(component: dict[str, Any], constraints: dict[str, Any]) 
 
     text_component = {k: _as_text(v) for k, v in component.items()}
     text_constraints = {k: _as_text(v) for k, v in constraints.items()}
+    if isinstance(constraints.get("deadline_h"), int | float):  # typed as --deadline 24h
+        text_constraints["deadline_h"] = f"{constraints['deadline_h']}h"
     form = {
         ("task" if k == "kind" else k): ("on" if v is True else v)
         for k, v in text_component.items()

@@ -142,6 +142,7 @@ MESSAGES: dict[str, str] = {
     "not_a_size": N_("takes a size like 7B, 350M or 1.5e9 (got {value!r})"),
     "not_a_duration": N_("takes a duration like 48h, 3d or 90min (got {value!r})"),
     "not_a_latency": N_("takes a latency like 2s or 150ms (got {value!r})"),
+    "unit_required": N_("{value} what? give its unit, e.g. {example}"),
     "not_bool": N_("must be true or false (got {value!r})"),
     "not_a_list": N_("must be a list of: {valid}"),
     "not_text": N_("must be text (got {value!r})"),

@@ -154,6 +154,13 @@ def value_of(spec: Input, value: object, path: Path, text: bool = False) -> Any:
         return value
     if kind in ("number", "size", "duration", "latency"):
         number: float
+        if (
+            kind in ("duration", "latency")
+            and _bare_number(value, text)
+            and not (_unit_named(spec, path, text))
+        ):  # 30 what? a unit the field's name does not give is never guessed
+            example = f"{value}ms or {value}s" if kind == "latency" else f"{value}h or {value}d"
+            raise InvalidInput("unit_required", field=path, value=value, example=example)
         if isinstance(value, str):
             parser = {
                 "size": parse_count,
@@ -219,6 +226,30 @@ def value_of(spec: Input, value: object, path: Path, text: bool = False) -> Any:
     if len(written) > spec.max_length:
         raise InvalidInput("too_long", field=path, n=spec.max_length)
     return written.strip()
+
+
+def _bare_number(value: object, text: bool) -> bool:
+    """A number given without a unit: a JSON or TOML number, or text that is only digits."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    if isinstance(value, str):
+        try:
+            float(value.strip())
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def _unit_named(spec: Input, path: Path, text: bool) -> bool:
+    """Whether the field's name, as the user wrote it, says the unit: the key of a file or a
+    body (``deadline_h``, ``hours``), the flag or form field of typed text (``--hours``;
+    ``--deadline``, ``ttft`` and ``tpot`` do not)."""
+    name = str(path[-1]) if path and isinstance(path[-1], str) else ""
+    written = (spec.flag or name).replace("-", "_") if text else name
+    return written == "hours" or written.endswith(("_h", "_s", "_ms"))
 
 
 def choice(value: object, valid: Sequence[str], path: Path) -> str:
@@ -293,7 +324,7 @@ def check_fields(*parts: tuple[type, Mapping[str, Any]], text: bool = False) -> 
 
 _SIZE_PATTERN = r"^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*[kmbgtKMBGT]?\s*$"
 _DURATION_PATTERN = r"^\s*[0-9]*\.?[0-9]+\s*(min|m|h|d|w|MIN|M|H|D|W)?\s*$"
-_LATENCY_PATTERN = r"^\s*[0-9]*\.?[0-9]+\s*(ms|s|min|MS|S|MIN)?\s*$"
+_LATENCY_PATTERN = r"^\s*[0-9]*\.?[0-9]+\s*(ms|s|min|MS|S|MIN)\s*$"
 
 
 def field_schema(spec: Spec, english: bool = True) -> dict[str, Any]:
@@ -316,13 +347,8 @@ def field_schema(spec: Spec, english: bool = True) -> dict[str, Any]:
                 {"type": "string", "pattern": _SIZE_PATTERN, "maxLength": 40},
             ]
         }
-    elif i.kind == "latency":
-        schema = {
-            "anyOf": [
-                {"type": "number", **bounds},
-                {"type": "string", "pattern": _LATENCY_PATTERN, "maxLength": 40},
-            ]
-        }
+    elif i.kind == "latency":  # a unit always: no latency field's name gives one
+        schema = {"type": "string", "pattern": _LATENCY_PATTERN, "maxLength": 40}
     elif i.kind == "duration":
         schema = {
             "anyOf": [
