@@ -190,9 +190,14 @@ def test_deadline_moves_the_pick_to_a_faster_option(catalog: Catalog) -> None:
 def test_budget_too_small_is_explained(catalog: Catalog) -> None:
     result = recommend(catalog, _workload(budget_usd=0.5))
     assert result.pick is None
-    assert [n.code for n in result.infeasible] == ["infeasible_budget"]
-    cheapest = min(o.cost_usd for o in result.options if o.cost_usd is not None and o.fits)
-    assert result.infeasible[0].params["cost"] == pytest.approx(cheapest, abs=0.01)
+    # held at the slow end of the estimate's likely range (the default confidence)
+    assert [n.code for n in result.infeasible] == ["infeasible_budget_likely"]
+    slow = [o.cost_usd_slow for o in result.options if o.cost_usd_slow is not None and o.fits]
+    assert result.infeasible[0].params["cost"] == pytest.approx(min(slow), abs=0.01)
+    point = recommend(catalog, _workload(budget_usd=0.5, confidence="point"))
+    assert [n.code for n in point.infeasible] == ["infeasible_budget"]
+    cheapest = min(o.cost_usd for o in point.options if o.cost_usd is not None and o.fits)
+    assert point.infeasible[0].params["cost"] == pytest.approx(cheapest, abs=0.01)
 
 
 def test_model_too_big_for_max_gpus_is_explained(catalog: Catalog) -> None:
@@ -774,3 +779,42 @@ def test_a_tied_option_on_several_instances_says_its_network_as_the_pick_does() 
     text = run_cli("recommend", "-m", "llama-3.1-8b", "--task", "finetune", "--tokens", "1e8")
     assert "4 × H100 SXM" in text.stdout and "(4 instances, Ethernet)" in text.stdout
     assert all(instance_shape(o) == "" for o in options if o.hardware.node_gpus is None)
+
+
+# picks an expert would sign (issue 44) -----------------------------------------------------
+
+
+def test_a_deadline_is_held_at_the_slow_end_of_the_likely_range(catalog: Catalog) -> None:
+    """The filed case: 1B pretraining on 50B tokens within 7 days picked an option at 6.5 days
+    whose own range ran to 9.6; the pick now finishes in time at its range's slow end, and
+    an option that would only at the middle is blocked, saying both figures."""
+    job = make_component({"kind": "train", "model": "llama-3.2-1b", "tokens": "50B"})
+    result = recommend(catalog, Workload((job,), Constraints(deadline_h=7 * 24)))
+    assert result.pick is not None and result.pick.time_high_s is not None
+    assert result.pick.time_high_s <= 7 * 24 * 3600
+    late = [o for o in result.options if o.time_s and o.time_high_s
+            and o.time_s <= 7 * 24 * 3600 < o.time_high_s]  # fmt: skip
+    assert late, "some option meets the deadline at its middle only"
+    codes = {b.code for b in late[0].blockers}
+    assert "block_deadline_likely" in codes
+    point = recommend(catalog, Workload((job,), Constraints(deadline_h=7 * 24, confidence="point")))
+    assert point.pick is not None and (point.pick.time_s or 0) <= 7 * 24 * 3600
+
+
+def test_a_service_is_planned_with_headroom(catalog: Catalog) -> None:
+    """The filed case: 10 req/s under a 50 ms TPOT picked a replica at 10.00 req/s capacity;
+    the pick's capacity now leaves the headroom operators plan (Knative's 70 % target)."""
+    from whichgpu.estimate.assumptions import TARGET_UTILIZATION
+
+    served = make_component({"kind": "inference", "model": "llama-3.1-8b", "request_rate": 10,
+                             "tpot": "50ms"})  # fmt: skip
+    result = recommend(catalog, Workload((served,)))
+    assert result.pick is not None
+    plan = result.pick.runs[0].serving
+    assert plan is not None
+    assert plan.replicas * plan.capacity.rate_rps * TARGET_UTILIZATION >= 10
+    tight = [o for o in result.options if o.runs[0].serving is not None
+             and 10 <= o.runs[0].serving.replicas * o.runs[0].serving.capacity.rate_rps
+             < 10 / TARGET_UTILIZATION]  # fmt: skip
+    assert tight and all(not o.feasible for o in tight)
+    assert "block_rate_headroom" in {b.code for b in tight[0].blockers}

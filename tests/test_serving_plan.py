@@ -663,7 +663,10 @@ def test_with_no_engine_named_the_search_keeps_the_one_that_serves_the_most(
          "tpot": "100ms", "hours": 720}
     )  # fmt: skip
     options = recommend(catalog, Workload((component,))).options
-    same = next(o for o in options if o.gpu.id == "h100-sxm" and o.gpus == 2 and o.feasible)
+    # (the option need not be feasible: 5 req/s is past the share of its capacity a service
+    # is planned to run at; the engine planned on it is what is compared)
+    same = next(o for o in options if o.gpu.id == "h100-sxm" and o.gpus == 2
+                and o.runs[0].serving is not None)  # fmt: skip
     assert same.runs[0].serving is not None and same.runs[0].serving.engine == chosen
 
 

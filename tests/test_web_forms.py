@@ -30,6 +30,7 @@ from whichgpu.web.labels import FORM_NAMES
 NOT_ON_PAGE: dict[str, frozenset[str]] = {
     "recommend": frozenset({
         "activation_offload", "amortize_months", "cache_latents", "chunked_loss", "compiled",
+        "confidence",
         "cpu_offload", "electricity_usd_per_kwh", "framework", "global_batch", "hours_per_month",
         "lora_rank", "lora_targets", "name", "network", "offload", "optimizer",
         "optimizer_in_backward", "samples_per_frame", "services", "tp_overlap", "vae_tiling",

@@ -163,6 +163,18 @@ MESSAGES: dict[str, str | Plural] = {
     "block_budget_per_h": N_("${usd_per_h:,.2f}/h is over the ${budget:,.2f}/h budget"),
     "block_budget": N_("${cost:,.2f} is over the ${budget:,.2f} budget"),
     "block_deadline": N_("{hours:,.1f} h is past the {deadline:,.1f} h deadline"),
+    "block_deadline_likely": N_(
+        "{hours:,.1f} h at the slow end of the estimate's likely range ({point:,.1f} h at its "
+        "middle) is past the {deadline:,.1f} h deadline"
+    ),
+    "block_budget_likely": N_(
+        "${cost:,.2f} at the slow end of the estimate's likely range (${point:,.2f} at its "
+        "middle) is over the ${budget:,.2f} budget"
+    ),
+    "block_rate_headroom": N_(
+        "{component} serves {capacity:,.2f} requests/s at most here: {demand:,.2f} asked is "
+        "{share:.0%} of it, past the {target:.0%} a service is planned to run at"
+    ),
     # recommend: warnings
     "chosen_batch": N_(
         "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "
@@ -411,6 +423,15 @@ MESSAGES: dict[str, str | Plural] = {
     "infeasible_deadline": N_(
         "Past the deadline: the fastest option, {option}, takes {hours:,.2f} h (deadline "
         "{deadline:,.1f} h) for ${cost:,.2f}."
+    ),
+    "infeasible_deadline_likely": N_(
+        "Past the deadline: the fastest option, {option}, takes {hours:,.2f} h at the slow end "
+        "of its likely range (deadline {deadline:,.1f} h) for ${cost:,.2f}; {field} point holds "
+        "it to the estimate's middle."
+    ),
+    "infeasible_budget_likely": N_(
+        "Over budget: the cheapest option, {option}, costs ${cost:,.2f} at the slow end of its "
+        "likely range (budget ${budget:,.2f}); {field} point holds it to the estimate's middle."
     ),
 }
 

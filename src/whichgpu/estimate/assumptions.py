@@ -106,3 +106,10 @@ LOSS_CHUNKS = 8
 #: ZeRO-Infinity and FSDP prefetch one module ahead; torchtune's activation offloading
 #: overlaps one layer's copy with the next one's compute).
 OFFLOAD_RESIDENT_LAYERS = 2
+
+#: The share of a served model's capacity its demand is planned to use: the rest is headroom
+#: for bursts above the mean rate and for the estimate's own error. Knative's autoscaler adds
+#: a replica when the requests in flight reach 70 % of what a replica takes
+#: (config-autoscaler ``container-concurrency-target-percentage``, default 70); Google's
+#: load-balancing autoscaler keeps 80 % (``utilization_target``, default 0.8).
+TARGET_UTILIZATION = 0.7

@@ -99,6 +99,7 @@ MODES: tuple[str, ...] = get_args(Mode)
 CAPABILITIES: tuple[str, ...] = get_args(Capability)
 CATALOGS: tuple[str, ...] = get_args(CatalogName)
 DEFAULT_MARKETS: tuple[str, ...] = ("on-demand", "marketplace")
+CONFIDENCES: tuple[str, ...] = ("likely", "point")
 
 #: Samples a rendered frame takes when the user does not say: Blender's benchmark scenes
 #: render at this order (its score is samples per minute over those scenes).
@@ -481,6 +482,20 @@ class Constraints:
         36.0,
         Input(
             "number", N_("Buying: months the cards are written off over (36)."), low=1.0, high=240.0
+        ),
+    )
+    #: Where in an estimate's likely range a deadline or a budget is held: "likely" at its
+    #: conservative end (the throughput's 10th percentile of held-out error: 9 in 10 runs
+    #: like it finish in time), "point" at its middle.
+    confidence: str = given(
+        "likely",
+        Input(
+            "choice",
+            N_(
+                "Deadline and budget met at the slow end of the estimate's likely range "
+                "(likely), or at its middle (point)."
+            ),
+            choices=CONFIDENCES,
         ),
     )
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import Ref, WhichGPUError
-from whichgpu.estimate.assumptions import TIGHT_HEADROOM
+from whichgpu.estimate.assumptions import TARGET_UTILIZATION, TIGHT_HEADROOM
 from whichgpu.frozen import evolve
 from whichgpu.inputs.requests import IMAGE_KINDS, Component
 from whichgpu.notes import Note, note
@@ -298,7 +298,10 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         )
     else:
         strategy = f"data parallel {replicas}" if replicas > 1 else "1 GPU"
-    meets = best.unmet is None and (demand is None or served_rps >= demand * (1 - 1e-9))
+    # the demand within the share of the capacity a service is planned to run at
+    meets = best.unmet is None and (
+        demand is None or demand <= served_rps * TARGET_UTILIZATION * (1 + 1e-9)
+    )
     time_s = component.hours * 3600.0 if component.hours is not None else None
     if time_s is None and component.tokens is not None and rate > 0:
         time_s = component.tokens / rate

@@ -59,6 +59,17 @@ class Run:
     global_batch_made: bool = True
 
     @property
+    def time_high_s(self) -> float | None:
+        """The time at the slow end of the throughput's likely range (its 10th percentile:
+        the job's work over the low rate), what a deadline is held to; hours of use are
+        fixed (serving, interactive work)."""
+        if self.time_s is None or self.component.hours is not None:
+            return self.time_s
+        if not self.throughput or not self.throughput_low:
+            return self.time_s
+        return self.time_s * self.throughput / self.throughput_low
+
+    @property
     def batch(self) -> int | None:
         return None if self.job is None else self.job.batch
 

@@ -204,6 +204,15 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                     best_ms=round(best * 1e3, 1),
                 )
             )
+        elif not run.meets_rate and run.serving is not None:
+            from whichgpu.estimate.assumptions import TARGET_UTILIZATION
+
+            capacity = run.serving.replicas * run.serving.capacity.rate_rps
+            demand = run.component.request_rate or 0.0
+            out.append(note("block_rate_headroom", component=run.component.label,
+                            capacity=round(capacity, 2), demand=demand,
+                            share=demand / capacity if capacity else 1.0,
+                            target=TARGET_UTILIZATION))  # fmt: skip
         elif not run.meets_rate:
             need = (run.component.request_rate or 0) * max(run.component.generate, 1)
             out.append(
@@ -239,20 +248,21 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                     budget=c.budget_usd_per_h,
                 )
             )
-        if (
-            c.budget_usd is not None
-            and option.cost_usd is not None
-            and option.cost_usd > c.budget_usd
-        ):
-            out.append(note("block_budget", cost=round(option.cost_usd, 2), budget=c.budget_usd))
-    if (
-        c.deadline_h is not None
-        and option.time_s is not None
-        and option.time_s > c.deadline_h * 3600
-    ):
-        out.append(
-            note("block_deadline", hours=round(option.time_s / 3600, 1), deadline=c.deadline_h)
-        )
+        cost = option.cost_usd_slow if c.confidence == "likely" else option.cost_usd
+        if c.budget_usd is not None and cost is not None and cost > c.budget_usd:
+            if cost != option.cost_usd and option.cost_usd is not None:
+                out.append(note("block_budget_likely", cost=round(cost, 2),
+                                point=round(option.cost_usd, 2), budget=c.budget_usd))  # fmt: skip
+            else:
+                out.append(note("block_budget", cost=round(cost, 2), budget=c.budget_usd))
+    time_s = option.time_high_s if c.confidence == "likely" else option.time_s
+    if c.deadline_h is not None and time_s is not None and time_s > c.deadline_h * 3600:
+        if time_s != option.time_s and option.time_s is not None:
+            point = round(option.time_s / 3600, 1)
+            out.append(note("block_deadline_likely", hours=round(time_s / 3600, 1), point=point,
+                            deadline=c.deadline_h))  # fmt: skip
+        else:
+            out.append(note("block_deadline", hours=round(time_s / 3600, 1), deadline=c.deadline_h))
     return tuple(out)
 
 

@@ -44,6 +44,24 @@ class Option:
     tied: bool = False
 
     @property
+    def time_high_s(self) -> float | None:
+        """The components one after another, each at the slow end of its likely range."""
+        times = [run.time_high_s for run in self.runs]
+        if not times or any(t is None for t in times):
+            return None
+        return sum(t for t in times if t is not None)
+
+    @property
+    def cost_usd_slow(self) -> float | None:
+        """The cost at the cheapest offer for :attr:`time_high_s` (what a budget is held to
+        at the conservative end)."""
+        if self.usd_per_h is None or self.time_high_s is None:
+            return None
+        if self.cost_usd is not None and self.time_s:
+            return self.cost_usd * self.time_high_s / self.time_s
+        return self.usd_per_h * self.time_high_s / 3600
+
+    @property
     def gpu(self) -> GPU:
         return self.hardware.gpu
 

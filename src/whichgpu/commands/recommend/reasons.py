@@ -469,7 +469,16 @@ def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) 
         return _why_nothing_fits(catalog, ranked[0], workload)
 
     def nearly(code: str) -> list[Option]:
-        return [o for o in ranked if o.blockers and {b.code for b in o.blockers} <= {code}]
+        return [o for o in ranked if o.blockers
+                and {b.code.removesuffix("_likely") for b in o.blockers} <= {code}]  # fmt: skip
+
+    likely = c.confidence == "likely"  # held at the slow end of the estimate's range
+
+    def held_time(o: Option) -> float | None:
+        return o.time_high_s if likely else o.time_s
+
+    def held_cost(o: Option) -> float | None:
+        return o.cost_usd_slow if likely and o.cost_usd is not None else o.cost_usd
 
     for code, message in (
         ("block_budget", "infeasible_budget"),
@@ -480,14 +489,15 @@ def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) 
         if not near:
             continue
         if code == "block_deadline":
-            best = min(near, key=lambda o: (o.time_s or 0.0, o.cost_usd or 0.0))
+            best = min(near, key=lambda o: (held_time(o) or 0.0, o.cost_usd or 0.0))
             out.append(
                 note(
-                    message,
+                    message + ("_likely" if likely else ""),
                     option=hw_text(best),
-                    hours=_hours(best.time_s),
+                    hours=_hours(held_time(best)),
                     deadline=c.deadline_h or 0,
-                    cost=_money(best.cost_usd),
+                    cost=_money(held_cost(best)),
+                    **({"field": Ref(("confidence",))} if likely else {}),
                 )
             )
         else:
@@ -495,15 +505,18 @@ def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) 
             best = min(
                 near,
                 key=lambda o: (
-                    (o.usd_per_h if per_hour else _cost_of(o)) or 0.0,
+                    (o.usd_per_h if per_hour else held_cost(o) or _cost_of(o)) or 0.0,
                     o.time_s or 0.0,
                 ),
             )
             out.append(
                 note(
-                    message,
+                    message + ("_likely" if likely and code == "block_budget" else ""),
                     option=hw_text(best),
-                    cost=_money(best.cost_usd),
+                    cost=_money(held_cost(best)),
+                    **(
+                        {"field": Ref(("confidence",))} if likely and code == "block_budget" else {}
+                    ),
                     usd_per_h=_money(best.usd_per_h),
                     budget=(c.budget_usd if code == "block_budget" else c.budget_usd_per_h) or 0,
                 )
