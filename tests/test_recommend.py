@@ -694,7 +694,7 @@ def test_ties_are_the_options_within_the_pick_s_typical_error(catalog: Catalog) 
     from whichgpu.commands.recommend.options import typical_error
     from whichgpu.estimate.assumptions import MAX_TIED
 
-    component = make_component({"kind": "train", "model": "llama-2-13b", "tokens": 2e9})
+    component = make_component({"kind": "lora", "model": "llama-3.1-70b", "tokens": 1e8})
     result = recommend(catalog, Workload((component,)))
     pick = result.pick
     assert pick is not None and pick.score

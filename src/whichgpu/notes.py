@@ -145,6 +145,16 @@ MESSAGES: dict[str, str | Plural] = {
         "Buying ({condition}): ${purchase:,.0f}, then ${power:,.3f}/h of electricity (no rental "
         "price to break even against)."
     ),
+    "reason_extrapolated_passed": N_(
+        "{option} would cost ${middle:,.2f} at its estimate's middle, but its speed rests on "
+        "a factor nobody measured for that GPU and work ({provenance}): ranked at the slow end "
+        "of its range, ${slow:,.2f}, it does not beat a measured option inside its error."
+    ),
+    "reason_extrapolated_passed_time": N_(
+        "{option} would take {middle:,.2f} h at its estimate's middle, but its speed rests on "
+        "a factor nobody measured for that GPU and work ({provenance}): ranked at the slow end "
+        "of its range, {slow:,.2f} h, it does not beat a measured option inside its error."
+    ),
     # recommend: what blocks an option
     "block_memory": N_(
         "{component} needs {needed:,.1f} GiB per GPU; {capacity:,.1f} GiB available"

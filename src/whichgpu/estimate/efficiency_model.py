@@ -184,6 +184,34 @@ def alpha_key(harness: str, link: str) -> str:
     return harness if link == "nvlink" else f"{harness}:{link}"
 
 
+#: What a provenance says where no measurement of this GPU architecture and work calibrated
+#: the estimate: a prior, another regime's factor, or a predecessor architecture's.
+EXTRAPOLATED_MARKS = ("prior", "not fitted", "no LLM training run")
+
+
+def extrapolated(provenance: str) -> bool:
+    """Whether an estimate of ``provenance`` rests on a factor nobody measured for its GPU
+    architecture and work (:data:`EXTRAPOLATED_MARKS`)."""
+    return any(mark in provenance for mark in EXTRAPOLATED_MARKS)
+
+
+@cache
+def inherited_band() -> tuple[float, float]:
+    """How far a factor taken from another regime can be from the one a measurement would
+    fit, on the fit's own evidence: the least and the most ratio of a regime's own factor
+    (``diffusion:``, ``serve:``, ``llm:`` of an architecture) to the same architecture's
+    shared factor, over every architecture where both were fitted (Turing's image
+    generation 0.65 × its shared factor, Hopper's 1.46 ×, in the current fit)."""
+    model, _spread = load_efficiency()
+    ratios = [
+        value / model.factor[base]
+        for key, value in model.factor.items()
+        for family in (DIFFUSION_FAMILY, SERVE_FAMILY, TRAIN_FAMILY)
+        if key.startswith(family) and (base := key.removeprefix(family)) in model.factor
+    ]
+    return (min(ratios), max(ratios)) if ratios else (1.0, 1.0)
+
+
 @cache
 def load_efficiency() -> tuple[EfficiencyModel, dict[str, tuple[float, float]]]:
     """The fitted model and, per regime, its leave-one-out error spread (10th, 90th pct),

@@ -65,15 +65,20 @@ class Rate(msgspec.Struct, frozen=True):
     high: float
 
 
-def likely_rate(value: float, unit: str, regime: str) -> Rate:
+def likely_rate(value: float, unit: str, regime: str, provenance: str = "") -> Rate:
     """``value`` and its likely band: the regime's held-out error of the efficiency fit (its
     10th and 90th percentiles, ``catalog/data/efficiency.csv``; all regimes' where the regime
-    has none), the one band every estimate states (estimate, fit and recommend)."""
-    from whichgpu.estimate.efficiency_model import load_efficiency
+    has none), the one band every estimate states (estimate, fit and recommend); widened,
+    where the estimate rests on a factor nobody measured for its GPU and work
+    (:func:`~whichgpu.estimate.efficiency_model.extrapolated`), by how far a regime's own
+    factor sits from an architecture's shared one (:func:`~whichgpu.estimate.
+    efficiency_model.inherited_band`)."""
+    from whichgpu.estimate.efficiency_model import extrapolated, inherited_band, load_efficiency
 
     _model, spread = load_efficiency()
     low_err, high_err = spread.get(regime, spread["*"])
-    return Rate(value, unit, value / (1 + high_err), value / (1 + low_err))
+    low_ratio, high_ratio = inherited_band() if extrapolated(provenance) else (1.0, 1.0)
+    return Rate(value, unit, value * low_ratio / (1 + high_err), value * high_ratio / (1 + low_err))
 
 
 class ThroughputEstimate(msgspec.Struct, frozen=True):
@@ -237,7 +242,7 @@ def estimate_rate(
         count=count,
         regime=regime,
         harness=harness,
-        throughput=likely_rate(rate, unit, regime),
+        throughput=likely_rate(rate, unit, regime, provenance),
         bound=obs.bound,
         mfu=None,
         time_s=None,
@@ -471,7 +476,7 @@ def checked_throughput(
             )
         if step.bound == "interconnect":
             bound = "interconnect"
-    throughput = likely_rate(rate, unit, regime)
+    throughput = likely_rate(rate, unit, regime, provenance)
     mfu = None
     if regime == "llm-train":
         peak = tensor_tflops(gpu, job.math_precision) * 1e12 * count

@@ -149,7 +149,9 @@ def _plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | 
             return Run(component, fits, needed, capacity_gib, strategy, provenance="none",
                        blocker=blocker)  # fmt: skip
     rate = est.throughput
-    if "prior" in est.provenance or "not fitted" in est.provenance:
+    from whichgpu.estimate.efficiency_model import extrapolated
+
+    if extrapolated(est.provenance):
         notes.append(
             note(
                 "warn_prior_efficiency",

@@ -78,6 +78,7 @@ def option_doc(option: Option) -> dict[str, Any]:
         "score": _round(option.score),
         "pareto": option.pareto,
         "tied_with_pick": option.tied,
+        "extrapolated": option.extrapolated,
         "components": [
             {
                 "name": run.component.label,
@@ -154,13 +155,18 @@ def shown_options(
 
 
 def status_text(option: Option, result: Recommendation, pareto: str) -> str:
-    """``pick``, the Pareto label, or why the option is blocked (its first two reasons)."""
+    """``pick``, the Pareto label, or why the option is blocked (its first two reasons);
+    an option whose speed is extrapolated says so (it is ranked at its range's slow end)."""
     if option.feasible:
         if option is result.pick:
-            return _("pick")
-        if option.tied:
-            return _("≈ pick")
-        return pareto if option.pareto else ""
+            label = _("pick")
+        elif option.tied:
+            label = _("≈ pick")
+        else:
+            label = pareto if option.pareto else ""
+        if option.extrapolated:
+            label = _(CLAUSE_SEPARATOR).join(x for x in (label, _("extrapolated")) if x)
+        return label
     return _(CLAUSE_SEPARATOR).join(b.render() for b in option.blockers[:2])
 
 

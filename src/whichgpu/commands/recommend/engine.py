@@ -267,26 +267,42 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
 
 
 def _objective_key(option: Option, objective: str) -> tuple[float, ...]:
-    """Smaller is better; ties broken by cost, time, card count and names (deterministic)."""
+    """Smaller is better; ties broken by cost, time, card count and names (deterministic).
+    An option whose speed is extrapolated is held at the slow end of its range."""
     cost, per_h, time_s = _rounded(option)
-    speed = -(option.throughput or 0.0)
+    speed = -(_held_speed(option) or 0.0)
     primary: tuple[float, ...]
     if objective == "cost":
         primary = (cost, per_h)  # an unknown cost is infinite (_rounded): ranked by $/h
     elif objective == "time":
         primary = (time_s, speed)
     else:
-        primary = (-(option.value or 0.0),)
+        value = option.value or 0.0
+        if option.extrapolated and option.throughput:
+            value *= (_held_speed(option) or 0.0) / option.throughput
+        primary = (-value,)
     return (*primary, cost, per_h, time_s, round(speed, 6), float(option.gpus))
+
+
+def _held_speed(option: Option) -> float | None:
+    """The throughput the ranking holds ``option`` to: the slow end of its likely range
+    where it rests on an extrapolated factor, else its estimate."""
+    run = option.runs[0] if option.runs else None
+    if option.extrapolated and run is not None and run.throughput_low:
+        return run.throughput_low
+    return option.throughput
 
 
 def _rounded(option: Option) -> tuple[float, float, float]:
     """Cost, $/h and seconds to the cent, the hundredth of a cent and the second (infinite
     where unknown): float noise must not reorder equal options."""
     inf = float("inf")
-    cost = round(option.cost_usd, 2) if option.cost_usd is not None else inf
+    slow = option.extrapolated  # held at the slow end of its range
+    cost_usd = option.cost_usd_slow if slow else option.cost_usd
+    seconds = option.time_high_s if slow else option.time_s
+    cost = round(cost_usd, 2) if cost_usd is not None else inf
     per_h = round(option.usd_per_h, 4) if option.usd_per_h is not None else inf
-    time_s = round(option.time_s) if option.time_s is not None else inf
+    time_s = round(seconds) if seconds is not None else inf
     return cost, per_h, time_s
 
 

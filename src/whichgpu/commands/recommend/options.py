@@ -5,6 +5,7 @@ explain them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from whichgpu.catalog.records import GPU, Price
 from whichgpu.estimate.assumptions import MEDIAN_ERROR_PER_BAND
@@ -42,6 +43,16 @@ class Option:
     pareto: bool = False
     #: Within the estimate's typical error of the pick on the objective: equivalent to it
     tied: bool = False
+
+    @cached_property
+    def extrapolated(self) -> bool:
+        """Whether a component's speed here rests on a factor nobody measured for this GPU
+        architecture and work (a prior, another regime's or a predecessor's): ranked at the
+        slow end of its (wider) range, so that it does not beat a measured option inside
+        its error."""
+        from whichgpu.estimate.efficiency_model import extrapolated
+
+        return any(extrapolated(run.provenance) for run in self.runs)
 
     @property
     def time_high_s(self) -> float | None:

@@ -575,6 +575,9 @@ def explain(
             )
         )
     reasons.append(_price_reason(pick, workload))
+    passed = _extrapolated_passed(pick, ranked, objective)
+    if passed is not None:
+        reasons.append(passed)
     nodes = _nodes_reason(pick)
     if nodes is not None:
         reasons.append(nodes)
@@ -602,4 +605,34 @@ def explain(
         (),
         baseline,
         unpriced,
+    )
+
+
+def _extrapolated_passed(pick: Option, ranked: Sequence[Option], objective: str) -> Note | None:
+    """Where a feasible option beats the pick at its estimate's middle but its speed rests
+    on a factor nobody measured for its GPU and work: the best such option, its figure at
+    the middle and at the slow end of its range, where it is ranked."""
+    if objective not in ("cost", "time"):
+        return None
+
+    def middle(o: Option) -> float | None:
+        return (o.cost_usd if objective == "cost" else o.time_s) if o.time_s else None
+
+    def slow(o: Option) -> float | None:
+        return o.cost_usd_slow if objective == "cost" else o.time_high_s
+
+    here = middle(pick)
+    better = [o for o in ranked if o.feasible and o.extrapolated and o is not pick
+              and here is not None and (middle(o) or here) < here]  # fmt: skip
+    if not better:
+        return None
+    best = min(better, key=lambda o: middle(o) or 0.0)
+    run = next(r for r in best.runs if r.provenance)
+    figure = _money if objective == "cost" else _hours
+    return note(
+        "reason_extrapolated_passed" + ("" if objective == "cost" else "_time"),
+        option=hw_text(best),
+        middle=figure(middle(best) or 0.0),
+        slow=figure(slow(best) or 0.0),
+        provenance=run.provenance,
     )
