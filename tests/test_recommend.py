@@ -818,3 +818,19 @@ def test_a_service_is_planned_with_headroom(catalog: Catalog) -> None:
              < 10 / TARGET_UTILIZATION]  # fmt: skip
     assert tight and all(not o.feasible for o in tight)
     assert "block_rate_headroom" in {b.code for b in tight[0].blockers}
+
+
+def test_an_fp8_checkpoint_is_served_in_fp8(catalog: Catalog) -> None:
+    """DeepSeek-V3 ships FP8 weights (config.json's quantization_config): served in FP8 by
+    default, as its reference deployment on 8 × H200 runs it (it was planned in BF16, and
+    the pick was 8 × MI300X); the answer says so, and a precision asked keeps 16 bits."""
+    served = make_component({"kind": "inference", "model": "deepseek-v3", "request_rate": 1})
+    result = recommend(catalog, Workload((served,)))
+    assert result.pick is not None and result.pick.gpu.id == "h200"
+    run = result.pick.runs[0]
+    assert run.job is not None and run.job.quant == "fp8"
+    assert "chosen_checkpoint_format" in {n.code for n in result.reasons}
+    asked = make_component({"kind": "inference", "model": "deepseek-v3", "request_rate": 1,
+                            "precision": "bf16-true"})  # fmt: skip
+    bf16 = recommend(catalog, Workload((asked,)))
+    assert bf16.pick is None or bf16.pick.runs[0].job.quant is None  # type: ignore[union-attr]

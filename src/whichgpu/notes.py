@@ -155,6 +155,10 @@ MESSAGES: dict[str, str | Plural] = {
         "a factor nobody measured for that GPU and work ({provenance}): ranked at the slow end "
         "of its range, {slow:,.2f} h, it does not beat a measured option inside its error."
     ),
+    "chosen_checkpoint_format": N_(
+        "{component}: {quant} weights, the format its checkpoint ships in (config.json's "
+        "quantization_config); give {field} to set another."
+    ),
     # recommend: what blocks an option
     "block_memory": N_(
         "{component} needs {needed:,.1f} GiB per GPU; {capacity:,.1f} GiB available"

@@ -123,7 +123,9 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         # without the serving planner, inference is one copy split over every GPU
         raise InvalidInput("inference_tp_count", field=("tp",), tp=r.tp, count=r.count,
                            replicas=r.count // (r.tp or 1), engine=Ref(("engine",)))  # fmt: skip
-    notes: list[Note] = []
+    from whichgpu.plan.jobs import checkpoint_note
+
+    notes: list[Note] = list(checkpoint_note(arch.name, arch, job, r.quant))
     if r.precision is None:  # a default this GPU cannot run: its FP16 twin, said
         from whichgpu.plan.settings import fp16_where_needed
 
@@ -207,6 +209,7 @@ def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job
     from whichgpu.inputs.job_input import make_job
     from whichgpu.job import default_seq, generated_tokens
     from whichgpu.job.recipes import default_precision
+    from whichgpu.plan.jobs import served_quant
 
     inference = r.task == "inference"
     generate = generated_tokens(arch, r.generate) if inference else 0
@@ -214,7 +217,7 @@ def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job
         **(r.settings() if training else r.hardware()),
         task=r.task,
         precision=default_precision(r.precision, r.task, r.framework),
-        quant=r.quant,
+        quant=served_quant(arch, r.quant, r.precision, r.task),
         batch=r.batch,
         seq=default_seq(arch, r.seq),
         prompt=r.prompt or (default_prompt(arch, r.seq, generate) if inference else 0),

@@ -98,6 +98,9 @@ class ModelArch:
     #: ResNet bottleneck stages: (blocks, output width) per stage; stem width
     stages: tuple[tuple[int, int], ...] = ()
     stem_width: int = 0
+    #: The weight format the checkpoint ships in where it is not 16-bit (``fp8``: DeepSeek-V3's
+    #: ``quantization_config``), what it is served in unless another is asked
+    checkpoint_quant: str | None = None
     #: Activation function (``hidden_act``) and dropout probabilities active in training
     activation: str = "silu"
     hidden_dropout: float = 0.0

@@ -515,7 +515,24 @@ def _numerics_fields(config: Config, family: str) -> dict[str, Any]:
         "activation": str(act),
         "hidden_dropout": float(hidden or 0.0),
         "attention_dropout": float(attn or 0.0),
+        "checkpoint_quant": _checkpoint_quant(config),
     }
+
+
+#: A ``quantization_config``'s ``quant_method`` → the weight format whichgpu plans it in:
+#: FP8 checkpoints (DeepSeek-V3's block-scaled e4m3; transformers' ``FineGrainedFP8Config``
+#: and ``fbgemm_fp8``) served as FP8 weights.
+CHECKPOINT_FORMATS = {"fp8": "fp8", "fbgemm_fp8": "fp8"}
+
+
+def _checkpoint_quant(config: Config) -> str | None:
+    """The weight format a checkpoint ships in, from its ``quantization_config`` (None for
+    16-bit checkpoints and formats whichgpu does not plan from the config)."""
+    quantization = config.get("quantization_config")
+    if not isinstance(quantization, Mapping):
+        return None
+    method = quantization.get("quant_method")
+    return CHECKPOINT_FORMATS.get(method) if isinstance(method, str) else None
 
 
 def parse_config(config: Config, model_id: str = "", name: str = "", source: str = "") -> ModelArch:

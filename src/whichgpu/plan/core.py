@@ -19,7 +19,7 @@ from whichgpu.frozen import evolve
 from whichgpu.inputs.requests import IMAGE_KINDS, Component
 from whichgpu.notes import Note, note
 from whichgpu.plan.hardware import Hardware, slice_gpu
-from whichgpu.plan.jobs import bridge_note, serves
+from whichgpu.plan.jobs import bridge_note, checkpoint_note, serves
 from whichgpu.plan.run import Blocker, Run
 from whichgpu.units import BYTES_PER_GIB
 
@@ -183,7 +183,9 @@ def _plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | 
         est.provenance,
         meets,
         tuple(notes),
-        chosen=() if prepared is None else tuple(chosen),
+        chosen=()
+        if prepared is None
+        else (*checkpoint_note(component.label, prepared[0], scaled, component.quant), *chosen),
         job=None if prepared is None else scaled,
     )
 
@@ -276,7 +278,7 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     if (gap := named.gap(gpu, job.quant)) is not None:
         kind = {"CUDA": "cuda_only", "engine": "engine_capability"}.get(gap[0], "format_capability")
-        blocker = Blocker(kind, needed=gap[1])  # type: ignore[arg-type]
+        blocker = Blocker(kind, unit=job.quant, needed=gap[1])  # type: ignore[arg-type]
         return Run(component, True, None, capacity_gib, f"{hw.count} GPU",
                    provenance="none", blocker=blocker)  # fmt: skip
     choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
@@ -339,6 +341,7 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         meets_rate=meets,
         notes=tuple(notes),
         chosen=precision
+        + checkpoint_note(component.label, arch, job, component.quant)
         + (
             serving_notes(component, engine.name, best)
             + engine_notes(component.label, choice, asked)

@@ -29,6 +29,25 @@ def serves(component: Component) -> bool:
     )
 
 
+def served_quant(
+    arch: ModelArch, quant: str | None, precision: str | None, kind: str
+) -> str | None:
+    """The weight format an inference job runs in: the one asked, else, where no precision
+    is asked either, the checkpoint's own (DeepSeek-V3 ships FP8 weights: served in FP8, as
+    its reference deployments are; :attr:`ModelArch.checkpoint_quant`)."""
+    if quant is not None or precision is not None or kind != "inference":
+        return quant
+    return arch.checkpoint_quant
+
+
+def checkpoint_note(label: str, arch: ModelArch, job: Job, asked: str | None) -> tuple[Note, ...]:
+    """The note saying a job runs in its checkpoint's format, where that was not asked."""
+    if asked is not None or job.quant is None or job.quant != arch.checkpoint_quant:
+        return ()
+    return (note("chosen_checkpoint_format", component=label, quant=job.quant,
+                 field=Ref(("quant",))),)  # fmt: skip
+
+
 def model_job(component: Component) -> tuple[ModelArch, Job]:
     """The model and the memory/throughput job a model component describes."""
     from whichgpu.inputs.job_input import make_job
@@ -45,7 +64,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         **settings,
         task=component.kind,
         precision=default_precision(component.precision, component.kind, component.framework),
-        quant=component.quant,
+        quant=served_quant(arch, component.quant, component.precision, component.kind),
         batch=component.batch or 1,
         seq=default_seq(arch, component.seq),
         prompt=(component.prompt or default_prompt(arch, component.seq, generate))

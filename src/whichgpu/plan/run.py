@@ -18,6 +18,7 @@ class Blocker:
     """Why a job cannot run on a GPU, as data (each kind its own reason, rendered by code):
 
     - ``math_unit``: the tensor-core format its precision needs (``unit``: BF16, TF32, FP8);
+      for the engine's kinds, ``unit`` is the weights' format (None: 16-bit);
     - ``cuda_only``: the serving engine runs on NVIDIA GPUs only;
     - ``engine_capability``: the engine runs from compute capability ``needed`` at all;
     - ``format_capability``: the engine runs the weights' format from ``needed``."""

@@ -168,7 +168,7 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                                 has=gpu.compute_capability or "-"))  # fmt: skip
             else:  # a weight format from a compute capability (EngineProfile.gap)
                 out.append(note("block_engine_capability", **common,
-                                quant=run.component.quant or "", needed=needed,
+                                quant=blocker.unit or "", needed=needed,
                                 has=gpu.compute_capability or "-"))  # fmt: skip
         elif not run.global_batch_made:
             out.append(
