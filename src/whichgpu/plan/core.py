@@ -264,7 +264,6 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         serving_provenance,
         tight_kv_notes,
     )
-    from whichgpu.estimate.memory import memory_of
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
     from whichgpu.estimate.throughput import likely_rate
@@ -279,13 +278,13 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
     if (gap := named.gap(gpu, job.quant)) is not None:
         kind = {"CUDA": "cuda_only", "engine": "engine_capability"}.get(gap[0], "format_capability")
         blocker = Blocker(kind, unit=job.quant, needed=gap[1])  # type: ignore[arg-type]
-        return Run(component, True, None, capacity_gib, f"{hw.count} GPU",
+        needed = _split_gib(arch, job, hw.count)  # would it hold it, had the engine run here
+        return Run(component, needed <= capacity_gib, needed, capacity_gib, f"{hw.count} GPU",
                    provenance="none", blocker=blocker)  # fmt: skip
     choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
                            component.batch)  # fmt: skip
     if choice is None:
-        whole = memory_of(arch, evolve(job, tp=1, gpus=1, batch=1))
-        needed = whole.total_bytes / BYTES_PER_GIB / hw.count
+        needed = _split_gib(arch, job, hw.count)
         return Run(component, False, needed, capacity_gib, f"{hw.count} GPU")
     asked, job, engine, best = job, choice.job, choice.engine, choice.plan
     replica_job, needed = replica_memory(arch, choice, gpu)
@@ -351,6 +350,15 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         job=replica_job,
         serving=best,
     )
+
+
+def _split_gib(arch: ModelArch, job: Job, count: int) -> float:
+    """One sequence's memory of the whole model, GiB, over ``count`` GPUs: the least a
+    served model's split needs of each (what it is reported as when no replica holds it)."""
+    from whichgpu.estimate.memory import memory_of
+
+    whole = memory_of(arch, evolve(job, tp=1, gpus=1, batch=1))
+    return whole.total_bytes / BYTES_PER_GIB / count
 
 
 def math_unit_blocker(gpu: GPU, precision: str) -> Blocker | None:

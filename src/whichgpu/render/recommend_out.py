@@ -148,10 +148,15 @@ def shown_options(
     result: Recommendation, every: bool = False, top: int = 8, feasible_limit: int | None = 8
 ) -> list[Option]:
     """The rows of the table: the best option per GPU (or every option), feasible ones first
-    (at most ``feasible_limit``), then blocked ones while there are fewer than ``top`` rows."""
+    (at most ``feasible_limit``), then blocked ones while there are fewer than ``top`` rows;
+    options that cannot hold the model are no options to list (``every`` shows them, and
+    they are the rows where nothing holds it: the answer then says what would)."""
     rows = list(result.options) if every else best_per_gpu(result.options)
     feasible = [o for o in rows if o.feasible][:feasible_limit]
-    return feasible + [o for o in rows if not o.feasible][: max(0, top - len(feasible))]
+    blocked = [o for o in rows if not o.feasible]
+    if not every and any(o.fits for o in blocked + feasible):
+        blocked = [o for o in blocked if o.fits]
+    return feasible + blocked[: max(0, top - len(feasible))]
 
 
 def status_text(option: Option, result: Recommendation, pareto: str) -> str:
