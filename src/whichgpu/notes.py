@@ -130,6 +130,16 @@ MESSAGES: dict[str, str | Plural] = {
         "cross {network} (an assumption: {gbit:,.0f} Gb/s an instance; give network to set "
         "it)."
     ),
+    "reason_tie_axis_cost": N_(
+        "{option} and {other} cost the same inside the estimate's typical error ({band:.0%}): "
+        "${cost:,.2f} and ${other_cost:,.2f}; {option} finishes sooner ({hours:,.2f} h against "
+        "{other_hours:,.2f} h), so it is the pick."
+    ),
+    "reason_tie_axis_time": N_(
+        "{option} and {other} take the same time inside the estimate's typical error "
+        "({band:.0%}): {hours:,.2f} h and {other_hours:,.2f} h; {option} costs less "
+        "(${cost:,.2f} against ${other_cost:,.2f}), so it is the pick."
+    ),
     "reason_tie": N_(
         "{option} is {diff:.1%} from the pick on {objective}, inside the estimate's typical "
         "error ({band:.0%}): treat the two as equivalent. What separates them: the high end "

@@ -397,6 +397,43 @@ def mark_ties(ranked: list[Option], workload: Workload, objective: str) -> list[
     return out
 
 
+def other_axis(option: Option, objective: str) -> float:
+    """The figure the objective does not rank by: the time for cost, the cost for time
+    (infinite where unknown; None for value, which weighs both)."""
+    inf = float("inf")
+    if objective == "cost":
+        return option.time_s if option.time_s is not None else inf
+    cost = option.cost_usd if option.cost_usd is not None else option.usd_per_h
+    return cost if cost is not None else inf
+
+
+def by_other_axis(ranked: list[Option], objective: str) -> list[Option]:
+    """The pick and the options tied with it (inside the estimate's typical error on the
+    objective: the ranking cannot tell them apart) weighed on the other axis: of two jobs
+    that cost the same within the error, the one that finishes sooner, where it saves more
+    time (relative) than it costs more; of two as fast, the cheaper likewise. Measured
+    options only: an extrapolated one is not preferred on a figure it rests on (its slow
+    end already ranks it)."""
+    if objective not in ("cost", "time") or not ranked:
+        return ranked
+    pick = ranked[0]
+    if pick.extrapolated or not pick.score or other_axis(pick, objective) in (0.0, float("inf")):
+        return ranked
+
+    def trade(o: Option) -> float:
+        """What ``o`` saves on the other axis less what it loses on the objective."""
+        gain = 1 - other_axis(o, objective) / other_axis(pick, objective)
+        loss = (o.score or 0.0) / (pick.score or 1.0) - 1
+        return gain - loss
+
+    better = [o for o in ranked[1:] if o.tied and not o.extrapolated and o.score and trade(o) > 0]
+    if not better:
+        return ranked
+    best = max(better, key=trade)
+    rest = [evolve(o, tied=True) if o is ranked[0] else o for o in ranked if o is not best]
+    return [evolve(best, tied=False), *rest]
+
+
 def pareto_front(options: Sequence[Option]) -> set[int]:
     """Indices of the feasible options that no other feasible option beats on cost, time and
     throughput together (where hours of use fix the time, throughput is what differs)."""
@@ -478,7 +515,7 @@ def recommend(
         if unreachable is not None:
             raise unreachable
     if pick is not None:
-        ranked = mark_ties(ranked, workload, objective)
+        ranked = by_other_axis(mark_ties(ranked, workload, objective), objective)
         pick = ranked[0]
     base = None
     if baseline is not None:

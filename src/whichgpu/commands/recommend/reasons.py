@@ -553,7 +553,7 @@ def explain(
             baseline,
             unpriced,
         )
-    reasons = [_objective_reason(pick, ranked, objective)]
+    reasons = [_axis_reason(pick, ranked, objective) or _objective_reason(pick, ranked, objective)]
     reasons += [chosen for run in pick.runs for chosen in run.chosen]
     if pick.hardware.mig is not None:
         reasons.append(
@@ -635,4 +635,30 @@ def _extrapolated_passed(pick: Option, ranked: Sequence[Option], objective: str)
         middle=figure(middle(best) or 0.0),
         slow=figure(slow(best) or 0.0),
         provenance=run.provenance,
+    )
+
+
+def _axis_reason(pick: Option, ranked: Sequence[Option], objective: str) -> Note | None:
+    """Where the pick comes first on the other axis among options tied on the objective
+    (:func:`~whichgpu.commands.recommend.engine.by_other_axis`): the one it passed, the two
+    figures on each axis and the band."""
+    from whichgpu.commands.recommend.options import typical_error
+
+    if objective not in ("cost", "time") or pick.score is None:
+        return None
+    passed = [o for o in ranked if o.tied and o.score is not None and o.score < pick.score]
+    if not passed:
+        return None
+    other = min(passed, key=lambda o: o.score or 0.0)
+    money = _money(_cost_of(pick)), _money(_cost_of(other))
+    hours = _hours(pick.time_s), _hours(other.time_s)
+    return note(
+        "reason_tie_axis_" + objective,
+        option=hw_text(pick),
+        other=hw_text(other),
+        cost=money[0],
+        other_cost=money[1],
+        hours=hours[0],
+        other_hours=hours[1],
+        band=round(typical_error(pick), 3),
     )
