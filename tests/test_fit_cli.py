@@ -262,3 +262,15 @@ def test_fit_and_estimate_size_one_job_alike(task: str, gpu: str, count: int) ->
     assert doc["job"]["batch"] == conf["batch"]
     assert doc["job"]["grad_accum"] == conf["grad_accum"]
     assert doc["total_gib"] == pytest.approx(est["memory_gib"], abs=0.01)
+
+
+def test_fit_without_a_gpu_names_none() -> None:
+    """Issue 44: `fit` with no --gpu said its settings were chosen "on the AMD Instinct
+    MI325X" (the largest GPU, which nobody asked about); it now says the memory shown is at
+    one micro-batch and each row at its own."""
+    result = run_cli("fit", "-m", "llama-3.1-8b", "--task", "lora", "--json")
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    codes = [n["code"] for n in doc["chosen"]]
+    assert codes == ["fit_rows_chosen"]
+    assert "MI325X" not in result.stdout.split('"gpus"')[0]

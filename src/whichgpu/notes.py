@@ -169,6 +169,10 @@ MESSAGES: dict[str, str | Plural] = {
         "{component}: {quant} weights, the format its checkpoint ships in (config.json's "
         "quantization_config); give {field} to set another."
     ),
+    "fit_rows_chosen": N_(
+        "{component}: the memory shown is at micro-batch {batch}; each GPU's row is at the "
+        "settings chosen for it ({gpu} gives one GPU's)."
+    ),
     # recommend: what blocks an option
     "block_memory": N_(
         "{component} needs {needed:,.1f} GiB per GPU; {capacity:,.1f} GiB available"

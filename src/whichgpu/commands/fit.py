@@ -243,6 +243,14 @@ def fit(
     given = job
     if component is not None:
         job, chosen = open_settings_on(component, arch, job, reference)
+        if target is None and chosen:
+            # no GPU asked: the settings are the largest GPU's, which the user did not name;
+            # each row says its own
+            from whichgpu.errors import Ref
+            from whichgpu.notes import note as make_note
+
+            chosen = (make_note("fit_rows_chosen", component=component.label, batch=job.batch,
+                                gpu=Ref(("gpu",))),)  # fmt: skip
     estimate = estimate_memory(arch, job)
     shared = None if component is not None else estimate
     # each GPU chooses from the job as asked, not as the reference runs it
