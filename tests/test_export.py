@@ -21,6 +21,8 @@ FOUR_GPU = (
     "bf16-mixed",
     "--batch",
     "4",
+    "--global-batch",  # pretraining's 4M-token step, stated (a given micro-batch is not
+    "2048",  # multiplied into an accumulation unasked)
     "--checkpointing",
     "--tokens",
     "2e9",

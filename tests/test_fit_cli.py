@@ -274,3 +274,18 @@ def test_fit_without_a_gpu_names_none() -> None:
     codes = [n["code"] for n in doc["chosen"]]
     assert codes == ["fit_rows_chosen"]
     assert "MI325X" not in result.stdout.split('"gpus"')[0]
+
+
+def test_a_micro_batch_given_is_not_multiplied_unasked() -> None:
+    """Issue 44: `--batch 1` on pretraining was accumulated to a 2,048-sequence step the
+    user never asked for; it now runs as given, and the recipe's step is a suggestion."""
+    result = run_cli("estimate", "-m", "gpt2-medium", "--task", "train", "--batch", "1",
+                     "--gpu", "a100", "--json")  # fmt: skip
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["configuration"]["grad_accum"] == 1
+    (said,) = [n for n in doc["notes"] if n["code"] == "suggest_global_batch"]
+    assert said["params"]["global_batch"] == 4096  # 4M tokens of 1,024
+    open_batch = json.loads(run_cli("estimate", "-m", "gpt2-medium", "--task", "train",
+                                    "--gpu", "a100", "--json").stdout)  # fmt: skip
+    assert open_batch["configuration"]["grad_accum"] > 1  # a left-open batch: the recipe's

@@ -173,6 +173,11 @@ MESSAGES: dict[str, str | Plural] = {
         "{component}: the memory shown is at micro-batch {batch}; each GPU's row is at the "
         "settings chosen for it ({gpu} gives one GPU's)."
     ),
+    "suggest_global_batch": N_(
+        "{component}: micro-batch {batch} as given, nothing accumulated; pretraining recipes "
+        "step on about 4M tokens (Llama 2, NeMo's Llama 3): give {field} {global_batch:d} for "
+        "that."
+    ),
     # recommend: what blocks an option
     "block_memory": N_(
         "{component} needs {needed:,.1f} GiB per GPU; {capacity:,.1f} GiB available"

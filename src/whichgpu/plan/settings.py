@@ -93,6 +93,7 @@ def accumulation(
     batch: int,
     per_gpu: int | None = None,
     recipe_global: int | None = None,
+    open_batch: bool = True,
 ) -> int | None:
     """Micro-batches a step of ``job`` at micro-batch ``batch`` accumulates: to the user's
     global batch (None when the micro-batch and the data-parallel degree cannot make it), to
@@ -112,6 +113,8 @@ def accumulation(
     if job.optimizer_in_backward:
         return 1
     if job.task == "train" and arch.kind in ("decoder", "encoder"):
+        if not open_batch:  # a micro-batch the user gave is not multiplied unasked
+            return job.grad_accum
         return max(1, round(TOKENS_PER_STEP / (per_step * job.seq)))
     if recipe_global is not None:
         return max(1, round(recipe_global / per_step))
@@ -137,6 +140,7 @@ def trials(
     fixed: tuple[int, int] | None = None,
     per_gpu: int | None = None,
     recipe_global: int | None = None,
+    open_batch: bool = True,
 ) -> Trials:
     """The jobs the search tries on ``count`` GPUs, built once for every GPU model (they do
     not depend on it; only which of them fit and how fast they run do): each layout, mode
@@ -149,7 +153,8 @@ def trials(
         for mode in modes:
             variants = []
             for batch in batches:
-                accum = accumulation(global_batch, arch, layout, batch, per_gpu, recipe_global)
+                accum = accumulation(global_batch, arch, layout, batch, per_gpu, recipe_global,
+                                     open_batch)  # fmt: skip
                 if accum is not None:
                     variants.append(
                         evolve(layout, batch=batch, checkpointing=mode, grad_accum=accum)
@@ -228,7 +233,7 @@ def configure(
         recipe_global = recipe.finetune_global_batch
     layouts = trials(
         arch, job, count, parallel, tuple(batches), tuple(modes), component.global_batch, fixed,
-        per_gpu, recipe_global,
+        per_gpu, recipe_global, open_batch,
     )  # fmt: skip
     # with headroom first (the estimate's own error, the allocator's fragmentation: a choice
     # whichgpu makes should not be one it warns about), else as tight as it fits
@@ -262,6 +267,13 @@ def configure(
         code = "chosen_checkpointing" if needed_bytes(arch, alone) <= capacity else (
             "chosen_checkpointing_needed")  # fmt: skip
         notes.append(note(code, component=component.label, gpu=gpu.short_name, batch=alone.batch))
+    if (not open_batch and component.global_batch is None and job.task == "train"
+            and arch.kind in ("decoder", "encoder")):  # fmt: skip
+        # what a pretraining recipe would step on, as a suggestion: not imposed
+        steps = max(1, round(TOKENS_PER_STEP / (scaled.batch * scaled.dp * scaled.seq)))
+        notes.append(note("suggest_global_batch", component=component.label,
+                          batch=scaled.batch, global_batch=steps * scaled.batch * scaled.dp,
+                          field=Ref(("global_batch",))))  # fmt: skip
     if scaled.grad_accum > 1 or count > 1:
         notes.append(
             note(
