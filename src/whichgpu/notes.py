@@ -505,11 +505,12 @@ def render(note: Note, english: bool = False) -> str:
 
 def note_doc(n: Note) -> dict[str, object]:
     """A note as JSON, the same from every shell (the CLI's --json and the HTTP API): its
-    code, its parameters (a field by its JSON path, an action by its endpoint) and the
-    English sentence."""
+    code, its parameters (a field by its JSON path, an action by its endpoint), both
+    language-neutral, and the sentence in the reader's language (the request's, ``--lang``;
+    English by default)."""
     with naming_fields(api_name):
         params = {k: field_name(v) if isinstance(v, Ref) else v for k, v in n.params.items()}
-        return {"code": n.code, "params": params, "text": render(n, english=True)}
+        return {"code": n.code, "params": params, "text": render(n)}
 
 
 def count_label(count: int, name: str, count_one: bool = False) -> str:

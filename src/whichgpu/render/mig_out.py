@@ -77,7 +77,7 @@ def mig_check_doc(gpu_id: str, profiles: list[MigProfile], why: Note | None) -> 
         "valid": why is None,
         "reason": None
         if why is None
-        else {"code": why.code, "params": dict(why.params), "text": render(why, english=True)},
+        else {"code": why.code, "params": dict(why.params), "text": render(why)},
     }
 
 
