@@ -309,7 +309,7 @@ def _toml(component: dict[str, Any], constraints: dict[str, Any]) -> str:
 
 def _through_every_door(component: dict[str, Any], constraints: dict[str, Any]) -> list[Any]:
     """What each door makes of one workload: the Workload, or the error's (code, field)."""
-    from whichgpu.web.core import recommend_form
+    from whichgpu.web.forms import recommend_form
 
     def attempt(build: Any) -> Any:
         try:

@@ -58,7 +58,7 @@ def skypilot_accelerators(catalog: Catalog, result: Recommendation, option: Opti
             continue
         other_names = skypilot_names(catalog, other.gpu.id)
         if other_names:
-            from whichgpu.commands.recommend.reasons import hw_text
+            from whichgpu.commands.recommend.options import hw_text
 
             raise InvalidInput(
                 "skypilot_name",
@@ -99,7 +99,7 @@ def _slow_hours(option: Option) -> float | None:
 
 
 def _summary(result: Recommendation, option: Option) -> str:
-    from whichgpu.commands.recommend.reasons import hw_text
+    from whichgpu.commands.recommend.options import hw_text
 
     parts = [f"whichgpu pick for {result.workload.name or 'this workload'}: {hw_text(option)}"]
     if option.time_s is not None:

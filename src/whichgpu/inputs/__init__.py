@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from whichgpu.catalog.names import closest
 from whichgpu.errors import InvalidInput, Path
 
 Kind = Literal[
@@ -103,6 +102,14 @@ def flag_names(*classes: type) -> dict[str, str]:
 # -- parsing -------------------------------------------------------------------------------
 
 
+def _closest(key: str, valid: Sequence[str]) -> str | None:
+    """:func:`whichgpu.catalog.names.closest`, imported when a name is wrong (the catalog
+    package is not loaded for a request that is right)."""
+    from whichgpu.catalog.names import closest
+
+    return closest(key, valid)
+
+
 def check_keys(raw: Mapping[str, Any], valid: Sequence[str], path: Path = ()) -> None:
     for key in raw:
         if key not in valid:
@@ -110,7 +117,7 @@ def check_keys(raw: Mapping[str, Any], valid: Sequence[str], path: Path = ()) ->
                 "unknown_field",
                 field=(*path, str(key)),
                 valid=", ".join(valid),
-                hint=closest(str(key), valid) or "",
+                hint=_closest(str(key), valid) or "",
             )
 
 
@@ -265,7 +272,7 @@ def choice(value: object, valid: Sequence[str], path: Path) -> str:
             field=path,
             value=value,
             valid=", ".join(valid),
-            hint=closest(key, valid) or "",
+            hint=_closest(key, valid) or "",
         )
     return key
 

@@ -108,22 +108,19 @@ def _start() -> None:
     gc.set_threshold(YOUNG_COLLECTION_ALLOCATIONS, *gc.get_threshold()[1:])
 
 
-def _call(language: str, method: str, payload: bytes) -> tuple[bytes | None, Any]:
+def _call(language: str, method: str, args: tuple[Any, ...]) -> tuple[bytes | None, Any]:
     """``method(*args)`` of the worker's service as JSON bytes, or the problem (in
-    ``language``), as :func:`whichgpu.web.core.run` answers in a thread; ``payload`` is the
-    arguments as the server pickled them (:meth:`ComputePool._run`)."""
+    ``language``), as :func:`whichgpu.web.core.run` answers in a thread."""
     service = _service
     assert service is not None, "the pool's initializer sets it"
-    args = pickle.loads(payload)  # the server's own bytes, made from validated values
     body, problem = run(language, lambda: document_bytes(service, method, args))
     return body, problem
 
 
-def _view(language: str, name: str, payload: bytes) -> tuple[Any, Any]:
+def _view(language: str, name: str, args: tuple[Any, ...]) -> tuple[Any, Any]:
     """The page ``name`` rendered by the worker's service: its status and HTML."""
     service = _service
     assert service is not None, "the pool's initializer sets it"
-    args = pickle.loads(payload)
     page, problem = run(language, lambda: VIEWS[name](service, language, *args), page_field_name)
     return page, problem
 
@@ -176,22 +173,22 @@ class ComputePool:
     async def _run(
         self, task: Any, args: tuple[Any, ...], language: str, timeout_s: float
     ) -> tuple[Any, Any]:
-        """``task(language, name, payload)`` in a worker. The arguments are pickled here,
-        in the request's thread, so that what cannot be pickled fails this request alone:
-        pebble pickles in its scheduler thread, whose death broke every later request (a
-        600-level body did). A pool found broken all the same is replaced, once."""
+        """``task(*args)`` in a worker. The arguments are test-pickled here, in the request's
+        thread, so that what cannot be pickled fails this request alone: pebble pickles in
+        its scheduler thread, whose death broke every later request (a 600-level body did;
+        such a body is refused before it gets here, :mod:`whichgpu.untrusted`). A pool found
+        broken all the same is replaced, once."""
         from pebble import ProcessExpired
 
-        *head, values = args
         try:
-            payload = pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)  # what pebble will do
         except (RecursionError, pickle.PicklingError, TypeError, ValueError):
             return None, Problem(500, "internal_error", "internal error (a bug in whichgpu)")
         try:
-            future = self._pool.schedule(task, args=(*head, payload), timeout=timeout_s)
+            future = self._pool.schedule(task, args=args, timeout=timeout_s)
         except RuntimeError:  # the pool's own threads died: a fresh pool, then once more
             self._replace_pool()
-            future = self._pool.schedule(task, args=(*head, payload), timeout=timeout_s)
+            future = self._pool.schedule(task, args=args, timeout=timeout_s)
         try:
             value, problem = await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
         except TimeoutError:  # the worker's own limit, or the request's (queued, then run)

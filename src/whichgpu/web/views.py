@@ -25,7 +25,8 @@ from whichgpu.web.contexts import (
     rows_of,
     summary_of,
 )
-from whichgpu.web.core import LANGUAGES, Problem, Service, recommend_form, run
+from whichgpu.web.core import LANGUAGES, Problem, Service, run
+from whichgpu.web.forms import recommend_form
 from whichgpu.web.labels import page_field_name
 from whichgpu.web.templating import render
 

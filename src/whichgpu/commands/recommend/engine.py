@@ -509,7 +509,7 @@ def recommend(
     ]
     pick = ranked[0] if ranked and ranked[0].feasible else None
     if pick is None:
-        from whichgpu.commands.recommend.reasons import out_of_reach
+        from whichgpu.commands.recommend.infeasible import out_of_reach
 
         unreachable = out_of_reach(ranked, workload)
         if unreachable is not None:

@@ -143,3 +143,23 @@ def hardware_label(option: Option, count_one: bool = False) -> str:
     if hw.mig is not None:
         return f"{count_label(hw.services, hw.mig.profile, True)} / {cards}"
     return cards
+
+
+def hw_text(option: Option) -> str:
+    """The option's hardware as the answer's sentences name it."""
+    return hardware_label(option)
+
+
+def money(value: float | None) -> float:
+    """Dollars to the cent, for a note's parameter."""
+    return round(value or 0.0, 2)
+
+
+def cost_of(option: Option) -> float | None:
+    """The option's cost per job, else per hour."""
+    return option.cost_usd if option.cost_usd is not None else option.usd_per_h
+
+
+def hours_of(seconds: float | None) -> float:
+    """Seconds as hours to the hundredth, for a note's parameter."""
+    return round((seconds or 0.0) / 3600, 2)

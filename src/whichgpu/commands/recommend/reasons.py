@@ -8,35 +8,22 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from whichgpu.commands.recommend.candidates import has_capability
+from whichgpu.commands.recommend.infeasible import infeasible
 from whichgpu.commands.recommend.options import (
     Option,
     Recommendation,
-    hardware_label,
+    cost_of,
+    hours_of,
+    hw_text,
+    money,
 )
-from whichgpu.errors import InvalidInput, Ref
+from whichgpu.errors import Ref
 from whichgpu.estimate.assumptions import PRICE_RANGE_WARN_RATIO, STALE_PRICE_MONTHS
 from whichgpu.inputs.requests import Workload
 from whichgpu.notes import Note, note
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
-    from whichgpu.estimate.serving_types import Targets
-
-
-def hw_text(option: Option) -> str:
-    return hardware_label(option)
-
-
-def _money(value: float | None) -> float:
-    return round(value or 0.0, 2)
-
-
-def _cost_of(option: Option) -> float | None:
-    return option.cost_usd if option.cost_usd is not None else option.usd_per_h
-
-
-def _hours(seconds: float | None) -> float:
-    return round((seconds or 0.0) / 3600, 2)
 
 
 def _objective_reason(pick: Option, ranked: Sequence[Option], objective: str) -> Note:
@@ -47,12 +34,12 @@ def _objective_reason(pick: Option, ranked: Sequence[Option], objective: str) ->
         # hours of use fix the time: the faster option is the one with more throughput
         fixed = all(run.component.hours is not None for run in pick.runs)
         code = "reason_fastest" if pick.time_s is not None and not fixed else "reason_fastest_rate"
-        params |= {"hours": _hours(pick.time_s), "rate": round(pick.throughput or 0, 1),
+        params |= {"hours": hours_of(pick.time_s), "rate": round(pick.throughput or 0, 1),
                    "unit": pick.runs[0].unit or ""}  # fmt: skip
         if rival is not None:
             params |= {
                 "rival": hw_text(rival),
-                "rival_hours": _hours(rival.time_s),
+                "rival_hours": hours_of(rival.time_s),
                 "rival_rate": round(rival.throughput or 0, 1),
             }
     elif objective == "value":
@@ -62,9 +49,9 @@ def _objective_reason(pick: Option, ranked: Sequence[Option], objective: str) ->
             params |= {"rival": hw_text(rival), "rival_value": round(rival.value or 0, 1)}
     else:
         code = "reason_cheapest" if per_job else "reason_cheapest_per_h"
-        params |= {"cost": _money(_cost_of(pick))}
+        params |= {"cost": money(cost_of(pick))}
         if rival is not None:
-            params |= {"rival": hw_text(rival), "rival_cost": _money(_cost_of(rival))}
+            params |= {"rival": hw_text(rival), "rival_cost": money(cost_of(rival))}
     if rival is None:
         code += "_only"
         params = {k: v for k, v in params.items() if not k.startswith("rival")}
@@ -97,7 +84,7 @@ def _run_reasons(pick: Option) -> list[Note]:
                 "provenance": run.provenance,
             }
             if run.time_s is not None:
-                out.append(note("reason_speed_time", hours=_hours(run.time_s), **params))
+                out.append(note("reason_speed_time", hours=hours_of(run.time_s), **params))
             else:
                 out.append(note("reason_speed", **params))
     return out
@@ -108,7 +95,7 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
         return (
             note(
                 "reason_buy",
-                purchase=_money(pick.purchase_usd),
+                purchase=money(pick.purchase_usd),
                 condition=pick.price_provider or "",
                 power=round(pick.power_usd_per_h or 0, 3),
                 months=round(pick.break_even_months or 0, 1),
@@ -117,7 +104,7 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
             if pick.break_even_months is not None
             else note(
                 "reason_buy_no_rent",
-                purchase=_money(pick.purchase_usd),
+                purchase=money(pick.purchase_usd),
                 condition=pick.price_provider or "",
                 power=round(pick.power_usd_per_h or 0, 3),
             )
@@ -126,12 +113,12 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
     if listing is not None and listing.instance is not None:
         return note(
             "reason_price_instance",
-            usd_per_h=_money(pick.usd_per_h),
+            usd_per_h=money(pick.usd_per_h),
             option=hw_text(pick),
             instances=pick.hardware.instances,
             instance=listing.instance,
             gpus=listing.gpus_per_instance,
-            instance_usd_per_h=_money(listing.instance_usd_per_h),
+            instance_usd_per_h=money(listing.instance_usd_per_h),
             provider=listing.provider,
             market=pick.market or "",
             option_gpus=pick.gpus,
@@ -139,7 +126,7 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
         )
     return note(
         "reason_price",
-        usd_per_h=_money(pick.usd_per_h),
+        usd_per_h=money(pick.usd_per_h),
         option=hw_text(pick),
         market=pick.market or "",
         provider=pick.price_provider or "",
@@ -158,7 +145,7 @@ def _tie_reason(
 
     def high(option: Option) -> float:
         value = option.cost_usd_high if option.cost_usd is not None else option.usd_per_h_high
-        return _money(value)
+        return money(value)
 
     def offers(option: Option) -> int:
         return len(catalog.prices_for(option.gpu.id, markets))  # type: ignore[arg-type]
@@ -239,14 +226,14 @@ def over_provisioning(
     """C38, computed: ``option`` costs more than the cheapest feasible option for features
     this workload leaves unused; the share of the money it would waste. When speed is the
     objective, only options at least as fast count."""
-    feasible = [o for o in ranked if o.feasible and _cost_of(o) is not None]
+    feasible = [o for o in ranked if o.feasible and cost_of(o) is not None]
     if objective == "time":
         feasible = [o for o in feasible if not _slower(o, option)]
-    if not feasible or _cost_of(option) is None:
+    if not feasible or cost_of(option) is None:
         return None
     # to the cent, then the fewest GPUs: eight cards that cost what one does are not cheaper
-    cheapest = min(feasible, key=lambda o: (_money(_cost_of(o)), o.key))
-    cost, low = _cost_of(option) or 0.0, _cost_of(cheapest) or 0.0
+    cheapest = min(feasible, key=lambda o: (money(cost_of(o)), o.key))
+    cost, low = cost_of(option) or 0.0, cost_of(cheapest) or 0.0
     if cheapest.gpu.id == option.gpu.id or cost <= low:
         return None
     features = unused_premium(option, cheapest, workload)
@@ -257,8 +244,8 @@ def over_provisioning(
         option=hw_text(option),
         features=",".join(features),
         cheaper=hw_text(cheapest),
-        cost=_money(cost),
-        cheaper_cost=_money(low),
+        cost=money(cost),
+        cheaper_cost=money(low),
         waste=round((cost - low) / cost, 3),
         per_job="job" if option.cost_usd is not None else "hour",
     )
@@ -296,7 +283,7 @@ def _warnings(
         and pick.cost_usd_high > pick.cost_usd * PRICE_RANGE_WARN_RATIO
     ):
         out.append(
-            note("warn_price_range", cost=_money(pick.cost_usd), high=_money(pick.cost_usd_high))
+            note("warn_price_range", cost=money(pick.cost_usd), high=money(pick.cost_usd_high))
         )
     if unpriced:
         out.append(
@@ -372,161 +359,6 @@ def _assumptions(workload: Workload) -> list[Note]:
     return out
 
 
-def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> list[Note]:
-    """For each model component that fits nowhere: the fewest GPUs that would hold it, or,
-    when no count does (activations are not sharded), the changes that make it fit on the
-    largest GPU at ``max_gpus``."""
-    from whichgpu.commands.fit import what_would_fit
-    from whichgpu.estimate.parallel import min_gpus, scaled_job, usable_bytes
-    from whichgpu.plan.jobs import model_job
-
-    c = workload.constraints
-    out: list[Note] = []
-    for comp, run in zip(workload.components, first.runs, strict=True):
-        if not comp.uses_model or run.fits:
-            continue
-        arch, job = model_job(comp)
-        best: tuple[int, str] | None = None
-        for gpu in sorted(catalog.gpus, key=lambda g: (-g.memory_gib, g.id)):
-            count = min_gpus(arch, job, gpu)[0]
-            if count is not None and (best is None or count < best[0]):
-                best = (count, gpu.name)
-        if best is not None:
-            out.append(
-                note(
-                    "infeasible_memory",
-                    component=comp.label,
-                    max_gpus=c.max_gpus,
-                    count=best[0] * comp.services,
-                    gpu=best[1],
-                )
-            )
-            continue
-        largest = max(catalog.gpus, key=lambda g: (g.memory_gib, g.id))
-        scaled, _strategy = scaled_job(job, c.max_gpus, arch)
-        changes = what_would_fit(arch, scaled, usable_bytes(largest))
-        if not changes:
-            out.append(note("infeasible_no_change", component=comp.label, gpu=largest.name))
-            continue
-        out.append(
-            note("infeasible_no_count", component=comp.label, gpu=largest.name, max_gpus=c.max_gpus)
-        )
-        out.extend(changes[0].notes)
-    return out or [note("infeasible_nothing")]
-
-
-def out_of_reach(ranked: Sequence[Option], workload: Workload) -> InvalidInput | None:
-    """A latency target no option meets at any load: for a served component, every option
-    that holds it misses the same target even at the lightest load (the serving planner's
-    ``unmet``). The error names the target's field and the nearest option, with what it
-    reaches; a target some option meets, or two that the options miss in turn, is no such
-    error (the recommendation says what blocks each option)."""
-    for index, comp in enumerate(workload.components):
-        missed: dict[str, list[tuple[float, float, Option, Targets]]] = {}
-        met = False
-        for option in ranked:
-            run = option.runs[index]
-            if not run.fits or run.serving is None:
-                continue
-            if run.serving.unmet is None:
-                met = True
-                break
-            target, best_s = run.serving.unmet
-            entry = (best_s, _cost_of(option) or 0.0, option, run.serving.targets)
-            missed.setdefault(target, []).append(entry)
-        if met or len(missed) != 1:
-            continue
-        ((target, misses),) = missed.items()
-        best_s, _cost, nearest, targets = min(misses, key=lambda m: m[:2])
-        return InvalidInput(
-            "latency_out_of_reach",
-            ("components", index, target),
-            target=target.upper(),
-            percentile=comp.percentile,
-            limit_ms=round(1e3 * (targets.limit_s(target) or 0.0), 1),
-            component=comp.label,
-            option=hw_text(nearest),
-            best_ms=round(1e3 * best_s, 1),
-        )
-    return None
-
-
-def _infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -> list[Note]:
-    """What would make the workload feasible: the nearest option for each blocking
-    constraint, or why nothing fits."""
-    c = workload.constraints
-    services = max(comp.services for comp in workload.components)
-    if services > c.max_gpus and not any(o.hardware.mig is not None for o in ranked):
-        return [note("infeasible_services", services=services, max_gpus=c.max_gpus)]
-    if not ranked:
-        return [note("infeasible_nothing")]
-    needed = [cap for cap in c.requires]
-    if needed and not any(all(has_capability(g, cap) for cap in needed) for g in catalog.gpus):
-        return [note("infeasible_capability", capabilities=", ".join(needed))]
-    out: list[Note] = []
-    fitting = [o for o in ranked if o.fits]
-    if not fitting:
-        return _why_nothing_fits(catalog, ranked[0], workload)
-
-    def nearly(code: str) -> list[Option]:
-        return [o for o in ranked if o.blockers
-                and {b.code.removesuffix("_likely") for b in o.blockers} <= {code}]  # fmt: skip
-
-    likely = c.confidence == "likely"  # held at the slow end of the estimate's range
-
-    def held_time(o: Option) -> float | None:
-        return o.time_high_s if likely else o.time_s
-
-    def held_cost(o: Option) -> float | None:
-        return o.cost_usd_slow if likely and o.cost_usd is not None else o.cost_usd
-
-    for code, message in (
-        ("block_budget", "infeasible_budget"),
-        ("block_budget_per_h", "infeasible_budget_per_h"),
-        ("block_deadline", "infeasible_deadline"),
-    ):
-        near = nearly(code)
-        if not near:
-            continue
-        if code == "block_deadline":
-            best = min(near, key=lambda o: (held_time(o) or 0.0, o.cost_usd or 0.0))
-            out.append(
-                note(
-                    message + ("_likely" if likely else ""),
-                    option=hw_text(best),
-                    hours=_hours(held_time(best)),
-                    deadline=c.deadline_h or 0,
-                    cost=_money(held_cost(best)),
-                    **({"field": Ref(("confidence",))} if likely else {}),
-                )
-            )
-        else:
-            per_hour = code == "block_budget_per_h"
-            best = min(
-                near,
-                key=lambda o: (
-                    (o.usd_per_h if per_hour else held_cost(o) or _cost_of(o)) or 0.0,
-                    o.time_s or 0.0,
-                ),
-            )
-            out.append(
-                note(
-                    message + ("_likely" if likely and code == "block_budget" else ""),
-                    option=hw_text(best),
-                    cost=_money(held_cost(best)),
-                    **(
-                        {"field": Ref(("confidence",))} if likely and code == "block_budget" else {}
-                    ),
-                    usd_per_h=_money(best.usd_per_h),
-                    budget=(c.budget_usd if code == "block_budget" else c.budget_usd_per_h) or 0,
-                )
-            )
-    if not out:
-        first = next((o for o in ranked if o.fits), ranked[0])
-        out.extend(first.blockers)
-    return out
-
-
 def explain(
     catalog: Catalog,
     workload: Workload,
@@ -549,7 +381,7 @@ def explain(
             (),
             (),
             assumptions,
-            tuple(_infeasible(catalog, ranked, workload)),
+            tuple(infeasible(catalog, ranked, workload)),
             baseline,
             unpriced,
         )
@@ -628,7 +460,7 @@ def _extrapolated_passed(pick: Option, ranked: Sequence[Option], objective: str)
         return None
     best = min(better, key=lambda o: middle(o) or 0.0)
     run = next(r for r in best.runs if r.provenance)
-    figure = _money if objective == "cost" else _hours
+    figure = money if objective == "cost" else hours_of
     return note(
         "reason_extrapolated_passed" + ("" if objective == "cost" else "_time"),
         option=hw_text(best),
@@ -650,14 +482,14 @@ def _axis_reason(pick: Option, ranked: Sequence[Option], objective: str) -> Note
     if not passed:
         return None
     other = min(passed, key=lambda o: o.score or 0.0)
-    money = _money(_cost_of(pick)), _money(_cost_of(other))
-    hours = _hours(pick.time_s), _hours(other.time_s)
+    costs = money(cost_of(pick)), money(cost_of(other))
+    hours = hours_of(pick.time_s), hours_of(other.time_s)
     return note(
         "reason_tie_axis_" + objective,
         option=hw_text(pick),
         other=hw_text(other),
-        cost=money[0],
-        other_cost=money[1],
+        cost=costs[0],
+        other_cost=costs[1],
         hours=hours[0],
         other_hours=hours[1],
         band=round(typical_error(pick), 3),

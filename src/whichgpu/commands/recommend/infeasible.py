@@ -1,0 +1,173 @@
+"""What would make an infeasible workload feasible, with figures: the fewest GPUs that hold
+a model, the changes that make it fit, the budget or deadline the nearest option needs, and
+a latency target no option meets at any load."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from whichgpu.commands.recommend.candidates import has_capability
+from whichgpu.commands.recommend.options import Option, cost_of, hours_of, hw_text, money
+from whichgpu.errors import InvalidInput, Ref
+from whichgpu.inputs.requests import Workload
+from whichgpu.notes import Note, note
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.store import Catalog
+    from whichgpu.estimate.serving_types import Targets
+
+
+def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> list[Note]:
+    """For each model component that fits nowhere: the fewest GPUs that would hold it, or,
+    when no count does (activations are not sharded), the changes that make it fit on the
+    largest GPU at ``max_gpus``."""
+    from whichgpu.commands.fit import what_would_fit
+    from whichgpu.estimate.parallel import min_gpus, scaled_job, usable_bytes
+    from whichgpu.plan.jobs import model_job
+
+    c = workload.constraints
+    out: list[Note] = []
+    for comp, run in zip(workload.components, first.runs, strict=True):
+        if not comp.uses_model or run.fits:
+            continue
+        arch, job = model_job(comp)
+        best: tuple[int, str] | None = None
+        for gpu in sorted(catalog.gpus, key=lambda g: (-g.memory_gib, g.id)):
+            count = min_gpus(arch, job, gpu)[0]
+            if count is not None and (best is None or count < best[0]):
+                best = (count, gpu.name)
+        if best is not None:
+            out.append(
+                note(
+                    "infeasible_memory",
+                    component=comp.label,
+                    max_gpus=c.max_gpus,
+                    count=best[0] * comp.services,
+                    gpu=best[1],
+                )
+            )
+            continue
+        largest = max(catalog.gpus, key=lambda g: (g.memory_gib, g.id))
+        scaled, _strategy = scaled_job(job, c.max_gpus, arch)
+        changes = what_would_fit(arch, scaled, usable_bytes(largest))
+        if not changes:
+            out.append(note("infeasible_no_change", component=comp.label, gpu=largest.name))
+            continue
+        out.append(
+            note("infeasible_no_count", component=comp.label, gpu=largest.name, max_gpus=c.max_gpus)
+        )
+        out.extend(changes[0].notes)
+    return out or [note("infeasible_nothing")]
+
+
+def out_of_reach(ranked: Sequence[Option], workload: Workload) -> InvalidInput | None:
+    """A latency target no option meets at any load: for a served component, every option
+    that holds it misses the same target even at the lightest load (the serving planner's
+    ``unmet``). The error names the target's field and the nearest option, with what it
+    reaches; a target some option meets, or two that the options miss in turn, is no such
+    error (the recommendation says what blocks each option)."""
+    for index, comp in enumerate(workload.components):
+        missed: dict[str, list[tuple[float, float, Option, Targets]]] = {}
+        met = False
+        for option in ranked:
+            run = option.runs[index]
+            if not run.fits or run.serving is None:
+                continue
+            if run.serving.unmet is None:
+                met = True
+                break
+            target, best_s = run.serving.unmet
+            entry = (best_s, cost_of(option) or 0.0, option, run.serving.targets)
+            missed.setdefault(target, []).append(entry)
+        if met or len(missed) != 1:
+            continue
+        ((target, misses),) = missed.items()
+        best_s, _cost, nearest, targets = min(misses, key=lambda m: m[:2])
+        return InvalidInput(
+            "latency_out_of_reach",
+            ("components", index, target),
+            target=target.upper(),
+            percentile=comp.percentile,
+            limit_ms=round(1e3 * (targets.limit_s(target) or 0.0), 1),
+            component=comp.label,
+            option=hw_text(nearest),
+            best_ms=round(1e3 * best_s, 1),
+        )
+    return None
+
+
+def infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -> list[Note]:
+    """What would make the workload feasible: the nearest option for each blocking
+    constraint, or why nothing fits."""
+    c = workload.constraints
+    services = max(comp.services for comp in workload.components)
+    if services > c.max_gpus and not any(o.hardware.mig is not None for o in ranked):
+        return [note("infeasible_services", services=services, max_gpus=c.max_gpus)]
+    if not ranked:
+        return [note("infeasible_nothing")]
+    needed = [cap for cap in c.requires]
+    if needed and not any(all(has_capability(g, cap) for cap in needed) for g in catalog.gpus):
+        return [note("infeasible_capability", capabilities=", ".join(needed))]
+    out: list[Note] = []
+    fitting = [o for o in ranked if o.fits]
+    if not fitting:
+        return _why_nothing_fits(catalog, ranked[0], workload)
+
+    def nearly(code: str) -> list[Option]:
+        return [o for o in ranked if o.blockers
+                and {b.code.removesuffix("_likely") for b in o.blockers} <= {code}]  # fmt: skip
+
+    likely = c.confidence == "likely"  # held at the slow end of the estimate's range
+
+    def held_time(o: Option) -> float | None:
+        return o.time_high_s if likely else o.time_s
+
+    def held_cost(o: Option) -> float | None:
+        return o.cost_usd_slow if likely and o.cost_usd is not None else o.cost_usd
+
+    for code, message in (
+        ("block_budget", "infeasible_budget"),
+        ("block_budget_per_h", "infeasible_budget_per_h"),
+        ("block_deadline", "infeasible_deadline"),
+    ):
+        near = nearly(code)
+        if not near:
+            continue
+        if code == "block_deadline":
+            best = min(near, key=lambda o: (held_time(o) or 0.0, o.cost_usd or 0.0))
+            out.append(
+                note(
+                    message + ("_likely" if likely else ""),
+                    option=hw_text(best),
+                    hours=hours_of(held_time(best)),
+                    deadline=c.deadline_h or 0,
+                    cost=money(held_cost(best)),
+                    **({"field": Ref(("confidence",))} if likely else {}),
+                )
+            )
+        else:
+            per_hour = code == "block_budget_per_h"
+            best = min(
+                near,
+                key=lambda o: (
+                    (o.usd_per_h if per_hour else held_cost(o) or cost_of(o)) or 0.0,
+                    o.time_s or 0.0,
+                ),
+            )
+            out.append(
+                note(
+                    message + ("_likely" if likely and code == "block_budget" else ""),
+                    option=hw_text(best),
+                    cost=money(held_cost(best)),
+                    **(
+                        {"field": Ref(("confidence",))} if likely and code == "block_budget" else {}
+                    ),
+                    usd_per_h=money(best.usd_per_h),
+                    budget=(c.budget_usd if code == "block_budget" else c.budget_usd_per_h) or 0,
+                )
+            )
+    if not out:
+        first = next((o for o in ranked if o.fits), ranked[0])
+        out.extend(first.blockers)
+    return out
