@@ -120,7 +120,7 @@ def accuracy_page() -> str:
 
 
 def _option_text(option: object) -> str:
-    from whichgpu.commands.recommend.engine import Option
+    from whichgpu.commands.recommend.rank import Option
     from whichgpu.commands.recommend.reasons import hw_text
     from whichgpu.inputs.fields import format_duration
 

@@ -289,3 +289,23 @@ def test_a_micro_batch_given_is_not_multiplied_unasked() -> None:
     open_batch = json.loads(run_cli("estimate", "-m", "gpt2-medium", "--task", "train",
                                     "--gpu", "a100", "--json").stdout)  # fmt: skip
     assert open_batch["configuration"]["grad_accum"] > 1  # a left-open batch: the recipe's
+
+
+def test_engine_has_one_meaning_fit_names_its_runtime() -> None:
+    """``--engine`` is the serving engine (estimate, recommend); fit's training runtime is
+    ``--runtime``, and ``fit --engine`` says so instead of a near spelling (issue 43)."""
+    refused = run_cli("fit", "-m", "llama-3.1-8b", "--task", "finetune", "--engine", "deepspeed")
+    assert refused.code == 2
+    assert "--runtime" in refused.stderr and "serving engine" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+    def peak(runtime: str) -> float:
+        done = run_cli("fit", "-m", "llama-3.1-8b", "--task", "finetune", "--runtime", runtime,
+                       "--precision", "bf16-mixed", "--gpu", "a100-80gb-sxm", "--json")  # fmt: skip
+        assert done.code == 0, done.stderr
+        return float(json.loads(done.stdout)["gpus"][0]["needed_gib"])
+
+    # the runtime reaches the estimator: DeepSpeed updates in place with 16-bit weights and
+    # gradients beside its fp32 masters; torch autocast keeps fp32 weights and gradients,
+    # the 16-bit copies it casts, and AdamW(foreach)'s temporary
+    assert peak("deepspeed") < peak("torch")

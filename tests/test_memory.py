@@ -43,7 +43,7 @@ def state_bytes_per_param(**job: object) -> float:
 
 def test_zero_paper_mixed_precision_adam_is_16_bytes_per_parameter() -> None:
     # 2 (fp16 weights) + 2 (fp16 grads) + 12 (fp32 master, momentum, variance): ZeRO §3.1
-    assert state_bytes_per_param(precision="bf16-mixed", engine="deepspeed") == 16.0
+    assert state_bytes_per_param(precision="bf16-mixed", runtime="deepspeed") == 16.0
 
 
 def test_torch_autocast_keeps_fp32_weights_and_grads() -> None:
@@ -82,7 +82,7 @@ def test_korthikanti_equation_1_for_a_gpt_layer() -> None:
         "model_type": "gpt2", "n_embd": h, "n_head": a, "n_layer": 24, "vocab_size": 50257,
         "activation_function": "gelu", "resid_pdrop": 0.1, "attn_pdrop": 0.1,
     })  # fmt: skip
-    job = make_job(task="train", precision="16-true", engine="megatron", attention="eager")
+    job = make_job(task="train", precision="16-true", runtime="megatron", attention="eager")
     assert decoder_layer_bytes(gpt, job, b, s) == s * b * h * (34 + 5 * a * s / h)
 
 

@@ -17,8 +17,8 @@ from whichgpu.catalog import Catalog, load_catalog
 from whichgpu.catalog.records import Price
 from whichgpu.commands.recommend import recommend
 from whichgpu.commands.recommend.candidates import rents_as
-from whichgpu.commands.recommend.engine import _objective_key, evaluate, pareto_front
 from whichgpu.commands.recommend.options import Option
+from whichgpu.commands.recommend.rank import _objective_key, evaluate, pareto_front
 from whichgpu.estimate.cost import break_even_months, rent_cost_usd
 from whichgpu.frozen import evolve
 from whichgpu.inputs.requests import Constraints, Workload
@@ -738,7 +738,7 @@ def test_options_of_one_cost_to_a_tenth_of_a_cent_rank_by_their_hourly_rate() ->
     fewest GPUs (the lowest $/h) come first."""
     import json
 
-    from whichgpu.commands.recommend.engine import EQUAL_FIGURE
+    from whichgpu.commands.recommend.rank import EQUAL_FIGURE
 
     out = run_cli(*LORA_ARGS, "--catalog", "article", "--json")
     assert out.code == 0

@@ -13,7 +13,7 @@ import pytest
 from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
 from whichgpu.catalog import Catalog
 from whichgpu.commands.recommend import Recommendation, recommend
-from whichgpu.commands.recommend.engine import Option
+from whichgpu.commands.recommend.rank import Option
 from whichgpu.inputs.requests import Constraints
 from whichgpu.inputs.workload_files import parse_workload_text
 

@@ -51,7 +51,9 @@ def test_user_values_override_the_recipe() -> None:
 
 
 def test_cpu_offload_moves_the_optimizer_to_the_host() -> None:
-    job = make_job(task="finetune", engine="deepspeed", precision="bf16-mixed", offload="optimizer")
+    job = make_job(
+        task="finetune", runtime="deepspeed", precision="bf16-mixed", offload="optimizer"
+    )
     on_gpu = estimate_memory(LLAMA_8B, replace_offload(job, "none"))
     offloaded = estimate_memory(LLAMA_8B, job)
     # ZeRO-Offload: 16 bytes a parameter on the host (fp32 masters, Adam, fp32 gradients)
@@ -211,7 +213,7 @@ def test_infiniband_beats_ethernet_across_nodes(catalog: Catalog) -> None:
     gpu = catalog.gpu("a100-80gb-sxm")
     arch = resolve_model("llama-2-13b")
     fields = dict(
-        task="train", batch=4, gpus=32, zero=3, precision="bf16-mixed", engine="deepspeed"
+        task="train", batch=4, gpus=32, zero=3, precision="bf16-mixed", runtime="deepspeed"
     )
     ib = estimate_throughput(arch, make_job(**fields), gpu, 32).throughput.value
     eth = estimate_throughput(arch, make_job(**fields, network="ethernet"), gpu, 32)
@@ -233,7 +235,7 @@ def test_zero_offload_moves_16_bit_gradients_down_and_weights_up_once_a_step(
 ) -> None:
     """ZeRO-Offload (Ren et al., 2021, §4): 2 bytes a parameter each way over PCIe a step."""
     gpu = catalog.gpu("a100-80gb-sxm")  # PCIe 4.0 x16: 31.5 GB/s a direction
-    fields = dict(task="finetune", batch=1, engine="deepspeed", precision="bf16-mixed")
+    fields = dict(task="finetune", batch=1, runtime="deepspeed", precision="bf16-mixed")
     job = make_job(**fields, offload="optimizer")
     step = estimate_throughput(LLAMA_8B, job, gpu).step
     assert step is not None

@@ -44,10 +44,11 @@ NOT_ON_PAGE: dict[str, frozenset[str]] = {
     }),
     "fit": frozenset({
         "activation_offload", "attention", "cache_latents", "checkpointing", "chunked_loss",
-        "compiled", "cpu_offload", "engine", "framework", "generate", "global_batch", "gpu",
+        "compiled", "cpu_offload", "framework", "generate", "global_batch", "gpu",
         "gpu_memory_utilization", "gpus", "kv_dtype", "lora_rank", "lora_targets", "network",
         "nvlink_bridge", "offload", "optimizer", "optimizer_in_backward", "params", "pp",
-        "prompt", "recompute", "resolution", "steps", "tp", "tp_overlap", "vae_tiling", "vp",
+        "prompt", "recompute", "resolution", "runtime", "steps", "tp", "tp_overlap", "vae_tiling",
+        "vp",
         "zero",
     }),
     "mig": frozenset({"batch", "generate", "memory_gib", "name", "params", "precision",

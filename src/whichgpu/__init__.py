@@ -44,7 +44,7 @@ _EXPORTS = {
     "Constraints": "whichgpu.inputs.requests",
     "make_workload": "whichgpu.inputs.workload_files",
     "Recommendation": "whichgpu.commands.recommend.options",
-    "recommend": "whichgpu.commands.recommend.engine",
+    "recommend": "whichgpu.commands.recommend.rank",
     "ServiceSpec": "whichgpu.commands.mig",
     "MigResult": "whichgpu.commands.mig",
     "make_service": "whichgpu.commands.mig",
@@ -94,8 +94,8 @@ if TYPE_CHECKING:
     from whichgpu.commands.compare import Comparison, compare
     from whichgpu.commands.fit import FitResult, fit
     from whichgpu.commands.mig import MigResult, ServiceSpec, make_service, plan_mig
-    from whichgpu.commands.recommend.engine import recommend
     from whichgpu.commands.recommend.options import Recommendation
+    from whichgpu.commands.recommend.rank import recommend
     from whichgpu.errors import (
         AmbiguousName,
         CatalogError,

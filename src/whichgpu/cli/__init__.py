@@ -120,6 +120,29 @@ def _drop_output() -> None:
             os.close(null)
 
 
+#: A flag that names another thing on another command: ``--engine`` is the serving engine
+#: (estimate, recommend); fit's training runtime is ``--runtime``.
+RENAMED = {"--engine": "--runtime"}
+
+
+def _renamed(error: Exception) -> str | None:
+    """For an unknown option this command spells otherwise (:data:`RENAMED`), the line that
+    names its spelling here, instead of Click's closest match by letters."""
+    import click
+
+    if not isinstance(error, click.NoSuchOption) or error.ctx is None:
+        return None
+    instead = RENAMED.get(error.option_name)
+    flags = {o for p in error.ctx.command.params for o in p.opts}
+    if instead is None or instead not in flags:
+        return None
+    return fmt(
+        _("no option {flag} on {command}: its training runtime is {instead} (torch, deepspeed "
+          "or megatron); {flag} names a serving engine on estimate and recommend"),
+        flag=error.option_name, command=error.ctx.info_name, instead=instead,
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; bad input is one line on stderr and exit code 2."""
     language, args = split_language(sys.argv[1:] if argv is None else argv)
@@ -161,6 +184,6 @@ def main(argv: list[str] | None = None) -> None:
             if exit_code is None or format_message is None:
                 raise
             hint = _("see 'whichgpu --help'")
-            _fail(f"{format_message()} ({hint})", exit_code)
+            _fail(f"{_renamed(error) or format_message()} ({hint})", exit_code)
     if isinstance(result, int) and result:
         raise SystemExit(result)

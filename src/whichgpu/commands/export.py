@@ -24,7 +24,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.store import Catalog
-from whichgpu.commands.recommend.engine import Option, Recommendation
+from whichgpu.commands.recommend.rank import Option, Recommendation
 from whichgpu.errors import InvalidInput
 
 if TYPE_CHECKING:

@@ -167,7 +167,7 @@ def candidate_changes(arch: ModelArch, job: Job, gpu: GPU | None = None) -> list
         out.append((note("change_lora", rank=job.lora_rank), replace(job, task="lora")))
     if job.task in ("finetune", "lora"):
         out.append((note("change_qlora"), replace(job, task="qlora", quant="nf4")))
-    if job.precision in ("32-true", "16-mixed", "bf16-mixed") and job.engine == "torch":
+    if job.precision in ("32-true", "16-mixed", "bf16-mixed") and job.runtime == "torch":
         if gpu is not None and fp16_instead(gpu, "bf16-true") is not None:
             out.append((note("change_fp16_true"), replace(job, precision="16-true")))
         else:

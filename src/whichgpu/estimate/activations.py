@@ -55,9 +55,9 @@ class Numerics:
 def numerics(job: Job) -> Numerics:
     if job.precision == "32-true":
         return Numerics(4, 4, False)
-    if job.precision in ("16-mixed", "bf16-mixed") and job.engine == "torch":
+    if job.precision in ("16-mixed", "bf16-mixed") and job.runtime == "torch":
         return Numerics(2, 4, True)
-    return Numerics(2, 2, False, 4 if job.engine == "torch" else 2)
+    return Numerics(2, 2, False, 4 if job.runtime == "torch" else 2)
 
 
 @dataclass(frozen=True)

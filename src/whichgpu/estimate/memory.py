@@ -142,7 +142,7 @@ def weight_bytes_per_param(job: Job) -> float:
     """Bytes of a stored weight: fp32 for ``32-true`` and torch autocast, 16-bit otherwise."""
     if job.precision == "32-true":
         return 4.0
-    if job.training and job.task not in ("lora", "qlora") and job.engine == "torch":
+    if job.training and job.task not in ("lora", "qlora") and job.runtime == "torch":
         return 4.0 if job.precision.endswith("mixed") else 2.0
     return 2.0
 
@@ -171,7 +171,7 @@ def adapter_bytes_per_param(job: Job) -> float:
 
 def master_weights_bytes(arch: ModelArch, job: Job) -> float:
     """fp32 master weights of 16-bit mixed-precision training (DeepSpeed, Megatron)."""
-    mixed = job.precision.endswith("mixed") and job.engine != "torch"
+    mixed = job.precision.endswith("mixed") and job.runtime != "torch"
     return 4.0 * trainable_parameters(arch, job) if job.training and mixed else 0.0
 
 
@@ -199,7 +199,7 @@ def optimizer_state_bytes_per_param(job: Job) -> float:
 
 
 def master_weights_bytes_needed(job: Job) -> bool:
-    return job.precision.endswith("mixed") and job.engine != "torch"
+    return job.precision.endswith("mixed") and job.runtime != "torch"
 
 
 def optimizer_bytes(arch: ModelArch, job: Job) -> float:
@@ -220,7 +220,7 @@ def optimizer_step_temp_bytes(arch: ModelArch, job: Job) -> float:
     """The extra tensor ``torch.optim.AdamW(foreach=True)`` allocates during ``step()``:
     ``_foreach_sqrt`` of the variances, one state-sized copy (PyTorch ``torch/optim/adamw.py``,
     ``_multi_tensor_adamw``). Fused engine optimizers (DeepSpeed, Megatron) update in place."""
-    if not job.training or job.optimizer not in ("adamw",) or job.engine != "torch":
+    if not job.training or job.optimizer not in ("adamw",) or job.runtime != "torch":
         return 0.0
     return trainable_parameters(arch, job) * optimizer_state_bytes_per_param(job) / 2
 

@@ -85,10 +85,12 @@ def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job
         # Sharded mixed precision runs in DeepSpeed (or FSDP's MixedPrecision policy): 16-bit
         # weights and fp32 masters, both sharded; torch autocast's cached 16-bit weight
         # copies would hold every gathered layer and undo the sharding.
-        engine = (
-            "deepspeed" if job.engine == "torch" and job.precision.endswith("mixed") else job.engine
+        runtime = (
+            "deepspeed"
+            if job.runtime == "torch" and job.precision.endswith("mixed")
+            else job.runtime
         )
-        sharded = evolve(job, gpus=count, zero=3, engine=engine)
+        sharded = evolve(job, gpus=count, zero=3, runtime=runtime)
         if count % (job.tp * job.pp):
             sharded = evolve(sharded, tp=1, pp=1)
         if sharded.pp > 1:
@@ -140,13 +142,15 @@ def training_layouts(
     out.append(scaled_job(job, count, arch))
     if parallel != "3d" or not (arch.n_heads and arch.n_layers) or arch.kind == "cnn":
         return out
-    engine = "megatron" if job.engine == "torch" and job.precision.endswith("mixed") else job.engine
+    runtime = (
+        "megatron" if job.runtime == "torch" and job.precision.endswith("mixed") else job.runtime
+    )
     tp = 2
     while tp <= min(count, job.gpus_per_node) and tensor_parallel_degree(arch, tp) == tp:
         pp = 1
         while tp * pp <= count:
             if count % (tp * pp) == 0 and pp <= arch.n_layers:
-                layout = evolve(job, gpus=count, tp=tp, pp=pp, zero=1, engine=engine)
+                layout = evolve(job, gpus=count, tp=tp, pp=pp, zero=1, runtime=runtime)
                 layout = evolve(layout, vp=model_chunks(arch, layout))
                 out.append((layout, layout_name(tp, pp, count // (tp * pp))))
             pp *= 2
@@ -183,7 +187,7 @@ def splits_tensors(job: Job) -> bool:
     served model (every engine), pretraining (Megatron-LM, torchtitan) or a Megatron-engine
     job; not a fine-tune run as the HF Trainer runs it (ZeRO-3 / FSDP: PEFT and bitsandbytes
     have no tensor parallelism, whichgpu.job.recipes.parallel_of)."""
-    return not job.training or job.task == "train" or job.engine == "megatron"
+    return not job.training or job.task == "train" or job.runtime == "megatron"
 
 
 @lru_cache(maxsize=1024)

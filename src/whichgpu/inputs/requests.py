@@ -72,8 +72,8 @@ from whichgpu.job import (
     TASKS,
     Attention,
     Checkpointing,
-    Engine,
     KvDtype,
+    Runtime,
 )
 from whichgpu.job.length_presets import DEFAULT_GENERATE
 from whichgpu.job.recipes import default_precision
@@ -163,9 +163,15 @@ class FitRequest(TrainingSettings):
             "QLoRA and inference; fp16 on GPUs without BF16)."
         ))
     )  # fmt: skip
-    engine: str | None = given(
-        None, Input("choice", N_("torch, deepspeed or megatron."), choices=get_args(Engine))
-    )
+    runtime: str | None = given(
+        None,
+        Input(
+            "choice",
+            N_("Training runtime: torch, deepspeed or megatron (default: the framework's, "
+               "else torch)."),
+            choices=get_args(Runtime),
+        ),
+    )  # fmt: skip
     quant: str | None = given(None, QUANT)
     batch: int | None = given(
         None,

@@ -2,7 +2,7 @@
 
 Precision names are PyTorch Lightning's (``32-true``, ``16-mixed``, ``bf16-mixed``,
 ``16-true``, ``bf16-true``). ``bf16-mixed`` is torch autocast over fp32 weights, as Lightning
-and the Hugging Face Trainer run it; ``engine="deepspeed"`` or ``"megatron"`` switches mixed
+and the Hugging Face Trainer run it; ``runtime="deepspeed"`` or ``"megatron"`` switches mixed
 precision to 16-bit weights with fp32 master weights (Rajbhandari et al., 2020, §3.1).
 """
 
@@ -23,7 +23,7 @@ Precision = Literal["32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true"]
 #: are transient; cached FP8 weight copies, 1 byte a weight, are not counted).
 Math = Literal["tf32", "fp8-mixed"]
 MATH_STORAGE: dict[str, str] = {"tf32": "32-true", "fp8-mixed": "bf16-mixed"}
-Engine = Literal["torch", "deepspeed", "megatron"]
+Runtime = Literal["torch", "deepspeed", "megatron"]
 #: ``adamw``: torch.optim.AdamW (foreach, its default on GPUs); ``adamw-fused``: with
 #: ``fused=True`` (one kernel, no step temporaries; the HF Trainer's ``adamw_torch_fused``);
 #: ``paged-adamw-8bit``: bitsandbytes' PagedAdamW8bit, its states in CUDA unified memory
@@ -75,7 +75,7 @@ class Job:
     precision: Precision = "bf16-true"
     #: How matmuls run when not in ``precision`` itself (tf32, fp8-mixed); None: as stored.
     math: Math | None = None
-    engine: Engine = "torch"
+    runtime: Runtime = "torch"
     quant: str | None = None
     batch: int = 1
     seq: int = 2048

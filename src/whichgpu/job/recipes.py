@@ -177,8 +177,8 @@ RECIPES: dict[str, Recipe] = {
         by_task={
             "lora": {"precision": "bf16-true"},
             "qlora": {"precision": "bf16-true"},
-            "finetune": {"engine": "deepspeed", "grad_accum": 2},
-            "train": {"engine": "deepspeed", "grad_accum": 2},
+            "finetune": {"runtime": "deepspeed", "grad_accum": 2},
+            "train": {"runtime": "deepspeed", "grad_accum": 2},
         },
         parallel="zero",
         source="hiyouga/LLaMA-Factory @0005269 examples/train_lora/llama3_lora_sft.yaml, "
@@ -191,7 +191,7 @@ RECIPES: dict[str, Recipe] = {
     "deepspeed": Recipe(
         "deepspeed",
         "DeepSpeed ZeRO",
-        common={"precision": "bf16-mixed", "engine": "deepspeed", "optimizer": "adamw-fused"},
+        common={"precision": "bf16-mixed", "runtime": "deepspeed", "optimizer": "adamw-fused"},
         parallel="zero",
         source="deepspeedai/DeepSpeed @edaa722 deepspeed/runtime/zero/config.py, offload_config.py",
         as_of="2026-11",
@@ -202,7 +202,7 @@ RECIPES: dict[str, Recipe] = {
     "fsdp": Recipe(
         "fsdp",
         "PyTorch FSDP",
-        common={"precision": "bf16-mixed", "engine": "deepspeed", "optimizer": "adamw-fused"},
+        common={"precision": "bf16-mixed", "runtime": "deepspeed", "optimizer": "adamw-fused"},
         parallel="fsdp",
         source="pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_api.py "
         "(MixedPrecisionPolicy, CPUOffloadPolicy)",
@@ -217,7 +217,7 @@ RECIPES: dict[str, Recipe] = {
         "torchtitan",
         common={
             "precision": "bf16-mixed",
-            "engine": "deepspeed",
+            "runtime": "deepspeed",
             "optimizer": "adamw-fused",
             "batch": 1,
             "seq": 8192,
@@ -239,7 +239,7 @@ RECIPES: dict[str, Recipe] = {
         "Megatron-LM / NeMo",
         common={
             "precision": "bf16-mixed",
-            "engine": "megatron",
+            "runtime": "megatron",
             "optimizer": "adamw-fused",
             "batch": 1,
         },
@@ -260,7 +260,7 @@ RECIPES: dict[str, Recipe] = {
         "NeMo / Megatron-Bridge (performance recipes)",
         common={
             "precision": "bf16-mixed",
-            "engine": "megatron",
+            "runtime": "megatron",
             "optimizer": "adamw-fused",
             "batch": 1,
             "tp_overlap": True,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from whichgpu.commands.recommend.engine import Option, Recommendation
+from whichgpu.commands.recommend.rank import Option, Recommendation
 from whichgpu.i18n import _, fmt
 from whichgpu.units import BYTES_PER_GIB
 

@@ -27,7 +27,7 @@ SCHEMA_VERSION = 1
 #: The settings of a training job as whichgpu estimated it (``configuration``).
 CONFIGURATION_FIELDS = (
     "precision",
-    "engine",
+    "runtime",
     "batch",
     "grad_accum",
     "checkpointing",

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.commands.recommend.engine import Recommendation
+from whichgpu.commands.recommend.rank import Recommendation
 from whichgpu.i18n import _
 from whichgpu.render.chart_data import cost_chart, memory_chart
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.commands.recommend.engine import Option, Recommendation
+from whichgpu.commands.recommend.rank import Option, Recommendation
 from whichgpu.i18n import _, fmt
 from whichgpu.inputs.fields import format_cost, format_duration, format_rate
 from whichgpu.notes import note_doc

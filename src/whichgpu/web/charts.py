@@ -15,7 +15,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from whichgpu.commands.recommend.engine import Recommendation
+from whichgpu.commands.recommend.rank import Recommendation
 from whichgpu.i18n import _, format_decimal
 from whichgpu.render.chart_data import CostChart, MemoryChart, cost_chart, memory_chart
 

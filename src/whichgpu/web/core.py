@@ -35,7 +35,7 @@ from whichgpu.i18n import _, fmt, speaking
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
-    from whichgpu.commands.recommend.engine import Recommendation
+    from whichgpu.commands.recommend.rank import Recommendation
     from whichgpu.inputs.requests import Ranking, Workload
     from whichgpu.models.arch import ModelArch
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from whichgpu.commands.recommend.engine import Option, Recommendation, recommend
+from whichgpu.commands.recommend.rank import Option, Recommendation, recommend
 from whichgpu.inputs.requests import Component, Constraints, Workload
 
 __all__ = [

@@ -137,7 +137,7 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
 def _tie_reason(
     catalog: Catalog, pick: Option, other: Option, workload: Workload, objective: str
 ) -> Note:
-    """``other`` ties with the pick (:func:`~whichgpu.commands.recommend.engine.mark_ties`): how far
+    """``other`` ties with the pick (:func:`~whichgpu.commands.recommend.rank.mark_ties`): how far
     apart they are, the band, and what would separate them."""
     from whichgpu.commands.recommend.options import typical_error
 
@@ -472,7 +472,7 @@ def _extrapolated_passed(pick: Option, ranked: Sequence[Option], objective: str)
 
 def _axis_reason(pick: Option, ranked: Sequence[Option], objective: str) -> Note | None:
     """Where the pick comes first on the other axis among options tied on the objective
-    (:func:`~whichgpu.commands.recommend.engine.by_other_axis`): the one it passed, the two
+    (:func:`~whichgpu.commands.recommend.rank.by_other_axis`): the one it passed, the two
     figures on each axis and the band."""
     from whichgpu.commands.recommend.options import typical_error
 
