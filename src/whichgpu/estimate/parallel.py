@@ -252,6 +252,11 @@ INFINIBAND_GBIT_PER_GPU = {3: 100.0, 4: 200.0, 5: 400.0, 6: 800.0}
 
 #: A node on plain Ethernet: one 100 GbE port for all its GPUs, TCP without RDMA.
 ETHERNET_GBIT_PER_NODE = 100.0
+#: An instance smaller than a node gets its share of the host's port, as clouds size a VM's
+#: network with its slice of the host: AWS G5 (A10G) g5.xlarge (1 GPU) up to 10 Gb/s,
+#: g5.12xlarge (4) 40, g5.48xlarge (8) 100; GCP G2 (L4) g2-standard-4 (1 GPU) 10 Gb/s,
+#: g2-standard-48 (4) 50, g2-standard-96 (8) 100 (the providers' instance-type pages): about
+#: 12.5 Gb/s a GPU, the 100 GbE node's share.
 
 #: GeForce cards have peer-to-peer over PCIe disabled (the RTX 4090's driver reports no P2P;
 #: NCCL then stages through host memory): each transfer crosses PCIe twice. Measured,
@@ -328,10 +333,17 @@ def host_dram_gb_per_s(gpu: GPU, cards: int, per_node: int = GPUS_PER_NODE) -> f
 
 def network_gb_per_s(gpu: GPU, network: str, per_node: int = GPUS_PER_NODE) -> float:
     """GB/s per GPU between nodes: its own NIC on InfiniBand, a share of the node's port
-    on Ethernet (a hierarchical ring sends every GPU's part through it)."""
+    on Ethernet (a hierarchical ring sends every GPU's part through it), an instance of
+    fewer GPUs than a node its share of the host's port (:data:`ETHERNET_GBIT_PER_NODE`)."""
     if network == "ethernet":
-        return ETHERNET_GBIT_PER_NODE / 8 / per_node
+        return ethernet_gbit(per_node) / 8 / per_node
     return INFINIBAND_GBIT_PER_GPU.get(gpu.pcie_gen or 5, 400.0) / 8
+
+
+def ethernet_gbit(per_node: int) -> float:
+    """An instance's Ethernet port, Gb/s: a node's, or the share of it an instance of
+    ``per_node`` GPUs of a :data:`GPUS_PER_NODE`-GPU host is sold with."""
+    return ETHERNET_GBIT_PER_NODE * min(1.0, per_node / GPUS_PER_NODE)
 
 
 def collective_gb_per_s(

@@ -160,6 +160,14 @@ def cost_of(option: Option) -> float | None:
     return option.cost_usd if option.cost_usd is not None else option.usd_per_h
 
 
+def held_cost_of(option: Option) -> float | None:
+    """:func:`cost_of` as the ranking holds it: at the slow end of the likely range where
+    the option's speed rests on an extrapolated factor (what it may be compared at)."""
+    if option.extrapolated and option.cost_usd is not None:
+        return option.cost_usd_slow
+    return cost_of(option)
+
+
 def hours_of(seconds: float | None) -> float:
     """Seconds as hours to the hundredth, for a note's parameter."""
     return round((seconds or 0.0) / 3600, 2)

@@ -13,6 +13,7 @@ from whichgpu.commands.recommend.options import (
     Option,
     Recommendation,
     cost_of,
+    held_cost_of,
     hours_of,
     hw_text,
     money,
@@ -170,7 +171,7 @@ def _nodes_reason(pick: Option) -> Note | None:
     """Where an option (the pick, or one tied with it) spans instances smaller than a node:
     the network assumed between them (:func:`~whichgpu.estimate.parallel.network_gb_per_s`).
     A row of 1-GPU VMs over Ethernet reads like a node otherwise, and runs slower."""
-    from whichgpu.estimate.parallel import ETHERNET_GBIT_PER_NODE, INFINIBAND_GBIT_PER_GPU
+    from whichgpu.estimate.parallel import INFINIBAND_GBIT_PER_GPU, ethernet_gbit
 
     hw = pick.hardware
     if hw.node_gpus is None:
@@ -178,7 +179,7 @@ def _nodes_reason(pick: Option) -> Note | None:
     job = next((run.job for run in pick.runs if run.job is not None), None)
     network = "ethernet" if job is None else job.network
     gbit = (
-        ETHERNET_GBIT_PER_NODE
+        ethernet_gbit(hw.node_gpus)
         if network == "ethernet"
         else INFINIBAND_GBIT_PER_GPU.get(pick.gpu.pcie_gen or 5, 400.0) * hw.node_gpus
     )
@@ -226,14 +227,15 @@ def over_provisioning(
     """C38, computed: ``option`` costs more than the cheapest feasible option for features
     this workload leaves unused; the share of the money it would waste. When speed is the
     objective, only options at least as fast count."""
-    feasible = [o for o in ranked if o.feasible and cost_of(o) is not None]
+    feasible = [o for o in ranked if o.feasible and held_cost_of(o) is not None]
     if objective == "time":
         feasible = [o for o in feasible if not _slower(o, option)]
     if not feasible or cost_of(option) is None:
         return None
-    # to the cent, then the fewest GPUs: eight cards that cost what one does are not cheaper
-    cheapest = min(feasible, key=lambda o: (money(cost_of(o)), o.key))
-    cost, low = cost_of(option) or 0.0, cost_of(cheapest) or 0.0
+    # to the cent, then the fewest GPUs: eight cards that cost what one does are not
+    # cheaper; an extrapolated option at the slow end of its range, as it is ranked
+    cheapest = min(feasible, key=lambda o: (money(held_cost_of(o)), o.key))
+    cost, low = cost_of(option) or 0.0, held_cost_of(cheapest) or 0.0
     if cheapest.gpu.id == option.gpu.id or cost <= low:
         return None
     features = unused_premium(option, cheapest, workload)
