@@ -52,6 +52,12 @@ TRANSFORMERS_COUNTS = {
     "qwen2.5-14b": 14_770_033_664,
     "qwen2.5-32b": 32_763_876_352,
     "qwen2.5-72b": 72_706_203_648,
+    "qwen3-8b": 8_190_735_360,
+    "qwen3-32b": 32_762_123_264,
+    "qwen3-30b-a3b": 30_532_122_624,
+    "qwen3-235b-a22b": 235_093_634_560,
+    "deepseek-r1": 671_026_404_352,  # V3's architecture
+    "kimi-k2": 1_026_408_209_408,  # built as DeepseekV3ForCausalLM, its repository's class
     "resnet-50": 25_557_032,  # torchvision's resnet50: 25,557,032
     "vit-b-16": 86_567_656,  # torchvision's vit_b_16: 86,567,656
 }
@@ -73,6 +79,10 @@ def test_exact_parameter_counts(preset: str, count: int) -> None:
         ("mixtral-8x22b", 39_152_031_744, 39e9),
         ("qwen1.5-moe-a2.7b", 2_689_173_504, 2.7e9),
         ("deepseek-v3", 37_552_282_624, 37e9),  # "37B activated"
+        ("deepseek-r1", 37_552_282_624, 37e9),  # V3's architecture
+        ("kimi-k2", 32_861_477_888, 32e9),  # "32B activated"
+        ("qwen3-30b-a3b", 3_353_032_704, 3.3e9),  # "3.3B activated"
+        ("qwen3-235b-a22b", 22_190_763_520, 22e9),  # "22B activated"
     ],
 )
 def test_active_parameters_of_moe_models(preset: str, active: int, published: float) -> None:
@@ -219,9 +229,11 @@ def test_models_lists_the_presets_smallest_first_with_a_filter() -> None:
 
     doc = json.loads(run_cli("models", "--json").stdout)
     ids = [m["id"] for m in doc["models"]]
-    assert len(ids) == 38 and ids[0] == "resnet-50" and ids[-1] == "deepseek-v3"
+    assert len(ids) == 44 and ids[0] == "resnet-50" and ids[-1] == "kimi-k2"
     qwen = json.loads(run_cli("models", "--family", "qwen", "--max-params", "10B", "--json").stdout)
-    assert [m["id"] for m in qwen["models"]] == ["qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-7b"]
+    assert [m["id"] for m in qwen["models"]] == [
+        "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-7b", "qwen3-8b"
+    ]  # fmt: skip
     mixtral = next(m for m in doc["models"] if m["id"] == "mixtral-8x7b")
     assert mixtral["experts"] == 8 and mixtral["active_params"] < mixtral["params"]
     bad = run_cli("models", "--min-params", "lots")
@@ -248,3 +260,28 @@ def test_models_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
     assert "…" not in result.stdout
     golden("models_80.txt", result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("pasted", "preset"),
+    [
+        ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"),
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"),
+        ("deepseek-ai/DeepSeek-R1", "deepseek-r1"),
+        ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"),
+        ("google/gemma-2-9b-it", "gemma-2-9b"),
+        ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"),
+        ("qwen/qwen2.5-7b-instruct", "qwen2.5-7b"),
+        ("Qwen/Qwen3-8B-Base", "qwen3-8b"),
+        ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),
+    ],
+)
+def test_hub_ids_as_people_paste_them_resolve_offline(pasted: str, preset: str) -> None:
+    """Issue 45: a Hub id of a chat, instruction or base variant names the preset of its
+    architecture, case aside, with no network."""
+    assert find_preset(pasted).id == preset
+
+
+def test_a_variant_word_alone_does_not_invent_a_model() -> None:
+    with pytest.raises(UnknownName):
+        find_preset("someone/Unknown-Model-Instruct")

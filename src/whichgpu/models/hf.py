@@ -76,9 +76,15 @@ def _attention_kind(n_heads: int, n_kv_heads: int) -> AttentionKind:
     return "mqa" if n_kv_heads == 1 else "gqa"
 
 
+#: DeepSeek-V3's architecture (MLA, fine-grained MoE with shared experts): Kimi K2 ships it
+#: under its own ``model_type`` (moonshotai/Kimi-K2-Instruct: DeepseekV3ForCausalLM)
+MLA_FAMILIES = ("deepseek_v2", "deepseek_v3", "kimi_k2")
+
+
 def _llama_like(config: Config, family: str) -> ModelArch:
-    """Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Gemma 2, Phi-3, DeepSeek-V2/V3 (pre-norm,
-    RMSNorm, rotary positions, gated MLP; MoE and MLA where the config says so)."""
+    """Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Gemma 2, Phi-3,
+    DeepSeek-V2/V3 and Kimi K2 (pre-norm, RMSNorm, rotary positions, gated MLP; MoE and MLA
+    where the config says so)."""
     h = _int(config, "hidden_size")
     n_layers = _int(config, "num_hidden_layers")
     n_heads = _int(config, "num_attention_heads")
@@ -91,12 +97,15 @@ def _llama_like(config: Config, family: str) -> ModelArch:
     qkv_bias = family in ("qwen2", "qwen2_moe") or bias_all
     mlp_bias = bool(_get(config, "mlp_bias", default=False))
     norms_per_layer = 4 if family == "gemma2" else 2
+    # Qwen3's RMSNorm of each head's queries and keys (q_norm, k_norm: transformers'
+    # modeling_qwen3.py, Qwen3Attention), head_dim weights each
+    qk_norms = 2 * head_dim if family in ("qwen3", "qwen3_moe") else 0
 
     attention = 0
     kind: AttentionKind = _attention_kind(n_heads, n_kv)
     kv_lora = rope_dim = 0
     linears: list[Linear] = []
-    if family in ("deepseek_v2", "deepseek_v3"):
+    if family in MLA_FAMILIES:
         kind = "mla"
         q_lora = _int(config, "q_lora_rank", default=0)
         kv_lora = _int(config, "kv_lora_rank")
@@ -153,7 +162,7 @@ def _llama_like(config: Config, family: str) -> ModelArch:
         moe_width, n_moe = inter, n_layers
         experts = n_layers * n_experts * glu(inter)
         router = n_layers * h * n_experts
-    elif family == "qwen2_moe":
+    elif family in ("qwen2_moe", "qwen3_moe"):
         n_experts = _int(config, "num_experts")
         per_token = _int(config, "num_experts_per_tok")
         moe_width = _int(config, "moe_intermediate_size")
@@ -169,7 +178,7 @@ def _llama_like(config: Config, family: str) -> ModelArch:
             else:
                 mlp += glu(inter)
         shared = 1 if shared_width else 0
-    elif family in ("deepseek_v2", "deepseek_v3"):
+    elif family in MLA_FAMILIES:
         n_experts = _int(config, "n_routed_experts", default=0)
         per_token = _int(config, "num_experts_per_tok", default=0)
         moe_width = _int(config, "moe_intermediate_size", default=0)
@@ -224,7 +233,7 @@ def _llama_like(config: Config, family: str) -> ModelArch:
         mlp=mlp,
         experts=experts,
         router=router,
-        norms=n_layers * (norms_per_layer * h + per_layer_norms) + h,
+        norms=n_layers * (norms_per_layer * h + per_layer_norms + qk_norms) + h,
         head=0 if tied else vocab * h,
         other=other,
     )
@@ -482,10 +491,13 @@ FAMILIES: dict[str, Callable[[Config, str], ModelArch]] = {
     "mixtral": _llama_like,
     "qwen2": _llama_like,
     "qwen2_moe": _llama_like,
+    "qwen3": _llama_like,
+    "qwen3_moe": _llama_like,
     "gemma2": _llama_like,
     "phi3": _llama_like,
     "deepseek_v2": _llama_like,
     "deepseek_v3": _llama_like,
+    "kimi_k2": _llama_like,
     "gpt2": _gpt2,
     "gptj": _gptj,
     "gpt_neox": _gpt_neox,

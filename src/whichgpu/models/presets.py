@@ -9,7 +9,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from whichgpu.catalog.names import build_index, resolve_name
+from whichgpu.catalog.names import build_index, normalize, resolve_name
 from whichgpu.errors import InvalidInput
 from whichgpu.i18n import _
 from whichgpu.models.arch import ModelArch
@@ -82,9 +82,34 @@ def _index() -> dict[str, tuple[str, ...]]:
     return build_index(pairs)
 
 
+#: Words a Hugging Face repository adds to a model's name for a variant of the same
+#: architecture (chat and instruction tunes, the base weights, ``-hf`` conversions): the
+#: Hub's own naming (meta-llama/Llama-3.1-8B-Instruct, google/gemma-2-9b-it,
+#: meta-llama/Llama-2-7b-chat-hf, Qwen/Qwen3-8B-Base)
+VARIANT_WORDS = ("instruct", "chat", "base", "hf", "it")
+
+
+def base_name(name: str) -> str:
+    """``name`` (a Hub id as people paste it) without its organisation and the variant words
+    of :data:`VARIANT_WORDS`, case kept: ``meta-llama/Llama-3.1-8B-Instruct`` →
+    ``Llama-3.1-8B``; ``mistralai/Mixtral-8x7B-Instruct-v0.1`` → ``Mixtral-8x7B-v0.1``."""
+    last = name.strip().rsplit("/", 1)[-1]
+    words = [w for w in last.split("-") if w.lower() not in VARIANT_WORDS]
+    return "-".join(words) or last
+
+
 def find_preset(name: str) -> Preset:
-    """The preset ``name`` denotes (id, display name or Hugging Face id, forgivingly)."""
-    found = resolve_name(name, _index(), presets(), kind=_("model"), listing="@models")
+    """The preset ``name`` denotes (id, display name or Hugging Face id, forgivingly; a Hub
+    id of a chat, instruction or base variant names its architecture: :func:`base_name`)."""
+    from whichgpu.errors import UnknownName
+
+    try:
+        found = resolve_name(name, _index(), presets(), kind=_("model"), listing="@models")
+    except UnknownName:
+        base = base_name(name)
+        if base == name or normalize(base) not in _index():
+            raise
+        found = resolve_name(base, _index(), presets(), kind=_("model"), listing="@models")
     return presets()[found]
 
 
