@@ -127,8 +127,14 @@ MESSAGES: dict[str, str | Plural] = {
     ),
     "reason_nodes": N_(
         "{option} spans {instances} instances, {gpus} per instance: rings between them "
-        "cross {network} (an assumption: {gbit:,.0f} Gb/s an instance; give network to set "
+        "cross {network} (an assumption: {gbit:,g} Gb/s an instance; give network to set "
         "it)."
+    ),
+    "reason_quant_cheaper": N_(
+        "In {quant} weights ({field} {quant}), {option} would serve it for ${usd_per_h:,.2f}/h "
+        "against ${pick_usd_per_h:,.2f}/h for {pick} in 16-bit, {gain:.0%} better on the "
+        "objective: FP8 weights and activations keep accuracy within about 1% of BF16 "
+        "(Kurtic et al., 2024, arXiv:2411.02355)."
     ),
     "reason_tie_axis_cost": N_(
         "{option} and {other} cost the same inside the estimate's typical error ({band:.0%}): "
@@ -448,6 +454,16 @@ MESSAGES: dict[str, str | Plural] = {
     ),
     "infeasible_budget": N_(
         "Over budget: the cheapest option, {option}, costs ${cost:,.2f} (budget ${budget:,.2f})."
+    ),
+    "infeasible_rate": N_(
+        "{component}: {option} serves {capacity:,.2f} requests/s at most under the targets; "
+        "{demand:,.2f} at the {target:.0%} a service is planned to run at takes {copies} of "
+        "it, {gpus} GPUs for ${usd_per_h:,.2f}/h (raise {field} to {gpus})."
+    ),
+    "infeasible_quant": N_(
+        "In {quant} weights ({field} {quant}), {option} would do it, for ${usd_per_h:,.2f}/h: "
+        "FP8 weights and activations keep accuracy within about 1% of BF16 (Kurtic et al., "
+        "2024, arXiv:2411.02355)."
     ),
     "infeasible_budget_per_h": N_(
         "Over the hourly budget: the cheapest option, {option}, costs ${usd_per_h:,.2f}/h "

@@ -324,15 +324,16 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
                 harness=engine.harness,
             )
         )
+    missed = best.unmet is not None  # no operating point meets a target: no rate to state
     return Run(
         component,
         True,
         needed,
         capacity_gib,
         strategy,
-        rate,
-        likely.low,
-        likely.high,
+        None if missed else rate,
+        None if missed else likely.low,
+        None if missed else likely.high,
         "tokens/s",
         time_s,
         best.bound,

@@ -167,7 +167,48 @@ def infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -
                     budget=(c.budget_usd if code == "block_budget" else c.budget_usd_per_h) or 0,
                 )
             )
+    short = nearly("block_rate_headroom")
+    reach = _rate_reach(short, workload) if short else None
+    gpus = None if reach is None else reach.params["gpus"]
+    if reach is not None and isinstance(gpus, int) and gpus > c.max_gpus:  # the limit binds
+        out.append(reach)
     if not out:
         first = next((o for o in ranked if o.fits), ranked[0])
         out.extend(first.blockers)
     return out
+
+
+def _rate_reach(short: Sequence[Option], workload: Workload) -> Note:
+    """Options that meet the latency targets but serve less than the request rate at the
+    utilisation a service is planned at (:data:`TARGET_UTILIZATION`): the one whose copies
+    serve the demand for the least per hour (then the fewest GPUs), with what one serves,
+    how many copies the demand takes and the ``max_gpus`` that allows them (said where the
+    GPU limit is what binds: larger counts within it were blocked by something else)."""
+    import math
+
+    from whichgpu.estimate.assumptions import TARGET_UTILIZATION
+
+    def reach(option: Option) -> tuple[float, float, int, float]:
+        run = next(r for r in option.runs if not r.meets_rate and r.serving is not None)
+        assert run.serving is not None
+        capacity = run.serving.replicas * run.serving.capacity.rate_rps
+        demand = run.component.request_rate or 0.0
+        copies = math.ceil(demand / (capacity * TARGET_UTILIZATION)) if capacity else 0
+        hourly = copies * option.usd_per_h if option.usd_per_h is not None else math.inf
+        return capacity, demand, copies, hourly
+
+    best = min(short, key=lambda o: (reach(o)[3], reach(o)[2] * o.gpus, o.key))
+    capacity, demand, copies, hourly = reach(best)
+    component = next(r.component for r in best.runs if not r.meets_rate)
+    return note(
+        "infeasible_rate",
+        component=component.label,
+        option=hw_text(best),
+        capacity=round(capacity, 2),
+        demand=demand,
+        target=TARGET_UTILIZATION,
+        copies=copies,
+        gpus=copies * best.gpus,
+        usd_per_h=money(hourly if math.isfinite(hourly) else 0.0),
+        field=Ref(("max_gpus",)),
+    )

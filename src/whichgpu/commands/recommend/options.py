@@ -160,6 +160,16 @@ def cost_of(option: Option) -> float | None:
     return option.cost_usd if option.cost_usd is not None else option.usd_per_h
 
 
+def score_of(option: Option, objective: str) -> float | None:
+    """The objective's figure: $ per job (or $/h), seconds (or −throughput), throughput
+    per $/h."""
+    if objective == "cost":
+        return option.cost_usd if option.cost_usd is not None else option.usd_per_h
+    if objective == "time":
+        return option.time_s if option.time_s is not None else option.throughput
+    return option.value
+
+
 def held_cost_of(option: Option) -> float | None:
     """:func:`cost_of` as the ranking holds it: at the slow end of the likely range where
     the option's speed rests on an extrapolated factor (what it may be compared at)."""

@@ -18,6 +18,7 @@ from whichgpu.commands.recommend.options import (
     Option,
     Recommendation,
     hardware_label,
+    score_of,
     typical_error,
 )
 from whichgpu.commands.recommend.reasons import explain
@@ -189,7 +190,7 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                     unit=run.blocker.unit or "",
                 )
             )
-        elif run.throughput is None:
+        elif run.throughput is None and (run.serving is None or run.serving.unmet is None):
             out.append(note("block_no_model", component=run.component.label, gpu=gpu.name))
         elif run.serving is not None and run.serving.unmet is not None:
             target, best = run.serving.unmet
@@ -219,7 +220,7 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                 note(
                     "block_rate",
                     component=run.component.label,
-                    rate=round(run.throughput, 1),
+                    rate=round(run.throughput or 0.0, 1),
                     need=round(need, 1),
                 )
             )
@@ -304,16 +305,6 @@ def _rounded(option: Option) -> tuple[float, float, float]:
     per_h = round(option.usd_per_h, 4) if option.usd_per_h is not None else inf
     time_s = round(seconds) if seconds is not None else inf
     return cost, per_h, time_s
-
-
-def score_of(option: Option, objective: str) -> float | None:
-    """The objective's figure: $ per job (or $/h), seconds (or −throughput), throughput
-    per $/h."""
-    if objective == "cost":
-        return option.cost_usd if option.cost_usd is not None else option.usd_per_h
-    if objective == "time":
-        return option.time_s if option.time_s is not None else option.throughput
-    return option.value
 
 
 #: Objective figures this close (relative) are equal for the ranking: the same job on 1, 2,
@@ -521,4 +512,15 @@ def recommend(
     if baseline is not None:
         same = [o for o in ranked if o.gpu.id == baseline.id]
         base = same[0] if same else None
-    return explain(catalog, workload, objective, tuple(ranked), pick, base, today or date.today())
+    result = explain(catalog, workload, objective, tuple(ranked), pick, base, today or date.today())
+    from whichgpu.commands.recommend.alternatives import in_lower_format, lower_format_note
+
+    in_lower = in_lower_format(workload)
+    if in_lower is None:
+        return result
+    lower = lower_format_note(rank(evaluate(catalog, in_lower), objective), objective, pick)
+    if lower is None:
+        return result
+    if pick is None:
+        return evolve(result, infeasible=(*result.infeasible, lower))
+    return evolve(result, reasons=(*result.reasons, lower))
