@@ -10,11 +10,7 @@ from typing import TYPE_CHECKING
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.engine_choice import (
     check_serving,
-    choose_engine,
-    engine_notes,
     engines_for,
-    serving_provenance,
-    tight_kv_notes,
 )
 from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
 from whichgpu.estimate.serving_plan import PERCENTILES, Targets
@@ -24,14 +20,13 @@ from whichgpu.estimate.throughput import (
     estimate_model_free,
     estimate_throughput,
     job_size,
-    likely_rate,
 )
 from whichgpu.inputs.requests import IMAGE_KINDS
 from whichgpu.job import Job, default_prompt
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
-    from whichgpu.inputs.requests import EstimateRequest
+    from whichgpu.inputs.requests import Component, EstimateRequest
     from whichgpu.models.arch import ModelArch
     from whichgpu.notes import Note
 
@@ -56,7 +51,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
         label = arch.name if arch is not None else (request.model or request.task)
         said = lengths_note(label, request.lengths)
         result = msgspec.structs.replace(result, notes=(said, *result.notes))
-    if request.nvlink_bridge:
+    if request.nvlink_bridge or result.serving is not None:  # plan said what bridges give
         return result
     # bridged, the same engine the search chose (the note is the link's gain, not an engine's)
     engine = request.engine or (result.serving.engine if result.serving is not None else None)
@@ -150,6 +145,23 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     return _with_memory(arch, held, gpu, result, notes)
 
 
+def _component(arch: ModelArch, r: EstimateRequest) -> Component:
+    """The request as the one component :func:`whichgpu.plan.plan` plans, named as estimate
+    names the model in its notes."""
+    from whichgpu.inputs.requests import Component
+
+    return Component(
+        kind=r.task, name=arch.name, model=r.model, params=r.params, precision=r.precision,
+        quant=r.quant, batch=r.batch, seq=r.seq, prompt=r.prompt, generate=r.generate,
+        kv_dtype=r.kv_dtype, checkpointing=r.checkpointing, tokens=r.tokens, images=r.images,
+        epochs=r.epochs or 1.0, frames=r.frames, samples_per_frame=r.samples_per_frame,
+        tflop=r.tflop, resolution=r.resolution, steps=r.steps, cpu_offload=r.cpu_offload,
+        vae_tiling=r.vae_tiling, cache_latents=r.cache_latents, request_rate=r.request_rate,
+        engine=r.engine, ttft=r.ttft, tpot=r.tpot, percentile=r.percentile, arch=arch,
+        **r.settings(),
+    )  # fmt: skip
+
+
 def _configured(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> tuple[Job, list[Note]]:
     """A training job's open settings chosen as ``recommend`` chooses them for the same GPU
     and count (:func:`whichgpu.plan.settings.configure`: the micro-batch, the
@@ -238,7 +250,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     job = replace(job, all_logits=False)
     check_serving(arch, job, r.engine)
     targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
-    engines, engine = engines_for(r.engine, gpu, job)
+    _engines, engine = engines_for(r.engine, gpu, job)
     if (gap := engine.gap(gpu, job.quant)) is not None:
         able = [e.name for e in ENGINES.values() if e.gap(gpu, job.quant) is None
                 and (job.quant is None or job.quant in e.formats)]  # fmt: skip
@@ -254,14 +266,19 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
                            has=gpu.compute_capability, instead=", ".join(able) or "-")  # fmt: skip
     if r.tp and engine.split == "tensor" and tensor_parallel_degree(arch, r.tp) != r.tp:
         raise InvalidInput("tp_heads", field=("tp",), tp=r.tp, model=arch.name, heads=arch.n_heads)
-    choice = choose_engine(arch, job, gpu, r.count, engines, targets, r.request_rate, r.batch,
-                           r.tp)  # fmt: skip
-    if choice is None:
+    import msgspec
+
+    from whichgpu.plan import Hardware, plan
+
+    # the one place a job meets hardware (the bridge's note is estimate_job's to make)
+    run = plan(_component(arch, r), Hardware(gpu, r.count, 1), (arch, job),
+               None if r.tp is None else (r.tp, 1))  # fmt: skip
+    if run.serving is None:
         raise InvalidInput("serving_no_fit", model=arch.name, gpu=gpu.name, count=r.count)
-    asked, job, engine, plan = job, choice.job, choice.engine, choice.plan
-    check_runnable(arch, job, gpu)
-    if plan.unmet is not None:  # missed even at the lightest load: no operating point
-        target, best_s = plan.unmet
+    assert run.job is not None
+    check_runnable(arch, run.job, gpu)
+    if run.serving.unmet is not None:  # missed even at the lightest load: no operating point
+        target, best_s = run.serving.unmet
         raise InvalidInput(
             "latency_out_of_reach_on",
             (target,),
@@ -273,27 +290,6 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
             gpu=gpu.name,
             best_ms=round(1e3 * best_s, 1),
         )
-    out = max(job.generate, 1)
-    rate = plan.replicas * plan.capacity.rate_rps * out
-    from whichgpu.plan.core import replica_memory
-
-    _replica, needed_gib = replica_memory(arch, choice, gpu)  # as recommend shows it
-    return ThroughputEstimate(
-        gpu=gpu,
-        count=r.count,
-        regime="llm-serve",
-        harness=engine.harness,
-        throughput=likely_rate(rate, "tokens/s", "llm-serve"),
-        bound=plan.bound,
-        mfu=None,
-        time_s=None,
-        ttft_s=plan.operating.ttft_s,
-        tokens_per_s_per_sequence=1 / plan.operating.tpot_s if plan.operating.tpot_s else None,
-        efficiency=plan.eta,
-        provenance=serving_provenance(engine),
-        serving=plan,
-        demand_rps=r.request_rate,
-        memory_gib=needed_gib,
-        fits=True,  # the engine's pool holds at least one sequence (else serving_no_fit)
-        notes=engine_notes(arch.name, choice, asked) + tight_kv_notes(arch.name, arch, gpu, choice),
-    )
+    assert run.estimate is not None
+    linked = tuple(n for n in run.notes if n.code == "note_pcie_link")
+    return msgspec.structs.replace(run.estimate, notes=(*run.estimate.notes, *linked))

@@ -68,13 +68,20 @@ def _on_nodes(job: Job, node_gpus: int, network: Network) -> Job:
     return evolve(job, gpus_per_node=node_gpus, network=network)
 
 
-def plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None) -> Run:
+def plan(
+    component: Component,
+    hw: Hardware,
+    prepared: tuple[ModelArch, Job] | None,
+    layout: tuple[int, int] | None = None,
+) -> Run:
     """Fit, throughput and time of ``component`` on ``hw`` (per service), and, where NVLink
     bridges the user did not say they have would speed it (:func:`bridge_note`: the run
-    again with them), a note saying by how much."""
+    again with them), a note saying by how much. ``layout``: the tensor and pipeline
+    degrees the user fixed (``estimate --tp/--pp``; a served model's replica split is its
+    tensor degree), else searched."""
     from dataclasses import replace
 
-    run = _plan(component, hw, prepared)
+    run = _plan(component, hw, prepared, layout)
     if component.nvlink_bridge or hw.mig is not None or not run.fits:
         return run
     joined = None if prepared is None else (prepared[0], evolve(prepared[1], nvlink_bridge=True))
@@ -84,14 +91,19 @@ def plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | N
 
     def bridged() -> float:
         again = replace(component, nvlink_bridge=True, engine=engine)
-        return _plan(again, hw, joined).throughput or 0.0
+        return _plan(again, hw, joined, layout).throughput or 0.0
 
     linked = bridge_note(component.label, hw.gpu, hw.count, run.throughput or 0.0, bridged,
                          hw.node_gpus)  # fmt: skip
     return run if linked is None else replace(run, notes=(*run.notes, linked))
 
 
-def _plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | None) -> Run:
+def _plan(
+    component: Component,
+    hw: Hardware,
+    prepared: tuple[ModelArch, Job] | None,
+    layout: tuple[int, int] | None = None,
+) -> Run:
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.throughput import estimate_rate, estimate_throughput
 
@@ -115,7 +127,7 @@ def _plan(component: Component, hw: Hardware, prepared: tuple[ModelArch, Job] | 
         except WhichGPUError:
             return Run(component, fits, needed, capacity_gib, strategy, provenance="none")
     elif serves(component):
-        return serve_component(component, hw, gpu, *prepared)
+        return serve_component(component, hw, gpu, *prepared, tp=layout and layout[0])
     else:
         arch, job = prepared
         from whichgpu.plan.settings import configure, needed_bytes
@@ -252,10 +264,17 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> Run:
     )  # fmt: skip
 
 
-def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArch, job: Job) -> Run:
+def serve_component(
+    component: Component,
+    hw: Hardware,
+    gpu: GPU,
+    arch: ModelArch,
+    job: Job,
+    tp: int | None = None,
+) -> Run:
     """``component`` served on ``hw``: its ``count`` GPUs split into replicas of 1, 2, 4 or 8
-    (tensor parallelism inside each where the engine has it: a degree that splits the heads),
-    the split that serves the most kept; each replica as
+    (tensor parallelism inside each where the engine has it: a degree that splits the heads;
+    ``tp`` fixes it), the split that serves the most kept; each replica as
     :func:`~whichgpu.estimate.serving_plan.replica_plan` plans it."""
     from whichgpu.estimate.engine_choice import (
         choose_engine,
@@ -282,7 +301,7 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         return Run(component, needed <= capacity_gib, needed, capacity_gib, f"{hw.count} GPU",
                    provenance="none", blocker=blocker)  # fmt: skip
     choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
-                           component.batch)  # fmt: skip
+                           component.batch, tp)  # fmt: skip
     if choice is None:
         needed = _split_gib(arch, job, hw.count)
         return Run(component, False, needed, capacity_gib, f"{hw.count} GPU")
@@ -325,6 +344,17 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
             )
         )
     missed = best.unmet is not None  # no operating point meets a target: no rate to state
+    from whichgpu.estimate.throughput import ThroughputEstimate
+
+    detail = None if missed else ThroughputEstimate(
+        gpu=gpu, count=hw.count, regime="llm-serve", harness=engine.harness, throughput=likely,
+        bound=best.bound, mfu=None, time_s=None, ttft_s=best.operating.ttft_s,
+        tokens_per_s_per_sequence=1 / best.operating.tpot_s if best.operating.tpot_s else None,
+        efficiency=best.eta, provenance=serving_provenance(engine), serving=best,
+        demand_rps=demand, memory_gib=needed, fits=True,
+        notes=engine_notes(component.label, choice, asked)
+        + tight_kv_notes(component.label, arch, gpu, choice),
+    )  # fmt: skip
     return Run(
         component,
         True,
@@ -350,6 +380,7 @@ def serve_component(component: Component, hw: Hardware, gpu: GPU, arch: ModelArc
         ),
         job=replica_job,
         serving=best,
+        estimate=detail,
     )
 
 

@@ -10,6 +10,7 @@ from whichgpu.notes import Note
 
 if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import ServingPlan
+    from whichgpu.estimate.throughput import ThroughputEstimate
     from whichgpu.job import Checkpointing, Job
 
 
@@ -58,6 +59,9 @@ class Run:
     #: False where no layout on this hardware makes the user's global batch (micro-batch ×
     #: data-parallel GPUs × accumulation)
     global_batch_made: bool = True
+    #: The estimate in full as ``estimate`` shows it (the step term by term, the serving
+    #: plan, the image pipeline's memory), where the job runs here
+    estimate: ThroughputEstimate | None = None
 
     @property
     def time_high_s(self) -> float | None:
