@@ -51,7 +51,7 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
         label = arch.name if arch is not None else (request.model or request.task)
         said = lengths_note(label, request.lengths)
         result = msgspec.structs.replace(result, notes=(said, *result.notes))
-    if request.nvlink_bridge or result.serving is not None:  # plan said what bridges give
+    if request.nvlink_bridge or _planned(result):  # plan said what bridges give
         return result
     # bridged, the same engine the search chose (the note is the link's gain, not an engine's)
     engine = request.engine or (result.serving.engine if result.serving is not None else None)
@@ -62,6 +62,13 @@ def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> 
     if linked is None:
         return result
     return msgspec.structs.replace(result, notes=(*result.notes, linked))
+
+
+def _planned(result: ThroughputEstimate) -> bool:
+    """Whether ``result`` is :func:`whichgpu.plan.plan`'s (a served model, a training job
+    that runs here), which has said what NVLink bridges would give."""
+    trains = result.job is not None and result.job.training
+    return result.serving is not None or (trains and bool(result.fits))
 
 
 def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
@@ -133,6 +140,9 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         served = estimate_service(arch, job, gpu, r)  # with what was chosen before it (FP16)
         return msgspec.structs.replace(served, notes=(*notes, *served.notes))
     if training:
+        planned = _planned_training(arch, job, gpu, r, notes)
+        if planned is not None:
+            return planned
         job, chosen = _configured(arch, job, gpu, r)
         notes += chosen
     result = estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
@@ -160,6 +170,26 @@ def _component(arch: ModelArch, r: EstimateRequest) -> Component:
         engine=r.engine, ttft=r.ttft, tpot=r.tpot, percentile=r.percentile, arch=arch,
         **r.settings(),
     )  # fmt: skip
+
+
+def _planned_training(
+    arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest, notes: list[Note]
+) -> ThroughputEstimate | None:
+    """A training job where it runs on ``r.count`` × ``gpu``: :func:`whichgpu.plan.plan`'s
+    estimate (the settings left open chosen, the layout ``--tp``/``--pp`` fix kept), with
+    ``notes`` (what estimate said before it) first, then what plan chose and warns of.
+    None where the job does not fit or makes no global batch there: estimate then still
+    says how fast it would run, and that it does not fit."""
+    import msgspec
+
+    from whichgpu.plan import Hardware, plan
+
+    fixed = None if r.tp is None and r.pp is None else (job.tp, job.pp)
+    run = plan(_component(arch, r), Hardware(gpu, r.count, 1), (arch, job), fixed)
+    if run.estimate is None or not run.fits:
+        return None
+    said = [n for n in notes if n not in run.chosen]
+    return msgspec.structs.replace(run.estimate, notes=(*said, *run.chosen, *run.notes))
 
 
 def _configured(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> tuple[Job, list[Note]]:

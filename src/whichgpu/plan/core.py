@@ -132,7 +132,8 @@ def _plan(
         arch, job = prepared
         from whichgpu.plan.settings import configure, needed_bytes
 
-        scaled, strategy, chosen, searched = configure(component, arch, job, gpu, hw.count)
+        scaled, strategy, chosen, searched = configure(component, arch, job, gpu, hw.count,
+                                                       layout)  # fmt: skip
         if component.global_batch is not None and scaled.global_batch != component.global_batch:
             return Run(
                 component, True, None, capacity_gib, strategy, job=scaled, global_batch_made=False
@@ -180,6 +181,13 @@ def _plan(
     if component.kind == "inference" and component.request_rate is not None:
         need = component.request_rate * max(component.generate, 1)
         meets = rate.value >= need
+    time_s = _timed(component, rate.value, rate.unit, prepared)
+    detail = None
+    if prepared is not None:  # the estimate in full, as estimate shows it
+        import msgspec
+
+        detail = msgspec.structs.replace(est, time_s=time_s, job=est.job or scaled,
+                                         memory_gib=needed, fits=fits)  # fmt: skip
     return Run(
         component,
         fits,
@@ -190,7 +198,7 @@ def _plan(
         rate.low,
         rate.high,
         rate.unit,
-        _timed(component, rate.value, rate.unit, prepared),
+        time_s,
         est.bound,
         est.provenance,
         meets,
@@ -199,6 +207,7 @@ def _plan(
         if prepared is None
         else (*checkpoint_note(component.label, prepared[0], scaled, component.quant), *chosen),
         job=None if prepared is None else scaled,
+        estimate=detail,
     )
 
 
