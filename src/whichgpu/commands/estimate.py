@@ -94,7 +94,12 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         assert r.model is not None
         images = None if r.images is None else r.images * epochs
         from whichgpu.estimate.imaging import image_settings
+        from whichgpu.plan import Hardware, plan
 
+        run = plan(_component(None, r), Hardware(gpu, r.count, 1), None)
+        if run.estimate is not None:
+            return run.estimate
+        # a format this GPU cannot run: the estimator's own error names what would
         settings = image_settings(r, r.task)
         return estimate_image_job(r.model, gpu, r.task, r.count, images, **settings)
     if not r.uses_model:
@@ -155,14 +160,15 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     return _with_memory(arch, held, gpu, result, notes)
 
 
-def _component(arch: ModelArch, r: EstimateRequest) -> Component:
+def _component(arch: ModelArch | None, r: EstimateRequest) -> Component:
     """The request as the one component :func:`whichgpu.plan.plan` plans, named as estimate
-    names the model in its notes."""
+    names the model in its notes (an image pipeline's are its own)."""
     from whichgpu.inputs.requests import Component
 
     return Component(
-        kind=r.task, name=arch.name, model=r.model, params=r.params, precision=r.precision,
-        quant=r.quant, batch=r.batch, seq=r.seq, prompt=r.prompt, generate=r.generate,
+        kind=r.task, name="" if arch is None else arch.name, model=r.model, params=r.params,
+        precision=r.precision, quant=r.quant, batch=r.batch, seq=r.seq, prompt=r.prompt,
+        generate=r.generate,
         kv_dtype=r.kv_dtype, checkpointing=r.checkpointing, tokens=r.tokens, images=r.images,
         epochs=r.epochs or 1.0, frames=r.frames, samples_per_frame=r.samples_per_frame,
         tflop=r.tflop, resolution=r.resolution, steps=r.steps, cpu_offload=r.cpu_offload,

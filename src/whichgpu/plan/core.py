@@ -216,9 +216,9 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> Run:
     (generation), or a data-parallel copy (fine-tuning); what the user left open (images a
     call, CPU offload, VAE tiling; the training batch, checkpointing) set as a skilled user
     would for this GPU's memory (:mod:`whichgpu.estimate.imaging`), and said."""
-    from whichgpu.estimate.imaging import image_settings, plan_image, plan_image_training
+    from whichgpu.estimate.imaging import image_settings
     from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.estimate.throughput import likely_rate
+    from whichgpu.estimate.throughput import estimate_image_job
     from whichgpu.models.pipelines import find_pipeline
 
     assert component.model is not None  # make_component checked it
@@ -226,50 +226,50 @@ def image_component(component: Component, hw: Hardware, gpu: GPU) -> Run:
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     strategy = f"{hw.count} GPU" if hw.count == 1 else f"data parallel {hw.count}"
     settings = image_settings(component, component.kind)
+    images = None if component.images is None else component.images * component.epochs
     made: list[Note] = []
     try:
-        if component.kind == "image":
-            image = plan_image(pipeline, gpu, hw.count, settings)
-            est: ImageEstimate | ImageTrainEstimate = image
-            if image.chosen:
-                made.append(note(
-                    "chosen_image", component=component.label, batch=image.job.batch,
-                    offload=image.job.offload, tiling="on" if image.job.vae_tiling else "off",
-                    seconds=round(image.seconds_per_image, 2),
-                    host_gib=round(image.memory.host_bytes / BYTES_PER_GIB, 1),
-                    batch_field=Ref(("batch",)), offload_field=Ref(("cpu_offload",)),
-                    tiling_field=Ref(("vae_tiling",)),
-                ))  # fmt: skip
-        else:
-            method = "full" if component.kind == "image-finetune" else "lora"
-            training = plan_image_training(pipeline, gpu, hw.count, method, settings)
-            est = training
-            if training.chosen:
-                made.append(note(
-                    "chosen_image_training", component=component.label,
-                    batch=training.job.batch,
-                    checkpointing="on" if training.job.checkpointing else "off",
-                    seconds=round(training.seconds_per_step, 2),
-                    batch_field=Ref(("batch",)), checkpointing_field=Ref(("checkpointing",)),
-                ))  # fmt: skip
+        detail = estimate_image_job(pipeline.name, gpu, component.kind, hw.count, images,
+                                    **settings)  # fmt: skip
     except WhichGPUError:
         return Run(component, True, None, capacity_gib, strategy, provenance="none",
                    blocker=math_unit_blocker(gpu, "bf16-true"))  # fmt: skip
+    est: ImageEstimate | ImageTrainEstimate
+    if detail.image is not None:
+        image = est = detail.image
+        if image.chosen:
+            made.append(note(
+                "chosen_image", component=component.label, batch=image.job.batch,
+                offload=image.job.offload, tiling="on" if image.job.vae_tiling else "off",
+                seconds=round(image.seconds_per_image, 2),
+                host_gib=round(image.memory.host_bytes / BYTES_PER_GIB, 1),
+                batch_field=Ref(("batch",)), offload_field=Ref(("cpu_offload",)),
+                tiling_field=Ref(("vae_tiling",)),
+            ))  # fmt: skip
+    else:
+        assert detail.image_training is not None
+        training = est = detail.image_training
+        if training.chosen:
+            made.append(note(
+                "chosen_image_training", component=component.label,
+                batch=training.job.batch,
+                checkpointing="on" if training.job.checkpointing else "off",
+                seconds=round(training.seconds_per_step, 2),
+                batch_field=Ref(("batch",)), checkpointing_field=Ref(("checkpointing",)),
+            ))  # fmt: skip
     needed = est.memory.total_gib
-    if needed > capacity_gib:
-        return Run(component, False, needed, capacity_gib, strategy)
-    rate = likely_rate(est.images_per_s, "images/s", "diffusion-infer")
+    if needed > capacity_gib:  # (the estimate kept: estimate says how it would run)
+        return Run(component, False, needed, capacity_gib, strategy, estimate=detail)
+    rate = detail.throughput
     notes: list[Note] = []
     if needed > capacity_gib * (1 - TIGHT_HEADROOM):
         notes.append(note("warn_tight_memory", component=component.label, gpu=gpu.name,
                           needed=round(needed, 1), capacity=round(capacity_gib, 1)))  # fmt: skip
-    images = None if component.images is None else component.images * component.epochs
-    time_s = component.hours * 3600.0 if component.hours is not None else (
-        None if images is None else images / rate.value)  # fmt: skip
+    time_s = component.hours * 3600.0 if component.hours is not None else detail.time_s
     return Run(
         component, True, needed, capacity_gib, strategy, rate.value, rate.low, rate.high,
         "images/s", time_s, est.bound, est.provenance,
-        notes=tuple(notes), chosen=tuple(made),
+        notes=tuple(notes), chosen=tuple(made), estimate=detail,
     )  # fmt: skip
 
 
