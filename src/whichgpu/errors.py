@@ -250,11 +250,18 @@ MESSAGES: dict[str, str] = {
     "serving_no_fit": N_("{model} does not fit {count} × {gpu} with room for one sequence"),
     "latency_out_of_reach_on": N_(
         "{target} {percentile} of {limit_ms:,} ms is out of reach for {model} on {count} × "
-        "{gpu}: {best_ms:,} ms at the lightest load"
+        "{gpu}: {best_ms:,} ms at the lightest load at the slow end of the estimate's likely "
+        "range ({point_ms:,} ms at its middle)"
     ),
     "latency_out_of_reach": N_(
         "{target} {percentile} of {limit_ms:,} ms is out of reach for {component}: the "
         "nearest is {option}, {best_ms:,} ms at the lightest load"
+    ),
+    "latency_out_of_reach_likely": N_(
+        "{target} {percentile} of {limit_ms:,} ms is out of reach for {component}: the "
+        "nearest is {option}, {best_ms:,} ms at the lightest load at the slow end of the "
+        "estimate's likely range ({point_ms:,} ms at its middle; {setting} point holds the "
+        "targets at the middle)"
     ),
     "serving_context": N_(
         "{model} reads {n:,} tokens at most; {prompt} + {generate} asks for {tokens:,}"

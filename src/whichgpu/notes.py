@@ -300,6 +300,11 @@ MESSAGES: dict[str, str | Plural] = {
         "{component}: {target} {percentile} of {limit_ms:,} ms is out of reach here: "
         "{best_ms:,} ms at the lightest load"
     ),
+    "block_latency_likely": N_(
+        "{component}: {target} {percentile} of {limit_ms:,} ms is out of reach here: "
+        "{best_ms:,} ms at the lightest load at the slow end of the estimate's likely range "
+        "({point_ms:,} ms at its middle)"
+    ),
     "chosen_layout": Np_(
         "{component} on the {gpu}: {layout}, {accumulation} micro-batch a step, none "
         "accumulated (global batch {global_batch}); give {global_batch_field} to set it.",

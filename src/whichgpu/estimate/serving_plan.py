@@ -228,9 +228,10 @@ def _full(curve: Curve, rate: float, quantile: float) -> ServingPoint:
 def _meets(point: ServingPoint | None, targets: Targets) -> bool:
     if point is None:
         return False
-    if targets.ttft_s is not None and point.ttft_s > targets.ttft_s:
+    ttft, tpot = targets.ttft_limit_s, targets.tpot_limit_s
+    if ttft is not None and point.ttft_s > ttft:
         return False
-    return targets.tpot_s is None or point.tpot_s <= targets.tpot_s
+    return tpot is None or point.tpot_s <= tpot
 
 
 def _slack(point: ServingPoint, targets: Targets) -> float:
@@ -238,10 +239,10 @@ def _slack(point: ServingPoint, targets: Targets) -> float:
     targets. (The latencies diverge at the replica's capacity; their log is what the
     interpolation can follow.)"""
     ratio = 0.0
-    if targets.ttft_s is not None:
-        ratio = max(ratio, point.ttft_s / targets.ttft_s)
-    if targets.tpot_s is not None:
-        ratio = max(ratio, point.tpot_s / targets.tpot_s)
+    if targets.ttft_limit_s is not None:
+        ratio = max(ratio, point.ttft_s / targets.ttft_limit_s)
+    if targets.tpot_limit_s is not None:
+        ratio = max(ratio, point.tpot_s / targets.tpot_limit_s)
     return math.log(ratio) if 0 < ratio < math.inf else (math.inf if ratio else -math.inf)
 
 
@@ -344,7 +345,7 @@ def _capacity(
     floor = _point(curve, ceiling * 1e-6, q)
     if not _meets(floor, targets):
         assert floor is not None
-        if targets.tpot_s is not None and floor.tpot_s > targets.tpot_s:
+        if targets.tpot_limit_s is not None and floor.tpot_s > targets.tpot_limit_s:
             unmet = ("tpot", floor.tpot_s)
         else:
             unmet = ("ttft", floor.ttft_s)
@@ -353,7 +354,7 @@ def _capacity(
     capacity = _highest(curve, floor, ceiling, targets)
     at_edge = _point(curve, capacity.rate_rps * 1.001, q, capacity.concurrency)
     if at_edge is not None:
-        over_tpot = targets.tpot_s is not None and at_edge.tpot_s > targets.tpot_s
+        over_tpot = targets.tpot_limit_s is not None and at_edge.tpot_s > targets.tpot_limit_s
         binding = "tpot" if over_tpot else "ttft"
     return _Capacity(curve, eta, capacity, binding, None)
 
@@ -501,7 +502,7 @@ def _shortfall(plan: ServingPlan) -> float:
         return 1.0
     target, reached_s = plan.unmet
     limit_s = plan.targets.limit_s(target)
-    return reached_s / limit_s if limit_s else math.inf
+    return reached_s * plan.targets.margin / limit_s if limit_s else math.inf
 
 
 def serves_more(plan: ServingPlan, best: ServingPlan) -> bool:

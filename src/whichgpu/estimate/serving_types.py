@@ -14,14 +14,28 @@ class Targets:
     ttft_s: float | None = None
     tpot_s: float | None = None
     quantile: float = 0.5
+    #: How much slower than its estimate a plan's latencies are held to be (1: the estimate
+    #: itself; above 1: the slow end of its likely range, where a target must still be met)
+    margin: float = 1.0
 
     @property
     def any(self) -> bool:
         return self.ttft_s is not None or self.tpot_s is not None
 
     def limit_s(self, target: str) -> float | None:
-        """The limit of ``target`` (``"ttft"`` or ``"tpot"``, as a plan's ``unmet`` names it)."""
+        """The limit of ``target`` (``"ttft"`` or ``"tpot"``, as a plan's ``unmet`` names it),
+        as stated."""
         return self.ttft_s if target == "ttft" else self.tpot_s
+
+    @property
+    def ttft_limit_s(self) -> float | None:
+        """The estimated time to first token that keeps the slow end within the target."""
+        return None if self.ttft_s is None else self.ttft_s / self.margin
+
+    @property
+    def tpot_limit_s(self) -> float | None:
+        """The estimated time per output token that keeps the slow end within the target."""
+        return None if self.tpot_s is None else self.tpot_s / self.margin
 
 
 @dataclass(frozen=True)

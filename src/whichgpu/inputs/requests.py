@@ -498,8 +498,8 @@ class Constraints:
         Input(
             "choice",
             N_(
-                "Deadline and budget met at the slow end of the estimate's likely range "
-                "(likely), or at its middle (point)."
+                "Deadline, budget and latency targets met at the slow end of the "
+                "estimate's likely range (likely), or at its middle (point)."
             ),
             choices=CONFIDENCES,
         ),

@@ -46,6 +46,18 @@ def _work(component: Component, prepared: tuple[ModelArch, Job] | None) -> float
     return job_size(arch, job, component.tokens, component.images, component.epochs)
 
 
+def latency_margin(confidence: str) -> float:
+    """How much slower than estimated a served model's latencies are held to be against a
+    target: at ``likely`` confidence the slow end of the serving estimate's likely range (a
+    decode step as long as the throughput's 10th percentile of held-out error implies:
+    value over low, about 1.14), at ``point`` the estimate itself."""
+    if confidence != "likely":
+        return 1.0
+    from whichgpu.estimate.throughput import likely_rate
+
+    return 1.0 / likely_rate(1.0, "tokens/s", "llm-serve").low
+
+
 def per_second(rate: float, unit: str) -> float:
     return rate / 60.0 if unit.endswith("/min") else rate
 
@@ -73,15 +85,17 @@ def plan(
     hw: Hardware,
     prepared: tuple[ModelArch, Job] | None,
     layout: tuple[int, int] | None = None,
+    margin: float = 1.0,
 ) -> Run:
     """Fit, throughput and time of ``component`` on ``hw`` (per service), and, where NVLink
     bridges the user did not say they have would speed it (:func:`bridge_note`: the run
     again with them), a note saying by how much. ``layout``: the tensor and pipeline
     degrees the user fixed (``estimate --tp/--pp``; a served model's replica split is its
-    tensor degree), else searched."""
+    tensor degree), else searched. ``margin``: how much slower than estimated a served
+    model's latencies are held to be against its targets (:func:`latency_margin`)."""
     from dataclasses import replace
 
-    run = _plan(component, hw, prepared, layout)
+    run = _plan(component, hw, prepared, layout, margin)
     if component.nvlink_bridge or hw.mig is not None or not run.fits:
         return run
     joined = None if prepared is None else (prepared[0], evolve(prepared[1], nvlink_bridge=True))
@@ -91,7 +105,7 @@ def plan(
 
     def bridged() -> float:
         again = replace(component, nvlink_bridge=True, engine=engine)
-        return _plan(again, hw, joined, layout).throughput or 0.0
+        return _plan(again, hw, joined, layout, margin).throughput or 0.0
 
     linked = bridge_note(component.label, hw.gpu, hw.count, run.throughput or 0.0, bridged,
                          hw.node_gpus)  # fmt: skip
@@ -103,6 +117,7 @@ def _plan(
     hw: Hardware,
     prepared: tuple[ModelArch, Job] | None,
     layout: tuple[int, int] | None = None,
+    margin: float = 1.0,
 ) -> Run:
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.throughput import estimate_rate, estimate_throughput
@@ -127,7 +142,8 @@ def _plan(
         except WhichGPUError:
             return Run(component, fits, needed, capacity_gib, strategy, provenance="none")
     elif serves(component):
-        return serve_component(component, hw, gpu, *prepared, tp=layout and layout[0])
+        return serve_component(component, hw, gpu, *prepared, tp=layout and layout[0],
+                               margin=margin)  # fmt: skip
     else:
         arch, job = prepared
         from whichgpu.plan.settings import configure, needed_bytes
@@ -280,6 +296,7 @@ def serve_component(
     arch: ModelArch,
     job: Job,
     tp: int | None = None,
+    margin: float = 1.0,
 ) -> Run:
     """``component`` served on ``hw``: its ``count`` GPUs split into replicas of 1, 2, 4 or 8
     (tensor parallelism inside each where the engine has it: a degree that splits the heads;
@@ -301,7 +318,7 @@ def serve_component(
     if component.precision is None:  # BF16 on a GPU without it: FP16, said
         job, precision = fp16_where_needed(component.label, job, gpu)
     engines, named = engines_for(component.engine, gpu, job)
-    targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile])
+    targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile], margin)
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     if (gap := named.gap(gpu, job.quant)) is not None:
         kind = {"CUDA": "cuda_only", "engine": "engine_capability"}.get(gap[0], "format_capability")

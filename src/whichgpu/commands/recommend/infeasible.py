@@ -84,16 +84,19 @@ def out_of_reach(ranked: Sequence[Option], workload: Workload) -> InvalidInput |
             continue
         ((target, misses),) = missed.items()
         best_s, _cost, nearest, targets = min(misses, key=lambda m: m[:2])
+        held = targets.margin > 1  # at the slow end of the estimate's likely range
         return InvalidInput(
-            "latency_out_of_reach",
+            "latency_out_of_reach_likely" if held else "latency_out_of_reach",
             ("components", index, target),
             target=target.upper(),
             percentile=comp.percentile,
             limit_ms=round(1e3 * (targets.limit_s(target) or 0.0), 1),
             component=comp.label,
             option=hw_text(nearest),
-            best_ms=round(1e3 * best_s, 1),
-        )
+            best_ms=round(1e3 * best_s * targets.margin, 1),
+            **({"point_ms": round(1e3 * best_s, 1), "setting": Ref(("confidence",))}
+               if held else {}),
+        )  # fmt: skip
     return None
 
 

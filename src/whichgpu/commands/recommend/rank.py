@@ -47,7 +47,13 @@ if TYPE_CHECKING:
 def _runs(
     hw: Hardware, workload: Workload, prepared: list[tuple[ModelArch, Job] | None]
 ) -> tuple[Run, ...]:
-    return tuple(plan(c, hw, p) for c, p in zip(workload.components, prepared, strict=True))
+    """Each component planned on ``hw``; latency targets held at the confidence asked
+    (:func:`~whichgpu.plan.core.latency_margin`)."""
+    from whichgpu.plan.core import latency_margin
+
+    margin = latency_margin(workload.constraints.confidence)
+    return tuple(plan(c, hw, p, margin=margin)
+                 for c, p in zip(workload.components, prepared, strict=True))  # fmt: skip
 
 
 def _total_time(runs: Sequence[Run]) -> float | None:
@@ -195,14 +201,16 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
         elif run.serving is not None and run.serving.unmet is not None:
             target, best = run.serving.unmet
             limit_s = run.serving.targets.limit_s(target)
+            margin = run.serving.targets.margin
             out.append(
                 note(
-                    "block_latency",
+                    "block_latency_likely" if margin > 1 else "block_latency",
                     component=run.component.label,
                     target=target.upper(),
                     percentile=run.component.percentile,
                     limit_ms=round(1e3 * (limit_s or 0.0), 1),
-                    best_ms=round(best * 1e3, 1),
+                    best_ms=round(best * margin * 1e3, 1),
+                    **({"point_ms": round(best * 1e3, 1)} if margin > 1 else {}),
                 )
             )
         elif not run.meets_rate and run.serving is not None:
@@ -518,7 +526,9 @@ def recommend(
     in_lower = in_lower_format(workload)
     if in_lower is None:
         return result
-    lower = lower_format_note(rank(evaluate(catalog, in_lower), objective), objective, pick)
+    # the GPUs whose tensor cores run the format (elsewhere the engines refuse it)
+    able = [g for g in catalog.gpus if g.fp8_tensor_dense_tflops]
+    lower = lower_format_note(rank(evaluate(catalog, in_lower, able), objective), objective, pick)
     if lower is None:
         return result
     if pick is None:
