@@ -85,6 +85,9 @@ def check_serving(
             all_logits=False,
         )
         kind, metric = row["kind"], row["metric"]
+        # a closed loop of N users (a benchmark's --max-concurrency): the replica at N
+        # sequences in flight, every slot busy
+        concurrency = int(row.get("concurrency") or 0) or None
         replicas = max(1, gpus // tp)
         engine = ENGINES[row["engine"]]
         job = engine.served_job(job)  # its KV cache as the engine takes it from the checkpoint
@@ -105,13 +108,18 @@ def check_serving(
             plan = replica_plan(arch, job, gpu, tp, engine, targets, demand_rps=demand,
                                 sequence_s=sequence_times.get(engine.id, 0.0),
                                 replicas=1 if kind != "server" else replicas,
-                                max_sequences=int(row["max_sequences"] or 0) or None)  # fmt: skip
+                                max_sequences=int(row.get("max_sequences") or 0)
+                                or concurrency)  # fmt: skip
         except WhichGPUError as err:
             plan, excluded = None, str(err)
         if plan is None:
             excluded = excluded or "the KV cache holds no sequence"
-        elif kind == "max":
+        elif kind in ("max", "concurrency") and metric.endswith("tokens_per_s"):
             estimated = plan.capacity.tokens_per_s(job.generate) * replicas
+            if metric == "total_tokens_per_s":  # prompts and outputs, as vllm bench counts
+                estimated *= (job.prompt + job.generate) / job.generate
+        elif kind == "concurrency":
+            estimated = plan.capacity.ttft_s if metric == "ttft_s" else plan.capacity.tpot_s
         elif kind == "server":
             estimated = plan.capacity.rate_rps * replicas
         elif plan.capacity.rate_rps < (demand or 0):
