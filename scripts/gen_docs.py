@@ -11,11 +11,15 @@ import csv
 import statistics
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numcheck
 
 from whichgpu.article.claims import check_claims
 from whichgpu.catalog import load_catalog
+
+if TYPE_CHECKING:
+    from accuracy.published_serving import ServingCheck
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the accuracy harness (accuracy/: not installed with whichgpu)
@@ -480,19 +484,10 @@ def serving_page() -> str:
     classes: dict[str, list[float]] = {}
     for run in runs:
         row = rows[run.id]
-        where = f"{run.gpus} × {row['gpu']}" + (f" (TP {run.tp})" if run.tp > 1 else "")
-        lengths = f"{row['prompt']}/{row['generate']}"
         metric = run.metric + (f" at {row['rate_rps']} req/s" if row["rate_rps"] else "")
+        lines.append(_serving_row(run, row, metric))
         if run.excluded or run.error is None:
-            lines.append(
-                f"| {run.id} | {run.kind} | {run.engine} | {row['model']} | {where} | {lengths} "
-                f"| {metric} | not estimated: {run.excluded} | {run.measured:,.4g} | |"
-            )
             continue
-        lines.append(
-            f"| {run.id} | {run.kind} | {run.engine} | {row['model']} | {where} | {lengths} "
-            f"| {metric} | {run.estimated:,.4g} | {run.measured:,.4g} | {run.error:+.0%} |"
-        )
         pcie = row["gpu"] in ("l40s", "a100-80gb-pcie")
         link = "1 GPU" if run.tp == 1 else ("tensor parallel, PCIe" if pcie else
                                              "tensor parallel, NVLink")  # fmt: skip
@@ -578,6 +573,17 @@ def serving_page() -> str:
     return "\n".join(lines)
 
 
+def _serving_row(run: ServingCheck, row: dict[str, str], metric: str) -> str:
+    """One run's row of a serving table: where it ran, its lengths, ``metric`` (with what
+    the table puts before it), what whichgpu estimates, what was published, the error."""
+    where = f"{run.gpus} × {row['gpu']}" + (f" (TP {run.tp})" if run.tp > 1 else "")
+    head = (f"| {run.id} | {run.kind} | {run.engine} | {row['model']} | {where} | "
+            f"{row['prompt']}/{row['generate']} | {metric} |")  # fmt: skip
+    if run.excluded or run.error is None:
+        return f"{head} not estimated: {run.excluded} | {run.measured:,.4g} | |"
+    return f"{head} {run.estimated:,.4g} | {run.measured:,.4g} | {run.error:+.0%} |"
+
+
 def heldout_section() -> list[str]:
     """Serving runs kept out of every fit (`validation/published_serving_heldout.csv`):
     mixture-of-experts models, newer engine builds, closed loops of N users and AMD, with
@@ -608,15 +614,9 @@ def heldout_section() -> list[str]:
     classes: dict[str, list[float]] = {}
     for run in runs:
         row = rows[run.id]
-        where = f"{run.gpus} × {row['gpu']}" + (f" (TP {run.tp})" if run.tp > 1 else "")
-        lengths = f"{row['prompt']}/{row['generate']}"
-        users = row["concurrency"] or "all"
-        head = (f"| {run.id} | {run.kind} | {run.engine} | {row['model']} | {where} | "
-                f"{lengths} | {users} | {run.metric} |")  # fmt: skip
+        lines.append(_serving_row(run, row, f"{row['concurrency'] or 'all'} | {run.metric}"))
         if run.excluded or run.error is None:
-            lines.append(f"{head} not estimated: {run.excluded} | {run.measured:,.4g} | |")
             continue
-        lines.append(f"{head} {run.estimated:,.4g} | {run.measured:,.4g} | {run.error:+.0%} |")
         moe = "MoE" if resolve_model(row["model"]).is_moe else "dense"
         engines = "TensorRT-LLM" if run.engine == "trtllm" else "vLLM and SGLang"
         if row["gpu"].startswith("mi"):
