@@ -188,6 +188,8 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     # memory-bound rows); a class no memory-bound row has keeps efficiency 1
     mi = np.array([f_index.get(o.memory, -1) for o in rows])
     collectives = np.array([o.collectives for o in rows])
+    # the engines' one-shot start-ups a call, published, not fitted
+    fixed_collective = np.array([o.fixed_collective_s for o in rows])
     has_power = np.array([o.power_w_per_tflops is not None for o in rows])
     log_power = np.log(np.array([o.power_w_per_tflops or 1.0 for o in rows]))
 
@@ -213,7 +215,7 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
         other = np.minimum(eta * f_other, cap_other) * np.where(is_compute, 1.0, clock)
         seconds = ideal * (1 - share) / efficiency + ideal * share / other
         seconds = seconds + np.where(finite, overhead / np.where(finite, units, 1), 0)
-        seconds = seconds + alpha * collectives + passes * stream
+        seconds = seconds + alpha * collectives + fixed_collective + passes * stream
         fit_err = np.log(seconds) - measured
         ridge = RIDGE * x[len(groups) : len(groups) + len(factors)]
         return np.concatenate([fit_err, ridge])

@@ -541,13 +541,20 @@ def serving_page() -> str:
         "(vLLM before V1: 256), and its `scheduler_steps` the decode steps one scheduler pass "
         "ran (vLLM 0.6's `--num-scheduler-steps`: 10 in SGLang's comparison, 8 in Bekman's "
         "run): an arrival waits for the window it lands in, which is what the vLLM rows' "
-        "median TTFT measures (−57 % to −71 % without it). At light load the planner "
-        "reads slow, most with tensor parallelism (the light-load class rows above): a "
-        "decode step's fixed costs, the harness's overhead a step and the all-reduce "
-        "start-ups (`tp:latency_s:trtllm` a GPU beyond the first, each), are fitted on "
-        "maximum-load tables, where hundreds of sequences share them, and no light-load run "
-        "is in the fit; near capacity the same table reads low (its 500-request runs end "
-        "before the queue settles). "
+        "median TTFT measures (−57 % to −71 % without it). A tensor-parallel all-reduce "
+        "costs two things, modelled apart since 2026-12: each call's start-up in the "
+        "engines' one-shot kernels, about 8 µs whatever the degree (vLLM's and SGLang's "
+        "custom all-reduce, NCCL's NVLS: `ALLREDUCE_START_S`, published, not fitted), and, "
+        "for a message past what those kernels take whole (512 KB: a maximum-load batch's "
+        "megabytes, not a light-load step's kilobytes), a ring's start-up a GPU beyond the "
+        "first (`tp:latency_s:trtllm`, fitted on the maximum-load tables). Charged a ring's "
+        "start-ups on every message, a light-load decode read slower on 8 GPUs than on 4 "
+        "(70B in FP8 on H100: 32 ms a token against 21) and the light-load "
+        "tensor-parallel TPOT class 37 % / 63 %; now 8 GPUs read faster than 4, and the "
+        "class is the row above. The other fixed costs of a step, the harness's overhead, "
+        "are still fitted on maximum-load tables, where hundreds of sequences share them; "
+        "near capacity the same table reads low (its 500-request runs end before the queue "
+        "settles). "
         "A pair of PCIe cards is planned over PCIe unless the user says it is bridged "
         "(`--nvlink-bridge`): NVIDIA's v0.14 table puts 2 × A100 PCIe at 0.55 to 0.66 of "
         "2 × A100 SXM at 1000/1000, 128/128 and 2048/128, where a bridged pair would run at the "
@@ -582,6 +589,43 @@ def _serving_row(run: ServingCheck, row: dict[str, str], metric: str) -> str:
     if run.excluded or run.error is None:
         return f"{head} not estimated: {run.excluded} | {run.measured:,.4g} | |"
     return f"{head} {run.estimated:,.4g} | {run.measured:,.4g} | {run.error:+.0%} |"
+
+
+def reading(runs: list[ServingCheck]) -> str:
+    """What the held-out rows say, its figures read off ``runs``."""
+    errors = {run.id: run.error for run in runs if run.error is not None}
+
+    def span(*ids: str) -> str:
+        values = sorted(errors[i] for i in ids)
+        return f"{values[0]:+.0%} to {values[-1]:+.0%}".replace("%", " %")
+
+    def one(key: str) -> str:
+        return f"{errors[key]:+.0%}".replace("%", " %")
+
+    ttft = next(run for run in runs if run.id == "h090")
+    assert ttft.estimated is not None
+    trt = ("h058", "h059", "h060", "h061", "h062", "h063", "h084", "h086", "h087")
+    return (
+        "What these rows say, read plainly. TensorRT-LLM's own MoE tables (Qwen3-235B-A22B "
+        f"and DeepSeek-R1 at maximum load, h058-h063 and h084-h087) read {span(*trt)}, and "
+        f"{one('h085')} at 1,024 in and 8,192 out: the roofline's weight and FLOP counts for "
+        "routed experts hold where the engine's kernels are NVIDIA's. The same engine run at "
+        "a third party's defaults (h041, h102) reads many times too fast: its batch limits as "
+        "deployed are not the profile's. On fixed lengths, Qwen3-235B-A22B on vLLM 0.11 "
+        f"reads {span('h033', 'h034', 'h035')} (h033-h035), while DeepSeek-R1 on vLLM 0.11 and "
+        f"SGLang 0.5 reads {span('h042', 'h043', 'h044')} (h042-h044, prefill-heavy 4,000/200 "
+        "and 32,000/100 runs) and the early-2025 builds of all three engines "
+        f"{span('h100', 'h101', 'h102', 'h103', 'h104', 'h105')} at 128 users (h100-h105): "
+        "DeepSeek's FP8 block-scaled expert GEMMs and MLA prefill in those builds run well "
+        "below the FP8 peak the roofline assumes, and a 3,200-token prompt's first token "
+        f"takes about a second on 8 GPUs where the model reads {ttft.estimated:.2f} s. A "
+        "single factor an engine carries does not fix it: one on the routed experts' reads, "
+        "tried per engine on these rows, did not carry from one source to the next "
+        "(DeepSeek-R1 wants a larger one than Qwen3-235B-A22B, Qwen3-30B-A3B none), so none "
+        "ships. ShareGPT bursts read too fast for dense and MoE models alike: the burst's "
+        "tail, not the model. These are the next terms to model, on sources other than the "
+        "ones judged here."
+    )
 
 
 def heldout_section() -> list[str]:
@@ -641,23 +685,7 @@ def heldout_section() -> list[str]:
         lines.append(f"| {name} | {len(errors)} | {median:.0%} | {p90:.0%} |")
     lines += [
         "",
-        "What these rows say, read plainly. TensorRT-LLM's own MoE tables (Qwen3-235B-A22B "
-        "and DeepSeek-R1 at maximum load, h058-h063 and h084-h087) read from -19 % to +45 %, "
-        "and -62 % at 1,024 in and 8,192 out: the roofline's weight and FLOP counts for "
-        "routed experts hold where the engine's kernels are NVIDIA's. The same engine run at "
-        "a third party's defaults (h041, h102) reads many times too fast: its batch limits as"
-        " deployed are not the profile's. On fixed lengths, Qwen3-235B-A22B on vLLM 0.11 "
-        "reads -8 % to +18 % (h033-h035), while DeepSeek-R1 on vLLM 0.11 and SGLang 0.5 reads"
-        " +80 % to +91 % (h042-h044, prefill-heavy 4,000/200 and 32,000/100 runs) and the "
-        "early-2025 builds of all three engines +128 % to +184 % at 128 users (h100-h105): "
-        "DeepSeek's FP8 block-scaled expert GEMMs and MLA prefill in those builds run well "
-        "below the FP8 peak the roofline assumes, and a 3,200-token prompt's first token "
-        "takes about a second on 8 GPUs where the model reads 0.14 s. A single factor an "
-        "engine carries does not fix it: one on the routed experts' reads, tried per engine "
-        "on these rows, did not carry from one source to the next (DeepSeek-R1 wants a larger"
-        " one than Qwen3-235B-A22B, Qwen3-30B-A3B none), so none ships. ShareGPT bursts read "
-        "too fast for dense and MoE models alike: the burst's tail, not the model. These are "
-        "the next terms to model, on sources other than the ones judged here.",
+        reading(runs),
     ]
     return lines
 

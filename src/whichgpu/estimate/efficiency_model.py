@@ -166,6 +166,7 @@ class EfficiencyModel:
             ideal += obs.ideal_s * obs.other_share / other
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
         latency = self.alpha_s(obs.group[0], obs.link) * obs.collectives
+        latency += obs.fixed_collective_s
         stream = self.streamed_s(obs.bench.regime, obs.stream_s, obs.memory)
         return ideal + latency + overhead + stream
 
