@@ -150,7 +150,10 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
             return planned
         job, chosen = _configured(arch, job, gpu, r)
         notes += chosen
-    result = estimate_throughput(arch, job, gpu, r.count, work=work, framework=r.framework)
+    from whichgpu.job.recipes import timed_framework
+
+    timed = timed_framework(r.framework, job.task)  # a fine-tune: the recipe it runs as
+    result = estimate_throughput(arch, job, gpu, r.count, work=work, framework=timed)
     held = result.job or job
     if not training and r.count > 1:
         notes += _slower_split(arch, job, gpu, result)

@@ -17,6 +17,7 @@ from whichgpu.errors import Ref, WhichGPUError
 from whichgpu.estimate.assumptions import TARGET_UTILIZATION, TIGHT_HEADROOM
 from whichgpu.frozen import evolve
 from whichgpu.inputs.requests import IMAGE_KINDS, Component
+from whichgpu.job.recipes import timed_framework
 from whichgpu.notes import Note, note
 from whichgpu.plan.hardware import Hardware, slice_gpu
 from whichgpu.plan.jobs import bridge_note, checkpoint_note, serves
@@ -171,7 +172,11 @@ def _plan(
             )
         try:
             est = searched or estimate_throughput(
-                arch, scaled, gpu, hw.count, framework=component.framework
+                arch,
+                scaled,
+                gpu,
+                hw.count,
+                framework=timed_framework(component.framework, scaled.task),
             )
         except WhichGPUError:
             blocker = math_unit_blocker(gpu, scaled.math_precision)

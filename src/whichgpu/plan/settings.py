@@ -45,7 +45,7 @@ from whichgpu.frozen import evolve
 from whichgpu.i18n import N_
 from whichgpu.inputs.requests import Component
 from whichgpu.job import Checkpointing, Job
-from whichgpu.job.recipes import RECIPES, multi_gpu_defaults, parallel_of
+from whichgpu.job.recipes import RECIPES, multi_gpu_defaults, parallel_of, timed_framework
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
 
@@ -239,7 +239,8 @@ def configure(
     # whichgpu makes should not be one it warns about), else as tight as it fits
     for headroom in (TIGHT_HEADROOM, 0.0):
         capacity = usable_bytes(gpu) * (1 - headroom)
-        best = _search(arch, layouts, gpu, count, component.framework, capacity)
+        timed = timed_framework(component.framework, job.task)  # the recipe it runs as
+        best = _search(arch, layouts, gpu, count, timed, capacity)
         if best is not None:
             break
     if best is None:  # nothing fits: the smallest step, as the memory check will report it
