@@ -3,7 +3,9 @@
     python bench/coldstart.py [RUNS]
 
 Prints the minimum and median of RUNS fresh processes for each command (the minimum is the
-figure least disturbed by other load on the machine), after one run that is not counted.
+figure least disturbed by other load on the machine), after one run that is not counted, and
+each command's minimum as a ratio to ``python -c pass`` timed the same way in the same run
+(issue 48's target: every command within 10 × that).
 The processes may write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from their
 environment), as an installed package has it: pip compiles at install time, and a process
 that compiles every module it imports measures the compiler, not whichgpu. Not a test: a
@@ -36,21 +38,31 @@ COMMANDS = [
 ]  # fmt: skip
 
 
+def timed(command: list[str], runs: int, env: dict[str, str]) -> list[float]:
+    """Wall seconds of ``runs`` fresh processes of ``command``, after one not counted."""
+    subprocess.run(command, capture_output=True, check=True, env=env)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(command, capture_output=True, check=True, env=env)
+        times.append(time.perf_counter() - start)
+    return times
+
+
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     exe = shutil.which("whichgpu") or sys.executable
     prefix = [exe] if exe.endswith("whichgpu") else [exe, "-m", "whichgpu"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    print(f"{'command':<55} {'min s':>7} {'median s':>9}  ({runs} runs, {prefix[0]})")
+    bare = min(timed([sys.executable, "-c", "pass"], runs, env))
+    print(f"python -c pass: {bare:.3f} s (minimum of {runs})")
+    print(f"{'command':<55} {'min s':>7} {'median s':>9} {'× pass':>7}  ({runs} runs, "
+          f"{prefix[0]})")  # fmt: skip
     for args in COMMANDS:
-        times = []
-        subprocess.run([*prefix, *args], capture_output=True, check=True, env=env)
-        for _ in range(runs):
-            start = time.perf_counter()
-            subprocess.run([*prefix, *args], capture_output=True, check=True, env=env)
-            times.append(time.perf_counter() - start)
+        times = timed([*prefix, *args], runs, env)
         print(
-            f"{'whichgpu ' + ' '.join(args):<55} {min(times):7.3f} {statistics.median(times):9.3f}"
+            f"{'whichgpu ' + ' '.join(args):<55} {min(times):7.3f} "
+            f"{statistics.median(times):9.3f} {min(times) / bare:7.1f}"
         )
 
 
