@@ -683,7 +683,19 @@ def heldout_section() -> list[str]:
     for name, errors in sorted(classes.items()):
         median, p90 = spread(errors)
         lines.append(f"| {name} | {len(errors)} | {median:.0%} | {p90:.0%} |")
+    from whichgpu.estimate.efficiency_model import load_efficiency
+
+    low, high = load_efficiency()[1]["llm-serve"]  # the range a served estimate states
+    rates = [r.error for r in runs if r.error is not None and r.metric.endswith("tokens_per_s")]
+    inside = sum(low <= e <= high for e in rates)
     lines += [
+        "",
+        f"A served estimate states the serving regime's likely range (the measurement "
+        f"{1 / (1 + high) - 1:+.0%} to {1 / (1 + low) - 1:+.0%} of the estimate, from the "
+        f"fit's held-out errors): it holds {inside} of these "
+        f"{len(rates)} held-out throughputs. The ranges say what the calibration knows, and "
+        "these classes are where it knows little: an engine's own MoE kernels, a third "
+        "party's deployment, a burst's tail.",
         "",
         reading(runs),
     ]

@@ -779,16 +779,16 @@ def test_an_fp8_kv_cache_is_planned_and_launched_as_each_engine_takes_it(catalog
 def test_the_engine_search_meets_the_demand_before_it_weighs_the_margin() -> None:
     """Review of issue 14's search: the 5 % preference for the more deployed engine never
     keeps one that misses the request rate over one that meets it on the same GPUs (32B on
-    2 × A6000, targets held at the slow end of the likely range: vLLM serves 1.48 requests/s,
-    TensorRT-LLM 1.57, at 1.52 asked); the next engine that
+    2 × A6000, targets held at the slow end of the likely range: vLLM serves 1.22 requests/s,
+    TensorRT-LLM 1.32, at 1.27 asked); the next engine that
     misses a target at every load is said so, not "0.00"; the bridge note re-plans the
     engine the search chose (its gain is the link's)."""
     args = ("-m", "qwen2.5-32b", "--gpu", "rtx-a6000", "--count", "2", "--request-rate",
-            "1.52", "--ttft", "2s", "--tpot", "100ms", "--json")  # fmt: skip
+            "1.27", "--ttft", "2s", "--tpot", "100ms", "--json")  # fmt: skip
     serving = json.loads(run_cli("estimate", *args).stdout)["serving"]
-    assert serving["replicas"] * serving["capacity_per_replica"]["requests_per_s"] >= 1.52
+    assert serving["replicas"] * serving["capacity_per_replica"]["requests_per_s"] >= 1.27
     long = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm",
-                              "--request-rate", "0.1", "--ttft", "830ms", "--prompt", "16000",
+                              "--request-rate", "0.1", "--ttft", "880ms", "--prompt", "16000",
                               "--generate", "100", "--json").stdout)  # fmt: skip
     said = [n for n in long["notes"] if n["code"].startswith("chosen_engine")]
     assert said and all("0.00" not in n["text"] for n in said)

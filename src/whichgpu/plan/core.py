@@ -51,7 +51,7 @@ def latency_margin(confidence: str) -> float:
     """How much slower than estimated a served model's latencies are held to be against a
     target: at ``likely`` confidence the slow end of the serving estimate's likely range (a
     decode step as long as the throughput's 10th percentile of held-out error implies:
-    value over low, about 1.14), at ``point`` the estimate itself."""
+    value over low, about 1.22), at ``point`` the estimate itself."""
     if confidence != "likely":
         return 1.0
     from whichgpu.estimate.throughput import likely_rate
