@@ -871,3 +871,14 @@ def test_a_gpu_without_bf16_serves_in_fp16_alike_in_estimate_and_recommend(
     assert fp8.code == 2 and fp8.stderr.startswith(
         "whichgpu: error: --quant: TensorRT-LLM runs fp8 weights from compute capability 8.9"
     )
+
+
+@pytest.mark.parametrize(("target", "binding"), [("--tpot", "tpot"), ("--ttft", "ttft")])
+def test_a_lone_target_is_what_limits_the_capacity(target: str, binding: str) -> None:
+    """Review: with only a TPOT target the answer said "limited by time to first token" (the
+    label fell to TTFT wherever the edge's TPOT was not over its limit). A lone target is
+    the one that binds, or the throughput where the queue does."""
+    value = "50ms" if target == "--tpot" else "200ms"
+    doc = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm",
+                             "--request-rate", "2", target, value, "--json").stdout)  # fmt: skip
+    assert doc["serving"]["binding"] in (binding, "throughput")

@@ -353,9 +353,12 @@ def _capacity(
     assert floor is not None  # it meets the targets
     capacity = _highest(curve, floor, ceiling, targets)
     at_edge = _point(curve, capacity.rate_rps * 1.001, q, capacity.concurrency)
-    if at_edge is not None:
+    if at_edge is not None:  # past the capacity a target breaks: the one given, else the one over
         over_tpot = targets.tpot_limit_s is not None and at_edge.tpot_s > targets.tpot_limit_s
-        binding = "tpot" if over_tpot else "ttft"
+        if targets.ttft_s is None or targets.tpot_s is None:
+            binding = "ttft" if targets.tpot_s is None else "tpot"
+        else:
+            binding = "tpot" if over_tpot else "ttft"
     return _Capacity(curve, eta, capacity, binding, None)
 
 
