@@ -524,10 +524,10 @@ def recommend(
     from whichgpu.commands.recommend.alternatives import in_lower_format, lower_format_note
 
     in_lower = in_lower_format(workload)
-    if in_lower is None:
-        return result
     # the GPUs whose tensor cores run the format (elsewhere the engines refuse it)
     able = [g for g in catalog.gpus if g.fp8_tensor_dense_tflops]
+    if in_lower is None or not able:
+        return result
     lower = lower_format_note(rank(evaluate(catalog, in_lower, able), objective), objective, pick)
     if lower is None:
         return result
