@@ -290,3 +290,13 @@ def test_the_api_s_json_text_follows_the_reader_s_language() -> None:
     assert first["en"]["params"] == first["fr"]["params"] == first["ja"]["params"]
     assert "costs the least" in first["en"]["text"]
     assert "la moins chère" in first["fr"]["text"] and "最安" in first["ja"]["text"]
+
+
+def test_a_huge_number_formats_in_every_language() -> None:
+    """The fuzz suite found it: an error echoing 1e25 with three decimals raised
+    decimal.InvalidOperation (the default context holds 28 digits), not its one line."""
+    from whichgpu.i18n import fmt, half_up
+
+    assert str(half_up(1e25, 3)) == "10000000000000000000000000.000"
+    assert half_up(1.7976931348623157e308, 3).adjusted() == 308
+    assert fmt("{x:,.3f}", x=1e25).startswith("10,000,000")

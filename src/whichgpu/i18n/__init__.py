@@ -139,10 +139,13 @@ _SPEC = re.compile(r"^(?P<group>,?)(?:\.(?P<decimals>\d+))?(?P<kind>[f%d]?)$")
 def half_up(value: float, decimals: int) -> Decimal:
     """``value`` rounded as a person rounds what they read: half away from zero, on its
     shortest decimal form (0.175 → 0.18 in every language; the float 0.175 is a hair under
-    it, which Python's own formatting rounds down and Babel's up)."""
-    from decimal import ROUND_HALF_UP
+    it, which Python's own formatting rounds down and Babel's up). Wide enough for any
+    float: the default context's 28 digits cannot hold 1e25 to three decimals, and an error
+    message echoing such a value must not fail."""
+    from decimal import ROUND_HALF_UP, Context
 
-    return Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    exact = Decimal(repr(float(value)))
+    return exact.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP, Context(prec=400))
 
 
 def format_decimal(value: float, decimals: int | None = None, grouping: bool = True) -> str:

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from whichgpu.catalog.records import GPU
-from whichgpu.estimate.parallel import GPUS_PER_NODE
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import MigProfile
@@ -23,16 +22,18 @@ class Hardware:
     count: int
     services: int
     mig: MigProfile | None = None
-    #: GPUs in each rented instance, where the candidate is rented as several (``count``
-    #: over instances of ``per_node``: rings that leave one cross the network); None for
-    #: one node (a single instance, up to 8 GPUs a node beyond, or cards bought)
+    #: GPUs in each rented instance, where the candidate is rented as instances
+    #: (``count`` over instances of ``per_node``: rings that leave one cross the network
+    #: the instances are sold with); None for cards bought, or hardware with no shape
     per_node: int | None = None
 
     @property
     def node_gpus(self) -> int | None:
-        """GPUs a node where the candidate spans instances smaller than a full node (the
-        estimate then differs from one node's); None otherwise."""
-        if self.per_node is None or self.per_node >= min(self.count, GPUS_PER_NODE):
+        """GPUs an instance where the candidate spans several rented instances (rings that
+        leave one cross their network, Ethernet unless the user names another: a provider
+        sells separate instances joined by its VPC, not by a training fabric, unless its
+        offer says so); None where one instance holds them all, or none is rented."""
+        if self.per_node is None or self.per_node >= self.count:
             return None
         return self.per_node
 
