@@ -408,7 +408,8 @@ def test_a_pcie_ring_starts_each_all_reduce_slower_than_nvlink(catalog: Catalog)
     """TensorRT-LLM all-reduces through peer memory over NVLink and through NCCL over PCIe:
     the start-up α is fitted apart per link (the L40S's TP 4 and TP 8 rows), larger over
     PCIe, and a run's link is the one its ring crosses (an unbridged PCIe pair: PCIe)."""
-    from whichgpu.estimate.efficiency import observe, tensor_parallel_link
+    from whichgpu.estimate.collectives import tensor_parallel_link
+    from whichgpu.estimate.efficiency import observe
     from whichgpu.estimate.efficiency_model import load_efficiency
 
     model, _ = load_efficiency()

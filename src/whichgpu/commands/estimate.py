@@ -206,15 +206,10 @@ def _configured(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> tupl
     and count (:func:`whichgpu.plan.settings.configure`: the micro-batch, the
     accumulation to a global batch, recomputation, the layout unless ``--tp``/``--pp`` fix
     it), and the notes saying so: one job, one answer, whichever command asks."""
-    from whichgpu.inputs.requests import Component
     from whichgpu.plan.settings import configure
 
-    component = Component(
-        kind=r.task, model=r.model, params=r.params, precision=r.precision, quant=r.quant,
-        batch=r.batch, seq=r.seq, checkpointing=r.checkpointing, **r.settings(),
-    )  # fmt: skip
     fixed = None if r.tp is None and r.pp is None else (job.tp, job.pp)
-    configured = configure(component, arch, job, gpu, r.count, fixed)
+    configured = configure(_component(arch, r), arch, job, gpu, r.count, fixed)
     return configured.job, configured.chosen
 
 

@@ -277,7 +277,7 @@ def serving_provenance(engine: EngineProfile) -> str:
     """What the served rate rests on: the measurements its harness's serving η is fitted on
     (llama.cpp's on decode steps), and the engine's host time per sequence where one is
     fitted on its own published runs (:func:`~whichgpu.job.engines.load_sequence_times`)."""
-    from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES
+    from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES
     from whichgpu.estimate.efficiency_model import load_efficiency
 
     model, _spread = load_efficiency()

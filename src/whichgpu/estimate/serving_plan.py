@@ -85,7 +85,7 @@ def _curve(
     base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
     # a layer split runs its GPUs one after another: one GPU's roofline, no all-reduce
     # (llama.cpp's harness is calibrated on layer-split runs of their GPU count as such)
-    from whichgpu.estimate.efficiency import LAYER_SPLIT_HARNESSES
+    from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES
 
     lanes = tp if engine.split == "tensor" or engine.harness in LAYER_SPLIT_HARNESSES else 1
     prefill_raw = prefill_seconds(arch, base, gpu, lanes, engine.harness)

@@ -16,12 +16,8 @@ import msgspec
 
 from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
-from whichgpu.estimate.efficiency import (
-    LAYER_SPLIT_HARNESSES,
-    Observation,
-    observe,
-    serve_prefill_ideal_s,
-)
+from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES
+from whichgpu.estimate.efficiency import Observation, observe, serve_prefill_ideal_s
 from whichgpu.estimate.efficiency_model import load_efficiency, load_framework_factors
 from whichgpu.estimate.perf import check_math_unit, tensor_tflops, train_flops_per_token
 from whichgpu.frozen import evolve

@@ -200,8 +200,9 @@ def _rate_reach(short: Sequence[Option], workload: Workload) -> Note:
         hourly = copies * option.usd_per_h if option.usd_per_h is not None else math.inf
         return capacity, demand, copies, hourly
 
-    best = min(short, key=lambda o: (reach(o)[3], reach(o)[2] * o.gpus, o.key))
-    capacity, demand, copies, hourly = reach(best)
+    reached = {id(o): reach(o) for o in short}
+    best = min(short, key=lambda o: (reached[id(o)][3], reached[id(o)][2] * o.gpus, o.key))
+    capacity, demand, copies, hourly = reached[id(best)]
     component = next(r.component for r in best.runs if not r.meets_rate)
     return note(
         "infeasible_rate",
