@@ -286,3 +286,54 @@ def leave_one_source_out(runs: list[RunCheck]) -> dict[str, float]:
         if error is not None:
             out[run.id] = error
     return out
+
+
+def fit_architecture_factors(
+    runs: list[RunCheck], current: Mapping[str, float], inherited: frozenset[str]
+) -> dict[str, tuple[float, int, float, float]]:
+    """Per GPU architecture whose LLM training step the efficiency fit has no run of
+    (``inherited``: its factor comes from CNN and BERT benchmarks, or a predecessor), a
+    speed factor from the published LLM training runs on it: the geometric mean of
+    published over estimated tokens/s, the estimates taken without the factor (``current``,
+    the one the catalog holds now, divided out). Kept where the runs come from
+    :data:`MIN_SOURCES` sources and the factor fitted on the other sources predicts each
+    source's runs better than none, as :func:`fit_factors` holds a framework's; with the
+    10th and 90th percentiles of those leave-one-source-out errors, the range an estimate
+    that rests on it states. A Volta run reads what a Volta LLM step reaches of the
+    architecture's peak (no FlashAttention-2, whose kernels need sm80: NVIDIA V100's
+    published GPT runs reach 12 to 39 % model FLOPs utilisation), not what its CNN
+    benchmarks' small kernels do."""
+    out: dict[str, tuple[float, int, float, float]] = {}
+    by_arch: dict[str, list[tuple[str, float]]] = {}
+    for run in filter(_fittable, runs):
+        if run.architecture in inherited and run.rate_error is not None:
+            ratio = (1 + run.rate_error) / current.get(
+                run.architecture, 1.0
+            )  # estimate / published
+            by_arch.setdefault(run.architecture, []).append((run.source, -math.log(ratio)))
+    for arch, rows in sorted(by_arch.items()):
+        sources = {source for source, _log in rows}
+        if len(sources) < MIN_SOURCES:
+            continue
+        held: list[float] = []
+        without: list[float] = []
+        for source, log in rows:
+            others = [x for s, x in rows if s != source]
+            factor = math.exp(sum(others) / len(others))
+            held.append(math.exp(-log) * factor - 1)  # the estimate's error, factored
+            without.append(math.exp(-log) - 1)
+        if statistics.median(map(abs, held)) >= statistics.median(map(abs, without)):
+            continue
+        mean = sum(x for _s, x in rows) / len(rows)
+        ordered = sorted(held)
+        low, high = _percentile(ordered, 0.1), _percentile(ordered, 0.9)
+        out[arch] = (math.exp(mean), len(rows), low, high)
+    return out
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    """The ``q`` quantile of ``ordered`` by linear interpolation (numpy's default)."""
+    at = q * (len(ordered) - 1)
+    below = math.floor(at)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (at - below)

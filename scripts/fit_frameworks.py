@@ -26,10 +26,27 @@ OUT = ROOT / "src" / "whichgpu" / "catalog" / "data" / "framework_efficiency.csv
 def table() -> str:
     from accuracy.published_runs import fit_factors, validation_runs
 
-    factors = fit_factors(validation_runs(ROOT))
+    runs = validation_runs(ROOT)
+    factors = fit_factors(runs)
     lines = ["kind,key,regime,value,unit,fitted_on"]
-    for framework, (factor, runs) in factors.items():
-        lines.append(f"factor,{framework},llm-train,{factor:.6f},x,{runs}")
+    for framework, (factor, n) in factors.items():
+        lines.append(f"factor,{framework},llm-train,{factor:.6f},x,{n}")
+    # an architecture no LLM training run of the efficiency fit measured: its factor on
+    # the published LLM runs on it (accuracy.published_runs.fit_architecture_factors)
+    from accuracy.published_runs import fit_architecture_factors
+    from whichgpu.estimate.efficiency import TRAIN_FAMILY, TRAIN_REFERENCE
+    from whichgpu.estimate.efficiency_model import load_efficiency, load_framework_factors
+
+    model, _spread = load_efficiency()
+    fitted = {k.removeprefix(TRAIN_FAMILY) for k in model.factor if k.startswith(TRAIN_FAMILY)}
+    inherited = frozenset({r.architecture for r in runs} - fitted - {TRAIN_REFERENCE, ""})
+    held = load_framework_factors()
+    current = {a: held[TRAIN_FAMILY + a][0] for a in inherited if TRAIN_FAMILY + a in held}
+    for arch, (factor, n, low, high) in fit_architecture_factors(runs, current, inherited).items():
+        key = TRAIN_FAMILY + arch
+        lines.append(f"factor,{key},llm-train,{factor:.6f},x,{n}")
+        lines.append(f"spread_low,{key},llm-train,{low:.6f},error,")
+        lines.append(f"spread_high,{key},llm-train,{high:.6f},error,")
     from accuracy.published_serving import fit_sequence_times
 
     times = fit_sequence_times(SERVING_RUNS.read_text(encoding="utf-8"))

@@ -19,6 +19,7 @@ from whichgpu.article.claims import check_claims
 from whichgpu.catalog import load_catalog
 
 if TYPE_CHECKING:
+    from accuracy.published_runs import RunCheck
     from accuracy.published_serving import ServingCheck
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -227,6 +228,33 @@ def decisions_page() -> str:
     return "\n".join(lines + sections).rstrip("\n") + "\n"
 
 
+def volta_paragraph(pretrain: list[RunCheck]) -> str:
+    """The Volta LLM training runs, and the factor fitted on them
+    (accuracy.published_runs.fit_architecture_factors)."""
+    from whichgpu.estimate.efficiency_model import load_framework_factors, load_framework_spreads
+
+    volta = [r.rate_error for r in pretrain if r.architecture == "Volta"]
+    factor, runs = load_framework_factors()["llm:Volta"]
+    low, high = load_framework_spreads()["llm:Volta"]
+    return (
+        "No run of the efficiency fit trains a language model on Volta: its factor comes from "
+        "CNN and BERT benchmarks, whose small kernels reach more of a V100's peak than of an "
+        "A100's, and taken as it is it read a Volta LLM step at about twice the MFU of the "
+        "best GPT run published on the card. The Volta LLM runs published are NVIDIA ADLR's "
+        "1.2B baseline on one V100 of a DGX-2H (MegatronLM V1.0, 62.4 TFLOP/s with "
+        "recomputation counted), the Megatron-LM paper's same baseline in its 2019 code (39 "
+        "TFLOP/s) and its three GPT-2 training runs on 64 to 512 V100s (Table 2's days an "
+        "epoch), and BigScience's tr1-13B on 256 V100s (Megatron-DeepSpeed, its training "
+        "log's seconds an iteration): 12 to 39 % model FLOPs utilisation, and no "
+        f"FlashAttention-2 (its kernels need sm80). On them Volta's LLM training has its own "
+        f"factor, × {factor:.2f} on the estimate ({runs} runs, three sources, "
+        "`llm:Volta` in `catalog/data/framework_efficiency.csv`, kept because, fitted on two "
+        "sources, it predicts the third better than none); the runs now read "
+        f"{_error_range(volta)}, and a Volta LLM estimate states the range of its "
+        f"leave-one-source-out errors ({low:+.0%} to {high:+.0%})."
+    )
+
+
 def _error_range(errors: list[float | None]) -> str:
     """The rows' errors as a range: "-28 to -5 %", "-3 to +31 %"."""
     values = sorted(e for e in errors if e is not None)
@@ -240,7 +268,6 @@ def training_page() -> str:
     """docs/training-accuracy.md: whichgpu against published training runs."""
     from accuracy.published_runs import (
         PLAUSIBLE_MFU,
-        RunCheck,
         leave_one_source_out,
         spread,
         validation_runs,
@@ -334,7 +361,6 @@ def training_page() -> str:
         )
         for pick in (lambda a: a in ("Hopper", "Blackwell"), lambda a: a == "Ampere")
     )
-    volta = _error_range([r.rate_error for r in pretrain if r.architecture == "Volta"])
     nemo = [r.rate_error for r in pretrain if r.framework == "nemo"]
     nemo_kept = (
         f"their factor (× {factors['nemo'][0]:.2f}) predicts each source from the other and is kept"
@@ -355,9 +381,8 @@ def training_page() -> str:
         "does not state; such rows are not fitted on.",
         "",
         "The 3D-parallel runs come from Megatron-LM (framework `megatron`: the SC21 paper's GPT "
-        "1.7B to 1T on 32 to 3,072 A100s, BLOOM, the Llama 3 paper, and NVIDIA ADLR's 1.2B "
-        f"baseline on one V100, the only Volta LLM training run, which reads {volta} as the "
-        "A100 runs of that size do) and from NeMo's and "
+        "1.7B to 1T on 32 to 3,072 A100s, BLOOM, the Llama 3 paper, and the Volta runs below) "
+        "and from NeMo's and "
         "Megatron-Bridge's performance summaries (framework `nemo`: their performance recipes, "
         "which overlap the tensor-parallel collectives with the GEMMs, `tp_overlap`). The "
         f"roofline alone reads the `nemo` runs {_error_range(nemo)}; {nemo_kept}. Megatron-LM's "
@@ -374,6 +399,8 @@ def training_page() -> str:
         "and BLOOM runs predate FlashAttention (Dao et al., 2022): Megatron's fused softmax "
         "takes the whole masked score matrix, so they are estimated with eager attention "
         "(every pair of positions computed, not the causal half).",
+        "",
+        volta_paragraph(pretrain),
         "",
         "Read with care. The leave-one-source-out rows count a run the factor cannot be "
         "fitted on without it (an implausible MFU, a framework with one source) at its "

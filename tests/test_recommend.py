@@ -514,14 +514,19 @@ def test_text_output_golden() -> None:
 
 
 def test_price_type_is_per_gpu_hour(catalog: Catalog) -> None:
-    """Guard: options multiply the per-GPU price by the cards they use."""
+    """Guard: options multiply the per-GPU price by the cards they use (of the offers of
+    their shape, and where they span instances, of those sold with their network)."""
+    from whichgpu.catalog.prices import link_of
+
     result = recommend(catalog, _workload())
     for option in result.options:
+        hw = option.hardware
         if option.usd_per_h is not None and option.market in ("on-demand", "marketplace"):
             low = min(
                 p.price_usd_per_h
                 for p in catalog.prices_for(option.gpu.id, [option.market])  # type: ignore[list-item]
-                if rents_as(p, option.gpus) == option.hardware.per_node
+                if rents_as(p, option.gpus) == hw.per_node
+                and (hw.node_gpus is None or link_of(catalog, p) == hw.link)
             )
             assert option.usd_per_h == pytest.approx(low * option.gpus)
     assert Price  # the record the catalog stores per GPU-hour
@@ -960,3 +965,39 @@ def test_full_instances_rented_side_by_side_are_joined_over_ethernet() -> None:
     same = [o for o in on_ib if o.gpu.id == "rtx-a4000" and o.hardware.count == 64
             and o.hardware.per_node == 8]  # fmt: skip
     assert same and (spread[0].throughput or 0) < (same[0].throughput or 0)
+
+
+def test_instances_are_joined_by_the_network_their_offer_is_sold_with() -> None:
+    """Issue 44, item 3: an instance's network comes from its offer (AWS p5.48xlarge, 3,200
+    Gb/s of EFA with GPUDirect RDMA, from AWS's instance-type table), not one assumption for
+    every VM. 16 × H100 SXM as two p5 instances and as two 8-GPU instances whose offers cite
+    no network (Ethernet at a node's 100 Gb/s) are two candidates, priced on their own
+    offers, and the fabric's trains faster."""
+    from whichgpu.catalog.prices import Link, link_of
+    from whichgpu.inputs.requests import Component
+    from whichgpu.render.tables import instance_shape
+
+    catalog = load_catalog()
+    p5 = next(p for p in catalog.prices_for("h100-sxm") if p.instance == "p5.48xlarge")
+    assert link_of(catalog, p5) == Link(True, 3200.0, "EFA")
+    job = Component(kind="train", model="llama-3.1-8b", tokens=2e10)
+    options = recommend(catalog, Workload((job,), Constraints(max_gpus=16))).options
+    pairs = [o for o in options if o.gpu.id == "h100-sxm" and o.hardware.count == 16
+             and o.hardware.per_node == 8 and o.listing is not None]  # fmt: skip
+    by_link = {o.hardware.link: o for o in pairs}
+    efa, plain = by_link[Link(True, 3200.0, "EFA")], by_link[None]
+    assert efa.listing is not None and catalog.network_of(efa.listing) is not None
+    assert plain.listing is not None and catalog.network_of(plain.listing) is None
+    assert instance_shape(efa) == "2 instances, EFA"
+    assert instance_shape(plain) == "2 instances, Ethernet"
+    assert (efa.throughput or 0) > 1.15 * (plain.throughput or 0)
+    run = next(r for r in efa.runs if r.job is not None)
+    assert run.job is not None and run.job.network_gbit == 3200.0
+
+
+def test_every_cited_instance_network_names_an_offer_of_the_catalog() -> None:
+    """A network row for an instance the catalog does not sell would never be read."""
+    catalog = load_catalog()
+    sold = {(p.provider, p.instance) for p in catalog.prices}
+    assert catalog.instance_networks
+    assert [n for n in catalog.instance_networks if (n.provider, n.instance) not in sold] == []

@@ -227,7 +227,12 @@ def test_published_runs_are_estimated_within_the_documented_spread() -> None:
     close = {"tt31-8b-full-4090", "litgpt-l2-7b-lora-a100-40", "litgpt-l2-13b-lora-a100-40"}
     assert all(abs(r.memory_error or 0) < 0.10 for r in memory if r.id in close)
     pretrain = [r for r in runs if r.kind == "pretrain" and r.rate_error is not None]
-    assert len(pretrain) >= 6 and all(abs(r.rate_error or 0) < 0.5 for r in pretrain)
+    # Volta's runs rest on their own factor, fitted on them (fit_architecture_factors):
+    # its sources disagree (the same 1.2B on one V100 at 3,701 and 6,360 tokens/s)
+    fitted = [r for r in pretrain if r.architecture != "Volta"]
+    volta = [abs(r.rate_error or 0) for r in pretrain if r.architecture == "Volta"]
+    assert len(fitted) >= 6 and all(abs(r.rate_error or 0) < 0.5 for r in fitted)
+    assert len(volta) >= 6 and sorted(volta)[len(volta) // 2] < 0.2 and max(volta) < 0.6
 
 
 def test_zero_offload_moves_16_bit_gradients_down_and_weights_up_once_a_step(
@@ -663,3 +668,46 @@ def test_the_hf_trainer_measured_on_an_h200() -> None:
     for check in checks:
         assert check.rate_error is not None and abs(check.rate_error) < 0.1, check
         assert check.memory_error is not None and abs(check.memory_error) < 0.1, check
+
+
+def test_gpus_in_separate_instances_pay_for_their_network() -> None:
+    """Issue 44, item 3: `estimate` says where GPUs sit in separate instances
+    (--gpus-per-instance): ZeRO-3 over four 1-GPU VMs crosses Ethernet at a VM's share
+    (12.5 Gb/s), and a network the user names (--network-gbit) sets it."""
+    import json
+
+    from tests.conftest import run_cli
+
+    args = ("estimate", "-m", "llama-3.1-8b", "--task", "finetune", "--gpu", "h100-sxm",
+            "--count", "4", "--json")  # fmt: skip
+
+    def rate(*extra: str) -> float:
+        return float(json.loads(run_cli(*args, *extra).stdout)["throughput"]["value"])
+
+    node, vms = rate(), rate("--gpus-per-instance", "1")
+    fast = rate("--gpus-per-instance", "1", "--network", "infiniband", "--network-gbit", "400")
+    assert vms < node / 5 and vms < fast < node
+    doc = json.loads(run_cli(*args, "--gpus-per-instance", "1").stdout)
+    assert doc["configuration"]["gpus_per_node"] == 1
+    assert doc["configuration"]["network"] == "ethernet"
+    out = run_cli(*args[:-1], "--gpus-per-instance", "1").stdout
+    assert "4 instances joined by Ethernet at 12.5 Gb/s an instance" in out
+
+
+def test_volta_llm_training_reads_as_published_volta_runs_do() -> None:
+    """Issue 44: Volta had no LLM training run, inherited its CNN/BERT factor, and read
+    Llama 3.2 1B on 8 × V100 at 73 % MFU. Published GPT runs on V100 reach 12 to 39 %
+    (Megatron-LM 2019, NVIDIA ADLR's V1.0, BigScience tr1-13B); its own factor, fitted on
+    them, puts the estimate inside that range, says what it rests on, and states the
+    range of its leave-one-source-out errors."""
+    import json
+
+    from tests.conftest import run_cli
+
+    doc = json.loads(run_cli("estimate", "-m", "llama-3.2-1b", "--task", "train", "--gpu",
+                             "v100-sxm2-16gb", "--count", "8", "--json").stdout)  # fmt: skip
+    assert 0.12 <= doc["mfu"] <= 0.39
+    assert "Volta's LLM training, fitted on 6 published runs" in doc["efficiency_provenance"]
+    assert "no LLM training run" not in doc["efficiency_provenance"]
+    rate = doc["throughput"]
+    assert rate["low"] < rate["value"] / 1.8 and rate["high"] > rate["value"] * 1.3

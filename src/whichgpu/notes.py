@@ -130,6 +130,11 @@ MESSAGES: dict[str, str | Plural] = {
         "cross {network} (an assumption: {gbit:,g} Gb/s an instance; give network to set "
         "it)."
     ),
+    "reason_nodes_sold": N_(
+        "{option} spans {instances} instances, {gpus} per instance: rings between them "
+        "cross {fabric} at {gbit:,g} Gb/s an instance, the network {provider} sells "
+        "{instance} with."
+    ),
     "reason_quant_cheaper": N_(
         "In {quant} weights ({field} {quant}), {option} would serve it for ${usd_per_h:,.2f}/h "
         "against ${pick_usd_per_h:,.2f}/h for {pick} in 16-bit, {gain:.0%} better on the "

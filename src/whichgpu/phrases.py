@@ -96,6 +96,13 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ),
     ((r"^data parallel (?P<n>\d+)$"), N_("data parallel {n}")),
     (
+        (
+            r"^× (?P<factor>[\d.]+) for (?P<architecture>.+)'s LLM training, fitted on "
+            r"(?P<n>\d+) published runs$"
+        ),
+        N_("× {factor} for {architecture}'s LLM training, fitted on {n} published runs"),
+    ),
+    (
         (r"^× (?P<factor>[\d.]+) for (?P<framework>\S+), fitted on (?P<n>\d+) published runs$"),
         N_("× {factor} for {framework}, fitted on {n} published runs"),
     ),

@@ -85,17 +85,69 @@ def rents_as(price: Price, gpus: int) -> int | None:
     return None
 
 
+@dataclass(frozen=True, order=True)
+class Link:
+    """The network between the instances of an offer, as the catalog cites it
+    (:class:`~whichgpu.catalog.records.InstanceNetwork`): GPUDirect or not, Gb/s an
+    instance, and the provider's name for it. Offers sold with the same link plan alike."""
+
+    gpudirect: bool
+    gbit: float
+    fabric: str
+
+
+#: :func:`shape_range` over every offer of a shape, whatever its network
+ANY_LINK = Link(False, -1.0, "")
+
+
+def link_of(catalog: Catalog, price: Price) -> Link | None:
+    """The network ``price``'s instances are sold with, or None where the catalog cites
+    none (the planner then assumes :func:`whichgpu.estimate.parallel.instance_gbit`)."""
+    sold = catalog.network_of(price)
+    return None if sold is None else Link(sold.gpudirect, sold.network_gbit, sold.fabric)
+
+
+def shape_links(
+    catalog: Catalog, gpu_id: str, markets: Iterable[Market], gpus: int, per_node: int
+) -> list[Link | None]:
+    """The networks the offers renting ``gpus`` of ``gpu_id`` as instances of ``per_node``
+    are sold with (None: uncited), fastest first: each is a candidate of its own."""
+    links = {
+        link_of(catalog, p)
+        for p in catalog.prices_for(gpu_id, markets)
+        if rents_as(p, gpus) == per_node
+    }
+    return sorted(links, key=_link_order, reverse=True)
+
+
+def _link_order(link: Link | None) -> tuple[float, bool]:
+    return (0.0, False) if link is None else (link.gbit, link.gpudirect)
+
+
 def shape_range(
-    catalog: Catalog, gpu_id: str, market: Market, gpus: int, per_node: int
+    catalog: Catalog,
+    gpu_id: str,
+    market: Market,
+    gpus: int,
+    per_node: int,
+    link: Link | None = ANY_LINK,
 ) -> PriceRange | None:
     """The range of ``market``'s prices for ``gpu_id`` that rent ``gpus`` GPUs in instances
-    of ``per_node`` (:func:`rents_as`), once per catalog (:meth:`Catalog.derived`)."""
+    of ``per_node`` (:func:`rents_as`), of those sold with ``link`` between instances
+    (:data:`ANY_LINK`: every one), once per catalog (:meth:`Catalog.derived`)."""
 
     def compute() -> PriceRange | None:
         rows = catalog.prices_for(gpu_id, [market])
-        return price_range([p for p in rows if rents_as(p, gpus) == per_node])
+        return price_range(
+            [
+                p
+                for p in rows
+                if rents_as(p, gpus) == per_node
+                and (link == ANY_LINK or link_of(catalog, p) == link)
+            ]
+        )
 
-    return catalog.derived(("shape_range", gpu_id, market, gpus, per_node), compute)
+    return catalog.derived(("shape_range", gpu_id, market, gpus, per_node, link), compute)
 
 
 def cheapest_for(

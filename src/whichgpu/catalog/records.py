@@ -323,6 +323,29 @@ class Price(Record, frozen=True, kw_only=True):
         return self.price_usd_per_h * self.gpus_per_instance
 
 
+class InstanceNetwork(Record, frozen=True, kw_only=True):
+    """The network a provider sells one instance type with, between instances: its
+    bandwidth an instance and whether the GPUs reach it directly (a training fabric: AWS
+    EFA with GPUDirect RDMA, InfiniBand, RoCE, GCP GPUDirect), from the provider's
+    instance-type page. Rings
+    between instances of an option rented as several cross it
+    (:func:`whichgpu.estimate.parallel.network_gb_per_s`)."""
+
+    provider: Text
+    instance: Text
+    #: Gb/s an instance, as sold: for an "up to" figure its sustained baseline (a run of
+    #: hours outlasts the burst credits; the note quotes both)
+    network_gbit: Annotated[float, Meta(gt=0, le=100_000)]
+    #: How the provider names the fabric (EFA, GPUDirect-TCPXO, ENA (Ethernet))
+    fabric: Text
+    #: The NICs move the GPUs' data directly (GPUDirect RDMA, GPUDirect-TCPX/TCPXO), as a
+    #: training fabric does; else it goes through host memory over TCP
+    gpudirect: bool
+    source: Id
+    as_of: DateText
+    note: Text | None = None
+
+
 class PurchasePrice(Record, frozen=True, kw_only=True):
     """A purchase price range for one GPU, new or used."""
 

@@ -19,6 +19,7 @@ from whichgpu.catalog.records import (
     CapacityClaim,
     Claim,
     FieldSource,
+    InstanceNetwork,
     Market,
     MigProfile,
     PerfClaim,
@@ -39,6 +40,7 @@ FILES = {
     "aliases": "aliases.csv",
     "prices": "prices.csv",
     "purchase_prices": "purchase_prices.csv",
+    "instance_networks": "instance_networks.csv",
     "article_figures": "article_figures.csv",
     "claims": "claims.csv",
     "capacity_claims": "capacity_claims.csv",
@@ -78,6 +80,8 @@ class Catalog:
     aliases: tuple[Alias, ...] = ()
     prices: tuple[Price, ...] = ()
     purchase_prices: tuple[PurchasePrice, ...] = ()
+    #: The network each instance type is sold with (:meth:`network_of`)
+    instance_networks: tuple[InstanceNetwork, ...] = ()
     article_figures: tuple[ArticleFigure, ...] = ()
     claims: tuple[Claim, ...] = ()
     capacity_claims: tuple[CapacityClaim, ...] = ()
@@ -93,6 +97,7 @@ class Catalog:
     _prices: dict[str, tuple[Price, ...]] = field(init=False, repr=False, compare=False)
     _sources: dict[str, Source] = field(init=False, repr=False, compare=False)
     _cited: dict[tuple[str, str], FieldSource] = field(init=False, repr=False, compare=False)
+    _networks: dict[tuple[str, str], InstanceNetwork] = field(init=False, repr=False, compare=False)
     _indexes: dict[str, dict[str, tuple[str, ...]]] = field(
         init=False, repr=False, compare=False, default_factory=dict
     )
@@ -108,6 +113,9 @@ class Catalog:
         )
         object.__setattr__(self, "_indexes", {})
         object.__setattr__(self, "_derived", {})
+        object.__setattr__(
+            self, "_networks", {(n.provider, n.instance): n for n in self.instance_networks}
+        )
         mig: dict[str, list[MigProfile]] = {}
         for profile in self.all_mig_profiles:
             mig.setdefault(profile.gpu, []).append(profile)
@@ -175,6 +183,13 @@ class Catalog:
                     del derived[next(iter(derived))]
             derived[key] = value
         return value
+
+    def network_of(self, price: Price) -> InstanceNetwork | None:
+        """The network ``price``'s instance type is sold with between instances, where the
+        catalog cites one (:class:`~whichgpu.catalog.records.InstanceNetwork`)."""
+        if price.instance is None:
+            return None
+        return self._networks.get((price.provider, price.instance))
 
     def purchase_for(self, gpu_id: str) -> list[PurchasePrice]:
         return [p for p in self.purchase_prices if p.gpu == gpu_id]
@@ -297,6 +312,7 @@ def check_references(tables: dict[str, list[loader.Row[Record]]]) -> None:
         "gpus",
         "field_sources",
         "purchase_prices",
+        "instance_networks",
         "claims",
         "prices",
         "benchmarks",
@@ -401,6 +417,7 @@ def build_catalog(tables: dict[str, list[loader.Row[Record]]]) -> Catalog:
         aliases=records("aliases"),  # type: ignore[arg-type]
         prices=records("prices"),  # type: ignore[arg-type]
         purchase_prices=records("purchase_prices"),  # type: ignore[arg-type]
+        instance_networks=records("instance_networks"),  # type: ignore[arg-type]
         article_figures=records("article_figures"),  # type: ignore[arg-type]
         claims=records("claims"),  # type: ignore[arg-type]
         capacity_claims=records("capacity_claims"),  # type: ignore[arg-type]
@@ -416,6 +433,7 @@ MODELS: dict[str, type[Record]] = {
     "aliases": Alias,
     "prices": Price,
     "purchase_prices": PurchasePrice,
+    "instance_networks": InstanceNetwork,
     "article_figures": ArticleFigure,
     "claims": Claim,
     "capacity_claims": CapacityClaim,

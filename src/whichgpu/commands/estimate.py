@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from whichgpu.inputs.requests import Component, EstimateRequest
     from whichgpu.models.arch import ModelArch
     from whichgpu.notes import Note
+    from whichgpu.plan import Hardware
 
 
 def estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) -> ThroughputEstimate:
@@ -94,9 +95,9 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         assert r.model is not None
         images = None if r.images is None else r.images * epochs
         from whichgpu.estimate.imaging import image_settings
-        from whichgpu.plan import Hardware, plan
+        from whichgpu.plan import plan
 
-        run = plan(_component(None, r), Hardware(gpu, r.count, 1), None)
+        run = plan(_component(None, r), _hardware(gpu, r), None)
         if run.estimate is not None:
             return run.estimate
         # a format this GPU cannot run: the estimator's own error names what would
@@ -163,6 +164,14 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     return _with_memory(arch, held, gpu, result, notes)
 
 
+def _hardware(gpu: GPU, r: EstimateRequest) -> Hardware:
+    """``r.count`` × ``gpu``, in instances of ``r.gpus_per_instance`` where the user says
+    they are several (rings between them then cross ``--network``, Ethernet by default)."""
+    from whichgpu.plan import Hardware
+
+    return Hardware(gpu, r.count, 1, per_node=r.gpus_per_instance)
+
+
 def _component(arch: ModelArch | None, r: EstimateRequest) -> Component:
     """The request as the one component :func:`whichgpu.plan.plan` plans, named as estimate
     names the model in its notes (an image pipeline's are its own)."""
@@ -191,10 +200,10 @@ def _planned_training(
     says how fast it would run, and that it does not fit."""
     import msgspec
 
-    from whichgpu.plan import Hardware, plan
+    from whichgpu.plan import plan
 
     fixed = None if r.tp is None and r.pp is None else (job.tp, job.pp)
-    run = plan(_component(arch, r), Hardware(gpu, r.count, 1), (arch, job), fixed)
+    run = plan(_component(arch, r), _hardware(gpu, r), (arch, job), fixed)
     if run.estimate is None or not run.fits:
         return None
     said = [n for n in notes if n not in run.chosen]
@@ -302,13 +311,13 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
         raise InvalidInput("tp_heads", field=("tp",), tp=r.tp, model=arch.name, heads=arch.n_heads)
     import msgspec
 
-    from whichgpu.plan import Hardware, plan
+    from whichgpu.plan import plan
     from whichgpu.plan.core import latency_margin
 
     # the one place a job meets hardware (its bridge note passed on below); latency targets
     # held as recommend holds them by default: at the slow end of the
     # estimate's likely range (one job on one hardware, one answer)
-    run = plan(_component(arch, r), Hardware(gpu, r.count, 1), (arch, job),
+    run = plan(_component(arch, r), _hardware(gpu, r), (arch, job),
                None if r.tp is None else (r.tp, 1), latency_margin("likely"))  # fmt: skip
     if run.serving is None:
         raise InvalidInput("serving_no_fit", model=arch.name, gpu=gpu.name, count=r.count)

@@ -261,3 +261,17 @@ def load_framework_factors() -> dict[str, tuple[float, int]]:
 
     rows = [row for _line, row in read_package_table("framework_efficiency.csv", EfficiencyRow)]
     return {row.key: (row.value, row.fitted_on or 0) for row in rows if row.kind == "factor"}
+
+
+@cache
+def load_framework_spreads() -> dict[str, tuple[float, float]]:
+    """The leave-one-source-out error range (10th, 90th percentile) of each factor
+    ``catalog/data/framework_efficiency.csv`` gives one (an architecture's LLM training
+    factor, :func:`accuracy.published_runs.fit_architecture_factors`)."""
+    from whichgpu.catalog.loader import read_package_table
+    from whichgpu.catalog.records import EfficiencyRow
+
+    rows = [row for _line, row in read_package_table("framework_efficiency.csv", EfficiencyRow)]
+    low = {r.key: r.value for r in rows if r.kind == "spread_low"}
+    high = {r.key: r.value for r in rows if r.kind == "spread_high"}
+    return {key: (value, high.get(key, 0.0)) for key, value in low.items()}

@@ -455,6 +455,8 @@ def memory_key(job: Job) -> Job:
         changes["gpus_per_node"] = Job.gpus_per_node
     if job.network != Job.network:
         changes["network"] = Job.network
+    if job.network_gbit is not None:
+        changes["network_gbit"] = None
     if job.nvlink_bridge:  # a link, not memory
         changes["nvlink_bridge"] = False
     if job.zero == 0 and job.gpus != job.tp * job.pp:

@@ -331,13 +331,24 @@ def host_dram_gb_per_s(gpu: GPU, cards: int, per_node: int = GPUS_PER_NODE) -> f
     return server * min(1.0, per_node / GPUS_PER_NODE)
 
 
-def network_gb_per_s(gpu: GPU, network: str, per_node: int = GPUS_PER_NODE) -> float:
-    """GB/s per GPU between nodes: its own NIC on InfiniBand, a share of the node's port
-    on Ethernet (a hierarchical ring sends every GPU's part through it), an instance of
-    fewer GPUs than a node its share of the host's port (:data:`ETHERNET_GBIT_PER_NODE`)."""
+def network_gb_per_s(
+    gpu: GPU, network: str, per_node: int = GPUS_PER_NODE, gbit: float | None = None
+) -> float:
+    """GB/s per GPU between nodes: each GPU's share of its instance's network (a
+    hierarchical ring sends every GPU's part through it, or each GPU has its own NIC on a
+    fabric), the instance's ``gbit`` as its offer sells it where the catalog cites it
+    (:class:`~whichgpu.catalog.records.InstanceNetwork`), else :func:`instance_gbit`."""
+    return (instance_gbit(gpu, network, per_node) if gbit is None else gbit) / 8 / per_node
+
+
+def instance_gbit(gpu: GPU, network: str, per_node: int = GPUS_PER_NODE) -> float:
+    """The network an instance of ``per_node`` GPUs is assumed to have where its offer
+    says nothing, Gb/s: on InfiniBand a NIC a GPU of its PCIe generation
+    (:data:`INFINIBAND_GBIT_PER_GPU`), on Ethernet the node's port or an instance's share
+    of it (:func:`ethernet_gbit`)."""
     if network == "ethernet":
-        return ethernet_gbit(per_node) / 8 / per_node
-    return INFINIBAND_GBIT_PER_GPU.get(gpu.pcie_gen or 5, 400.0) / 8
+        return ethernet_gbit(per_node)
+    return INFINIBAND_GBIT_PER_GPU.get(gpu.pcie_gen or 5, 400.0) * per_node
 
 
 def ethernet_gbit(per_node: int) -> float:
@@ -353,6 +364,7 @@ def collective_gb_per_s(
     per_node: int = GPUS_PER_NODE,
     bridged: bool = False,
     allreduce: bool = False,
+    network_gbit: float | None = None,
 ) -> float:
     """One direction of the slowest link a ring over ``ranks`` GPUs crosses: NVLink (half its
     bidirectional figure, at what NCCL's payloads carry of it, :data:`NVLINK_PAYLOAD_SHARE`,
@@ -361,7 +373,7 @@ def collective_gb_per_s(
     PCIe cards only where ``bridged``), PCIe x16 of the card's generation inside a node of
     ``per_node`` GPUs at what NCCL reaches of it (with peer-to-peer, or staged through host
     memory between GeForce cards, whose driver allows peer-to-peer only over a bridge), and
-    the network once it spans nodes."""
+    the network once it spans nodes (``network_gbit`` an instance, as sold)."""
     domain = nvlink_domain(gpu, bridged)
     if domain > 1 and ranks <= min(domain, per_node):
         wire = gpu.nvlink_gb_per_s / 2
@@ -375,7 +387,8 @@ def collective_gb_per_s(
         return pcie * (NO_P2P_SHARE if staged else PCIE_P2P_BUS_SHARE)
     # across nodes each GPU's data leaves through its NIC (GPUDirect RDMA): the network is
     # the bound, or the card's own link where that is slower
-    return min(pcie * NO_P2P_SHARE if staged else pcie, network_gb_per_s(gpu, network, per_node))
+    across = network_gb_per_s(gpu, network, per_node, network_gbit)
+    return min(pcie * NO_P2P_SHARE if staged else pcie, across)
 
 
 def link_gb_per_s(gpu: GPU, gpus: int = 2, bridged: bool = False) -> float:

@@ -61,20 +61,56 @@ class Rate(msgspec.Struct, frozen=True):
     high: float
 
 
-def likely_rate(value: float, unit: str, regime: str, provenance: str = "") -> Rate:
+def likely_rate(
+    value: float,
+    unit: str,
+    regime: str,
+    provenance: str = "",
+    band: tuple[float, float] | None = None,
+) -> Rate:
     """``value`` and its likely band: the regime's held-out error of the efficiency fit (its
     10th and 90th percentiles, ``catalog/data/efficiency.csv``; all regimes' where the regime
     has none), the one band every estimate states (estimate, fit and recommend); widened,
     where the estimate rests on a factor nobody measured for its GPU and work
     (:func:`~whichgpu.estimate.efficiency_model.extrapolated`), by how far a regime's own
     factor sits from an architecture's shared one (:func:`~whichgpu.estimate.
-    efficiency_model.inherited_band`)."""
+    efficiency_model.inherited_band`); ``band``: the held-out errors of a factor the
+    estimate also rests on, where they are wider."""
     from whichgpu.estimate.efficiency_model import extrapolated, inherited_band, load_efficiency
 
     _model, spread = load_efficiency()
     low_err, high_err = spread.get(regime, spread["*"])
+    if band is not None:
+        low_err, high_err = min(low_err, band[0]), max(high_err, band[1])
     low_ratio, high_ratio = inherited_band() if extrapolated(provenance) else (1.0, 1.0)
     return Rate(value, unit, value * low_ratio / (1 + high_err), value * high_ratio / (1 + low_err))
+
+
+def _architecture_factor(
+    gpu: GPU, rate: float, step: Step, provenance: str
+) -> tuple[float, Step, str, tuple[float, float] | None]:
+    """An LLM training step on an architecture no run of the efficiency fit measured,
+    where published LLM training runs on it give its own factor
+    (``catalog/data/framework_efficiency.csv``, ``llm:ARCH``;
+    :func:`accuracy.published_runs.fit_architecture_factors`): the rate and step scaled by
+    it, the provenance saying so (and no longer that nobody measured it), and the range of
+    its leave-one-source-out errors."""
+    from whichgpu.estimate.efficiency import TRAIN_FAMILY
+    from whichgpu.estimate.efficiency_model import load_framework_spreads
+
+    key = TRAIN_FAMILY + gpu.architecture
+    fitted = load_framework_factors().get(key)
+    if fitted is None:
+        return rate, step, provenance, None
+    factor, runs = fitted
+    kept = [part for part in provenance.split("; ") if not part.endswith("(no LLM training run)")]
+    said = f"× {factor:.2f} for {gpu.architecture}'s LLM training, fitted on {runs} published runs"
+    return (
+        rate * factor,
+        step.scaled(1 / factor),
+        "; ".join([*kept, said]),
+        load_framework_spreads().get(key),
+    )
 
 
 class ThroughputEstimate(msgspec.Struct, frozen=True):
@@ -470,9 +506,12 @@ def checked_throughput(
             provenance += (
                 f"; × {fitted[0]:.2f} for {framework}, fitted on {fitted[1]} published runs"
             )
+        arch_band = None
+        if regime == "llm-train":
+            rate, step, provenance, arch_band = _architecture_factor(gpu, rate, step, provenance)
         if step.bound == "interconnect":
             bound = "interconnect"
-    throughput = likely_rate(rate, unit, regime, provenance)
+    throughput = likely_rate(rate, unit, regime, provenance, arch_band if training else None)
     mfu = None
     if regime == "llm-train":
         peak = tensor_tflops(gpu, job.math_precision) * 1e12 * count

@@ -141,17 +141,19 @@ def step_time(
     stage_s = microbatch_s * shape.share / tp  # the heaviest stage's layers set the pace
     hidden = shape.hidden_bytes
     network, per_node, bridged = job.network, job.gpus_per_node, job.nvlink_bridge
+    sold = job.network_gbit
     # tensor parallelism: 4 collectives a layer (6 with recomputation), inside the TP group
     passes = 6 if job.checkpointing == "full" else 4
     tp_s = 0.0
     if tp > 1:
-        link = collective_gb_per_s(gpu, tp, network, per_node, bridged, allreduce=True)
+        link = collective_gb_per_s(gpu, tp, network, per_node, bridged, True, sold)
         tp_s = passes * shape.layers * ring_seconds(hidden, tp, link)
     # pipeline: activations forward and gradients back across each stage boundary
     p2p_s = 0.0
     if pp > 1:
         span = tp * 2  # a boundary joins two stages of tp GPUs
-        p2p_s = 2 * hidden / tp / (collective_gb_per_s(gpu, span, network, per_node, bridged) * 1e9)
+        boundary = collective_gb_per_s(gpu, span, network, per_node, bridged, network_gbit=sold)
+        p2p_s = 2 * hidden / tp / (boundary * 1e9)
     if job.tp_overlap and tp > 1:
         tp_s = max(0.0, tp_s - stage_s)  # decomposed GEMMs carry the collectives
     # interleaved 1F1B (Narayanan et al., 2021, §2.2.2): v chunks a GPU divide the bubble
@@ -168,7 +170,7 @@ def step_time(
     if dp > 1:
         # the gradients' all-reduce; ZeRO-3 gathers the weights and scatters the gradients
         dp_link = collective_gb_per_s(gpu, job.gpus, network, per_node, bridged,
-                                      allreduce=job.zero < 3)  # fmt: skip
+                                      job.zero < 3, sold)  # fmt: skip
         if job.zero >= 3:
             # every micro-batch gathers the weights twice and reduce-scatters its gradients,
             # prefetched under its compute: what the compute does not hide is exposed

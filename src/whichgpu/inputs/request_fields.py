@@ -145,6 +145,18 @@ NETWORK = Input(
     N_("Between nodes: infiniband (a NIC per GPU) or ethernet (100 GbE a node)."),
     choices=NETWORKS,
 )
+NETWORK_GBIT = Input(
+    "size",
+    N_("Between instances: their network, Gb/s an instance (default: as the offer sells it)."),
+    low=0.1,
+    high=100_000,
+)
+GPUS_PER_INSTANCE = Input(
+    "int",
+    N_("GPUs in each instance, where the GPUs are several instances joined by a network."),
+    low=1,
+    high=64,
+)
 NVLINK_BRIDGE = Input(
     "bool",
     N_(

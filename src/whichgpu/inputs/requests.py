@@ -33,12 +33,14 @@ from whichgpu.inputs.request_fields import (
     GENERATE,
     GLOBAL_BATCH,
     GPU_NAME,
+    GPUS_PER_INSTANCE,
     IMAGES,
     LORA_RANK,
     LORA_TARGETS,
     MARKET_NAMES,
     MODEL,
     NETWORK,
+    NETWORK_GBIT,
     NVLINK_BRIDGE,
     OFFLOAD,
     OPTIMIZER,
@@ -125,6 +127,7 @@ class TrainingSettings:
     chunked_loss: bool | None = given(None, CHUNKED_LOSS)
     compiled: bool | None = given(None, COMPILED)
     network: str | None = given(None, NETWORK)
+    network_gbit: float | None = given(None, NETWORK_GBIT)
     vp: int | None = given(None, VP)
     nvlink_bridge: bool | None = given(None, NVLINK_BRIDGE)
 
@@ -279,6 +282,7 @@ class EstimateRequest(TrainingSettings):
             high=100_000,
         ),
     )
+    gpus_per_instance: int | None = given(None, GPUS_PER_INSTANCE)
     precision: str | None = given(
         None,
         replace(

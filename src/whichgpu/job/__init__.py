@@ -124,6 +124,10 @@ class Job:
     #: the layers and the loss)
     logits_fp32: bool = False
     network: Network = "infiniband"
+    #: Gb/s an instance on ``network``, as its offer sells it
+    #: (:class:`~whichgpu.catalog.records.InstanceNetwork`); None: the default for the kind
+    #: (:func:`whichgpu.estimate.parallel.instance_gbit`)
+    network_gbit: float | None = None
     #: PCIe cards joined in pairs by NVLink bridges (an accessory instances do not state:
     #: without it a pair of A6000s or A100 PCIe cards talks over PCIe)
     nvlink_bridge: bool = False

@@ -74,11 +74,11 @@ def _timed(
 
 
 @lru_cache(maxsize=1024)
-def _on_nodes(job: Job, node_gpus: int, network: Network) -> Job:
-    """``job`` on instances of ``node_gpus`` GPUs joined by ``network``: one job for every
-    GPU model sold in that shape, so that the layout search's and the estimators' caches of
-    it serve them all."""
-    return evolve(job, gpus_per_node=node_gpus, network=network)
+def _on_nodes(job: Job, node_gpus: int, network: Network, gbit: float | None) -> Job:
+    """``job`` on instances of ``node_gpus`` GPUs joined by ``network`` of ``gbit`` an
+    instance: one job for every GPU model sold in that shape, so that the layout search's
+    and the estimators' caches of it serve them all."""
+    return evolve(job, gpus_per_node=node_gpus, network=network, network_gbit=gbit)
 
 
 def plan(
@@ -129,11 +129,17 @@ def _plan(
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     notes: list[Note] = []
     if prepared is not None and hw.node_gpus is not None:
-        # instances smaller than a node: rings between them cross the network, Ethernet
-        # unless the user names it (GPU clouds join small instances by their VPC)
+        # several instances: rings between them cross the network the user names, else
+        # the one their offers are sold with, else Ethernet (GPU clouds join separate
+        # instances by their VPC unless they sell a fabric)
         arch, job = prepared
-        network: Network = "ethernet" if component.network is None else job.network
-        prepared = (arch, _on_nodes(job, hw.node_gpus, network))
+        network: Network = job.network
+        gbit = job.network_gbit
+        if component.network is None and component.network_gbit is None:
+            link = hw.link
+            network = "ethernet" if link is None or not link.gpudirect else "infiniband"
+            gbit = None if link is None else link.gbit
+        prepared = (arch, _on_nodes(job, hw.node_gpus, network, gbit))
     if prepared is None:
         needed = None
         fits = True

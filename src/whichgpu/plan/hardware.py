@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from whichgpu.catalog.records import GPU
 
 if TYPE_CHECKING:
+    from whichgpu.catalog.prices import Link
     from whichgpu.catalog.records import MigProfile
 
 
@@ -26,6 +27,9 @@ class Hardware:
     #: (``count`` over instances of ``per_node``: rings that leave one cross the network
     #: the instances are sold with); None for cards bought, or hardware with no shape
     per_node: int | None = None
+    #: The network its offers sell between those instances, where the catalog cites it
+    #: (an option rented as several instances only; None: Ethernet at a node's share)
+    link: Link | None = None
 
     @property
     def node_gpus(self) -> int | None:

@@ -390,6 +390,25 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
                 ckpt=recomputation_mode(job.checkpointing),
             )
         )
+        if job.gpus > job.gpus_per_node:
+            from whichgpu.estimate.parallel import instance_gbit
+            from whichgpu.render.tables import NETWORKS
+
+            gbit = job.network_gbit
+            console.print(
+                fmt(
+                    _(
+                        "GPUs an instance: {gpus}; {instances} instances joined by {network} "
+                        "at {gbit:,g} Gb/s an instance"
+                    ),
+                    instances=-(-job.gpus // job.gpus_per_node),
+                    gpus=job.gpus_per_node,
+                    network=_(NETWORKS.get(job.network, job.network)),
+                    gbit=instance_gbit(result.gpu, job.network, job.gpus_per_node)
+                    if gbit is None
+                    else gbit,
+                )
+            )
         if job.tp_overlap and job.tp > 1:
             console.print(
                 _(

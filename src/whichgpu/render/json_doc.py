@@ -45,6 +45,8 @@ CONFIGURATION_FIELDS = (
     "vp",
     "zero",
     "network",
+    "network_gbit",
+    "gpus_per_node",
     "nvlink_bridge",
 )
 

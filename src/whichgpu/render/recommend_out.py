@@ -30,9 +30,25 @@ def _instance_doc(option: Option) -> dict[str, Any] | None:
         "gpus_per_instance": listing.gpus_per_instance,
         "instances": option.hardware.instances,
         "usd_per_h": _round(listing.instance_usd_per_h),
-        "network": None
-        if option.hardware.node_gpus is None
-        else next((r.job.network for r in option.runs if r.job is not None), "ethernet"),
+        **_network_doc(option),
+    }
+
+
+def _network_doc(option: Option) -> dict[str, Any]:
+    """The network between an option's instances, where it spans several: its kind, Gb/s
+    an instance, and the provider's name for it where the offer cites one."""
+    from whichgpu.estimate.parallel import instance_gbit
+
+    hw = option.hardware
+    job = next((r.job for r in option.runs if r.job is not None), None)
+    if hw.node_gpus is None:
+        return {"network": None, "network_gbit": None, "network_fabric": None}
+    network = "ethernet" if job is None else job.network
+    gbit = None if job is None else job.network_gbit
+    return {
+        "network": network,
+        "network_gbit": instance_gbit(hw.gpu, network, hw.node_gpus) if gbit is None else gbit,
+        "network_fabric": hw.link.fabric if hw.link is not None and gbit is not None else None,
     }
 
 

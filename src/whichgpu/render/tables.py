@@ -47,10 +47,11 @@ def instance_shape(option: Option) -> str:
         return ""
     job = next((run.job for run in option.runs if run.job is not None), None)
     network = "ethernet" if job is None else job.network
+    sold = hw.link is not None and (job is None or job.network_gbit == hw.link.gbit)
     return fmt(
         _("{instances} instances, {network}"),
         instances=hw.instances,
-        network=_(NETWORKS.get(network, network)),
+        network=hw.link.fabric if sold and hw.link else _(NETWORKS.get(network, network)),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from whichgpu.catalog.prices import rents_as
+from whichgpu.catalog.prices import rents_as, shape_links
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.parallel import gpu_counts
 from whichgpu.frozen import evolve
@@ -42,12 +42,20 @@ def instance_shapes(catalog: Catalog, gpu: GPU, gpus: int, markets: tuple[str, .
 
 
 def _rented(catalog: Catalog, hw: Hardware, constraints: Constraints) -> list[Hardware]:
-    """``hw`` once per instance shape its GPUs can be rented as (unchanged when bought, or
-    when no offer rents that many: the option is then unpriced, and says why)."""
+    """``hw`` once per instance shape its GPUs can be rented as, and where that takes several
+    instances, once per network their offers are sold with (unchanged when bought, or when
+    no offer rents that many: the option is then unpriced, and says why)."""
     if constraints.mode == "buy":
         return [hw]
-    shapes = instance_shapes(catalog, hw.gpu, hw.gpus, constraints.markets)
-    return [evolve(hw, per_node=k) for k in shapes] or [hw]
+    out: list[Hardware] = []
+    for k in instance_shapes(catalog, hw.gpu, hw.gpus, constraints.markets):
+        shaped = evolve(hw, per_node=k)
+        if shaped.node_gpus is None:
+            out.append(shaped)
+            continue
+        links = shape_links(catalog, hw.gpu.id, constraints.markets, hw.gpus, k)  # type: ignore[arg-type]
+        out.extend(evolve(shaped, link=link) for link in links)
+    return out or [hw]
 
 
 def hardware_for(

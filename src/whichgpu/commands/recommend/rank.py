@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
-from whichgpu.catalog.prices import price_range, shape_range
+from whichgpu.catalog.prices import ANY_LINK, Link, price_range, shape_range
 from whichgpu.catalog.records import GPU
 from whichgpu.commands.recommend.candidates import hardware_for, has_capability
 from whichgpu.commands.recommend.options import (
@@ -115,7 +115,8 @@ def _price_options(
     for market in c.markets:
         if hw.per_node is None:
             continue
-        found = shape_range(catalog, hw.gpu.id, market, hw.gpus, hw.per_node)  # type: ignore[arg-type]
+        link = ANY_LINK if hw.node_gpus is None else hw.link
+        found = shape_range(catalog, hw.gpu.id, market, hw.gpus, hw.per_node, link)  # type: ignore[arg-type]
         if found is None:
             continue
         per_h = found.low_usd_per_h * hw.gpus
@@ -470,12 +471,12 @@ def evaluate(
     out: list[Option] = []
     c = workload.constraints
     for gpu in gpus or catalog.gpus:
-        memo: dict[tuple[int, int, str | None, int | None], tuple[Run, ...]] = {}
+        memo: dict[tuple[int, int, str | None, int | None, Link | None], tuple[Run, ...]] = {}
         # a GPU nobody offers is shown once, at the fewest cards that hold the job: it is
         # not ranked, and more of it would say nothing more
         unoffered = c.mode != "buy" and not catalog.prices_for(gpu.id, c.markets)  # type: ignore[arg-type]
         for hw in hardware_for(catalog, gpu, workload.components, c):
-            key = (hw.count, hw.services, hw.mig_profile, hw.node_gpus)
+            key = (hw.count, hw.services, hw.mig_profile, hw.node_gpus, hw.link)
             if key not in memo:  # instance shapes that hold it in one node time it alike
                 memo[key] = _runs(hw, workload, prepared)
             runs = memo[key]

@@ -168,28 +168,36 @@ def _tie_reason(
 
 
 def _nodes_reason(pick: Option) -> Note | None:
-    """Where an option (the pick, or one tied with it) spans instances smaller than a node:
-    the network assumed between them (:func:`~whichgpu.estimate.parallel.network_gb_per_s`).
-    A row of 1-GPU VMs over Ethernet reads like a node otherwise, and runs slower."""
-    from whichgpu.estimate.parallel import INFINIBAND_GBIT_PER_GPU, ethernet_gbit
+    """Where an option (the pick, or one tied with it) spans several instances: the network
+    between them, as its offer sells it (:class:`~whichgpu.catalog.records.InstanceNetwork`)
+    or as assumed (:func:`~whichgpu.estimate.parallel.instance_gbit`). A row of 1-GPU VMs
+    over Ethernet reads like a node otherwise, and runs slower."""
+    from whichgpu.estimate.parallel import instance_gbit
 
     hw = pick.hardware
     if hw.node_gpus is None:
         return None
     job = next((run.job for run in pick.runs if run.job is not None), None)
     network = "ethernet" if job is None else job.network
-    gbit = (
-        ethernet_gbit(hw.node_gpus)
-        if network == "ethernet"
-        else INFINIBAND_GBIT_PER_GPU.get(pick.gpu.pcie_gen or 5, 400.0) * hw.node_gpus
-    )
+    sold = None if job is None else job.network_gbit
+    if sold is not None and hw.link is not None and pick.listing is not None:
+        return note(
+            "reason_nodes_sold",
+            option=hw_text(pick),
+            instances=hw.instances,
+            gpus=hw.node_gpus,
+            fabric=hw.link.fabric,
+            gbit=sold,
+            provider=pick.listing.provider,
+            instance=pick.listing.instance or "",
+        )
     return note(
         "reason_nodes",
         option=hw_text(pick),
         instances=hw.instances,
         gpus=hw.node_gpus,
         network=network,
-        gbit=gbit,
+        gbit=instance_gbit(pick.gpu, network, hw.node_gpus),
     )
 
 
