@@ -337,3 +337,48 @@ def _percentile(ordered: list[float], q: float) -> float:
     below = math.floor(at)
     above = min(below + 1, len(ordered) - 1)
     return ordered[below] + (ordered[above] - ordered[below]) * (at - below)
+
+
+#: How a run's id names the precision of a same-layout pair (``…-bf16``, ``…-fp8``)
+PAIR_SUFFIXES = ("-bf16", "-fp8")
+
+
+def fp8_pairs(runs: list[RunCheck]) -> list[tuple[RunCheck, RunCheck]]:
+    """The (BF16, FP8) runs one source measured on one model, GPU count and layout: ids
+    that differ only in their :data:`PAIR_SUFFIXES`."""
+    by_id = {r.id: r for r in runs if r.rate_error is not None and r.estimated_rate}
+    out = []
+    for run_id, run in sorted(by_id.items()):
+        if run_id.endswith("-bf16") and (fp8 := by_id.get(run_id[:-5] + "-fp8")) is not None:
+            out.append((run, fp8))
+    return out
+
+
+def fit_fp8_factor(
+    runs: list[RunCheck], current: float
+) -> tuple[float, int, list[float], list[float]] | None:
+    """FP8 training's speed over the roofline's, from the published runs that measure one
+    layout in both BF16 and FP8 (:func:`fp8_pairs`): the geometric mean of published over
+    estimated FP8/BF16 ratios, the estimates taken without the factor (``current``, the one
+    the catalog holds, divided out). The ratio cancels what the two runs share (the
+    framework, the layout, the communication): what is left is what FP8 GEMMs reach of
+    their doubled peak in a training step, with the casts and scalings they add
+    (Micikevicius et al., 2022, "FP8 Formats for Deep Learning", §4). Kept where the pairs
+    come from :data:`MIN_SOURCES` sources and, fitted on the other sources, the factor
+    predicts each source's ratios better than none; with those leave-one-source-out errors
+    of the ratio and the errors without it."""
+    rows = []
+    for bf16, fp8 in fp8_pairs(runs):
+        published = (fp8.measured_rate or 0.0) / (bf16.measured_rate or 1.0)
+        estimated = (fp8.estimated_rate or 0.0) / current / (bf16.estimated_rate or 1.0)
+        rows.append((fp8.source, math.log(published / estimated)))
+    if len({source for source, _log in rows}) < MIN_SOURCES:
+        return None
+    held, without = [], []
+    for source, log in rows:
+        others = [x for s, x in rows if s != source]
+        held.append(math.exp(sum(others) / len(others) - log) - 1)  # estimated / published
+        without.append(math.exp(-log) - 1)
+    if statistics.median(map(abs, held)) >= statistics.median(map(abs, without)):
+        return None
+    return math.exp(sum(x for _s, x in rows) / len(rows)), len(rows), held, without

@@ -31,11 +31,18 @@ def table() -> str:
     lines = ["kind,key,regime,value,unit,fitted_on"]
     for framework, (factor, n) in factors.items():
         lines.append(f"factor,{framework},llm-train,{factor:.6f},x,{n}")
+    # FP8 training over BF16, from the runs that measure one layout in both
+    from accuracy.published_runs import fit_fp8_factor
+    from whichgpu.estimate.efficiency_model import FP8_TRAIN_FACTOR, load_framework_factors
+
+    fp8 = fit_fp8_factor(runs, load_framework_factors().get(FP8_TRAIN_FACTOR, (1.0, 0))[0])
+    if fp8 is not None:
+        lines.append(f"factor,{FP8_TRAIN_FACTOR},llm-train,{fp8[0]:.6f},x,{fp8[1]}")
     # an architecture no LLM training run of the efficiency fit measured: its factor on
     # the published LLM runs on it (accuracy.published_runs.fit_architecture_factors)
     from accuracy.published_runs import fit_architecture_factors
     from whichgpu.estimate.efficiency import TRAIN_FAMILY, TRAIN_REFERENCE
-    from whichgpu.estimate.efficiency_model import load_efficiency, load_framework_factors
+    from whichgpu.estimate.efficiency_model import load_efficiency
 
     model, _spread = load_efficiency()
     fitted = {k.removeprefix(TRAIN_FAMILY) for k in model.factor if k.startswith(TRAIN_FAMILY)}

@@ -228,6 +228,33 @@ def decisions_page() -> str:
     return "\n".join(lines + sections).rstrip("\n") + "\n"
 
 
+def fp8_paragraph(runs: list[RunCheck]) -> str:
+    """FP8 training over BF16: the same-layout pairs and the factor fitted on them
+    (accuracy.published_runs.fit_fp8_factor)."""
+    from accuracy.published_runs import fp8_pairs
+    from whichgpu.estimate.efficiency_model import FP8_TRAIN_FACTOR, load_framework_factors
+
+    pairs = fp8_pairs(runs)
+    published = [(f.measured_rate or 0) / (b.measured_rate or 1) for b, f in pairs]
+    estimated = [(f.estimated_rate or 0) / (b.estimated_rate or 1) for b, f in pairs]
+    errors = [e / p - 1 for e, p in zip(estimated, published, strict=True)]
+    factor, n = load_framework_factors()[FP8_TRAIN_FACTOR]
+    return (
+        f"FP8 training. {len(pairs)} pairs of runs measure one layout in BF16 and in FP8 "
+        "(NVIDIA's DGX Cloud benchmarking recipes, NeMo 24.09 to 25.02 on H100: Llama 3.1 "
+        "8B to 405B and GPT-3 175B, rows `dgxc*`): FP8 runs "
+        f"{min(published):.2f} to {max(published):.2f} times as fast as BF16. The doubled "
+        "peak alone says about 1.8, even with the attention core left in 16 bits as "
+        "Transformer Engine's recipes leave it (`fp8_dpa` off): a training step's FP8 "
+        "GEMMs carry casts and scalings that serving's do not. FP8 training has its own "
+        f"factor, × {factor:.2f} ({n} pairs, `fp8-train` in "
+        "`catalog/data/framework_efficiency.csv`, kept because, fitted on the other "
+        "sources, it predicts each source's ratios better than none); the ratios now read "
+        f"{_error_range(errors)} of the published ones. The pairs' BF16 rows are the "
+        "BF16 NeMo runs the `nemo` factor rests on beside its FP8 ones."
+    )
+
+
 def volta_paragraph(pretrain: list[RunCheck]) -> str:
     """The Volta LLM training runs, and the factor fitted on them
     (accuracy.published_runs.fit_architecture_factors)."""
@@ -401,6 +428,8 @@ def training_page() -> str:
         "(every pair of positions computed, not the causal half).",
         "",
         volta_paragraph(pretrain),
+        "",
+        fp8_paragraph(runs),
         "",
         "Read with care. The leave-one-source-out rows count a run the factor cannot be "
         "fitted on without it (an implausible MFU, a framework with one source) at its "

@@ -281,3 +281,24 @@ def test_memory_key_drops_only_what_the_estimate_does_not_read(
     )
     assert memory_of(arch, spread).job == spread  # an equal job cached earlier answers too
     assert memory_of(arch, spread).total_bytes == direct.total_bytes
+
+
+def test_a_sliding_window_layer_caches_only_its_window() -> None:
+    """Gemma 2 attends through a 4,096-token window on every other layer (modeling_gemma2.py,
+    ``layer_idx % 2 == 0``): at 8,192 tokens its 21 local layers cache 4,096 positions each,
+    its 21 global layers all 8,192, three quarters of what every layer caching the whole
+    sequence would hold; within the window nothing changes."""
+    from dataclasses import replace as dc_replace
+
+    from whichgpu.estimate.memory import kv_cache_bytes
+    from whichgpu.inputs.job_input import make_job
+    from whichgpu.models import resolve_model
+
+    gemma = resolve_model("gemma-2-9b")
+    assert (gemma.sliding_window, gemma.sliding_layers, gemma.n_layers) == (4096, 21, 42)
+    whole = dc_replace(gemma, sliding_window=0, sliding_layers=0)
+    long = make_job(task="inference", precision="bf16-true", prompt=8192, generate=0)
+    short = make_job(task="inference", precision="bf16-true", prompt=2048, generate=0)
+    assert kv_cache_bytes(gemma, long) == pytest.approx(0.75 * kv_cache_bytes(whole, long))
+    assert kv_cache_bytes(gemma, short) == pytest.approx(kv_cache_bytes(whole, short))
+    assert resolve_model("qwen2.5-7b").sliding_layers == 0  # use_sliding_window: false

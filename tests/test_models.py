@@ -35,6 +35,7 @@ TRANSFORMERS_COUNTS = {
     "llama-2-70b": 68_976_648_192,
     "llama-3.1-8b": 8_030_261_248,
     "llama-3.1-70b": 70_553_706_496,
+    "llama-3.3-70b": 70_553_706_496,  # Llama 3.1 70B's architecture
     "llama-3.1-405b": 405_853_388_800,
     "llama-3.2-1b": 1_235_814_400,
     "llama-3.2-3b": 3_212_749_824,
@@ -103,7 +104,8 @@ def test_published_counts_agree_with_the_exact_ones_to_their_rounding() -> None:
     [("llama-3.1-8b", "llama-3.1-8b"), ("meta-llama/Llama-3.1-8B", "llama-3.1-8b"),
      ("Llama 3.1 8B", "llama-3.1-8b"), ("Mixtral-8x7B-v0.1", "mixtral-8x7b"), ("GPT2", "gpt2"),
      # the repository's name before Meta renamed it
-     ("meta-llama/Meta-Llama-3.1-70B", "llama-3.1-70b"), ("Meta-Llama-3.1-405B", "llama-3.1-405b")],
+     ("meta-llama/Meta-Llama-3.1-70B", "llama-3.1-70b"), ("Meta-Llama-3.1-405B", "llama-3.1-405b"),
+     ("meta-llama/Llama-3.3-70B-Instruct", "llama-3.3-70b")],
 )  # fmt: skip
 def test_presets_resolve_forgivingly(typed: str, preset: str) -> None:
     assert find_preset(typed).id == preset
@@ -229,7 +231,7 @@ def test_models_lists_the_presets_smallest_first_with_a_filter() -> None:
 
     doc = json.loads(run_cli("models", "--json").stdout)
     ids = [m["id"] for m in doc["models"]]
-    assert len(ids) == 44 and ids[0] == "resnet-50" and ids[-1] == "kimi-k2"
+    assert len(ids) == 45 and ids[0] == "resnet-50" and ids[-1] == "kimi-k2"
     qwen = json.loads(run_cli("models", "--family", "qwen", "--max-params", "10B", "--json").stdout)
     assert [m["id"] for m in qwen["models"]] == [
         "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-7b", "qwen3-8b"

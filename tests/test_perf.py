@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from whichgpu.catalog import Catalog
 from whichgpu.catalog.records import Benchmark
@@ -435,3 +437,29 @@ def test_the_fitted_model_is_read_once() -> None:
 
     assert load_efficiency() is load_efficiency()
     assert load_framework_factors() is load_framework_factors()
+
+
+@given(
+    experts=st.integers(1, 512),
+    top_k=st.integers(1, 16),
+    tokens=st.integers(1, 4096),
+)
+def test_a_batch_reads_no_more_experts_than_it_can_route_to(
+    experts: int, top_k: int, tokens: int
+) -> None:
+    """The experts a decode step reads: never more than the experts, nor than the routes
+    its tokens take, and more with every token (the occupancy expectation)."""
+    from whichgpu.estimate.perf import experts_touched
+
+    k = min(top_k, experts)
+    touched = experts_touched(experts, k, tokens)
+    assert k - 1e-9 <= touched <= min(experts, k * tokens) + 1e-9
+    assert experts_touched(experts, k, tokens + 1) >= touched - 1e-9
+
+
+def test_four_sequences_of_deepseek_v3_read_thirty_of_its_experts() -> None:
+    """4 × 8 routes over 256 experts meet on some: 30.5 are read, not 32."""
+    from whichgpu.estimate.perf import experts_touched
+
+    assert experts_touched(256, 8, 4) == pytest.approx(30.53, abs=0.01)
+    assert experts_touched(8, 2, 2) == pytest.approx(3.5)

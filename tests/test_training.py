@@ -309,7 +309,12 @@ def test_estimate_and_recommend_read_one_training_job_alike(
 
 
 def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: Catalog) -> None:
-    from accuracy.published_runs import fit_factors, predicts, validation_runs
+    from accuracy.published_runs import (
+        fit_factors,
+        leave_one_source_out,
+        predicts,
+        validation_runs,
+    )
     from whichgpu.estimate.efficiency_model import load_framework_factors
 
     runs = validation_runs(ROOT)
@@ -322,14 +327,14 @@ def test_framework_speed_factors_are_fitted_on_two_sources_and_applied(catalog: 
     assert predicts(runs, "hf") and not predicts(runs, "megatron")
     for name, (factor, _n) in fitted.items():
         assert load_framework_factors()[name][0] == pytest.approx(factor, rel=1e-5)
-    # the 3D-parallel runs (Megatron-LM's and NeMo's, and ADLR's V100 baseline), eight
-    # sources, out of sample without a factor: within 15 % / 30 % (docs/training-accuracy.md:
-    # 14 % / 26 %; 13 % / 23 % before the V100 run, which reads +27 % as Megatron's A100
-    # runs of the same size do; 18 % / 34 % before LLM training had its own architecture
-    # factors)
-    pretrain = [r.rate_error for r in runs if r.kind == "pretrain"]
-    median, p90 = spread([e for e in pretrain if e is not None])
-    assert len(pretrain) >= 20 and median < 0.15 and p90 < 0.30
+    # the 3D-parallel runs (Megatron-LM's, NeMo's and the DGX Cloud recipes' in BF16 and
+    # FP8, the Volta runs), their framework's factor fitted on the other sources: within
+    # 10 % / 30 % (docs/training-accuracy.md: 7 % / 26 %; 8 % / 29 % before the BF16 NeMo
+    # pairs and FP8 training's own factor)
+    held = leave_one_source_out(runs)
+    pretrain = [held[r.id] for r in runs if r.kind == "pretrain" and r.id in held]
+    median, p90 = spread(pretrain)
+    assert len(pretrain) >= 40 and median < 0.10 and p90 < 0.30
     gpu = catalog.gpu("a100-80gb-sxm")
     job = make_job(task="lora", batch=4, gpus=1, framework="hf")
     plain = estimate_throughput(LLAMA_8B, job, gpu, 1).throughput.value
@@ -711,3 +716,21 @@ def test_volta_llm_training_reads_as_published_volta_runs_do() -> None:
     assert "no LLM training run" not in doc["efficiency_provenance"]
     rate = doc["throughput"]
     assert rate["low"] < rate["value"] / 1.8 and rate["high"] > rate["value"] * 1.3
+
+
+def test_fp8_training_runs_as_fast_over_bf16_as_published_pairs_do() -> None:
+    """Issue 46, item 2: FP8 training read ~1.9x BF16 (the doubled peak); NVIDIA's NeMo
+    recipes measure 1.31 to 1.60x on one layout. The attention core stays in 16 bits and
+    FP8 training has its own factor, fitted on those pairs: Llama 3.1 8B on 8 x H100 at
+    sequence 8,192 reads inside the measured range."""
+    import json
+
+    from tests.conftest import run_cli
+
+    def rate(precision: str) -> float:
+        doc = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--task", "train", "--gpu",
+                                 "h100-sxm", "--count", "8", "--seq", "8192", "--framework",
+                                 "nemo", "--precision", precision, "--json").stdout)  # fmt: skip
+        return float(doc["throughput"]["value"])
+
+    assert 1.3 <= rate("fp8-mixed") / rate("bf16-mixed") <= 1.6

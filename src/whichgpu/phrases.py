@@ -97,6 +97,13 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ((r"^data parallel (?P<n>\d+)$"), N_("data parallel {n}")),
     (
         (
+            r"^× (?P<factor>[\d.]+) for FP8 training, fitted on (?P<n>\d+) published "
+            r"BF16/FP8 pairs$"
+        ),
+        N_("× {factor} for FP8 training, fitted on {n} published BF16/FP8 pairs"),
+    ),
+    (
+        (
             r"^× (?P<factor>[\d.]+) for (?P<architecture>.+)'s LLM training, fitted on "
             r"(?P<n>\d+) published runs$"
         ),

@@ -206,6 +206,14 @@ def ideal_rate(
         job = job or _job(bench, "train")
         per_token = train_flops_per_token(arch, job, seq, executed=True)
         tokens_per_s = peak / per_token
+        if math in ("fp8", "fp8-mixed") and w == "llm-train":
+            # FP8 training runs the linear layers' GEMMs in FP8 and the attention core in
+            # 16 bits: Transformer Engine's recipes default to ``fp8_dpa=False`` (NVIDIA
+            # Transformer Engine docs, ``DelayedScaling``; NeMo's ``fp8_dot_product_attention``
+            # is off), torchao's float8 converts ``nn.Linear`` only
+            attention = per_token - train_flops_per_token(arch, job, 0, executed=True)
+            sixteen = tensor_tflops(gpu, "bf16-mixed") * 1e12 * parallel
+            tokens_per_s = 1.0 / ((per_token - attention) / peak + attention / sixteen)
         if bench.unit == "tokens/s":
             return Ideal(tokens_per_s, "compute")
         if bench.unit == "sequences/s":

@@ -263,6 +263,11 @@ def load_framework_factors() -> dict[str, tuple[float, int]]:
     return {row.key: (row.value, row.fitted_on or 0) for row in rows if row.kind == "factor"}
 
 
+#: The key of FP8 training's speed factor in ``catalog/data/framework_efficiency.csv``
+#: (:func:`accuracy.published_runs.fit_fp8_factor`)
+FP8_TRAIN_FACTOR = "fp8-train"
+
+
 @cache
 def load_framework_spreads() -> dict[str, tuple[float, float]]:
     """The leave-one-source-out error range (10th, 90th percentile) of each factor

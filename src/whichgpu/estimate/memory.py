@@ -287,7 +287,8 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
 def kv_cache_bytes(
     arch: ModelArch, job: Job, tokens: int | None = None, paged: bool = False
 ) -> float:
-    """``2 · layers · kv_heads · head_dim · tokens · batch · bytes`` (MLA: its latent)."""
+    """``2 · layers · kv_heads · head_dim · tokens · batch · bytes`` (MLA: its latent; a
+    sliding-window layer keeps at most its window: :meth:`ModelArch.layer_positions`)."""
     if arch.kind != "decoder" or job.training:
         return 0.0
     tokens = job.tokens if tokens is None else tokens
@@ -297,7 +298,7 @@ def kv_cache_bytes(
     dim = arch.kv_dim
     if arch.attention != "mla" and job.tp > 1:
         dim = 2 * math.ceil(arch.n_kv_heads / job.tp) * arch.head_dim
-    return float(arch.n_layers) * dim * tokens * job.batch * per_elem
+    return arch.layer_positions(tokens) * dim * job.batch * per_elem
 
 
 def activations_bytes(arch: ModelArch, job: Job) -> float:

@@ -126,7 +126,9 @@ def attention_share(arch: ModelArch, job: Job) -> float:
 
 
 def forward_flops_per_token(arch: ModelArch, context: int) -> float:
-    return 2 * matmul_params(arch) + 4.0 * arch.n_layers * arch.n_heads * arch.head_dim * context
+    return 2 * matmul_params(arch) + 4.0 * arch.n_heads * arch.head_dim * arch.layer_positions(
+        context
+    )
 
 
 def image_flops(arch: ModelArch, training: bool) -> float:
@@ -146,19 +148,36 @@ def decode_bytes_per_step(arch: ModelArch, job: Job, context: int) -> float:
 
 def decode_weight_bytes(arch: ModelArch, job: Job) -> float:
     """Weight bytes a decode step of ``job.batch`` sequences reads: every weight once, as the
-    job stores it (an MoE step reads the experts its batch routes to)."""
+    job stores it (an MoE step reads the experts its batch routes to:
+    :func:`experts_touched` of them a layer)."""
     weights = weights_bytes(arch, job)
     if arch.is_moe:
-        touched = min(arch.n_experts, job.batch * arch.experts_per_token)
+        touched = experts_touched(arch.n_experts, arch.experts_per_token, job.batch)
         expert_share = arch.params.experts / arch.total_params
         weights *= 1 - expert_share * (1 - touched / arch.n_experts)
     return weights
 
 
+def experts_touched(experts: int, top_k: int, tokens: float) -> float:
+    """The experts a layer's ``tokens`` route to, on average, each token to ``top_k`` of
+    ``experts`` with every expert as likely (a trained router's auxiliary load-balancing
+    loss aims at that: Fedus et al., 2022, "Switch Transformers", eq. 4; DeepSeek-V3's
+    bias-based balancing, arXiv:2412.19437 §2.1.2): an expert is missed by one token with
+    probability ``1 − k/E``, by all of them with its ``tokens``-th power, so
+    ``E · (1 − (1 − k/E)^tokens)`` are read (the occupancy expectation; fewer than
+    ``min(E, k · tokens)``, the count if no two tokens shared an expert: 4 decoding
+    sequences of DeepSeek-V3 read 30.5 of its 256 experts, not 32; 10 of Qwen3-30B-A3B's,
+    61 of 128, not 80)."""
+    if experts <= 0 or tokens <= 0:
+        return 0.0
+    miss = max(0.0, 1.0 - top_k / experts)
+    return float(experts * (1.0 - miss**tokens))
+
+
 def kv_read_bytes(arch: ModelArch, job: Job, context: int) -> float:
     """Each of the batch's sequences' KV cache over ``context`` tokens, read once a step."""
     kv_elem = 1.0 if job.kv_dtype == "fp8" else 2.0
-    return float(arch.n_layers) * arch.kv_dim * context * job.batch * kv_elem
+    return arch.layer_positions(context) * arch.kv_dim * job.batch * kv_elem
 
 
 def check_math_unit(gpu: GPU, precision: str) -> None:

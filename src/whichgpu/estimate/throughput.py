@@ -113,6 +113,21 @@ def _architecture_factor(
     )
 
 
+def _fp8_factor(rate: float, step: Step, provenance: str) -> tuple[float, Step, str]:
+    """An FP8 training step at the speed the published runs that measure one layout in BF16
+    and in FP8 give it (``fp8-train`` in ``catalog/data/framework_efficiency.csv``,
+    :func:`accuracy.published_runs.fit_fp8_factor`): NVIDIA's NeMo recipes run 1.31 to 1.60
+    times their BF16 speed on H100, where the doubled peak alone says about 1.8."""
+    from whichgpu.estimate.efficiency_model import FP8_TRAIN_FACTOR
+
+    fitted = load_framework_factors().get(FP8_TRAIN_FACTOR)
+    if fitted is None:
+        return rate, step, provenance
+    factor, pairs = fitted
+    said = f"× {factor:.2f} for FP8 training, fitted on {pairs} published BF16/FP8 pairs"
+    return rate * factor, step.scaled(1 / factor), f"{provenance}; {said}"
+
+
 class ThroughputEstimate(msgspec.Struct, frozen=True):
     """One job's estimate on ``count`` × ``gpu``: rate, bound, efficiency and provenance."""
 
@@ -509,6 +524,8 @@ def checked_throughput(
         arch_band = None
         if regime == "llm-train":
             rate, step, provenance, arch_band = _architecture_factor(gpu, rate, step, provenance)
+            if job.math_precision in ("fp8", "fp8-mixed") and gpu.fp8_tensor_dense_tflops:
+                rate, step, provenance = _fp8_factor(rate, step, provenance)
         if step.bound == "interconnect":
             bound = "interconnect"
     throughput = likely_rate(rate, unit, regime, provenance, arch_band if training else None)

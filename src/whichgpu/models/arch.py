@@ -92,6 +92,11 @@ class ModelArch:
     #: MLA (DeepSeek-V2/V3): the cached latent and the decoupled RoPE key per token and layer
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
+    #: Sliding-window attention: the positions a local layer attends to (and caches), and how
+    #: many of the layers are local (Gemma 2 every other one, Gemma 3 five in six, gpt-oss
+    #: half; Mistral 7B v0.1 all); 0 where every layer attends to the whole context
+    sliding_window: int = 0
+    sliding_layers: int = 0
     #: Vision: tokens per image (ViT patches + class token), image side, channels
     image_size: int = 0
     tokens_per_image: int = 0
@@ -132,6 +137,15 @@ class ModelArch:
     @property
     def is_moe(self) -> bool:
         return self.n_experts > 0
+
+    def layer_positions(self, context: float) -> float:
+        """Positions the layers attend to and cache, summed over the layers, for a sequence
+        of ``context`` tokens: every layer's ``context``, a local layer's at most its window
+        (Beltagy et al., 2020, "Longformer", §3.1: a window of w keys a query; the engines
+        keep only those in the cache: vLLM's hybrid KV cache manager, llama.cpp's SWA
+        cache, transformers' HybridCache)."""
+        local = min(self.sliding_layers, self.n_layers) if self.sliding_window else 0
+        return (self.n_layers - local) * context + local * min(context, self.sliding_window)
 
     @property
     def kv_dim(self) -> int:

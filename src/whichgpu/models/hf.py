@@ -574,4 +574,33 @@ def parse_config(config: Config, model_id: str = "", name: str = "", source: str
         name=name or model_id,
         source=source,
         **_numerics_fields(config, family),
+        **_attention_window(config, family, arch.n_layers),
     )
+
+
+def _attention_window(config: Config, family: str, layers: int) -> dict[str, Any]:
+    """Which layers attend through a sliding window, and its width, as transformers builds
+    the model: ``layer_types`` where the config lists them (``sliding_attention``); else
+    Gemma 2's every other layer (modeling_gemma2.py: ``layer_idx % 2 == 0``), Gemma 3's
+    ``sliding_window_pattern`` (five local layers in six), Mistral's ``sliding_window`` on
+    every layer; none where the config sets no window or turns it off (Qwen2's
+    ``use_sliding_window: false``)."""
+    window = config.get("sliding_window")
+    if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
+        return {"sliding_window": 0, "sliding_layers": 0}
+    if config.get("use_sliding_window") is False:
+        return {"sliding_window": 0, "sliding_layers": 0}
+    kinds = config.get("layer_types")
+    if isinstance(kinds, list) and kinds:
+        local = sum(kind == "sliding_attention" for kind in kinds)
+    elif family == "gemma2":
+        local = (layers + 1) // 2
+    elif family in ("gemma3", "gemma3_text"):
+        pattern = config.get("sliding_window_pattern", 6)
+        every = pattern if isinstance(pattern, int) and pattern > 0 else 6
+        local = layers - layers // every
+    elif family in ("mistral", "mixtral"):
+        local = layers
+    else:
+        return {"sliding_window": 0, "sliding_layers": 0}
+    return {"sliding_window": window, "sliding_layers": min(local, layers)}
