@@ -4,9 +4,9 @@ and 3D-parallel pretraining as NeMo, Megatron-Bridge and the Llama 3 paper do.
 
 Each row is estimated as its source ran it: the framework's recipe (``framework``), then the
 settings the source states (precision, optimizer, micro-batch, accumulation, sequence,
-recomputation, LoRA rank and targets, the layout ``tp × pp × dp``). Context parallelism is
-counted as data parallelism (the same GPUs, the same per-GPU work; its ring attention traffic
-is not modelled). The roofline's efficiencies are not fitted on these rows, so their
+recomputation, LoRA rank and targets, the layout ``tp × pp × dp``, and the context-parallel
+degree of an ``extra`` flag ``cpN``: the row's ``dp`` counts the context-parallel ranks, as
+the per-GPU work is the same). The roofline's efficiencies are not fitted on these rows, so their
 errors are out of sample (the fit's own leave-one-out and leave-one-GPU-out are in
 docs/perf-accuracy.md), except for a framework's speed factor (:func:`fit_factors`), fitted
 on that framework's rows here, whose figure is therefore given leave-one-source-out.
@@ -133,6 +133,11 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
         for flag in extra:
             if flag.startswith("vp") and flag[2:].isdigit():  # Megatron's interleaving
                 fields["vp"] = int(flag[2:])
+            if flag.startswith("cp") and flag[2:].isdigit():  # context parallelism: the
+                # row's dp counts its ranks (the per-GPU work the same), its replicas are
+                # cp times fewer and each accumulates cp times the micro-batches
+                fields["cp"] = int(flag[2:])
+                fields["grad_accum"] = int(row["grad_accum"]) * int(flag[2:])
         if "eager" in extra:
             fields["attention"] = "eager"
         job = make_job(**fields)

@@ -66,7 +66,7 @@ LORA = ("--task", "lora", "-m", "llama-2-7b", "--tokens", "1e8")
          "--prompt: Llama 3.1 8B reads 131,072 tokens at most"),
         # estimate's GPU count is --count (the job's field is gpus): the error names the flag
         (("estimate", "-m", "llama-3.1-8b", "--gpu", "h100", "--task", "train", "--tp", "3"),
-         "--count: must be a multiple of --tp × --pp (3); got 1"),
+         "--count: must be a multiple of --tp × --pp × --cp (3); got 1"),
         # inference without an engine is one copy over every GPU: a smaller --tp would make
         # replicas, which the serving planner sizes; serving has no pipeline stages
         (("estimate", "-m", "llama-2-70b", "--gpu", "a100", "--count", "8", "--tp", "2"),

@@ -413,7 +413,7 @@ def test_a_fixed_layout_keeps_the_distributed_optimizer(catalog: Catalog) -> Non
     arch = resolve_model("llama-3.1-70b")
     job = make_job(task="train", framework="megatron", tp=4, pp=4, gpus=64)
     component = Component(kind="train", model="llama-3.1-70b", framework="megatron")
-    configured = configure(component, arch, job, gpu, 64, (4, 4))
+    configured = configure(component, arch, job, gpu, 64, (4, 4, None))
     assert (configured.job.tp, configured.job.pp, configured.job.zero) == (4, 4, 1)
     assert configured.estimate is not None and configured.estimate.bound == "compute"
 
@@ -734,3 +734,32 @@ def test_fp8_training_runs_as_fast_over_bf16_as_published_pairs_do() -> None:
         return float(doc["throughput"]["value"])
 
     assert 1.3 <= rate("fp8-mixed") / rate("bf16-mixed") <= 1.6
+
+
+def test_context_parallelism_splits_each_sequence_and_its_activations() -> None:
+    """Issue 46, item 1: --cp splits each sequence over the GPUs of a context-parallel
+    group: a GPU holds its chunk's activations (half at CP 2), the data-parallel replicas
+    are the GPUs over tp × pp × cp, the ring attention's passes are charged on the links,
+    and the layout says so; NeMo's recipes for Llama 3.1 at 8,192 tokens answer with CP 2."""
+    import json
+
+    from tests.conftest import run_cli
+    from whichgpu.estimate.memory import activations_bytes
+    from whichgpu.estimate.training import context_parallel_bytes
+
+    job = make_job(task="train", seq=8192, gpus=8, batch=1)
+    split = make_job(task="train", seq=8192, gpus=8, batch=1, cp=2)
+    assert (split.dp, split.shards, job.dp) == (4, 8, 8)
+    assert activations_bytes(LLAMA_8B, split) == pytest.approx(activations_bytes(LLAMA_8B, job) / 2)
+    # a hop: 1 × 4,096 tokens × 1,024 K and V elements × 2 bytes
+    assert context_parallel_bytes(LLAMA_8B, split) == 4096 * 2 * 8 * 128 * 2
+    for model, count in (("llama-3.1-8b", 8), ("llama-3.1-70b", 64), ("llama-3.1-405b", 576)):
+        doc = json.loads(run_cli("estimate", "-m", model, "--task", "train", "--gpu", "h100-sxm",
+                                 "--count", str(count), "--seq", "8192", "--framework", "nemo",
+                                 "--precision", "fp8-mixed", "--cp", "2", "--json").stdout)  # fmt: skip
+        conf = doc["configuration"]
+        assert conf["cp"] == 2 and conf["dp"] * conf["tp"] * conf["pp"] * 2 == count
+        assert doc["throughput"]["value"] > 0 and doc["fits"]
+    bad = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "train", "--gpu", "h100-sxm",
+                  "--count", "8", "--seq", "1004", "--cp", "4")  # fmt: skip
+    assert bad.code == 2 and "must be a multiple of 8" in bad.stderr

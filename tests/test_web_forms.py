@@ -46,7 +46,7 @@ NOT_ON_PAGE: dict[str, frozenset[str]] = {
         "activation_offload", "attention", "cache_latents", "checkpointing", "chunked_loss",
         "compiled", "cpu_offload", "framework", "generate", "global_batch", "gpu",
         "gpu_memory_utilization", "gpus", "kv_dtype", "lora_rank", "lora_targets", "network",
-        "network_gbit", "nvlink_bridge", "offload", "optimizer", "optimizer_in_backward", "params", "pp",
+        "network_gbit", "nvlink_bridge", "offload", "optimizer", "optimizer_in_backward", "params", "pp", "cp",
         "prompt", "recompute", "resolution", "runtime", "steps", "tp", "tp_overlap", "vae_tiling",
         "vp",
         "zero",

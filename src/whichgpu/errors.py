@@ -242,7 +242,12 @@ MESSAGES: dict[str, str] = {
         "do not fit (give {seq}, or {prompt} + {generate}, of at most {n})"
     ),
     # jobs
-    "gpus_multiple": N_("must be a multiple of {tp} × {pp} ({n}); got {gpus}"),
+    "gpus_multiple": N_("must be a multiple of {tp} × {pp} × {cp} ({n}); got {gpus}"),
+    "cp_sequence": N_(
+        "context parallelism of {cp} splits a training sequence into {split} chunks (two a "
+        "GPU, for the causal mask's balance, as Megatron-LM requires): the sequence, {seq} "
+        "tokens, must be a multiple of {split}"
+    ),
     "tp_heads": N_(
         "{tp} GPUs of tensor parallelism do not split {model}'s {heads} attention heads"
     ),

@@ -94,6 +94,31 @@ PHRASES: tuple[tuple[str, str], ...] = (
         (r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+) × data parallel (?P<dp>\d+)$"),
         N_("tensor parallel {tp} × pipeline {pp} × data parallel {dp}"),
     ),
+    (
+        (r"^tensor parallel (?P<tp>\d+) × context parallel (?P<cp>\d+)$"),
+        N_("tensor parallel {tp} × context parallel {cp}"),
+    ),
+    (
+        (
+            r"^tensor parallel (?P<tp>\d+) × context parallel (?P<cp>\d+) × data parallel "
+            r"(?P<dp>\d+)$"
+        ),
+        N_("tensor parallel {tp} × context parallel {cp} × data parallel {dp}"),
+    ),
+    (
+        (
+            r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+) × context parallel "
+            r"(?P<cp>\d+)$"
+        ),
+        N_("tensor parallel {tp} × pipeline {pp} × context parallel {cp}"),
+    ),
+    (
+        (
+            r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+) × context parallel "
+            r"(?P<cp>\d+) × data parallel (?P<dp>\d+)$"
+        ),
+        N_("tensor parallel {tp} × pipeline {pp} × context parallel {cp} × data parallel {dp}"),
+    ),
     ((r"^data parallel (?P<n>\d+)$"), N_("data parallel {n}")),
     (
         (

@@ -202,7 +202,7 @@ def _planned_training(
 
     from whichgpu.plan import plan
 
-    fixed = None if r.tp is None and r.pp is None else (job.tp, job.pp)
+    fixed = None if r.tp is None and r.pp is None and r.cp is None else (r.tp, r.pp, r.cp)
     run = plan(_component(arch, r), _hardware(gpu, r), (arch, job), fixed)
     if run.estimate is None or not run.fits:
         return None
@@ -217,7 +217,7 @@ def _configured(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> tupl
     it), and the notes saying so: one job, one answer, whichever command asks."""
     from whichgpu.plan.settings import configure
 
-    fixed = None if r.tp is None and r.pp is None else (job.tp, job.pp)
+    fixed = None if r.tp is None and r.pp is None and r.cp is None else (r.tp, r.pp, r.cp)
     configured = configure(_component(arch, r), arch, job, gpu, r.count, fixed)
     return configured.job, configured.chosen
 
@@ -280,6 +280,7 @@ def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job
         checkpointing=None if r.checkpointing is None else ("full" if r.checkpointing else "none"),
         tp=r.tp,
         pp=r.pp,
+        cp=r.cp,
         gpus=r.count,
         kv_dtype=r.kv_dtype if r.task == "inference" else "auto",
     )
@@ -318,7 +319,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     # held as recommend holds them by default: at the slow end of the
     # estimate's likely range (one job on one hardware, one answer)
     run = plan(_component(arch, r), _hardware(gpu, r), (arch, job),
-               None if r.tp is None else (r.tp, 1), latency_margin("likely"))  # fmt: skip
+               None if r.tp is None else (r.tp, None, None), latency_margin("likely"))  # fmt: skip
     if run.serving is None:
         raise InvalidInput("serving_no_fit", model=arch.name, gpu=gpu.name, count=r.count)
     assert run.job is not None

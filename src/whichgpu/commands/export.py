@@ -134,12 +134,16 @@ def launch_arguments(framework: str | None, job: Job) -> str:
                  f"--parallelism.tensor_parallel_degree {job.tp}",
                  f"--parallelism.pipeline_parallel_degree {job.pp}",
                  f"--activation_checkpoint.mode {ckpt}"]  # fmt: skip
+        if job.cp > 1:
+            parts.append(f"--parallelism.context_parallel_degree {job.cp}")
     elif framework == "megatron":
         parts = [f"--micro-batch-size {b}", f"--global-batch-size {global_batch}",
                  f"--tensor-model-parallel-size {job.tp}",
                  f"--pipeline-model-parallel-size {job.pp}"]  # fmt: skip
         if job.vp > 1:  # the interleaved schedule
             parts.append(f"--num-virtual-stages-per-pipeline-rank {job.vp}")
+        if job.cp > 1:
+            parts.append(f"--context-parallel-size {job.cp}")
         if on:
             parts.append(f"--recompute-granularity {ckpt}")
         if job.zero >= 1:
@@ -153,6 +157,8 @@ def launch_arguments(framework: str | None, job: Job) -> str:
                  f"{strategy}pipeline_model_parallel_size={job.pp}"]  # fmt: skip
         if job.vp > 1:
             parts.append(f"{strategy}virtual_pipeline_model_parallel_size={job.vp}")
+        if job.cp > 1:
+            parts.append(f"{strategy}context_parallel_size={job.cp}")
         if job.tp > 1:
             parts.append(f"{strategy}sequence_parallel=True")
         if on:

@@ -99,8 +99,8 @@ def fit_gpu(
 
 def layout_open(job: Job) -> bool:
     """A training job's spread over its GPUs is left to whichgpu: no ZeRO stage, tensor or
-    pipeline degree given (``fit``'s defaults: 0, 1 and 1)."""
-    return job.zero == 0 and job.tp == 1 and job.pp == 1
+    pipeline or context degree given (``fit``'s defaults: 0, 1, 1 and 1)."""
+    return job.zero == 0 and job.tp == 1 and job.pp == 1 and job.cp == 1
 
 
 def open_settings_on(
@@ -132,7 +132,7 @@ def open_settings_on(
     from whichgpu.plan.settings import configure
 
     given = not layout_open(job)
-    fixed = (job.tp, job.pp) if given and job.gpus > 1 else None
+    fixed = (job.tp, job.pp, job.cp) if given and job.gpus > 1 else None
     configured = configure(component, arch, job, gpu, job.gpus, fixed)
     if not given or job.gpus == 1:
         return configured.job, tuple(configured.chosen)

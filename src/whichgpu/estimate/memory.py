@@ -320,7 +320,8 @@ def activations_bytes(arch: ModelArch, job: Job) -> float:
         v = virtual_stages(arch, job)
         if v > 1:  # the interleaved schedule's first stage holds more in flight
             stages *= 1 + (job.pp - 1) / (job.pp * v)
-        return model_activation_bytes(arch, job, job.batch, seq, arch.n_layers) * stages / job.tp
+        local = seq // job.cp  # context parallelism: a GPU holds its chunk of each sequence
+        return model_activation_bytes(arch, job, job.batch, local, arch.n_layers) * stages / job.tp
     return inference_working_set_bytes(arch, job, seq) / job.tp
 
 
@@ -360,7 +361,7 @@ def shard(
     (``computing``) holds :func:`gathered_weights_bytes` beside the shard."""
     share = stage_share(arch, job.pp)
     model_split = job.tp / share
-    dp = job.dp
+    dp = job.shards
     out = dict(components)
     for key in ("weights", "master_weights", "gradients", "optimizer", "optimizer_step_temp"):
         out[key] = out.get(key, 0.0) / model_split
@@ -544,7 +545,7 @@ def _training_phases(arch: ModelArch, job: Job) -> dict[str, dict[str, float]]:
             "optimizer_step_temp": optimizer_step_temp_bytes(arch, job),
         }
     phases.update(off)
-    seq = arch.tokens_per_image if arch.kind == "vit" else job.tokens
+    seq = arch.tokens_per_image if arch.kind == "vit" else job.tokens // job.cp
     again = recompute_bytes(arch, job, job.batch, seq) / job.tp
     if again:
         # the last layer recomputed, once the loss's gradient has reached the hidden states

@@ -91,28 +91,47 @@ def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job
             else job.runtime
         )
         sharded = evolve(job, gpus=count, zero=3, runtime=runtime)
-        if count % (job.tp * job.pp):
-            sharded = evolve(sharded, tp=1, pp=1)
+        if count % (job.tp * job.pp * job.cp):
+            sharded = evolve(sharded, tp=1, pp=1, cp=1)
         if sharded.pp > 1:
             # pipeline stages shard the optimizer only: DeepSpeed's pipeline engine refuses
             # ZeRO-2/3 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
             # deepspeed/runtime/pipe/engine.py), Megatron's distributed optimizer is ZeRO-1
             sharded = evolve(sharded, zero=1)
-        if sharded.tp * sharded.pp > 1:  # the user's split kept, sharded over its replicas
-            return sharded, layout_name(sharded.tp, sharded.pp, sharded.dp)
+        if sharded.tp * sharded.pp * sharded.cp > 1:  # the user's split kept, sharded
+            return sharded, layout_name(sharded.tp, sharded.pp, sharded.dp, sharded.cp)
         return sharded, f"ZeRO-3 over {count}"
     tp = tensor_parallel_degree(arch, min(count, 8))
     pp = max(1, count // tp)
     return evolve(job, gpus=tp * pp, tp=tp, pp=pp), layout_name(tp, pp)
 
 
-def layout_name(tp: int, pp: int, dp: int = 1) -> str:
-    """A tensor × pipeline × data-parallel layout in words, its degrees of 1 left out."""
+def layout_name(tp: int, pp: int, dp: int = 1, cp: int = 1) -> str:
+    """A tensor × pipeline × context × data-parallel layout in words, its degrees of 1 left
+    out."""
     return (
         f"tensor parallel {tp}"
         + (f" × pipeline {pp}" if pp > 1 else "")
+        + (f" × context parallel {cp}" if cp > 1 else "")
         + (f" × data parallel {dp}" if dp > 1 else "")
     )
+
+
+#: The fewest tokens a GPU's chunk of a sequence keeps under context parallelism: each
+#: rank holds two chunks of ``seq / (2·cp)`` (the causal mask's balance), and NeMo's
+#: performance recipes split 8,192-token sequences two ways, not 4,096-token ones
+CP_MIN_TOKENS = 4096
+
+
+def context_degrees(job: Job, room: int) -> list[int]:
+    """The context-parallel degrees a 3-D framework's layout may take for ``job`` with
+    ``room`` GPUs to spare: 1, and 2, 4… while each GPU keeps :data:`CP_MIN_TOKENS` of a
+    sequence that splits evenly (``seq`` a multiple of ``2·cp``)."""
+    out, cp = [1], 2
+    while cp <= room and job.seq // cp >= CP_MIN_TOKENS and job.seq % (2 * cp) == 0:
+        out.append(cp)
+        cp *= 2
+    return out
 
 
 def training_layouts(
@@ -125,7 +144,9 @@ def training_layouts(
     * ZeRO-3 / FSDP over all of them (:func:`scaled_job`);
     * with ``parallel="3d"`` (Megatron-LM, NeMo, torchtitan): tensor parallelism of 2, 4 or
       8 inside a node (a degree that splits the heads, :func:`tensor_parallel_degree`) ×
-      pipeline stages over the layers × data parallelism, the optimizer distributed over the
+      pipeline stages over the layers × context parallelism where sequences are long
+      (:func:`context_degrees`; NeMo's recipes: Llama 3 8B at 8,192 tokens, TP 1 × CP 2) ×
+      data parallelism, the optimizer distributed over the
       data-parallel ranks (ZeRO-1, Megatron's distributed optimizer) and 16-bit weights with
       fp32 masters (Narayanan et al., 2021, §3: TP inside a node, PP across them). Every
       pipeline degree up to the layers is listed, smallest first (an uneven split runs at
@@ -138,21 +159,25 @@ def training_layouts(
         return [scaled_job(job, 1, arch)]
     out: list[tuple[Job, str]] = []
     if parallel in ("ddp", "3d"):
-        out.append((evolve(job, gpus=count, tp=1, pp=1, zero=0), f"data parallel {count}"))
+        out.append((evolve(job, gpus=count, tp=1, pp=1, cp=1, zero=0), f"data parallel {count}"))
     out.append(scaled_job(job, count, arch))
     if parallel != "3d" or not (arch.n_heads and arch.n_layers) or arch.kind == "cnn":
         return out
     runtime = (
         "megatron" if job.runtime == "torch" and job.precision.endswith("mixed") else job.runtime
     )
-    tp = 2
+    tp = 1 if arch.kind == "decoder" and job.seq >= 2 * CP_MIN_TOKENS else 2
     while tp <= min(count, job.gpus_per_node) and tensor_parallel_degree(arch, tp) == tp:
         pp = 1
         while tp * pp <= count:
             if count % (tp * pp) == 0 and pp <= arch.n_layers:
-                layout = evolve(job, gpus=count, tp=tp, pp=pp, zero=1, runtime=runtime)
-                layout = evolve(layout, vp=model_chunks(arch, layout))
-                out.append((layout, layout_name(tp, pp, count // (tp * pp))))
+                for cp in context_degrees(job, count // (tp * pp)):
+                    if (tp == 1 and cp == 1) or count % (tp * pp * cp):
+                        continue  # (tensor parallel 1 is plain data parallelism, above)
+                    layout = evolve(job, gpus=count, tp=tp, pp=pp, cp=cp, zero=1,
+                                    runtime=runtime)  # fmt: skip
+                    layout = evolve(layout, vp=model_chunks(arch, layout))
+                    out.append((layout, layout_name(tp, pp, layout.dp, cp)))
             pp *= 2
         tp *= 2
     return out

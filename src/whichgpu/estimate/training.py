@@ -80,6 +80,9 @@ class Step(msgspec.Struct, frozen=True):
     data_parallel_s: float
     offload_s: float
     optimizer_s: float = 0.0
+    #: The ring attention's key and value passes attention did not cover (context
+    #: parallelism)
+    context_parallel_s: float = 0.0
 
     def scaled(self, factor: float) -> Step:
         """Every term of the step times ``factor`` (a framework's fitted speed factor: its
@@ -88,14 +91,28 @@ class Step(msgspec.Struct, frozen=True):
 
     @property
     def bound(self) -> str:
-        comm = self.tensor_parallel_s + self.data_parallel_s + self.pipeline_p2p_s
+        comm = (
+            self.tensor_parallel_s
+            + self.data_parallel_s
+            + self.pipeline_p2p_s
+            + self.context_parallel_s
+        )
         return "interconnect" if comm + self.offload_s > self.compute_s else "compute"
 
 
 def activation_bytes(arch: ModelArch, job: Job) -> float:
     """One micro-batch's hidden states in 16 bits: what a tensor-parallel all-reduce or a
     pipeline stage boundary moves (``b·s·h·2``)."""
-    return float(job.batch) * job.seq * arch.hidden_size * 2
+    return float(job.batch) * (job.seq // job.cp) * arch.hidden_size * 2
+
+
+def context_parallel_bytes(arch: ModelArch, job: Job) -> float:
+    """What one GPU's ring attention passes on at each hop of one layer's forward: its chunk
+    of the sequence's keys and values in 16 bits, its tensor-parallel share of the KV heads
+    (``b · s/cp · kv_dim / tp · 2``; Megatron-LM's context parallelism sends the chunk
+    round the ``cp`` ranks, Liu et al., 2023, "Ring Attention", §3)."""
+    heads = max(arch.kv_dim / job.tp, 2 * arch.head_dim) if arch.attention != "mla" else arch.kv_dim
+    return float(job.batch) * (job.seq // job.cp) * heads * 2
 
 
 class _Shape(NamedTuple):
@@ -104,6 +121,8 @@ class _Shape(NamedTuple):
     share: float  # the heaviest pipeline stage's share of the layers
     layers: float
     hidden_bytes: float  # one micro-batch's activations (:func:`activation_bytes`)
+    ring_bytes: float  # a ring-attention hop (:func:`context_parallel_bytes`)
+    attention_share: float  # attention's part of a step's FLOPs
     virtual_stages: int
     stage_weights_bytes: float  # one GPU's part of the weights and of the gradients
     stage_gradients_bytes: float
@@ -114,11 +133,17 @@ class _Shape(NamedTuple):
 def _shape(arch: ModelArch, job: Job) -> _Shape:
     """:class:`_Shape` of ``job``, once per job: the layout search estimates each on every
     GPU model of a count."""
+    from whichgpu.estimate.perf import train_flops_per_token
+
     share = stage_share(arch, job.pp)
+    flops = train_flops_per_token(arch, job, job.seq, executed=True)
+    attention = flops - train_flops_per_token(arch, job, 0, executed=True)
     return _Shape(
         share,
         max(arch.n_layers, 1) * share,
         activation_bytes(arch, job),
+        context_parallel_bytes(arch, job) if job.cp > 1 else 0.0,
+        attention / flops if flops else 0.0,
         virtual_stages(arch, job),
         weights_bytes(arch, job) * share / job.tp,
         gradients_bytes(arch, job) * share / job.tp,
@@ -136,9 +161,11 @@ def step_time(
     """One optimizer step of ``job`` (its ``gpus`` split ``tp × pp × dp``, ``grad_accum``
     micro-batches of ``batch`` sequences per data-parallel rank). ``microbatch_s``: one
     GPU's compute time for a micro-batch through the whole model (the calibrated rate)."""
-    tp, pp, dp, m = job.tp, job.pp, job.dp, max(job.grad_accum, 1)
+    tp, pp, cp, m = job.tp, job.pp, job.cp, max(job.grad_accum, 1)
+    dp = job.shards  # the gradients are reduced over the context-parallel ranks too
     shape = _shape(arch, job)
-    stage_s = microbatch_s * shape.share / tp  # the heaviest stage's layers set the pace
+    # the heaviest stage's layers set the pace; context parallelism splits each sequence
+    stage_s = microbatch_s * shape.share / (tp * cp)
     hidden = shape.hidden_bytes
     network, per_node, bridged = job.network, job.gpus_per_node, job.nvlink_bridge
     sold = job.network_gbit
@@ -156,12 +183,22 @@ def step_time(
         p2p_s = 2 * hidden / tp / (boundary * 1e9)
     if job.tp_overlap and tp > 1:
         tp_s = max(0.0, tp_s - stage_s)  # decomposed GEMMs carry the collectives
+    # context parallelism: each layer's keys and values go round the ring cp − 1 hops in
+    # the forward, their gradients with them in the backward (and again where the forward
+    # is recomputed), each hop under the attention of the chunk at hand (Megatron-LM's
+    # context parallelism overlaps the P2P with it): what attention does not cover waits
+    cp_s = 0.0
+    if cp > 1:
+        link = collective_gb_per_s(gpu, tp * cp, network, per_node, bridged, network_gbit=sold)
+        rounds = 4 if job.checkpointing == "full" else 3
+        ring = rounds * (cp - 1) * shape.layers * shape.ring_bytes / (link * 1e9)
+        cp_s = max(0.0, ring - stage_s * shape.attention_share)
     # interleaved 1F1B (Narayanan et al., 2021, §2.2.2): v chunks a GPU divide the bubble
     # by v, and each micro-batch crosses v times the stage boundaries (v = 1, plain 1F1B's
     # m + p − 1 stage times, where the micro-batches do not allow it: virtual_stages)
     v = shape.virtual_stages
     p2p_s *= v
-    stage_total = stage_s + tp_s + p2p_s
+    stage_total = stage_s + tp_s + p2p_s + cp_s
     compute_s = m * stage_s
     bubble_s = (pp - 1) * stage_total / v
     pipeline_s = m * stage_total + bubble_s
@@ -187,7 +224,8 @@ def step_time(
     if job.offload != "none":
         optimizer_s += host_optimizer_seconds(arch, job, gpu)
     seconds = pipeline_s + offload_s + optimizer_s
-    return Step(seconds, compute_s, bubble_s, m * tp_s, m * p2p_s, dp_s, offload_s, optimizer_s)
+    return Step(seconds, compute_s, bubble_s, m * tp_s, m * p2p_s, dp_s, offload_s, optimizer_s,
+                m * cp_s)  # fmt: skip
 
 
 #: What one optimizer step reads and writes per trainable parameter, as multiples of
@@ -316,7 +354,7 @@ def _optimizer_shards(arch: ModelArch, job: Job) -> float:
     """Into how many parts the optimizer's parameters are split, one a GPU: the tensor-parallel
     degree over the heaviest pipeline stage's share, times the data-parallel degree where
     ZeRO or a distributed optimizer partitions them."""
-    return job.tp / stage_share(arch, job.pp) * (job.dp if job.zero >= 1 else 1)
+    return job.tp / stage_share(arch, job.pp) * (job.shards if job.zero >= 1 else 1)
 
 
 def _adafactor_bytes(weight: float, gradient: float) -> float:

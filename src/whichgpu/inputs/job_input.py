@@ -62,15 +62,19 @@ def make_job(**fields: object) -> Job:
     job = build_job(**values)
     if global_batch is not None and job.training:
         job = with_global_batch(job, int(value_of(GLOBAL_BATCH, global_batch, ("global_batch",))))
-    if job.gpus % (job.tp * job.pp):
+    if job.gpus % (job.tp * job.pp * job.cp):
         raise InvalidInput(
             "gpus_multiple",
             field=("gpus",),
             gpus=job.gpus,
-            n=job.tp * job.pp,
+            n=job.tp * job.pp * job.cp,
             tp=Ref(("tp",)),
             pp=Ref(("pp",)),
+            cp=Ref(("cp",)),
         )
+    if job.cp > 1 and (job.task == "inference" or job.seq % (2 * job.cp)):
+        raise InvalidInput("cp_sequence", field=("cp",), cp=job.cp, seq=job.seq,
+                           split=2 * job.cp)  # fmt: skip
     if job.task == "inference" and job.zero:
         raise InvalidInput("zero_inference", field=("zero",), tp=Ref(("tp",)))
     if job.task == "inference" and job.pp > 1:

@@ -166,6 +166,12 @@ NVLINK_BRIDGE = Input(
 )
 TP = Input("int", N_("Tensor-parallel degree."), low=1, high=1024)
 PP = Input("int", N_("Pipeline-parallel degree."), low=1, high=1024)
+CP = Input(
+    "int",
+    N_("Context-parallel degree: each sequence split over this many GPUs (ring attention)."),
+    low=1,
+    high=64,
+)
 VP = Input(
     "int",
     N_("Virtual pipeline stages per GPU, the interleaved schedule (default: two layers each)."),

@@ -26,6 +26,7 @@ from whichgpu.inputs.request_fields import (
     CHOSEN_CHECKPOINTING,
     CHUNKED_LOSS,
     COMPILED,
+    CP,
     CPU_OFFLOAD,
     EPOCHS,
     FRAMES,
@@ -207,6 +208,7 @@ class FitRequest(TrainingSettings):
     zero: int = given(0, Input("int", N_("ZeRO stage 0-3 (3 = FSDP full shard)."), low=0, high=3))
     tp: int = given(1, TP)
     pp: int = given(1, PP)
+    cp: int = given(1, CP)
     gpus: int = given(1, Input("int", N_("GPUs the job runs on."), low=1, high=100_000))
     kv_dtype: str = given(
         "auto", Input("choice", N_("KV cache: auto, fp16, bf16 or fp8."), choices=get_args(KvDtype))
@@ -314,6 +316,13 @@ class EstimateRequest(TrainingSettings):
     tp: int | None = given(None, replace(TP, help=N_("Tensor-parallel degree (default: chosen).")))
     pp: int | None = given(
         None, replace(PP, help=N_("Pipeline-parallel degree (default: chosen)."))
+    )
+    cp: int | None = given(
+        None,
+        replace(
+            CP,
+            help=N_("Context-parallel degree: a sequence over this many GPUs (default: chosen)."),
+        ),
     )
     tokens: float | None = given(
         None, replace(TOKENS, help=N_("Job size: tokens to train on or to generate."))

@@ -90,6 +90,11 @@ class Job:
     zero: int = 0
     tp: int = 1
     pp: int = 1
+    #: Context parallelism: each sequence split over ``cp`` GPUs, its attention a ring that
+    #: passes the keys and values round them (Megatron-LM's ``context_parallel_size``;
+    #: Liu et al., 2023, "Ring Attention"); the data-parallel ranks are the GPUs over
+    #: ``tp · pp · cp``
+    cp: int = 1
     #: Virtual pipeline stages per GPU (Megatron's interleaved 1F1B); 0: as NeMo's recipes
     #: set it (:func:`~whichgpu.estimate.parallel.virtual_stages`)
     vp: int = 0
@@ -163,8 +168,17 @@ class Job:
 
     @property
     def dp(self) -> int:
-        """Data-parallel degree: the GPUs left after tensor and pipeline parallelism."""
-        return max(1, self.gpus // (self.tp * self.pp))
+        """Data-parallel degree: the GPUs left after tensor, pipeline and context
+        parallelism (replicas that each take their own sequences)."""
+        return max(1, self.gpus // (self.tp * self.pp * self.cp))
+
+    @property
+    def shards(self) -> int:
+        """The ranks that hold one copy of a stage's weights: the data-parallel and the
+        context-parallel ones, over which the gradients are reduced and ZeRO (Megatron's
+        distributed optimizer) partitions the state (Megatron-core: the data-parallel group
+        ``with_context_parallel``)."""
+        return self.dp * self.cp
 
     @property
     def global_batch(self) -> int:

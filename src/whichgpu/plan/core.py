@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.job import Job, Network
     from whichgpu.models.arch import ModelArch
+    from whichgpu.plan.settings import Layout
 
 
 def _work(component: Component, prepared: tuple[ModelArch, Job] | None) -> float | None:
@@ -85,7 +86,7 @@ def plan(
     component: Component,
     hw: Hardware,
     prepared: tuple[ModelArch, Job] | None,
-    layout: tuple[int, int] | None = None,
+    layout: Layout | None = None,
     margin: float = 1.0,
 ) -> Run:
     """Fit, throughput and time of ``component`` on ``hw`` (per service), and, where NVLink
@@ -117,7 +118,7 @@ def _plan(
     component: Component,
     hw: Hardware,
     prepared: tuple[ModelArch, Job] | None,
-    layout: tuple[int, int] | None = None,
+    layout: Layout | None = None,
     margin: float = 1.0,
 ) -> Run:
     from whichgpu.estimate.parallel import usable_bytes

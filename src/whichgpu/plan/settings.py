@@ -128,6 +128,10 @@ def accumulation(
 Trials = tuple[tuple[str, tuple[tuple[Checkpointing, tuple[Job, ...]], ...]], ...]
 
 
+#: The tensor, pipeline and context-parallel degrees a user fixed (None: each left open)
+Layout = tuple[int | None, int | None, int | None]
+
+
 @lru_cache(maxsize=1024)
 def trials(
     arch: ModelArch,
@@ -137,7 +141,7 @@ def trials(
     batches: tuple[int, ...],
     modes: tuple[Checkpointing, ...],
     global_batch: int | None,
-    fixed: tuple[int, int] | None = None,
+    fixed: Layout | None = None,
     per_gpu: int | None = None,
     recipe_global: int | None = None,
     open_batch: bool = True,
@@ -167,20 +171,27 @@ def trials(
 
 
 def _layouts(
-    arch: ModelArch, job: Job, count: int, parallel: str, fixed: tuple[int, int] | None
+    arch: ModelArch, job: Job, count: int, parallel: str, fixed: Layout | None
 ) -> list[tuple[Job, str]]:
     layouts = training_layouts(arch, job, count, parallel)
     if fixed is None:
         return layouts
-    kept = [(j, name) for j, name in layouts if (j.tp, j.pp) == fixed]
-    if kept:
-        return kept
-    tp, pp = fixed
+
+    def given(layout: Job) -> bool:  # each degree the user gave (None: left open)
+        return all(
+            want is None or have == want
+            for want, have in zip(fixed, (layout.tp, layout.pp, layout.cp), strict=True)
+        )
+
+    kept = [(j, name) for j, name in layouts if given(j)]
+    if kept:  # the framework's own first where a sharded one splits the same way
+        return sorted(kept, key=lambda layout: parallel == "3d" and layout[0].zero == 3)
+    tp, pp, cp = (1 if degree is None else degree for degree in fixed)
     # a sharding framework (FSDP, ZeRO) shards over the data-parallel rest: torchtitan's
     # 2-D FSDP × tensor parallel
-    zero = 3 if parallel in ("fsdp", "zero") and count > tp * pp else job.zero
-    layout = evolve(job, gpus=count, tp=tp, pp=pp, zero=zero)
-    return [(layout, layout_name(tp, pp, count // (tp * pp)))]
+    zero = 3 if parallel in ("fsdp", "zero") and count > tp * pp * cp else job.zero
+    layout = evolve(job, gpus=count, tp=tp, pp=pp, cp=cp, zero=zero)
+    return [(layout, layout_name(tp, pp, layout.dp, cp))]
 
 
 def fp16_where_needed(label: str, job: Job, gpu: GPU) -> tuple[Job, tuple[Note, ...]]:
@@ -200,7 +211,7 @@ def configure(
     job: Job,
     gpu: GPU,
     count: int,
-    fixed: tuple[int, int] | None = None,
+    fixed: Layout | None = None,
 ) -> Configured:
     """``job`` on ``count`` × ``gpu`` with the open settings chosen: the job spread over the
     GPUs, its layout, and notes saying what was chosen. Values the user gave are kept."""

@@ -375,12 +375,13 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
         console.print(
             fmt(
                 _(
-                    "Layout: TP {tp} × PP {pp} (× {vp} virtual) × DP {dp} (ZeRO {zero}); "
-                    "micro-batch {batch} × {accum} accumulated = global batch {global_batch}; "
-                    "recomputation {ckpt}"
+                    "Layout: TP {tp} × PP {pp} (× {vp} virtual) × CP {cp} × DP {dp} (ZeRO "
+                    "{zero}); micro-batch {batch} × {accum} accumulated = global batch "
+                    "{global_batch}; recomputation {ckpt}"
                 ),
                 tp=job.tp,
                 pp=job.pp,
+                cp=job.cp,
                 vp=max(job.vp, 1),
                 dp=job.dp,
                 zero=job.zero,
@@ -416,7 +417,12 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
                     "waits only on what its compute does not cover."
                 )
             )
-        comm = step.tensor_parallel_s + step.pipeline_p2p_s + step.data_parallel_s
+        comm = (
+            step.tensor_parallel_s
+            + step.pipeline_p2p_s
+            + step.data_parallel_s
+            + step.context_parallel_s
+        )
         console.print(
             fmt(
                 _(

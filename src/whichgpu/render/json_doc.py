@@ -42,6 +42,7 @@ CONFIGURATION_FIELDS = (
     "lora_targets",
     "tp",
     "pp",
+    "cp",
     "vp",
     "zero",
     "network",
