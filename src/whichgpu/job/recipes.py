@@ -51,7 +51,10 @@ TRAINER: dict[str, Any] = {
 }
 PEFT_BY_TASK: dict[str, dict[str, Any]] = {
     "lora": {"precision": "bf16-true"},
-    "qlora": {"precision": "bf16-true", "optimizer": "paged-adamw-8bit"},
+    # QLoRA's base goes through PEFT's prepare_model_for_kbit_training, whose
+    # use_gradient_checkpointing defaults to True (huggingface/peft src/peft/utils/other.py):
+    # a k-bit fine-tune recomputes its activations unless the script turns it off
+    "qlora": {"precision": "bf16-true", "optimizer": "paged-adamw-8bit", "checkpointing": "full"},
 }
 
 #: NeMo 2.0's fine-tuning recipes: 128 sequences of 2,048 tokens a step at micro-batch 1
@@ -74,7 +77,8 @@ RECIPES: dict[str, Recipe] = {
         by_task=PEFT_BY_TASK,
         parallel="ddp",
         source="huggingface/transformers 5.24.0 training_args.py; huggingface/peft @5d602fd "
-        "tuners/lora/config.py, utils/constants.py",
+        "tuners/lora/config.py, utils/constants.py, utils/other.py "
+        "(prepare_model_for_kbit_training)",
         as_of="2026-11",
     ),
     # TRL SFTConfig (trl/trainer/sft_config.py @f2cd577, 1.10.0.dev0): as the Trainer, but

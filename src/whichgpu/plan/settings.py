@@ -222,7 +222,9 @@ def configure(
     if not job.training:
         scaled, strategy = scaled_job(job, count, arch)
         return Configured(scaled, strategy, chosen)
-    recipe = RECIPES.get(component.framework or "")
+    # the framework's recipe, or for a fine-tune that names none the HF Trainer + PEFT one
+    # it runs and is timed as (timed_framework): QLoRA's recomputation comes with it
+    recipe = RECIPES.get(timed_framework(component.framework, job.task) or "")
     defaults = recipe.defaults(job.task) if recipe is not None else {}
     if count > 1:  # the framework's multi-GPU recipe, where it differs (the user's kept)
         recipe_changes = multi_gpu_defaults(component.framework, job.task)
@@ -235,7 +237,11 @@ def configure(
     open_batch = component.batch is None
     open_checkpointing = component.checkpointing is None and "checkpointing" not in defaults
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
-    modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [job.checkpointing]
+    kept: Checkpointing = (
+        job.checkpointing if component.checkpointing is not None
+        else defaults.get("checkpointing", job.checkpointing)
+    )  # fmt: skip
+    modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [kept]
     parallel = parallel_of(component.framework, job.task)
     # the samples a GPU takes a step in the recipe, kept where the micro-batch is lowered
     per_gpu = cap * max(job.grad_accum, 1) if open_batch else None
