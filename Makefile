@@ -52,6 +52,7 @@ test: lint
 	$(BIN)/python scripts/fit_frameworks.py --check
 	$(BIN)/python scripts/import_diffusion.py --check
 	$(BIN)/python scripts/import_skypilot_offers.py --check
+	$(BIN)/python scripts/import_dated_prices.py --check
 	$(BIN)/python scripts/gen_docs.py --check
 	$(BIN)/python scripts/fit_efficiency.py --check
 	$(BIN)/python -m pytest

@@ -44,8 +44,9 @@ def test_a6000_rent_range_is_over_offers_not_the_article_s_claim(catalog: Catalo
     """The article's $0.33 is a claim: listed (``show``), checked (``compare``), not ranked."""
     found = rent_range(catalog, "rtx-a6000")
     assert found is not None
-    assert (found.low_usd_per_h, found.high_usd_per_h) == (0.425, 1.09)
-    assert found.low.provider == "Vast.ai" and found.high.provider == "Lambda"
+    assert (found.low_usd_per_h, found.high_usd_per_h) == (0.4, 1.09)
+    assert found.low.provider == "Hyperstack" and found.high.provider == "Lambda"
+    assert found.low.market == "spot" and found.low.as_of == "2026-08-26"
     claims = [p for p in catalog.listings_for("rtx-a6000") if p.kind == "claim"]
     assert sorted(p.price_usd_per_h for p in claims) == [0.33, 0.8]
     assert {p.source for p in claims} == {"seed-article"}
@@ -361,3 +362,37 @@ def test_a_row_that_names_no_form_between_two_cards_is_skipped(catalog: Catalog)
     assert "ECS1GPU3" in result.skipped and "ECS2GPU3" in result.skipped
     assert not any(p.gpu.startswith("a100") for p in result.prices)
     assert {p.gpu for p in result.prices} >= {"a30", "h200", "l4", "l40s", "rtx-a6000"}
+
+
+def test_a_dated_offer_outranks_an_undated_one(catalog: Catalog) -> None:
+    """Issue 47: a price without a date is a guess. Of one shape the dated offers set the
+    price (dated_first), and across options those priced on a dated offer rank first: the
+    LoRA fine-tune of the README picks a dated offer, though 8 × V100 on an undated Vast.ai
+    listing would cost less, and that one is ranked after every dated option."""
+    from whichgpu.catalog.prices import dated_first
+    from whichgpu.commands.recommend import recommend
+    from whichgpu.inputs.requests import Component, Constraints, Workload
+
+    shipped = catalog.prices_for("rtx-a6000")
+    assert all(p.as_of != "undated" for p in dated_first(shipped))
+    undated = [p for p in shipped if p.as_of == "undated"]
+    assert dated_first(undated) == undated  # none dated: all of them, marked
+    job = Component(kind="lora", model="llama-2-7b", tokens=1e8)
+    result = recommend(catalog, Workload((job,), Constraints()))
+    assert result.pick is not None and result.pick.price_as_of not in (None, "undated")
+    ranked = [o for o in result.options if o.feasible and o.price_as_of is not None]
+    first_undated = next(i for i, o in enumerate(ranked) if o.price_as_of == "undated")
+    assert all(o.price_as_of == "undated" for o in ranked[first_undated:])
+    v100 = next(o for o in ranked if o.gpu.id == "v100-sxm2-16gb" and o.gpus == 8
+                and o.market == "marketplace")  # fmt: skip
+    assert v100.price_as_of == "undated" and (v100.cost_usd or 0) < (result.pick.cost_usd or 0)
+
+
+def test_gcp_is_ranked_on_its_all_in_prices(catalog: Catalog) -> None:
+    """Issue 47: GCP's SkyPilot rows were the GPU component alone (the host billed on top),
+    ranked against every other cloud's whole VM: H100 4.20 shipped against 10.98 all-in.
+    They are left out; GCP ranks on its dated all-in rows."""
+    gcp = [p for gpu in catalog.gpus for p in catalog.prices_for(gpu.id) if p.provider == "GCP"]
+    assert gcp and all(p.source != "skypilot-catalog-gcp" and p.as_of != "undated" for p in gcp)
+    h100 = min(p.price_usd_per_h for p in gcp if p.gpu == "h100-sxm" and p.market == "on-demand")
+    assert h100 == pytest.approx(10.9791)

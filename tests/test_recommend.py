@@ -515,7 +515,7 @@ def test_text_output_golden() -> None:
 def test_price_type_is_per_gpu_hour(catalog: Catalog) -> None:
     """Guard: options multiply the per-GPU price by the cards they use (of the offers of
     their shape, and where they span instances, of those sold with their network)."""
-    from whichgpu.catalog.prices import link_of
+    from whichgpu.catalog.prices import dated_first, link_of
 
     result = recommend(catalog, _workload())
     for option in result.options:
@@ -523,9 +523,14 @@ def test_price_type_is_per_gpu_hour(catalog: Catalog) -> None:
         if option.usd_per_h is not None and option.market in ("on-demand", "marketplace"):
             low = min(
                 p.price_usd_per_h
-                for p in catalog.prices_for(option.gpu.id, [option.market])  # type: ignore[list-item]
-                if rents_as(p, option.gpus) == hw.per_node
-                and (hw.node_gpus is None or link_of(catalog, p) == hw.link)
+                for p in dated_first(
+                    [
+                        p
+                        for p in catalog.prices_for(option.gpu.id, [option.market])  # type: ignore[list-item]
+                        if rents_as(p, option.gpus) == hw.per_node
+                        and (hw.node_gpus is None or link_of(catalog, p) == hw.link)
+                    ]
+                )
             )
             assert option.usd_per_h == pytest.approx(low * option.gpus)
     assert Price  # the record the catalog stores per GPU-hour
@@ -767,8 +772,8 @@ def test_sharded_training_over_separate_vms_pays_for_their_network() -> None:
     assert (ethernet_gbit(1), ethernet_gbit(4), ethernet_gbit(8)) == (12.5, 50.0, 100.0)
     workload = Workload((Component(kind="finetune", model="llama-3.1-8b", tokens=1e8),))
     options = recommend(load_catalog(), workload).options
-    four = {o.hardware.node_gpus: o for o in options
-            if o.gpu.id == "h100-sxm" and o.hardware.count == 4}  # fmt: skip
+    four = {o.hardware.node_gpus: o for o in options  # (VMs whose offer cites no fabric)
+            if o.gpu.id == "h100-sxm" and o.hardware.count == 4 and o.hardware.link is None}  # fmt: skip
     node, vms = four[None], four[1]
     assert instance_shape(vms) == "4 instances, Ethernet" and instance_shape(node) == ""
     # ZeRO-3 gathers the 16 GB of BF16 weights twice a step and reduce-scatters the
@@ -833,7 +838,9 @@ def test_an_fp8_checkpoint_is_served_in_fp8(catalog: Catalog) -> None:
     that the pool is that tight."""
     served = make_component({"kind": "inference", "model": "deepseek-v3", "request_rate": 1})
     result = recommend(catalog, Workload((served,)))
-    assert result.pick is not None and result.pick.gpu.id in ("h200", "h100-sxm")
+    # on dated offers, 8 FP8 GPUs of one instance (CoreWeave's RTX PRO 6000 Server Edition
+    # node, seen 2026-09-20, before the H200 nodes): never the BF16 plan on MI300X
+    assert result.pick is not None and result.pick.gpu.fp8_tensor_dense_tflops
     assert result.pick.gpus == 8
     run = result.pick.runs[0]
     assert run.job is not None and run.job.quant == "fp8"

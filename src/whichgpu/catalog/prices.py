@@ -134,20 +134,30 @@ def shape_range(
 ) -> PriceRange | None:
     """The range of ``market``'s prices for ``gpu_id`` that rent ``gpus`` GPUs in instances
     of ``per_node`` (:func:`rents_as`), of those sold with ``link`` between instances
-    (:data:`ANY_LINK`: every one), once per catalog (:meth:`Catalog.derived`)."""
+    (:data:`ANY_LINK`: every one), once per catalog (:meth:`Catalog.derived`): of the dated
+    offers where one is (an undated one is a guess at today's price: :func:`dated_first`)."""
 
     def compute() -> PriceRange | None:
         rows = catalog.prices_for(gpu_id, [market])
         return price_range(
-            [
-                p
-                for p in rows
-                if rents_as(p, gpus) == per_node
-                and (link == ANY_LINK or link_of(catalog, p) == link)
-            ]
+            dated_first(
+                [
+                    p
+                    for p in rows
+                    if rents_as(p, gpus) == per_node
+                    and (link == ANY_LINK or link_of(catalog, p) == link)
+                ]
+            )
         )
 
     return catalog.derived(("shape_range", gpu_id, market, gpus, per_node, link), compute)
+
+
+def dated_first(prices: Sequence[Price]) -> list[Price]:
+    """``prices``' dated rows where there are any, else all of them: a price without a date
+    is a guess, and a dated offer of the same shape outranks it."""
+    dated = [p for p in prices if p.as_of != "undated"]
+    return dated or list(prices)
 
 
 def cheapest_for(

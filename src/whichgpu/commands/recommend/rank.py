@@ -323,14 +323,17 @@ EQUAL_FIGURE = 1e-3
 
 
 def rank(options: Sequence[Option], objective: str) -> list[Option]:
-    """Feasible options first, by the objective; then the rest, by the same key. Options
-    whose objective figure is within :data:`EQUAL_FIGURE` of the first of their run are
-    ordered among themselves by :func:`_tie_key`: at the same cost the lower $/h (the
-    fewer GPUs: no more hardware than the job needs), at the same time the cheaper."""
+    """Feasible options first, those priced on a dated offer before those priced on an
+    undated one (a price without a date is a guess: it does not outrank an observed one),
+    each by the objective; then the rest, by the same key. Options whose objective figure
+    is within :data:`EQUAL_FIGURE` of the first of their run are ordered among themselves by
+    :func:`_tie_key`: at the same cost the lower $/h (the fewer GPUs: no more hardware than
+    the job needs), at the same time the cheaper."""
 
-    def key(o: Option) -> tuple[bool, tuple[float, ...], str, str, str]:
+    def key(o: Option) -> tuple[bool, bool, tuple[float, ...], str, str, str]:
         return (
             not o.feasible,
+            o.price_as_of == "undated",
             _objective_key(o, objective),
             o.gpu.id,
             o.hardware.mig_profile or "",

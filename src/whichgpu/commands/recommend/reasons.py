@@ -234,8 +234,11 @@ def over_provisioning(
 ) -> Note | None:
     """C38, computed: ``option`` costs more than the cheapest feasible option for features
     this workload leaves unused; the share of the money it would waste. When speed is the
-    objective, only options at least as fast count."""
+    objective, only options at least as fast count; against a dated price, only dated ones
+    (an undated price, ranked after them, does not show waste)."""
     feasible = [o for o in ranked if o.feasible and held_cost_of(o) is not None]
+    if option.price_as_of != "undated":
+        feasible = [o for o in feasible if o.price_as_of != "undated"]
     if objective == "time":
         feasible = [o for o in feasible if not _slower(o, option)]
     if not feasible or cost_of(option) is None:
