@@ -396,3 +396,24 @@ def test_gcp_is_ranked_on_its_all_in_prices(catalog: Catalog) -> None:
     assert gcp and all(p.source != "skypilot-catalog-gcp" and p.as_of != "undated" for p in gcp)
     h100 = min(p.price_usd_per_h for p in gcp if p.gpu == "h100-sxm" and p.market == "on-demand")
     assert h100 == pytest.approx(10.9791)
+
+
+def test_buying_ranks_no_claim_and_names_the_rental_it_breaks_even_against(
+    catalog: Catalog,
+) -> None:
+    """Issue 47, item 4: the article's unsourced $500 used A2000 (C13) is a claim: listed,
+    not ranked (it ranks in the article's own scenario); the break-even names the rental it
+    is against, with its date."""
+    from whichgpu.commands.recommend import recommend
+    from whichgpu.inputs.requests import Component, Constraints, Workload
+
+    a2000 = catalog.purchase_for("rtx-a2000-12gb")
+    assert a2000 and all(p.kind == "claim" for p in a2000)
+    assert catalog.purchases_ranked("rtx-a2000-12gb") == []
+    job = Component(kind="inference", model="llama-3.1-8b", quant="int4", services=7, hours=100)
+    result = recommend(catalog, Workload((job,), Constraints(mode="buy")))
+    assert all(o.gpu.id != "rtx-a2000-12gb" or o.purchase_usd is None for o in result.options)
+    assert result.pick is not None and result.pick.rent_compared is not None
+    said = next(n for n in result.reasons if n.code == "reason_buy")
+    params = dict(said.params)
+    assert params["provider"] == result.pick.rent_compared.provider and params["as_of"] != ""

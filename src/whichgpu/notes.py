@@ -160,7 +160,8 @@ MESSAGES: dict[str, str | Plural] = {
     ),
     "reason_buy": N_(
         "Buying ({condition}): ${purchase:,.0f}, then ${power:,.3f}/h of electricity; owning "
-        "beats renting after {months:,.1f} months at {hours_per_month} h a month."
+        "beats renting the same cards ({provider}, {market}, ${rent:,.2f}/h, {as_of}) after "
+        "{months:,.1f} months at {hours_per_month} h a month."
     ),
     "reason_buy_no_rent": N_(
         "Buying ({condition}): ${purchase:,.0f}, then ${power:,.3f}/h of electricity (no rental "

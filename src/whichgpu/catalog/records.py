@@ -347,9 +347,12 @@ class InstanceNetwork(Record, frozen=True, kw_only=True):
 
 
 class PurchasePrice(Record, frozen=True, kw_only=True):
-    """A purchase price range for one GPU, new or used."""
+    """A purchase price range for one GPU, new or used: a seller's or a market's figure
+    (``offer``), or one someone else states (``claim``: the article's C13), which is listed
+    and checked but not ranked on, as a rental claim is not."""
 
     gpu: Id
+    kind: PriceKind = "offer"
     condition: Literal["new", "used"]
     low_usd: Annotated[float, Meta(gt=0, le=1_000_000)]
     high_usd: Annotated[float, Meta(gt=0, le=1_000_000)]

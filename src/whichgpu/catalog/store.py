@@ -192,7 +192,13 @@ class Catalog:
         return self._networks.get((price.provider, price.instance))
 
     def purchase_for(self, gpu_id: str) -> list[PurchasePrice]:
+        """Every purchase price of ``gpu_id``, offers and claims (what ``show`` lists)."""
         return [p for p in self.purchase_prices if p.gpu == gpu_id]
+
+    def purchases_ranked(self, gpu_id: str) -> list[PurchasePrice]:
+        """The purchase prices a ranking may use: offers, or the claims too in a scenario
+        that prices on claims (``--catalog article``), as :meth:`prices_for`."""
+        return [p for p in self.purchase_for(gpu_id) if p.kind == "offer" or self.rank_claims]
 
     def mig_profiles(self, gpu_id: str) -> tuple[MigProfile, ...]:
         """``gpu_id``'s MIG profiles, smallest first as NVIDIA lists them; empty without MIG."""

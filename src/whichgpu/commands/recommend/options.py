@@ -34,6 +34,9 @@ class Option:
     #: Buying: the electricity part of ``usd_per_h`` (the rest is the cards, amortised)
     power_usd_per_h: float | None = None
     break_even_months: float | None = None
+    #: Buying: the rental ``break_even_months`` is against (the same cards' cheapest dated
+    #: offer, or undated where none is)
+    rent_compared: Price | None = None
     time_s: float | None = None
     cost_usd: float | None = None
     cost_usd_high: float | None = None

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
-from whichgpu.catalog.prices import ANY_LINK, Link, price_range, shape_range
+from whichgpu.catalog.prices import ANY_LINK, Link, dated_first, price_range, shape_range
 from whichgpu.catalog.records import GPU
 from whichgpu.commands.recommend.candidates import hardware_for, has_capability
 from whichgpu.commands.recommend.options import (
@@ -72,14 +72,14 @@ def _price_options(
     hours = None if time_s is None else time_s / 3600
     out: list[Option] = []
     if c.mode == "buy":
-        rows = catalog.purchase_for(hw.gpu.id)
+        rows = catalog.purchases_ranked(hw.gpu.id)
         if not rows:
             return [Option(hw, None, runs)]
         best = min(rows, key=lambda p: (p.low_usd, p.condition, p.source))
         kwh = c.electricity_usd_per_kwh
         kwh = DEFAULT_ELECTRICITY_USD_PER_KWH if kwh is None else kwh
         power = power_usd_per_h(hw.gpu.tdp_w, hw.gpus, kwh)
-        rent = price_range(catalog.prices_for(hw.gpu.id, c.markets))  # type: ignore[arg-type]
+        rent = price_range(dated_first(catalog.prices_for(hw.gpu.id, c.markets)))  # type: ignore[arg-type]
         months = None
         if rent is not None:
             months = break_even_months(
@@ -106,6 +106,7 @@ def _price_options(
                 price_as_of=best.as_of,
                 purchase_usd=best.low_usd * hw.gpus,
                 break_even_months=months,
+                rent_compared=None if rent is None else rent.low,
                 time_s=time_s,
                 cost_usd=cost,
                 cost_usd_high=high,

@@ -93,6 +93,7 @@ def _run_reasons(pick: Option) -> list[Note]:
 
 def _price_reason(pick: Option, workload: Workload) -> Note:
     if pick.purchase_usd is not None:
+        rent = pick.rent_compared
         return (
             note(
                 "reason_buy",
@@ -101,8 +102,12 @@ def _price_reason(pick: Option, workload: Workload) -> Note:
                 power=round(pick.power_usd_per_h or 0, 3),
                 months=round(pick.break_even_months or 0, 1),
                 hours_per_month=round(workload.constraints.hours_per_month),
+                rent=money(rent.price_usd_per_h * pick.gpus),
+                provider=rent.provider,
+                market=rent.market,
+                as_of=rent.as_of,
             )
-            if pick.break_even_months is not None
+            if pick.break_even_months is not None and rent is not None
             else note(
                 "reason_buy_no_rent",
                 purchase=money(pick.purchase_usd),
