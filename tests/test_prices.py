@@ -417,3 +417,21 @@ def test_buying_ranks_no_claim_and_names_the_rental_it_breaks_even_against(
     said = next(n for n in result.reasons if n.code == "reason_buy")
     params = dict(said.params)
     assert params["provider"] == result.pick.rent_compared.provider and params["as_of"] != ""
+
+
+def test_prices_status_shows_each_providers_dates_and_ages() -> None:
+    """Issue 47, item 3: with the shipped prices in use, `prices status` says how old each
+    provider's offers are (the newest and oldest day seen, how many have no date), the
+    staleest first."""
+    import json
+
+    from tests.conftest import run_cli
+
+    doc = json.loads(run_cli("prices", "status", "--json").stdout)
+    by = {p["provider"]: p for p in doc["providers"]}
+    assert by["Azure"]["newest"] == "2026-11-09" and by["Azure"]["undated"] == 0
+    assert by["Hyperbolic"]["newest"] is None and by["Hyperbolic"]["undated"] == 1
+    order = [p["newest"] for p in doc["providers"] if p["newest"] is not None]
+    assert order == sorted(order) and doc["providers"][0]["newest"] is None
+    text = run_cli("prices", "status").stdout
+    assert "Azure: offers 6, seen 2026-11-09 to 2026-11-09" in text

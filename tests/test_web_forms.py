@@ -29,7 +29,8 @@ from whichgpu.web.labels import FORM_NAMES
 #: settings, what the page fixes itself (recommend: one component; fit: one GPU's memory).
 NOT_ON_PAGE: dict[str, frozenset[str]] = {
     "recommend": frozenset({
-        "activation_offload", "amortize_months", "cache_latents", "chunked_loss", "compiled",
+        "activation_offload", "amortize_months", "attention", "cache_latents", "chunked_loss",
+        "compiled",
         "confidence",
         "cpu_offload", "electricity_usd_per_kwh", "framework", "global_batch", "hours_per_month",
         "lora_rank", "lora_targets", "name", "network", "network_gbit", "offload", "optimizer",
@@ -37,8 +38,8 @@ NOT_ON_PAGE: dict[str, frozenset[str]] = {
         "vp",
     }),
     "estimate": frozenset({
-        "activation_offload", "cache_latents", "checkpointing", "chunked_loss", "compiled",
-        "cpu_offload", "lora_rank", "lora_targets", "network", "network_gbit", "offload",
+        "activation_offload", "attention", "cache_latents", "checkpointing", "chunked_loss",
+        "compiled", "cpu_offload", "lora_rank", "lora_targets", "network", "network_gbit", "offload",
         "optimizer", "optimizer_in_backward", "params", "percentile", "quant", "samples_per_frame",
         "tp_overlap", "vae_tiling", "vp",
     }),

@@ -54,6 +54,41 @@ def rent_range(
     return price_range(catalog.prices_for(gpu_id, markets))
 
 
+@dataclass(frozen=True)
+class ProviderDates:
+    """How old one provider's offers are: how many, the newest and oldest day they were
+    seen, how many have no date (``prices status``)."""
+
+    provider: str
+    offers: int
+    newest: str | None
+    oldest: str | None
+    undated: int
+
+
+def offer_dates(catalog: Catalog) -> list[ProviderDates]:
+    """Each provider's offers in the catalog by date, the staleest newest first: what a
+    buyer should re-check before acting on a price."""
+    by: dict[str, list[str]] = {}
+    for gpu in catalog.gpus:
+        for price in catalog.prices_for(gpu.id):
+            if price.kind == "offer":
+                by.setdefault(price.provider, []).append(price.as_of)
+    out = []
+    for provider, days in by.items():
+        dated = sorted(d for d in days if d != "undated")
+        out.append(
+            ProviderDates(
+                provider,
+                len(days),
+                dated[-1] if dated else None,
+                dated[0] if dated else None,
+                len(days) - len(dated),
+            )
+        )
+    return sorted(out, key=lambda p: (p.newest is not None, p.newest or "", p.provider))
+
+
 def age_months(as_of: str, today: date) -> int | None:
     """Whole months between a ``YYYY[-MM[-DD]]`` date and ``today``; None when undated.
 

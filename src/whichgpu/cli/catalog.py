@@ -16,7 +16,7 @@ from whichgpu.cli._app import (
     user_catalog,
     warn,
 )
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 
 @app.command(help=_("List the GPU catalog."))
@@ -171,11 +171,44 @@ def prices_status(json_out: JsonFlag = False) -> None:
         warn(warning.message())
     snapshot = found.snapshot
     if snapshot is None:
-        doc: dict[str, object] = {"snapshot": None}
+        from whichgpu.catalog.prices import age_months, offer_dates
+
+        dates = offer_dates(load_catalog())
+        doc: dict[str, object] = {
+            "snapshot": None,
+            "providers": [
+                {
+                    "provider": d.provider,
+                    "offers": d.offers,
+                    "newest": d.newest,
+                    "oldest": d.oldest,
+                    "undated": d.undated,
+                    "age_months": None if d.newest is None else age_months(d.newest, today()),
+                }
+                for d in dates
+            ],
+        }
         text = _(
             "No price snapshot: the shipped prices are in use "
             "('whichgpu prices update' fetches fresh ones)."
         )
+        for d in dates:
+            text += "\n" + (
+                fmt(_("{provider}: offers {n}, none dated"), provider=d.provider, n=d.offers)
+                if d.newest is None
+                else fmt(
+                    _(
+                        "{provider}: offers {n}, seen {oldest} to {newest} (the latest "
+                        "{months} months old), undated {undated}"
+                    ),
+                    provider=d.provider,
+                    n=d.offers,
+                    oldest=d.oldest,
+                    newest=d.newest,
+                    months=age_months(d.newest, today()),
+                    undated=d.undated,
+                )
+            )
     else:
         days = age_days(snapshot.fetched, today())
         readable = {c.cloud: len(c.prices) for c in found.clouds if c.problem is None}

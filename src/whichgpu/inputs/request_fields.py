@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input
-from whichgpu.job import NETWORKS, OFFLOADS, OPTIMIZERS, PRECISIONS, QUANT_BITS
+from whichgpu.job import ATTENTIONS, NETWORKS, OFFLOADS, OPTIMIZERS, PRECISIONS, QUANT_BITS
 from whichgpu.job.engines import ENGINE_IDS
 from whichgpu.job.length_presets import LENGTH_IDS
 from whichgpu.job.recipes import FRAMEWORKS
@@ -144,6 +144,11 @@ NETWORK = Input(
     "choice",
     N_("Between nodes: infiniband (a NIC per GPU) or ethernet (100 GbE a node)."),
     choices=NETWORKS,
+)
+ATTENTION = Input(
+    "choice",
+    N_("sdpa (FlashAttention's causal half, PyTorch's default) or eager (default: sdpa)."),
+    choices=ATTENTIONS,
 )
 NETWORK_GBIT = Input(
     "size",

@@ -20,6 +20,7 @@ from whichgpu.i18n import N_
 from whichgpu.inputs import Input, given
 from whichgpu.inputs.request_fields import (
     ACTIVATION_OFFLOAD,
+    ATTENTION,
     BATCH,
     CACHE_LATENTS,
     CHOSEN_BATCH,
@@ -73,7 +74,6 @@ from whichgpu.inputs.request_fields import MARKETS as MARKETS
 from whichgpu.inputs.request_fields import QUANTS as QUANTS
 from whichgpu.job import (
     TASKS,
-    Attention,
     Checkpointing,
     KvDtype,
     Runtime,
@@ -129,6 +129,7 @@ class TrainingSettings:
     compiled: bool | None = given(None, COMPILED)
     network: str | None = given(None, NETWORK)
     network_gbit: float | None = given(None, NETWORK_GBIT)
+    attention: str | None = given(None, ATTENTION)
     vp: int | None = given(None, VP)
     nvlink_bridge: bool | None = given(None, NVLINK_BRIDGE)
 
@@ -202,9 +203,7 @@ class FitRequest(TrainingSettings):
             choices=get_args(Checkpointing),
         ),
     )
-    attention: str = given(
-        "sdpa", Input("choice", N_("sdpa or eager."), choices=get_args(Attention))
-    )
+    attention: str = given("sdpa", ATTENTION)
     zero: int = given(0, Input("int", N_("ZeRO stage 0-3 (3 = FSDP full shard)."), low=0, high=3))
     tp: int = given(1, TP)
     pp: int = given(1, PP)

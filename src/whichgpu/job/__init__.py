@@ -65,6 +65,7 @@ PRECISIONS: tuple[str, ...] = get_args(Precision) + get_args(Math)
 OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
 OFFLOADS: tuple[str, ...] = get_args(Offload)
 NETWORKS: tuple[str, ...] = get_args(Network)
+ATTENTIONS: tuple[str, ...] = get_args(Attention)
 
 
 @dataclass(frozen=True)
