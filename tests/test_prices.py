@@ -405,6 +405,7 @@ def test_buying_ranks_no_claim_and_names_the_rental_it_breaks_even_against(
     not ranked (it ranks in the article's own scenario); the break-even names the rental it
     is against, with its date."""
     from whichgpu.commands.recommend import recommend
+    from whichgpu.commands.recommend.options import hw_text
     from whichgpu.inputs.requests import Component, Constraints, Workload
 
     a2000 = catalog.purchase_for("rtx-a2000-12gb")
@@ -417,6 +418,12 @@ def test_buying_ranks_no_claim_and_names_the_rental_it_breaks_even_against(
     said = next(n for n in result.reasons if n.code == "reason_buy")
     params = dict(said.params)
     assert params["provider"] == result.pick.rent_compared.provider and params["as_of"] != ""
+    # and against the rental that would do the same job best (another GPU, here)
+    versus = dict(next(n for n in result.reasons if n.code == "reason_buy_vs_rental").params)
+    rented = recommend(catalog, Workload((job,), Constraints(mode="rent"))).pick
+    assert rented is not None and versus["rented"] == hw_text(rented)
+    assert versus["usd_per_h"] == pytest.approx(rented.usd_per_h, abs=0.01)
+    assert 0 < float(versus["months"]) < 120
 
 
 def test_prices_status_shows_each_providers_dates_and_ages() -> None:

@@ -163,6 +163,16 @@ MESSAGES: dict[str, str | Plural] = {
         "beats renting the same cards ({provider}, {market}, ${rent:,.2f}/h, {as_of}) after "
         "{months:,.1f} months at {hours_per_month} h a month."
     ),
+    "reason_buy_vs_rental": N_(
+        "The rental that would do this job best: {rented} at ${usd_per_h:,.2f}/h "
+        "({provider}, {as_of}); owning {option} beats it after {months:,.1f} months at "
+        "{hours_per_month} h a month."
+    ),
+    "reason_buy_never": N_(
+        "The rental that would do this job best, {rented} at ${usd_per_h:,.2f}/h "
+        "({provider}, {as_of}), costs no more an hour than {option}'s electricity: owning "
+        "never catches up with it."
+    ),
     "reason_buy_no_rent": N_(
         "Buying ({condition}): ${purchase:,.0f}, then ${power:,.3f}/h of electricity (no rental "
         "price to break even against)."

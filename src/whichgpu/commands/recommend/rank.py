@@ -18,6 +18,8 @@ from whichgpu.commands.recommend.options import (
     Option,
     Recommendation,
     hardware_label,
+    hw_text,
+    money,
     score_of,
     typical_error,
 )
@@ -492,6 +494,35 @@ def evaluate(
     return out
 
 
+def _against_renting(
+    catalog: Catalog, workload: Workload, objective: str, pick: Option
+) -> Note | None:
+    """Buying ``pick`` against the rental that would do the same job best on the same
+    objective (the same request ranked as renting): after how many months of use owning
+    costs less, or that it never does."""
+    from whichgpu.estimate.cost import break_even_months
+
+    c = workload.constraints
+    renting = evolve(workload, constraints=evolve(c, mode="rent"))
+    rented = next((o for o in rank(evaluate(catalog, renting), objective) if o.feasible), None)
+    if rented is None or rented.usd_per_h is None or pick.purchase_usd is None:
+        return None
+    months = break_even_months(
+        pick.purchase_usd, rented.usd_per_h, pick.power_usd_per_h or 0.0, c.hours_per_month
+    )
+    params: dict[str, str | float] = {
+        "option": hw_text(pick),
+        "rented": hw_text(rented),
+        "usd_per_h": money(rented.usd_per_h),
+        "provider": rented.price_provider or "",
+        "as_of": rented.price_as_of or "undated",
+    }
+    if months is None:
+        return note("reason_buy_never", **params)
+    return note("reason_buy_vs_rental", months=round(months, 1),
+                hours_per_month=round(c.hours_per_month), **params)  # fmt: skip
+
+
 def recommend(
     catalog: Catalog,
     workload: Workload,
@@ -526,6 +557,10 @@ def recommend(
         same = [o for o in ranked if o.gpu.id == baseline.id]
         base = same[0] if same else None
     result = explain(catalog, workload, objective, tuple(ranked), pick, base, today or date.today())
+    if pick is not None and workload.constraints.mode == "buy":
+        versus = _against_renting(catalog, workload, objective, pick)
+        if versus is not None:
+            result = evolve(result, reasons=(*result.reasons, versus))
     from whichgpu.commands.recommend.alternatives import in_lower_format, lower_format_note
 
     in_lower = in_lower_format(workload)
