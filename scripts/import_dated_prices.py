@@ -74,9 +74,7 @@ def instance_of(row: dict[str, str]) -> str:
     if text.startswith(("average of", "median ")) or ", median " in text:
         return row["gpu_as_listed"].strip()  # an aggregator's summary, not an instance
     text = text.split(":")[0]  # a price transcribed after the name
-    if row["provider"] in ("AWS", "Azure"):
-        text = text.split(" (")[0]
-    if row["provider"] == "GCP":
+    if row["provider"] in TYPED_PROVIDERS:  # an instance type, then its description
         text = text.split(" (")[0]
     for tail in (" spot", " Spot"):
         text = text.removesuffix(tail)

@@ -363,14 +363,18 @@ def network_gb_per_s(
     hierarchical ring sends every GPU's part through it, or each GPU has its own NIC on a
     fabric), the instance's ``gbit`` as its offer sells it where the catalog cites it
     (:class:`~whichgpu.catalog.records.InstanceNetwork`), else :func:`instance_gbit`."""
-    return (instance_gbit(gpu, network, per_node) if gbit is None else gbit) / 8 / per_node
+    return instance_gbit(gpu, network, per_node, gbit) / 8 / per_node
 
 
-def instance_gbit(gpu: GPU, network: str, per_node: int = GPUS_PER_NODE) -> float:
-    """The network an instance of ``per_node`` GPUs is assumed to have where its offer
-    says nothing, Gb/s: on InfiniBand a NIC a GPU of its PCIe generation
+def instance_gbit(
+    gpu: GPU, network: str, per_node: int = GPUS_PER_NODE, sold: float | None = None
+) -> float:
+    """An instance's network, Gb/s: as its offer sells it (``sold``), else as assumed where
+    the offer says nothing: on InfiniBand a NIC a GPU of its PCIe generation
     (:data:`INFINIBAND_GBIT_PER_GPU`), on Ethernet the node's port or an instance's share
     of it (:func:`ethernet_gbit`)."""
+    if sold is not None:
+        return sold
     if network == "ethernet":
         return ethernet_gbit(per_node)
     return INFINIBAND_GBIT_PER_GPU.get(gpu.pcie_gen or 5, 400.0) * per_node

@@ -18,7 +18,7 @@ from whichgpu.catalog.records import GPU, Benchmark
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES
 from whichgpu.estimate.efficiency import Observation, observe, serve_prefill_ideal_s
-from whichgpu.estimate.efficiency_model import load_efficiency, load_framework_factors
+from whichgpu.estimate.efficiency_model import load_efficiency
 from whichgpu.estimate.perf import check_math_unit, tensor_tflops, train_flops_per_token
 from whichgpu.frozen import evolve
 from whichgpu.job import Attention, Checkpointing, Job, Math, Precision, Task
@@ -84,48 +84,6 @@ def likely_rate(
         low_err, high_err = min(low_err, band[0]), max(high_err, band[1])
     low_ratio, high_ratio = inherited_band() if extrapolated(provenance) else (1.0, 1.0)
     return Rate(value, unit, value * low_ratio / (1 + high_err), value * high_ratio / (1 + low_err))
-
-
-def _architecture_factor(
-    gpu: GPU, rate: float, step: Step, provenance: str
-) -> tuple[float, Step, str, tuple[float, float] | None]:
-    """An LLM training step on an architecture no run of the efficiency fit measured,
-    where published LLM training runs on it give its own factor
-    (``catalog/data/framework_efficiency.csv``, ``llm:ARCH``;
-    :func:`accuracy.published_runs.fit_architecture_factors`): the rate and step scaled by
-    it, the provenance saying so (and no longer that nobody measured it), and the range of
-    its leave-one-source-out errors."""
-    from whichgpu.estimate.efficiency import TRAIN_FAMILY
-    from whichgpu.estimate.efficiency_model import load_framework_spreads
-
-    key = TRAIN_FAMILY + gpu.architecture
-    fitted = load_framework_factors().get(key)
-    if fitted is None:
-        return rate, step, provenance, None
-    factor, runs = fitted
-    kept = [part for part in provenance.split("; ") if not part.endswith("(no LLM training run)")]
-    said = f"× {factor:.2f} for {gpu.architecture}'s LLM training, fitted on {runs} published runs"
-    return (
-        rate * factor,
-        step.scaled(1 / factor),
-        "; ".join([*kept, said]),
-        load_framework_spreads().get(key),
-    )
-
-
-def _fp8_factor(rate: float, step: Step, provenance: str) -> tuple[float, Step, str]:
-    """An FP8 training step at the speed the published runs that measure one layout in BF16
-    and in FP8 give it (``fp8-train`` in ``catalog/data/framework_efficiency.csv``,
-    :func:`accuracy.published_runs.fit_fp8_factor`): NVIDIA's NeMo recipes run 1.31 to 1.60
-    times their BF16 speed on H100, where the doubled peak alone says about 1.8."""
-    from whichgpu.estimate.efficiency_model import FP8_TRAIN_FACTOR
-
-    fitted = load_framework_factors().get(FP8_TRAIN_FACTOR)
-    if fitted is None:
-        return rate, step, provenance
-    factor, pairs = fitted
-    said = f"× {factor:.2f} for FP8 training, fitted on {pairs} published BF16/FP8 pairs"
-    return rate * factor, step.scaled(1 / factor), f"{provenance}; {said}"
 
 
 class ThroughputEstimate(msgspec.Struct, frozen=True):
@@ -444,7 +402,7 @@ def estimate_throughput(
     """Throughput of ``job`` on ``count`` × ``gpu``; ``work`` is the job size in the
     throughput's unit (tokens, images, generated tokens) for a time estimate; a training
     job run with ``framework`` takes that framework's fitted speed factor, where it has one
-    (:func:`~whichgpu.estimate.efficiency_model.load_framework_factors`)."""
+    (:mod:`whichgpu.estimate.published_factors`)."""
     check_runnable(arch, job, gpu)
     return checked_throughput(arch, job, gpu, count, harness, work, framework)
 
@@ -489,6 +447,7 @@ def checked_throughput(
         eta, provenance, seconds, bound = _roofline(arch, None, gpu, bench)
     rate = 1 / seconds
     step = None
+    band = None  # a factor's held-out range wider than the regime's (published_factors)
     spread_job = job
     if training:
         from whichgpu.estimate.training import step_time
@@ -513,22 +472,15 @@ def checked_throughput(
         step = step_time(arch, spread_job, gpu, per_micro * seconds, memory)
         units = per_micro * spread_job.dp * max(spread_job.grad_accum, 1)
         rate = units / step.seconds
-        fitted = load_framework_factors().get(framework or "") if regime == "llm-train" else None
-        if fitted is not None:
-            rate *= fitted[0]
-            # the framework's factor stretches (or shortens) the whole step it times
-            step = step.scaled(1 / fitted[0])
-            provenance += (
-                f"; × {fitted[0]:.2f} for {framework}, fitted on {fitted[1]} published runs"
+        if regime == "llm-train":  # the factors fitted on published training runs
+            from whichgpu.estimate.published_factors import training_factors
+
+            rate, step, provenance, band = training_factors(
+                gpu, job, framework, rate, step, provenance
             )
-        arch_band = None
-        if regime == "llm-train":
-            rate, step, provenance, arch_band = _architecture_factor(gpu, rate, step, provenance)
-            if job.math_precision in ("fp8", "fp8-mixed") and gpu.fp8_tensor_dense_tflops:
-                rate, step, provenance = _fp8_factor(rate, step, provenance)
         if step.bound == "interconnect":
             bound = "interconnect"
-    throughput = likely_rate(rate, unit, regime, provenance, arch_band if training else None)
+    throughput = likely_rate(rate, unit, regime, provenance, band)
     mfu = None
     if regime == "llm-train":
         peak = tensor_tflops(gpu, job.math_precision) * 1e12 * count

@@ -156,6 +156,16 @@ NETWORK_GBIT = Input(
     low=0.1,
     high=100_000,
 )
+#: ``estimate``'s GPU count (the job's field is ``gpus``)
+GPU_COUNT = Input(
+    "int",
+    N_(
+        "How many of them: training spreads as its framework does (data, ZeRO/FSDP or "
+        "tensor × pipeline parallel); inference splits the model by tensor parallelism."
+    ),
+    low=1,
+    high=100_000,
+)
 GPUS_PER_INSTANCE = Input(
     "int",
     N_("GPUs in each instance, where the GPUs are several instances joined by a network."),
@@ -176,6 +186,10 @@ CP = Input(
     N_("Context-parallel degree: each sequence split over this many GPUs (ring attention)."),
     low=1,
     high=64,
+)
+#: A degree the layout search chooses where it is left open (``estimate``)
+CHOSEN_CP = replace(
+    CP, help=N_("Context-parallel degree: a sequence over this many GPUs (default: chosen).")
 )
 VP = Input(
     "int",

@@ -25,6 +25,7 @@ from whichgpu.inputs.request_fields import (
     CACHE_LATENTS,
     CHOSEN_BATCH,
     CHOSEN_CHECKPOINTING,
+    CHOSEN_CP,
     CHUNKED_LOSS,
     COMPILED,
     CP,
@@ -34,6 +35,7 @@ from whichgpu.inputs.request_fields import (
     FRAMEWORK,
     GENERATE,
     GLOBAL_BATCH,
+    GPU_COUNT,
     GPU_NAME,
     GPUS_PER_INSTANCE,
     IMAGES,
@@ -271,18 +273,7 @@ class EstimateRequest(TrainingSettings):
         ),
     )
     gpu: str = given("a100", replace(GPU_NAME, help=N_("The GPU.")))
-    count: int = given(
-        1,
-        Input(
-            "int",
-            N_(
-                "How many of them: training spreads as its framework does (data, ZeRO/FSDP or "
-                "tensor × pipeline parallel); inference splits the model by tensor parallelism."
-            ),
-            low=1,
-            high=100_000,
-        ),
-    )
+    count: int = given(1, GPU_COUNT)
     gpus_per_instance: int | None = given(None, GPUS_PER_INSTANCE)
     precision: str | None = given(
         None,
@@ -316,13 +307,7 @@ class EstimateRequest(TrainingSettings):
     pp: int | None = given(
         None, replace(PP, help=N_("Pipeline-parallel degree (default: chosen)."))
     )
-    cp: int | None = given(
-        None,
-        replace(
-            CP,
-            help=N_("Context-parallel degree: a sequence over this many GPUs (default: chosen)."),
-        ),
-    )
+    cp: int | None = given(None, CHOSEN_CP)
     tokens: float | None = given(
         None, replace(TOKENS, help=N_("Job size: tokens to train on or to generate."))
     )

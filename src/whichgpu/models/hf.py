@@ -14,21 +14,7 @@ from typing import Any
 
 from whichgpu.errors import InvalidInput
 from whichgpu.models.arch import AttentionKind, Linear, ModelArch, ParamCounts
-
-Config = Mapping[str, Any]
-_MISSING = object()
-
-
-def _get(config: Config, *keys: str, default: Any = _MISSING) -> Any:
-    """The first of ``keys`` present in ``config`` (families name the same thing differently)."""
-    for key in keys:
-        value = config.get(key)
-        if value is not None:
-            return value
-    if default is _MISSING:
-        raise InvalidInput("config_missing", family=config.get("model_type", "?"), key=keys[0])
-    return default
-
+from whichgpu.models.hf_fields import MISSING, Config, attention_window, first_of, numerics_fields
 
 #: The largest value a config's sizes may take: beyond any model built (Llama 3.1 405B has
 #: 126 layers, hidden 16,384, 128 heads; DeepSeek-V3 256 experts; vocabularies reach
@@ -52,8 +38,8 @@ CONFIG_POSITIVE = frozenset({
 })  # fmt: skip
 
 
-def _int(config: Config, *keys: str, default: Any = _MISSING) -> int:
-    value = _get(config, *keys, default=default)
+def _int(config: Config, *keys: str, default: Any = MISSING) -> int:
+    value = first_of(config, *keys, default=default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput("config_whole", key=keys[0], value=_short(value))
     high = next((CONFIG_LIMITS[k] for k in keys if k in CONFIG_LIMITS), CONFIG_MAX)
@@ -92,10 +78,10 @@ def _llama_like(config: Config, family: str) -> ModelArch:
     head_dim = _int(config, "head_dim", default=h // n_heads if n_heads else 0)
     vocab = _int(config, "vocab_size")
     inter = _int(config, "intermediate_size")
-    tied = bool(_get(config, "tie_word_embeddings", default=family in ("gemma2", "gemma")))
-    bias_all = bool(_get(config, "attention_bias", default=False))
+    tied = bool(first_of(config, "tie_word_embeddings", default=family in ("gemma2", "gemma")))
+    bias_all = bool(first_of(config, "attention_bias", default=False))
     qkv_bias = family in ("qwen2", "qwen2_moe") or bias_all
-    mlp_bias = bool(_get(config, "mlp_bias", default=False))
+    mlp_bias = bool(first_of(config, "mlp_bias", default=False))
     norms_per_layer = 4 if family == "gemma2" else 2
     # Qwen3's RMSNorm of each head's queries and keys (q_norm, k_norm: transformers'
     # modeling_qwen3.py, Qwen3Attention), head_dim weights each
@@ -168,7 +154,7 @@ def _llama_like(config: Config, family: str) -> ModelArch:
         moe_width = _int(config, "moe_intermediate_size")
         shared_width = _int(config, "shared_expert_intermediate_size", default=0)
         step = _int(config, "decoder_sparse_step", default=1) or 1
-        dense_only = set(_get(config, "mlp_only_layers", default=[]))
+        dense_only = set(first_of(config, "mlp_only_layers", default=[]))
         for layer in range(n_layers):
             if layer not in dense_only and (layer + 1) % step == 0:
                 n_moe += 1
@@ -302,7 +288,7 @@ def _gptj(config: Config, family: str) -> ModelArch:
     """GPT-J: parallel attention and MLP after one LayerNorm, no attention biases, untied
     head with a bias."""
     h, n_layers, n_heads, inter, vocab = _gpt_dims(config)
-    tied = bool(_get(config, "tie_word_embeddings", default=False))
+    tied = bool(first_of(config, "tie_word_embeddings", default=False))
     params = ParamCounts(
         embedding=vocab * h,
         attention=n_layers * 4 * h * h,
@@ -323,7 +309,7 @@ def _gpt_neox(config: Config, family: str) -> ModelArch:
     n_heads = _int(config, "num_attention_heads")
     inter = _int(config, "intermediate_size", default=4 * h)
     vocab = _int(config, "vocab_size")
-    tied = bool(_get(config, "tie_word_embeddings", default=False))
+    tied = bool(first_of(config, "tie_word_embeddings", default=False))
     params = ParamCounts(
         embedding=vocab * h,
         attention=n_layers * (3 * h * h + 3 * h + h * h + h),
@@ -344,16 +330,16 @@ def _falcon(config: Config, family: str) -> ModelArch:
     n_layers = _int(config, "num_hidden_layers", "n_layer")
     n_heads = _int(config, "num_attention_heads", "n_head")
     head_dim = h // n_heads
-    new_arch = bool(_get(config, "new_decoder_architecture", default=False))
+    new_arch = bool(first_of(config, "new_decoder_architecture", default=False))
     if new_arch:
         n_kv = _int(config, "num_kv_heads", "n_head_kv", default=n_heads)
     else:
-        n_kv = 1 if _get(config, "multi_query", default=True) else n_heads
-    bias = bool(_get(config, "bias", default=False))
-    parallel = bool(_get(config, "parallel_attn", default=True))
+        n_kv = 1 if first_of(config, "multi_query", default=True) else n_heads
+    bias = bool(first_of(config, "bias", default=False))
+    parallel = bool(first_of(config, "parallel_attn", default=True))
     inter = _int(config, "ffn_hidden_size", default=4 * h)
     vocab = _int(config, "vocab_size")
-    tied = bool(_get(config, "tie_word_embeddings", default=True))
+    tied = bool(first_of(config, "tie_word_embeddings", default=True))
     qkv = h * (n_heads + 2 * n_kv) * head_dim + ((n_heads + 2 * n_kv) * head_dim if bias else 0)
     norms_per_layer = 4 * h if (new_arch or not parallel) else 2 * h
     params = ParamCounts(
@@ -375,12 +361,12 @@ def _mpt(config: Config, family: str) -> ModelArch:
     h = _int(config, "d_model")
     n_layers = _int(config, "n_layers")
     n_heads = _int(config, "n_heads")
-    attn = _get(config, "attn_config", default={}) or {}
+    attn = first_of(config, "attn_config", default={}) or {}
     n_kv = int(attn.get("kv_n_heads") or n_heads)
-    ratio = _get(config, "expansion_ratio", default=4)
+    ratio = first_of(config, "expansion_ratio", default=4)
     inter = int(ratio * h)
     vocab = _int(config, "vocab_size")
-    no_bias = bool(_get(config, "no_bias", default=True))
+    no_bias = bool(first_of(config, "no_bias", default=True))
     head_dim = h // n_heads
     qkv = h * (h + 2 * n_kv * head_dim)
     norm = h if no_bias else 2 * h
@@ -511,42 +497,6 @@ FAMILIES: dict[str, Callable[[Config, str], ModelArch]] = {
 }
 
 
-def _numerics_fields(config: Config, family: str) -> dict[str, Any]:
-    """Activation function and the dropout probabilities that training runs with."""
-    act = _get(config, "hidden_act", "activation_function", "hidden_activation", default=None)
-    if act is None:
-        act = {"gpt2": "gelu_new", "gptj": "gelu_new", "falcon": "gelu", "mpt": "gelu",
-               "bert": "gelu", "vit": "gelu", "resnet": "relu"}.get(family, "silu")  # fmt: skip
-    hidden = _get(config, "resid_pdrop", "hidden_dropout_prob", "hidden_dropout", default=0.0)
-    attn = _get(config, "attn_pdrop", "attention_probs_dropout_prob", "attention_dropout",
-                default=0.0)  # fmt: skip
-    if family == "mpt":
-        hidden = _get(config, "resid_pdrop", default=0.0)
-        attn = float((_get(config, "attn_config", default={}) or {}).get("attn_pdrop", 0.0))
-    return {
-        "activation": str(act),
-        "hidden_dropout": float(hidden or 0.0),
-        "attention_dropout": float(attn or 0.0),
-        "checkpoint_quant": _checkpoint_quant(config),
-    }
-
-
-#: A ``quantization_config``'s ``quant_method`` → the weight format whichgpu plans it in:
-#: FP8 checkpoints (DeepSeek-V3's block-scaled e4m3; transformers' ``FineGrainedFP8Config``
-#: and ``fbgemm_fp8``) served as FP8 weights.
-CHECKPOINT_FORMATS = {"fp8": "fp8", "fbgemm_fp8": "fp8"}
-
-
-def _checkpoint_quant(config: Config) -> str | None:
-    """The weight format a checkpoint ships in, from its ``quantization_config`` (None for
-    16-bit checkpoints and formats whichgpu does not plan from the config)."""
-    quantization = config.get("quantization_config")
-    if not isinstance(quantization, Mapping):
-        return None
-    method = quantization.get("quant_method")
-    return CHECKPOINT_FORMATS.get(method) if isinstance(method, str) else None
-
-
 def parse_config(config: Config, model_id: str = "", name: str = "", source: str = "") -> ModelArch:
     """A :class:`ModelArch` from a Hugging Face ``config.json`` object."""
     from dataclasses import replace
@@ -573,34 +523,6 @@ def parse_config(config: Config, model_id: str = "", name: str = "", source: str
         id=model_id,
         name=name or model_id,
         source=source,
-        **_numerics_fields(config, family),
-        **_attention_window(config, family, arch.n_layers),
+        **numerics_fields(config, family),
+        **attention_window(config, family, arch.n_layers),
     )
-
-
-def _attention_window(config: Config, family: str, layers: int) -> dict[str, Any]:
-    """Which layers attend through a sliding window, and its width, as transformers builds
-    the model: ``layer_types`` where the config lists them (``sliding_attention``); else
-    Gemma 2's every other layer (modeling_gemma2.py: ``layer_idx % 2 == 0``), Gemma 3's
-    ``sliding_window_pattern`` (five local layers in six), Mistral's ``sliding_window`` on
-    every layer; none where the config sets no window or turns it off (Qwen2's
-    ``use_sliding_window: false``)."""
-    window = config.get("sliding_window")
-    if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
-        return {"sliding_window": 0, "sliding_layers": 0}
-    if config.get("use_sliding_window") is False:
-        return {"sliding_window": 0, "sliding_layers": 0}
-    kinds = config.get("layer_types")
-    if isinstance(kinds, list) and kinds:
-        local = sum(kind == "sliding_attention" for kind in kinds)
-    elif family == "gemma2":
-        local = (layers + 1) // 2
-    elif family in ("gemma3", "gemma3_text"):
-        pattern = config.get("sliding_window_pattern", 6)
-        every = pattern if isinstance(pattern, int) and pattern > 0 else 6
-        local = layers - layers // every
-    elif family in ("mistral", "mixtral"):
-        local = layers
-    else:
-        return {"sliding_window": 0, "sliding_layers": 0}
-    return {"sliding_window": window, "sliding_layers": min(local, layers)}

@@ -395,7 +395,6 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
             from whichgpu.estimate.parallel import instance_gbit
             from whichgpu.render.tables import NETWORKS
 
-            gbit = job.network_gbit
             console.print(
                 fmt(
                     _(
@@ -405,9 +404,9 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
                     instances=-(-job.gpus // job.gpus_per_node),
                     gpus=job.gpus_per_node,
                     network=_(NETWORKS.get(job.network, job.network)),
-                    gbit=instance_gbit(result.gpu, job.network, job.gpus_per_node)
-                    if gbit is None
-                    else gbit,
+                    gbit=instance_gbit(
+                        result.gpu, job.network, job.gpus_per_node, job.network_gbit
+                    ),
                 )
             )
         if job.tp_overlap and job.tp > 1:

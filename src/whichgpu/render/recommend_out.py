@@ -35,20 +35,17 @@ def _instance_doc(option: Option) -> dict[str, Any] | None:
 
 
 def _network_doc(option: Option) -> dict[str, Any]:
-    """The network between an option's instances, where it spans several: its kind, Gb/s
-    an instance, and the provider's name for it where the offer cites one."""
-    from whichgpu.estimate.parallel import instance_gbit
+    """The network between an option's instances, where it spans several
+    (:func:`~whichgpu.commands.recommend.options.between_instances`)."""
+    from whichgpu.commands.recommend.options import between_instances
 
-    hw = option.hardware
-    job = next((r.job for r in option.runs if r.job is not None), None)
-    if hw.node_gpus is None:
+    between = between_instances(option)
+    if between is None:
         return {"network": None, "network_gbit": None, "network_fabric": None}
-    network = "ethernet" if job is None else job.network
-    gbit = None if job is None else job.network_gbit
     return {
-        "network": network,
-        "network_gbit": instance_gbit(hw.gpu, network, hw.node_gpus) if gbit is None else gbit,
-        "network_fabric": hw.link.fabric if hw.link is not None and gbit is not None else None,
+        "network": between.network,
+        "network_gbit": between.gbit,
+        "network_fabric": between.fabric,
     }
 
 

@@ -42,16 +42,17 @@ def instance_shape(option: Option) -> str:
     :func:`whichgpu.commands.recommend.reasons._nodes_reason` explains); empty for one instance or
     a node. Several small instances joined by Ethernet run slower than one node of the same
     GPUs, so the row says which it is."""
+    from whichgpu.commands.recommend.options import between_instances
+
     hw = option.hardware
-    if hw.node_gpus is None or hw.instances <= 1:
+    between = between_instances(option)
+    if between is None or hw.instances <= 1:
         return ""
-    job = next((run.job for run in option.runs if run.job is not None), None)
-    network = "ethernet" if job is None else job.network
-    sold = hw.link is not None and (job is None or job.network_gbit == hw.link.gbit)
+    network = between.network
     return fmt(
         _("{instances} instances, {network}"),
         instances=hw.instances,
-        network=hw.link.fabric if sold and hw.link else _(NETWORKS.get(network, network)),
+        network=between.fabric or _(NETWORKS.get(network, network)),
     )
 
 

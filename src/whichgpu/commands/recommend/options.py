@@ -153,6 +153,33 @@ def hw_text(option: Option) -> str:
     return hardware_label(option)
 
 
+@dataclass(frozen=True)
+class Between:
+    """The network between the instances of an option rented as several: its kind (the
+    job's ``network``), Gb/s an instance (as sold, else as assumed), and the provider's name
+    for it where the option is timed on its offer's network."""
+
+    network: str
+    gbit: float
+    fabric: str | None
+
+
+def between_instances(option: Option) -> Between | None:
+    """:class:`Between` of ``option``, None where one instance holds it (the one reading
+    the table row, the JSON and the reason share)."""
+    from whichgpu.estimate.parallel import instance_gbit
+
+    hw = option.hardware
+    if hw.node_gpus is None:
+        return None
+    job = next((run.job for run in option.runs if run.job is not None), None)
+    network = "ethernet" if job is None else job.network
+    sold = None if job is None else job.network_gbit
+    link = hw.link
+    fabric = link.fabric if link is not None and sold is not None and sold == link.gbit else None
+    return Between(network, instance_gbit(option.gpu, network, hw.node_gpus, sold), fabric)
+
+
 def money(value: float | None) -> float:
     """Dollars to the cent, for a note's parameter."""
     return round(value or 0.0, 2)

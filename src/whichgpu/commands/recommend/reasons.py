@@ -12,6 +12,7 @@ from whichgpu.commands.recommend.infeasible import infeasible
 from whichgpu.commands.recommend.options import (
     Option,
     Recommendation,
+    between_instances,
     cost_of,
     held_cost_of,
     hours_of,
@@ -177,22 +178,18 @@ def _nodes_reason(pick: Option) -> Note | None:
     between them, as its offer sells it (:class:`~whichgpu.catalog.records.InstanceNetwork`)
     or as assumed (:func:`~whichgpu.estimate.parallel.instance_gbit`). A row of 1-GPU VMs
     over Ethernet reads like a node otherwise, and runs slower."""
-    from whichgpu.estimate.parallel import instance_gbit
-
     hw = pick.hardware
-    if hw.node_gpus is None:
+    between = between_instances(pick)
+    if between is None or hw.node_gpus is None:
         return None
-    job = next((run.job for run in pick.runs if run.job is not None), None)
-    network = "ethernet" if job is None else job.network
-    sold = None if job is None else job.network_gbit
-    if sold is not None and hw.link is not None and pick.listing is not None:
+    if between.fabric is not None and pick.listing is not None:
         return note(
             "reason_nodes_sold",
             option=hw_text(pick),
             instances=hw.instances,
             gpus=hw.node_gpus,
-            fabric=hw.link.fabric,
-            gbit=sold,
+            fabric=between.fabric,
+            gbit=between.gbit,
             provider=pick.listing.provider,
             instance=pick.listing.instance or "",
         )
@@ -201,8 +198,8 @@ def _nodes_reason(pick: Option) -> Note | None:
         option=hw_text(pick),
         instances=hw.instances,
         gpus=hw.node_gpus,
-        network=network,
-        gbit=instance_gbit(pick.gpu, network, hw.node_gpus),
+        network=between.network,
+        gbit=between.gbit,
     )
 
 

@@ -1,0 +1,74 @@
+"""The speed factors fitted on published training runs (``catalog/data/
+framework_efficiency.csv``, written by scripts/fit_frameworks.py from
+validation/published_training.csv) applied to one training step: a framework's own
+(:func:`accuracy.published_runs.fit_factors`), an architecture's whose LLM training the
+efficiency fit has no run of (:func:`accuracy.published_runs.fit_architecture_factors`),
+and FP8 training's over the doubled peak (:func:`accuracy.published_runs.fit_fp8_factor`).
+Each stretches (or shortens) the whole step it times, and says so in the provenance."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from whichgpu.estimate.efficiency_model import (
+    FP8_TRAIN_FACTOR,
+    load_framework_factors,
+    load_framework_spreads,
+)
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.records import GPU
+    from whichgpu.estimate.training import Step
+    from whichgpu.job import Job
+
+
+def training_factors(
+    gpu: GPU, job: Job, framework: str | None, rate: float, step: Step, provenance: str
+) -> tuple[float, Step, str, tuple[float, float] | None]:
+    """``rate`` and ``step`` of an LLM training job with every published-run factor that
+    applies to it, the provenance saying which, and the held-out error range of a factor
+    wider than the regime's own (an architecture's), or None."""
+    fitted = load_framework_factors().get(framework or "")
+    if fitted is not None:
+        rate, step = rate * fitted[0], step.scaled(1 / fitted[0])
+        provenance += f"; × {fitted[0]:.2f} for {framework}, fitted on {fitted[1]} published runs"
+    rate, step, provenance, band = _architecture_factor(gpu, rate, step, provenance)
+    if job.math_precision in ("fp8", "fp8-mixed") and gpu.fp8_tensor_dense_tflops:
+        rate, step, provenance = _fp8_factor(rate, step, provenance)
+    return rate, step, provenance, band
+
+
+def _architecture_factor(
+    gpu: GPU, rate: float, step: Step, provenance: str
+) -> tuple[float, Step, str, tuple[float, float] | None]:
+    """An LLM training step on an architecture no run of the efficiency fit measured,
+    where published LLM training runs on it give its own factor (``llm:ARCH``): the rate
+    and step scaled by it, the provenance saying so (and no longer that nobody measured
+    it), and the range of its leave-one-source-out errors."""
+    from whichgpu.estimate.efficiency import TRAIN_FAMILY
+
+    key = TRAIN_FAMILY + gpu.architecture
+    fitted = load_framework_factors().get(key)
+    if fitted is None:
+        return rate, step, provenance, None
+    factor, runs = fitted
+    kept = [part for part in provenance.split("; ") if not part.endswith("(no LLM training run)")]
+    said = f"× {factor:.2f} for {gpu.architecture}'s LLM training, fitted on {runs} published runs"
+    return (
+        rate * factor,
+        step.scaled(1 / factor),
+        "; ".join([*kept, said]),
+        load_framework_spreads().get(key),
+    )
+
+
+def _fp8_factor(rate: float, step: Step, provenance: str) -> tuple[float, Step, str]:
+    """An FP8 training step at the speed the published runs that measure one layout in BF16
+    and in FP8 give it (``fp8-train``): NVIDIA's NeMo recipes run 1.31 to 1.60 times their
+    BF16 speed on H100, where the doubled peak alone says about 1.8."""
+    fitted = load_framework_factors().get(FP8_TRAIN_FACTOR)
+    if fitted is None:
+        return rate, step, provenance
+    factor, pairs = fitted
+    said = f"× {factor:.2f} for FP8 training, fitted on {pairs} published BF16/FP8 pairs"
+    return rate * factor, step.scaled(1 / factor), f"{provenance}; {said}"
