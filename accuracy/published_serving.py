@@ -35,6 +35,19 @@ class ServingCheck:
     tp: int
     #: Why the row could not be planned ("" when it was)
     excluded: str = ""
+    #: The likely range a served estimate of this row states, as ratios to the estimate
+    #: (the serving fit's band, wider where it rests on an unmeasured factor)
+    band: tuple[float, float] = (1.0, 1.0)
+
+    @property
+    def inside(self) -> bool | None:
+        """Whether the measurement falls in the stated range (None: not estimated)."""
+        if self.estimated is None:
+            return None
+        ratio = self.measured / self.estimated
+        if not self.metric.endswith("tokens_per_s"):  # a latency: the inverse of a rate
+            ratio = 1 / ratio
+        return self.band[0] <= ratio <= self.band[1]
 
     @property
     def error(self) -> float | None:
@@ -58,7 +71,9 @@ def check_serving(
     (vLLM 0.6's ``--num-scheduler-steps``), where the run set them."""
     from whichgpu.catalog import load_catalog
     from whichgpu.errors import WhichGPUError
+    from whichgpu.estimate.engine_choice import serving_provenance
     from whichgpu.estimate.serving_plan import Targets, replica_plan
+    from whichgpu.estimate.throughput import likely_rate
     from whichgpu.inputs.job_input import make_job
     from whichgpu.job.engines import ENGINES
     from whichgpu.models import resolve_model
@@ -126,6 +141,7 @@ def check_serving(
             excluded = "the offered rate is beyond the replica's capacity"
         else:
             estimated = plan.operating.ttft_s if metric == "ttft_s" else plan.operating.tpot_s
+        likely = likely_rate(1.0, "tokens/s", "llm-serve", serving_provenance(engine, arch, gpu))
         out.append(
             ServingCheck(
                 row["id"],
@@ -138,6 +154,7 @@ def check_serving(
                 gpus,
                 tp,
                 excluded=excluded,
+                band=(likely.low, likely.high),
             )
         )
     return out

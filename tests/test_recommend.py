@@ -876,8 +876,11 @@ def test_ties_are_weighed_on_the_other_axis(catalog: Catalog) -> None:
 def test_a_16_bit_model_served_names_the_fp8_plan_that_beats_it() -> None:
     """Issue 44: Llama 70B at 50 requests/s cost $39.12/h in BF16 and the answer never said
     FP8. The search also plans a 16-bit checkpoint in FP8 and names the option that beats
-    the pick by more than its error, with the quality caveat and the field that asks it."""
-    args = ("recommend", "--task", "inference", "-m", "llama-3.1-70b", "--request-rate", "50",
+    the pick by more than its error, with the quality caveat and the field that asks it. (At
+    15 requests/s: at 50, no 16-bit option within 8 GPUs serves it now that B200's
+    unmeasured serving factor is held to the slow end of its range; the answer names FP8
+    among what would do.)"""
+    args = ("recommend", "--task", "inference", "-m", "llama-3.1-70b", "--request-rate", "15",
             "--tpot", "50ms", "--json")  # fmt: skip
     doc = json.loads(run_cli(*args).stdout)
     said = next(r for r in doc["reasons"] if r["code"] == "reason_quant_cheaper")

@@ -882,3 +882,49 @@ def test_a_lone_target_is_what_limits_the_capacity(target: str, binding: str) ->
     doc = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm",
                              "--request-rate", "2", target, value, "--json").stdout)  # fmt: skip
     assert doc["serving"]["binding"] in (binding, "throughput")
+
+
+def _served(*args: str) -> dict[str, object]:
+    result = run_cli("estimate", "--task", "inference", "--request-rate", "1", "--json", *args)
+    assert result.code == 0, result.stderr
+    doc: dict[str, object] = json.loads(result.stdout)
+    return doc
+
+
+def test_a_served_estimate_on_an_unmeasured_factor_states_a_wider_range_and_says_so() -> None:
+    """Issue 44, item 1: a served rate that rests on a factor no serving run measured (a
+    mixture of experts on an engine whose own runs hold none; an architecture no serving
+    run measured, as CDNA 3) states the wider range and names what it rests on; the same
+    model on the engine whose calibration holds MoE runs, on a measured GPU, states the
+    serving fit's band."""
+    measured = _served("-m", "deepseek-r1", "--gpu", "h200", "--count", "8", "--engine", "trtllm")
+    on_vllm = _served("-m", "deepseek-r1", "--gpu", "h200", "--count", "8", "--engine", "vllm")
+    on_amd = _served("-m", "llama-3.1-8b", "--gpu", "mi300x")
+
+    def width(doc: dict[str, object]) -> float:
+        rate = doc["throughput"]
+        assert isinstance(rate, dict)
+        return float(rate["high"] - rate["low"]) / float(rate["value"])
+
+    def warned(doc: dict[str, object]) -> list[dict[str, object]]:
+        notes = doc["notes"]
+        assert isinstance(notes, list)
+        return [n for n in notes if n["code"] == "warn_prior_efficiency"]
+
+    assert not warned(measured) and width(measured) == pytest.approx(0.33, abs=0.05)
+    assert "no MoE serving run of vLLM" in str(warned(on_vllm)[0]["params"])
+    assert "serve:CDNA 3 not fitted" in str(warned(on_amd)[0]["params"])
+    assert width(on_vllm) > 2.5 * width(measured) and width(on_amd) > 2.5 * width(measured)
+
+
+def test_the_harnesses_said_to_hold_moe_runs_are_those_the_calibration_holds() -> None:
+    """:data:`MOE_CALIBRATED_HARNESSES` is what ``benchmarks.csv`` holds: the serving runs of
+    a mixture-of-experts model, by harness (TensorRT-LLM's Mixtral 8x7B rows)."""
+    from whichgpu.catalog.loader import read_package_table
+    from whichgpu.catalog.records import Benchmark
+    from whichgpu.estimate.engine_choice import MOE_CALIBRATED_HARNESSES
+    from whichgpu.models import resolve_model
+
+    rows = [row for _line, row in read_package_table("benchmarks.csv", Benchmark)]
+    held = {r.harness for r in rows if r.regime == "llm-serve" and resolve_model(r.model).is_moe}
+    assert held == MOE_CALIBRATED_HARNESSES

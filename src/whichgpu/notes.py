@@ -372,8 +372,8 @@ MESSAGES: dict[str, str | Plural] = {
         "leave it room."
     ),
     "warn_prior_efficiency": N_(
-        "{component} on the {gpu}: no measurement to calibrate on ({provenance}); the range is "
-        "wider than stated."
+        "{component} on the {gpu}: no measurement of this work calibrates it ({provenance}); "
+        "its likely range is widened for that, and it is held to the range's slow end."
     ),
     "note_pcie_link": N_(
         "{component}: NVLink bridges joining the {gpu} cards in pairs would make this "

@@ -114,6 +114,7 @@ class EfficiencyModel:
                 inherited = PREDECESSOR.get((inherited, memory))
         if f is None and family == SERVE_FAMILY and base in self.factor:
             f = self.factor[base]  # no serving run on the line: the architecture's own
+            provenance += f"; {base}'s factor ({NO_SERVING_RUN})"
         if f is None:
             f = 1.0
             provenance += f"; {factor} not fitted"
@@ -185,9 +186,15 @@ def alpha_key(harness: str, link: str) -> str:
     return harness if link == "nvlink" else f"{harness}:{link}"
 
 
+#: What a serving provenance says where the architecture's factor comes from other work
+NO_SERVING_RUN = "no serving run"
+#: What a serving provenance says where the engine's kernels for a mixture of experts were
+#: never measured (:func:`~whichgpu.estimate.engine_choice.serving_provenance`)
+NO_MOE_SERVING_RUN = "no MoE serving run"
 #: What a provenance says where no measurement of this GPU architecture and work calibrated
 #: the estimate: a prior, another regime's factor, or a predecessor architecture's.
-EXTRAPOLATED_MARKS = ("prior", "not fitted", "no LLM training run")
+EXTRAPOLATED_MARKS = ("prior", "not fitted", "no LLM training run", NO_SERVING_RUN,
+                      NO_MOE_SERVING_RUN)  # fmt: skip
 
 
 def extrapolated(provenance: str) -> bool:

@@ -314,6 +314,7 @@ def serve_component(
     (tensor parallelism inside each where the engine has it: a degree that splits the heads;
     ``tp`` fixes it), the split that serves the most kept; each replica as
     :func:`~whichgpu.estimate.serving_plan.replica_plan` plans it."""
+    from whichgpu.estimate.efficiency_model import extrapolated
     from whichgpu.estimate.engine_choice import (
         choose_engine,
         engine_notes,
@@ -349,8 +350,10 @@ def serve_component(
     served_rps = best.replicas * best.capacity.rate_rps
     out = max(job.generate, 1)
     rate = served_rps * out
-    # the serving fit's band, as estimate states it (it served a point alone here)
-    likely = likely_rate(rate, "tokens/s", "llm-serve")
+    # the serving fit's band, as estimate states it (it served a point alone here), wider
+    # where it rests on a factor no serving run measured
+    provenance = serving_provenance(engine, arch, gpu)
+    likely = likely_rate(rate, "tokens/s", "llm-serve", provenance)
     tp, replicas = best.gpus_per_replica, best.replicas
     if tp > 1 and engine.split == "tensor":
         strategy = f"tensor parallel {tp}" + (
@@ -358,14 +361,20 @@ def serve_component(
         )
     else:
         strategy = f"data parallel {replicas}" if replicas > 1 else "1 GPU"
-    # the demand within the share of the capacity a service is planned to run at
+    # the demand within the share of the capacity a service is planned to run at, that
+    # capacity at the slow end of its range where it rests on an unmeasured factor
+    held_rps = served_rps * (likely.low / rate if extrapolated(provenance) and rate else 1.0)
     meets = best.unmet is None and (
-        demand is None or demand <= served_rps * TARGET_UTILIZATION * (1 + 1e-9)
+        demand is None or demand <= held_rps * TARGET_UTILIZATION * (1 + 1e-9)
     )
     time_s = component.hours * 3600.0 if component.hours is not None else None
     if time_s is None and component.tokens is not None and rate > 0:
         time_s = component.tokens / rate
-    notes: list[Note] = list(tight_kv_notes(component.label, arch, gpu, choice))
+    unmeasured: tuple[Note, ...] = ()
+    if extrapolated(provenance):
+        unmeasured = (note("warn_prior_efficiency", component=component.label, gpu=gpu.name,
+                           provenance=provenance),)  # fmt: skip
+    notes: list[Note] = [*unmeasured, *tight_kv_notes(component.label, arch, gpu, choice)]
     from whichgpu.job.engines import REFERENCE_ENGINE, load_sequence_times
 
     if (
@@ -388,9 +397,9 @@ def serve_component(
         gpu=gpu, count=hw.count, regime="llm-serve", harness=engine.harness, throughput=likely,
         bound=best.bound, mfu=None, time_s=None, ttft_s=best.operating.ttft_s,
         tokens_per_s_per_sequence=1 / best.operating.tpot_s if best.operating.tpot_s else None,
-        efficiency=best.eta, provenance=serving_provenance(engine), serving=best,
+        efficiency=best.eta, provenance=provenance, serving=best,
         demand_rps=demand, memory_gib=needed, fits=True,
-        notes=engine_notes(component.label, choice, asked)
+        notes=unmeasured + engine_notes(component.label, choice, asked)
         + tight_kv_notes(component.label, arch, gpu, choice),
     )  # fmt: skip
     return Run(
@@ -405,7 +414,7 @@ def serve_component(
         "tokens/s",
         time_s,
         best.bound,
-        serving_provenance(engine),
+        provenance,
         meets_rate=meets,
         notes=tuple(notes),
         chosen=precision
