@@ -206,11 +206,15 @@ def extrapolated(provenance: str) -> bool:
 @cache
 def inherited_band() -> tuple[float, float]:
     """How far a factor taken from another regime can be from the one a measurement would
-    fit, on the fit's own evidence: the least and the most ratio of a regime's own factor
-    (``diffusion:``, ``serve:``, ``llm:`` of an architecture) to the same architecture's
-    shared factor, over every architecture where both were fitted (Turing's image
+    fit, on the fit's own evidence (:func:`inherited_band_of` the shipped fit: Turing's image
     generation 0.65 × its shared factor, Hopper's 1.46 ×, in the current fit)."""
-    model, _spread = load_efficiency()
+    return inherited_band_of(load_efficiency()[0])
+
+
+def inherited_band_of(model: EfficiencyModel) -> tuple[float, float]:
+    """The least and the most ratio of a regime's own factor (``diffusion:``, ``serve:``,
+    ``llm:`` of an architecture) to the same architecture's shared factor, over every
+    architecture where ``model`` fitted both."""
     ratios = [
         value / model.factor[base]
         for key, value in model.factor.items()
