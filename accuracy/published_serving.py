@@ -75,6 +75,7 @@ def check_serving(
     from whichgpu.estimate.serving_plan import Targets, replica_plan
     from whichgpu.estimate.throughput import likely_rate
     from whichgpu.inputs.job_input import make_job
+    from whichgpu.job import QUANT_BITS
     from whichgpu.job.engines import ENGINES
     from whichgpu.models import resolve_model
 
@@ -89,7 +90,7 @@ def check_serving(
         arch = resolve_model(row["model"])
         gpus, tp = int(row["gpus"]), int(row["tp"])
         precision = row["precision"]
-        quant = precision if precision in ("fp8", "int8", "int4") else None
+        quant = precision if precision in QUANT_BITS else None
         job = make_job(
             task="inference",
             precision=None if quant else precision,

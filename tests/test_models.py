@@ -59,6 +59,10 @@ TRANSFORMERS_COUNTS = {
     "qwen3-235b-a22b": 235_093_634_560,
     "deepseek-r1": 671_026_404_352,  # V3's architecture
     "kimi-k2": 1_026_408_209_408,  # built as DeepseekV3ForCausalLM, its repository's class
+    "gpt-oss-20b": 20_914_757_184,
+    "gpt-oss-120b": 116_829_156_672,
+    "llama-4-scout": 107_769_861_120,  # Llama4ForCausalLM of its text_config
+    "llama-4-maverick": 400_711_848_960,  # Llama4ForCausalLM of its text_config
     "resnet-50": 25_557_032,  # torchvision's resnet50: 25,557,032
     "vit-b-16": 86_567_656,  # torchvision's vit_b_16: 86,567,656
 }
@@ -84,6 +88,11 @@ def test_exact_parameter_counts(preset: str, count: int) -> None:
         ("kimi-k2", 32_861_477_888, 32e9),  # "32B activated"
         ("qwen3-30b-a3b", 3_353_032_704, 3.3e9),  # "3.3B activated"
         ("qwen3-235b-a22b", 22_190_763_520, 22e9),  # "22B activated"
+        ("llama-4-scout", 17_172_894_720, 17e9),  # "17B activated parameters"
+        ("llama-4-maverick", 17_184_691_200, 17e9),
+        # OpenAI's "5.1B" and "3.6B active" leave out the embedding table (579M)
+        ("gpt-oss-120b", 5_711_982_912, 5.1e9 + 201_088 * 2_880),
+        ("gpt-oss-20b", 4_187_440_704, 3.6e9 + 201_088 * 2_880),
     ],
 )
 def test_active_parameters_of_moe_models(preset: str, active: int, published: float) -> None:
@@ -231,7 +240,7 @@ def test_models_lists_the_presets_smallest_first_with_a_filter() -> None:
 
     doc = json.loads(run_cli("models", "--json").stdout)
     ids = [m["id"] for m in doc["models"]]
-    assert len(ids) == 45 and ids[0] == "resnet-50" and ids[-1] == "kimi-k2"
+    assert len(ids) == 49 and ids[0] == "resnet-50" and ids[-1] == "kimi-k2"
     qwen = json.loads(run_cli("models", "--family", "qwen", "--max-params", "10B", "--json").stdout)
     assert [m["id"] for m in qwen["models"]] == [
         "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-7b", "qwen3-8b"
@@ -276,6 +285,9 @@ def test_models_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
         ("qwen/qwen2.5-7b-instruct", "qwen2.5-7b"),
         ("Qwen/Qwen3-8B-Base", "qwen3-8b"),
         ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),
+        ("openai/gpt-oss-120b", "gpt-oss-120b"),
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"),
+        ("meta-llama/Llama-4-Maverick-17B-128E", "llama-4-maverick"),
     ],
 )
 def test_hub_ids_as_people_paste_them_resolve_offline(pasted: str, preset: str) -> None:
@@ -287,3 +299,26 @@ def test_hub_ids_as_people_paste_them_resolve_offline(pasted: str, preset: str) 
 def test_a_variant_word_alone_does_not_invent_a_model() -> None:
     with pytest.raises(UnknownName):
         find_preset("someone/Unknown-Model-Instruct")
+
+
+def test_gpt_oss_is_served_in_its_checkpoints_mxfp4_experts() -> None:
+    """Issue 45, item 5: gpt-oss ships its experts in MXFP4 and the rest in BF16
+    (config.json's quantization_config); served with no format asked, it is planned so, as
+    OpenAI sizes it: the 20B "within 16GB", the 120B on one 80 GB GPU (at least 60 GB)."""
+    from tests.conftest import run_cli
+
+    assert resolve_model("gpt-oss-120b").checkpoint_quant == "mxfp4"
+    peaks = {}
+    for model, gpu in (("gpt-oss-20b", "rtx-4090"), ("gpt-oss-120b", "h100-sxm")):
+        result = run_cli("fit", "-m", model, "--task", "inference", "--gpu", gpu, "--json")
+        assert result.code == 0, result.stderr
+        peaks[model] = json.loads(result.stdout)["total_gib"]
+    assert 12 < peaks["gpt-oss-20b"] < 16 and 60 < peaks["gpt-oss-120b"] < 70
+
+
+def test_a_format_of_experts_on_a_dense_model_is_one_line() -> None:
+    from tests.conftest import run_cli
+
+    result = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "inference", "--gpu", "h100",
+                     "--quant", "mxfp4")  # fmt: skip
+    assert result.code == 2 and "has no experts" in result.stderr

@@ -296,7 +296,7 @@ def test_a_split_that_misses_its_targets_is_the_nearest_to_them(catalog: Catalog
         ),
         (
             ("--engine", "vllm", "--quant", "q4_k_m"),
-            "--quant: vLLM does not run q4_k_m weights (it runs fp8, int4, int8); engines that "
+            "--quant: vLLM does not run q4_k_m weights (it runs fp8, int4, int8, mxfp4); engines that "
             "do: llama.cpp, ollama",
         ),
         (("--ttft", "fast"), "--ttft: takes a latency like 2s or 150ms (got 'fast')"),

@@ -281,6 +281,10 @@ MESSAGES: dict[str, str] = {
     "engine_kv_dtype": N_(
         "{engine} keeps no {kv} KV cache (16 bits or its own formats); engines that do: {instead}"
     ),
+    "quant_experts_only": N_(
+        "{quant} quantises a mixture of experts' expert weights (gpt-oss's checkpoints); "
+        "{model} has no experts: give int4 or fp8 for its weights"
+    ),
     "engine_format": N_(
         "{engine} does not run {quant} weights (it runs {valid}); engines that do: {instead}"
     ),

@@ -292,8 +292,13 @@ def fit_request(
              "lora_rank": request.lora_rank, "lora_targets": request.lora_targets}  # fmt: skip
     check_applies(request.task, given, among=("prompt", "generate", "lora_rank", "lora_targets"))
     from whichgpu.job import default_seq
+    from whichgpu.plan.jobs import served_quant
 
-    job = make_job(**{**request.job_fields(), "seq": default_seq(arch, request.seq)})
+    # a served model in its checkpoint's format where none is asked, as estimate and
+    # recommend plan it (gpt-oss's MXFP4 experts, DeepSeek-V3's FP8)
+    quant = served_quant(arch, request.quant, request.precision, request.task)
+    job = make_job(**{**request.job_fields(), "seq": default_seq(arch, request.seq),
+                      "quant": quant})  # fmt: skip
     from whichgpu.estimate.parallel import check_layout
     from whichgpu.job import check_lengths
 
@@ -305,7 +310,7 @@ def fit_request(
     asked = request.checkpointing is not None or request.recompute is not None
     component = Component(
         kind=request.task, model=request.model, params=request.params,
-        precision=request.precision, quant=request.quant, seq=job.seq,
+        precision=request.precision, quant=quant, seq=job.seq,
         # a micro-batch left open is chosen per GPU as estimate and recommend choose it
         batch=request.batch if request.batch is not None else None,
         checkpointing=(job.checkpointing != "none") if asked else None, **request.settings(),

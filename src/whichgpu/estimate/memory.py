@@ -155,12 +155,23 @@ def weights_bytes(arch: ModelArch, job: Job) -> float:
     """
     per_param = weight_bytes_per_param(job)
     total = arch.total_params * per_param
-    if job.quant is not None and (job.task in ("inference", "qlora") or not job.training):
-        quantised = _linear_params(arch, {"attn", "mlp", "expert"})
+    if job.quant is not None and job.quantised:
+        quantised = _linear_params(arch, set(job.quant_roles))
         total = quantised * QUANT_BITS[job.quant] / 8 + (arch.total_params - quantised) * 2.0
     if job.task in ("lora", "qlora"):
         total += lora_parameters(arch, job) * adapter_bytes_per_param(job)
     return total
+
+
+def expert_weights_bytes(arch: ModelArch, job: Job) -> float:
+    """The routed experts' weights as ``job`` stores them: their bits where its format
+    quantises them (:attr:`~whichgpu.job.Job.quant_roles`), else 16 bits (or the job's
+    dtype)."""
+    if job.quantised and "expert" in job.quant_roles:
+        return arch.params.experts * QUANT_BITS[job.quant or ""] / 8
+    if job.quantised:
+        return arch.params.experts * 2.0
+    return arch.params.experts * weight_bytes_per_param(job)
 
 
 def adapter_bytes_per_param(job: Job) -> float:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import RESNET50_PARAMS
-from whichgpu.estimate.memory import weights_bytes
+from whichgpu.estimate.memory import expert_weights_bytes, weights_bytes
 from whichgpu.job import Job, Precision
 from whichgpu.models.arch import ModelArch
 
@@ -153,8 +153,7 @@ def decode_weight_bytes(arch: ModelArch, job: Job) -> float:
     weights = weights_bytes(arch, job)
     if arch.is_moe:
         touched = experts_touched(arch.n_experts, arch.experts_per_token, job.batch)
-        expert_share = arch.params.experts / arch.total_params
-        weights *= 1 - expert_share * (1 - touched / arch.n_experts)
+        weights -= expert_weights_bytes(arch, job) * (1 - touched / arch.n_experts)
     return weights
 
 

@@ -45,11 +45,14 @@ KvDtype = Literal["auto", "fp16", "bf16", "fp8"]
 #: int8/fp8: 8 bits plus one fp16/fp32 scale per row or block (negligible, ignored);
 #: int4 (GPTQ/AWQ, group size 128): 4 bits + an fp16 scale and zero per group = 4.25;
 #: nf4 (QLoRA, Dettmers et al., 2023, §3): 4 bits + 0.127 bits of double-quantized constants;
+#: mxfp4 (OCP Microscaling Formats v1.0, §5: E2M1 elements, one E8M0 scale per block of 32):
+#: 4 + 8/32 = 4.25;
 #: GGUF k-quants: bits per weight as llama.cpp's quantize tool reports them.
 QUANT_BITS: dict[str, float] = {
     "fp8": 8.0,
     "int8": 8.0,
     "int4": 4.25,
+    "mxfp4": 4.25,
     "nf4": 4.127,
     "q8_0": 8.5,
     "q6_k": 6.5625,
@@ -59,6 +62,14 @@ QUANT_BITS: dict[str, float] = {
     "q3_k_m": 3.91,
     "q2_k": 2.96,
 }
+
+#: The linear layers a weight format quantises where it is not all of them (attention, MLP
+#: and experts): MXFP4 as gpt-oss ships it, its experts only (its config.json's
+#: ``quantization_config.modules_to_not_convert``: attention, router, embeddings and head
+#: stay in BF16); a format of a mixture's experts needs a model that has some.
+QUANT_ROLES: dict[str, frozenset[str]] = {"mxfp4": frozenset({"expert"})}
+#: The linear layers every other weight format quantises
+ALL_LINEAR_ROLES = frozenset({"attn", "mlp", "expert"})
 
 TASKS: tuple[str, ...] = get_args(Task)
 PRECISIONS: tuple[str, ...] = get_args(Precision) + get_args(Math)
@@ -156,6 +167,17 @@ class Job:
         return self.task != "inference"
 
     @property
+    def quantised(self) -> bool:
+        """Whether the job holds quantised weights: a weight format, at inference or under
+        QLoRA's frozen base."""
+        return self.quant is not None and (self.task in ("inference", "qlora") or not self.training)
+
+    @property
+    def quant_roles(self) -> frozenset[str]:
+        """The linear layers the job's weight format quantises (:data:`QUANT_ROLES`)."""
+        return QUANT_ROLES.get(self.quant or "", ALL_LINEAR_ROLES)
+
+    @property
     def math_precision(self) -> str:
         """The precision matmuls run in (the throughput estimator's ``--precision``)."""
         return self.math or self.precision
@@ -240,9 +262,20 @@ def default_seq(arch: ModelArch, seq: int | None) -> int | None:
 
 def check_lengths(arch: ModelArch, job: Job) -> None:
     """The job's sequences within what the model reads (:func:`check_positions`,
-    :func:`check_context`): one rule for fit, estimate and recommend, whatever the GPU."""
+    :func:`check_context`), and its weight format one the model has layers for
+    (:func:`check_quant_roles`): one rule for fit, estimate and recommend, whatever the GPU."""
     check_positions(arch, job)
     check_context(arch, job)
+    check_quant_roles(arch, job)
+
+
+def check_quant_roles(arch: ModelArch, job: Job) -> None:
+    """A format that quantises a mixture's experts only (:data:`QUANT_ROLES`) needs a model
+    with experts: on a dense model it would leave every weight in 16 bits."""
+    roles = QUANT_ROLES.get(job.quant or "")
+    if roles == frozenset({"expert"}) and not arch.is_moe:
+        raise InvalidInput("quant_experts_only", field=("quant",), quant=job.quant,
+                           model=arch.name)  # fmt: skip
 
 
 def check_positions(arch: ModelArch, job: Job) -> None:

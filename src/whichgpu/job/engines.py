@@ -224,7 +224,7 @@ ENGINES: dict[str, EngineProfile] = {
         max_sequences=256,
         prefill_chunk_tokens=2048,
         continuous_batching=True,
-        formats=frozenset({"fp8", "int8", "int4"}),
+        formats=frozenset({"fp8", "int8", "int4", "mxfp4"}),
         launch=(
             "vllm serve {model} --tensor-parallel-size {tp} --max-model-len {max_len} "
             "--gpu-memory-utilization 0.92 --max-num-seqs {sequences} "
@@ -237,12 +237,15 @@ ENGINES: dict[str, EngineProfile] = {
         prequantized=(
             ("int4", "an AWQ or GPTQ INT4 checkpoint"),
             ("int8", "an INT8 W8A8 checkpoint"),
+            ("mxfp4", "an MXFP4 checkpoint (gpt-oss's own)"),
         ),
         source="vllm-project/vllm 0.33.0 (wheel, commit 4ba787ec9) vllm/config/cache.py, "
-        "config/scheduler.py, engine/arg_utils.py, model_executor/layers/quantization",
+        "config/scheduler.py, engine/arg_utils.py, model_executor/layers/quantization; "
+        "vllm-project/recipes OpenAI/GPT-OSS.md (MXFP4 experts: H100, H200, B200, MI300X, "
+        "MI325X, MI355X; Ampere through Marlin MXFP4 MoE)",
         as_of="2026-11",
         large_gpu=(70.0, 9.0, 1024, 8192),
-        format_capability=(("fp8", 8.0),),
+        format_capability=(("fp8", 8.0), ("mxfp4", 8.0)),
     ),
     # SGLang 0.5.23 (sglang/srt/server_args.py, arg_groups/): mem_fraction_static computed
     # as (weights + KV pool) / memory after an activation and CUDA-graph reserve (≈ 0.9 on

@@ -10,57 +10,21 @@ records those sums and the tests compare them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from whichgpu.errors import InvalidInput
 from whichgpu.models.arch import AttentionKind, Linear, ModelArch, ParamCounts
-from whichgpu.models.hf_fields import MISSING, Config, attention_window, first_of, numerics_fields
-
-#: The largest value a config's sizes may take: beyond any model built (Llama 3.1 405B has
-#: 126 layers, hidden 16,384, 128 heads; DeepSeek-V3 256 experts; vocabularies reach
-#: 256,000): a bound on the work, and a typo caught (num_hidden_layers: 1e12).
-CONFIG_LIMITS: dict[str, int] = {
-    "num_hidden_layers": 1_000, "n_layer": 1_000, "n_layers": 1_000,
-    "num_attention_heads": 4_096, "n_head": 4_096, "n_heads": 4_096,
-    "num_key_value_heads": 4_096, "num_kv_heads": 4_096,
-    "hidden_size": 1 << 20, "n_embd": 1 << 20, "head_dim": 1 << 14,
-    "vocab_size": 10_000_000,
-    "num_experts": 65_536, "num_local_experts": 65_536, "n_routed_experts": 65_536,
-}  # fmt: skip
-#: Any other size: far beyond every model, still a safe float.
-CONFIG_MAX = 1 << 40
-#: Sizes a model cannot have zero of (a transformer with no key/value heads or an empty
-#: vocabulary is no model): at least 1.
-CONFIG_POSITIVE = frozenset({
-    "num_hidden_layers", "n_layer", "n_layers", "num_attention_heads", "n_head", "n_heads",
-    "num_key_value_heads", "num_kv_heads", "hidden_size", "n_embd", "head_dim", "vocab_size",
-    "intermediate_size", "n_inner",
-})  # fmt: skip
-
-
-def _int(config: Config, *keys: str, default: Any = MISSING) -> int:
-    value = first_of(config, *keys, default=default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput("config_whole", key=keys[0], value=_short(value))
-    high = next((CONFIG_LIMITS[k] for k in keys if k in CONFIG_LIMITS), CONFIG_MAX)
-    if value == 0 and keys[0] in CONFIG_POSITIVE:
-        raise InvalidInput("config_positive_key", key=keys[0], value=value)
-    if value > high:
-        raise InvalidInput("config_too_large", key=keys[0], high=high, value=_short(value))
-    return value
-
-
-def _short(value: object) -> object:
-    """A value for an error line: a number of a thousand digits is cut."""
-    text = repr(value)
-    return value if len(text) <= 40 else text[:20] + "…"
-
-
-def _attention_kind(n_heads: int, n_kv_heads: int) -> AttentionKind:
-    if n_kv_heads == n_heads:
-        return "mha"
-    return "mqa" if n_kv_heads == 1 else "gqa"
-
+from whichgpu.models.hf_fields import (
+    Config,
+    attention_kind,
+    attention_window,
+    first_of,
+    numerics_fields,
+    text_config,
+)
+from whichgpu.models.hf_fields import (
+    config_int as _int,
+)
+from whichgpu.models.hf_moe import gpt_oss, llama4
 
 #: DeepSeek-V3's architecture (MLA, fine-grained MoE with shared experts): Kimi K2 ships it
 #: under its own ``model_type`` (moonshotai/Kimi-K2-Instruct: DeepseekV3ForCausalLM)
@@ -88,7 +52,7 @@ def _llama_like(config: Config, family: str) -> ModelArch:
     qk_norms = 2 * head_dim if family in ("qwen3", "qwen3_moe") else 0
 
     attention = 0
-    kind: AttentionKind = _attention_kind(n_heads, n_kv)
+    kind: AttentionKind = attention_kind(n_heads, n_kv)
     kv_lora = rope_dim = 0
     linears: list[Linear] = []
     if family in MLA_FAMILIES:
@@ -454,7 +418,7 @@ def _dense(
         vocab_size=vocab,
         tied_embeddings=tied,
         max_positions=positions,
-        attention=_attention_kind(n_heads, n_kv),
+        attention=attention_kind(n_heads, n_kv),
         linears=tuple(linears),
     )
 
@@ -484,6 +448,9 @@ FAMILIES: dict[str, Callable[[Config, str], ModelArch]] = {
     "deepseek_v2": _llama_like,
     "deepseek_v3": _llama_like,
     "kimi_k2": _llama_like,
+    "gpt_oss": gpt_oss,
+    "llama4": llama4,
+    "llama4_text": llama4,
     "gpt2": _gpt2,
     "gptj": _gptj,
     "gpt_neox": _gpt_neox,
@@ -506,6 +473,7 @@ def parse_config(config: Config, model_id: str = "", name: str = "", source: str
     family = config.get("model_type")
     if not isinstance(family, str) or not family:
         raise InvalidInput("config_no_model_type")
+    config = text_config(config)  # a multimodal wrapper's language model
     parser = FAMILIES.get(family)
     if parser is None:
         raise InvalidInput("config_model_type", family=family, valid=", ".join(sorted(FAMILIES)))

@@ -542,11 +542,19 @@ def print_models(
             billions(arch.active_params) if arch.is_moe else "",
             format_decimal(arch.n_layers) if arch.n_layers else "—",
             f"{arch.n_heads}/{arch.n_kv_heads}" if arch.n_heads else "—",
-            format_decimal(arch.max_positions) if arch.max_positions else "—",
+            _positions(arch.max_positions),
         )
     console.print(table)
     if pipelines:
         print_pipelines(pipelines, console)
+
+
+def _positions(count: int) -> str:
+    """A context length: whole up to a million tokens, in millions beyond (Llama 4 Scout's
+    10,485,760 reads 10.5 M, as the parameter column reads)."""
+    if not count:
+        return "—"
+    return format_decimal(count) if count < 1_000_000 else f"{format_decimal(count / 1e6, 1)} M"
 
 
 def print_pipelines(pipelines: Sequence[DiffusionPipeline], console: Console) -> None:
