@@ -506,6 +506,8 @@ LIGHT_LOAD_RPS = 4.0
 
 def serving_page() -> str:
     """docs/serving-accuracy.md: the serving planner against published serving runs."""
+    from serving_classes import serving_row
+
     from accuracy.published_runs import spread
     from accuracy.published_serving import check_serving
 
@@ -541,7 +543,7 @@ def serving_page() -> str:
     for run in runs:
         row = rows[run.id]
         metric = run.metric + (f" at {row['rate_rps']} req/s" if row["rate_rps"] else "")
-        lines.append(_serving_row(run, row, metric))
+        lines.append(serving_row(run, row, metric))
         if run.excluded or run.error is None:
             continue
         pcie = row["gpu"] in ("l40s", "a100-80gb-pcie")
@@ -636,17 +638,6 @@ def serving_page() -> str:
     return "\n".join(lines)
 
 
-def _serving_row(run: ServingCheck, row: dict[str, str], metric: str) -> str:
-    """One run's row of a serving table: where it ran, its lengths, ``metric`` (with what
-    the table puts before it), what whichgpu estimates, what was published, the error."""
-    where = f"{run.gpus} × {row['gpu']}" + (f" (TP {run.tp})" if run.tp > 1 else "")
-    head = (f"| {run.id} | {run.kind} | {run.engine} | {row['model']} | {where} | "
-            f"{row['prompt']}/{row['generate']} | {metric} |")  # fmt: skip
-    if run.excluded or run.error is None:
-        return f"{head} not estimated: {run.excluded} | {run.measured:,.4g} | |"
-    return f"{head} {run.estimated:,.4g} | {run.measured:,.4g} | {run.error:+.0%} |"
-
-
 def reading(runs: list[ServingCheck]) -> str:
     """What the held-out rows say, its figures read off ``runs``."""
     errors = {run.id: run.error for run in runs if run.error is not None}
@@ -688,14 +679,10 @@ def heldout_section() -> list[str]:
     """Serving runs kept out of every fit (`validation/published_serving_heldout.csv`):
     mixture-of-experts models, newer engine builds, closed loops of N users and AMD, with
     the dense runs of the same sources beside them."""
-    from accuracy.published_runs import spread
-    from accuracy.published_serving import check_serving
-    from whichgpu.models import resolve_model
+    from serving_classes import coverage, gathered_section, table
 
-    path = DOCS.parent / "validation" / "published_serving_heldout.csv"
-    rows = {r["id"]: r for r in csv.DictReader(path.open(encoding="utf-8"))}
-    runs = check_serving(path.read_text("utf-8"))
-    lines = [
+    rows, runs = table(DOCS.parent / "validation" / "published_serving_heldout.csv")
+    return [
         "## Held out: mixture-of-experts, newer engine builds, N users and AMD",
         "",
         "`validation/published_serving_heldout.csv` (each row cites its source and quotes "
@@ -710,58 +697,16 @@ def heldout_section() -> list[str]:
         "planned as a replica with N sequences in flight. Expert parallelism and attention "
         "data parallelism are planned as tensor parallelism (whichgpu has no EP layout yet).",
         "",
-        "| run | kind | engine | model | GPUs | in/out | users | metric | estimated | "
-        "published | error |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    classes: dict[str, list[float]] = {}
-    for run in runs:
-        row = rows[run.id]
-        lines.append(_serving_row(run, row, f"{row['concurrency'] or 'all'} | {run.metric}"))
-        if run.excluded or run.error is None:
-            continue
-        moe = "MoE" if resolve_model(row["model"]).is_moe else "dense"
-        engines = "TensorRT-LLM" if run.engine == "trtllm" else "vLLM and SGLang"
-        if row["gpu"].startswith("mi"):
-            classes.setdefault("AMD MI300X (ROCm builds), all metrics", []).append(run.error)
-        if run.metric.endswith("tokens_per_s"):
-            name = f"{moe}, throughput at maximum load or 128 users, {engines}"
-            if row["dataset"] == "sharegpt":  # a burst's length tail, not a steady state
-                name += ", ShareGPT bursts"
-        elif run.metric == "tpot_s":
-            name = f"{moe}, TPOT at 1 to 32 users"
-        else:
-            name = f"{moe}, TTFT at 1 to 10 users"
-            if int(row["prompt"]) >= 2000:
-                name += ", prompts of 2,000 tokens or more"
-        classes.setdefault(name, []).append(run.error)
-    lines += ["", "| class | runs | median abs. error | 90th percentile |", "|---|---|---|---|"]
-    for name, errors in sorted(classes.items()):
-        median, p90 = spread(errors)
-        lines.append(f"| {name} | {len(errors)} | {median:.0%} | {p90:.0%} |")
-    from whichgpu.estimate.efficiency_model import load_efficiency
-
-    low, high = load_efficiency()[1]["llm-serve"]  # the range a served estimate states
-    rates = [r for r in runs if r.error is not None and r.metric.endswith("tokens_per_s")]
-    inside = sum(bool(r.inside) for r in rates)
-    wide = [r for r in rates if r.band != (1 / (1 + high), 1 / (1 + low))]
-    widths = sorted(r.band[1] - r.band[0] for r in rates)
-    lines += [
+        *rows,
         "",
-        f"A served estimate states the serving regime's likely range (the measurement "
-        f"{1 / (1 + high) - 1:+.0%} to {1 / (1 + low) - 1:+.0%} of the estimate, from the "
-        f"fit's held-out errors), widened where it rests on a factor no serving run "
-        f"measured (a mixture of experts on an engine whose own runs hold none, an "
-        f"architecture with no serving run: {len(wide)} of these rows) by how far a "
-        f"regime's own factor has sat from a shared one: it holds {inside} of these "
-        f"{len(rates)} held-out throughputs (median width {widths[len(widths) // 2]:.0%} "
-        f"of the estimate). The ranges say what the calibration knows, and "
-        "these classes are where it knows little: an engine's own MoE kernels, a third "
-        "party's deployment, a burst's tail.",
+        coverage(runs, "held-out")
+        + " The ranges say what the calibration knows, and these classes are where it knows "
+        "little: an engine's own MoE kernels, a third party's deployment, a burst's tail.",
         "",
         reading(runs),
+        "",
+        *gathered_section(DOCS.parent),
     ]
-    return lines
 
 
 def transformers_section() -> list[str]:

@@ -1,0 +1,119 @@
+"""The serving page's tables of runs kept out of every fit, by class (the held-out file and
+the gathered one): a run's row, its class, each class's errors, and how often the range a
+served estimate states holds the measurement. Shared by ``scripts/gen_docs.py``'s sections."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accuracy.published_serving import ServingCheck
+
+
+def serving_row(run: ServingCheck, row: dict[str, str], metric: str) -> str:
+    """One run's row of a serving table: where it ran, its lengths, ``metric`` (with what
+    the table puts before it), what whichgpu estimates, what was published, the error."""
+    where = f"{run.gpus} × {row['gpu']}" + (f" (TP {run.tp})" if run.tp > 1 else "")
+    head = (f"| {run.id} | {run.kind} | {run.engine} | {row['model']} | {where} | "
+            f"{row['prompt']}/{row['generate']} | {metric} |")  # fmt: skip
+    if run.excluded or run.error is None:
+        return f"{head} not estimated: {run.excluded} | {run.measured:,.4g} | |"
+    return f"{head} {run.estimated:,.4g} | {run.measured:,.4g} | {run.error:+.0%} |"
+
+
+def class_of(run: ServingCheck, row: dict[str, str]) -> list[str]:
+    """The classes a run counts in: AMD (every metric), and by model kind, metric, engine,
+    load and prompt length."""
+    from whichgpu.models import resolve_model
+
+    moe = "MoE" if resolve_model(row["model"]).is_moe else "dense"
+    engines = "TensorRT-LLM" if run.engine == "trtllm" else "vLLM and SGLang"
+    out = ["AMD Instinct (ROCm builds), all metrics"] if row["gpu"].startswith("mi") else []
+    if run.metric.endswith("tokens_per_s"):
+        name = f"{moe}, throughput at maximum load or 8 to 256 users, {engines}"
+        if row.get("dataset") == "sharegpt":  # a burst's length tail, not a steady state
+            name += ", ShareGPT bursts"
+    elif run.metric == "tpot_s":
+        name = f"{moe}, TPOT at 1 to 256 users"
+    else:
+        name = f"{moe}, TTFT at 1 to 10 users"
+        if int(row["prompt"]) >= 2000:
+            name += ", prompts of 2,000 tokens or more"
+    return [*out, name]
+
+
+def table(path: Path) -> tuple[list[str], list[ServingCheck]]:
+    """Every run of the CSV at ``path`` planned and compared (its table's rows), then its
+    class table, and the runs."""
+    from accuracy.published_runs import spread
+    from accuracy.published_serving import check_serving
+
+    rows = {r["id"]: r for r in csv.DictReader(path.open(encoding="utf-8"))}
+    runs = check_serving(path.read_text("utf-8"))
+    lines = [
+        "| run | kind | engine | model | GPUs | in/out | users | metric | estimated | "
+        "published | error |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    classes: dict[str, list[float]] = {}
+    for run in runs:
+        row = rows[run.id]
+        lines.append(serving_row(run, row, f"{row['concurrency'] or 'all'} | {run.metric}"))
+        if run.excluded or run.error is None:
+            continue
+        for name in class_of(run, row):
+            classes.setdefault(name, []).append(run.error)
+    lines += ["", "| class | runs | median abs. error | 90th percentile |", "|---|---|---|---|"]
+    for name, errors in sorted(classes.items()):
+        median, p90 = spread(errors)
+        lines.append(f"| {name} | {len(errors)} | {median:.0%} | {p90:.0%} |")
+    return lines, runs
+
+
+def coverage(runs: list[ServingCheck], which: str) -> str:
+    """How often the range a served estimate states holds the published figure, throughputs
+    and latencies apart, and how wide it is."""
+    from whichgpu.estimate.efficiency_model import load_efficiency
+
+    low, high = load_efficiency()[1]["llm-serve"]  # the range a served estimate states
+    planned = [r for r in runs if r.error is not None]
+    rates = [r for r in planned if r.metric.endswith("tokens_per_s")]
+    latencies = [r for r in planned if not r.metric.endswith("tokens_per_s")]
+    wide = [r for r in planned if r.band != (1 / (1 + high), 1 / (1 + low))]
+    widths = sorted(r.band[1] - r.band[0] for r in planned)
+    return (
+        f"A served estimate states the serving regime's likely range (the measurement "
+        f"{1 / (1 + high) - 1:+.0%} to {1 / (1 + low) - 1:+.0%} of the estimate, from the "
+        f"fit's held-out errors), widened where it rests on a factor no serving run "
+        f"measured (a mixture of experts on an engine whose own runs hold none, an "
+        f"architecture with no serving run: {len(wide)} of these {len(planned)} rows) by how "
+        f"far a regime's own factor has sat from a shared one: it holds "
+        f"{sum(bool(r.inside) for r in rates)} of these {len(rates)} {which} throughputs and "
+        f"{sum(bool(r.inside) for r in latencies)} of their {len(latencies)} latencies "
+        f"(median width {widths[len(widths) // 2]:.0%} of the estimate)."
+    )
+
+
+def gathered_section(root: Path) -> list[str]:
+    """Serving runs gathered from sources neither the fits nor the held-out file use
+    (``validation/published_serving_gathered.csv``): mixture-of-experts models on vLLM and
+    SGLang's 2026 builds, gpt-oss in its MXFP4 checkpoint, AMD, with the dense runs of the
+    same sources beside them."""
+    lines, runs = table(root / "validation" / "published_serving_gathered.csv")
+    return [
+        "## Gathered: 2026 builds, gpt-oss in MXFP4, AMD",
+        "",
+        "`validation/published_serving_gathered.csv`: runs from sources outside the "
+        "calibration and the held-out file (`validation/gathered/moe_serving_runs.csv` holds "
+        "what a helper copied from each, with its quote; rows whose metric, engine or GPU the "
+        "source leaves unclear are not planned): vLLM's FP8 KV-cache post (v0.19.1, H100: "
+        "Llama 3.1 8B beside gpt-oss-20b at 20,000 in and 2,000 out), SemiAnalysis "
+        "InferenceX's DeepSeek-R1 on SGLang 0.5.7 (8 × H200) and gpt-oss-120b on vLLM 0.17 "
+        "ROCm (MI300X). No fit reads them.",
+        "",
+        *lines,
+        "",
+        coverage(runs, "gathered"),
+    ]
