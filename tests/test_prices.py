@@ -309,6 +309,45 @@ def test_prices_update_writes_a_dated_snapshot_the_next_recommend_uses() -> None
     assert lambda_rows and {p["as_of"] for p in lambda_rows} == {"2026-11-29"}
 
 
+def test_prices_update_reads_each_cloud_at_its_version_and_dates_its_offers_so(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, item 3: with a ``{commit}`` in the URL, each cloud is read at its latest
+    commit (GitHub's "List commits", a recorded-shape fixture) and its offers carry that
+    commit's day, not the day they were read; the snapshot records the version, ``prices
+    status`` shows its date and age, and a version lookup that fails changes nothing."""
+    import json
+    import os
+    import shutil
+
+    from tests.conftest import run_cli
+
+    sha = "3f9c2a7e1b0d4c6a8e5f7a9b1c3d5e7f9a1b3c5d"
+    for cloud in ("lambda", "runpod"):
+        (tmp_path / sha / cloud).mkdir(parents=True)
+        shutil.copy(SKYPILOT / "v8" / cloud / "vms.csv", tmp_path / sha / cloud / "vms.csv")
+    template = tmp_path.as_uri() + "/{commit}"
+    versions = (SKYPILOT / "commits").resolve().as_uri() + "/{cloud}.json"
+    args = ("prices", "update", "--url", template, "--versions-url", versions,
+            "--cloud", "lambda", "--cloud", "runpod")  # fmt: skip
+    result = run_cli(*args, "--json")
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["versions"]["lambda"]["commit"] == sha
+    assert doc["versions"]["runpod"]["committed"] == "2026-11-20"
+    assert doc["versions"]["runpod"]["age_days"] == 9  # the clock is 2026-11-29
+    shown = json.loads(run_cli("show", "h100", "--json").stdout)["gpu"]["prices"]
+    assert {p["as_of"] for p in shown if p["provider"] == "Lambda"} == {"2026-11-20"}
+    status = run_cli("prices", "status")
+    assert "version 3f9c2a7 of 2026-11-20 (9 days old)" in status.stdout
+    snapshot = Path(os.environ["WHICHGPU_CACHE"]) / "prices" / "snapshot.json"
+    before = snapshot.read_text()
+    (tmp_path / "broken.json").write_text('{"message": "API rate limit exceeded"}')
+    broken = run_cli(*args[:4], "--versions-url", (tmp_path / "broken.json").as_uri())
+    assert broken.code == 2 and "not a list of commits" in broken.stderr
+    assert snapshot.read_text() == before
+
+
 def test_prices_update_with_the_network_down_is_one_line_and_changes_nothing() -> None:
     import os
 

@@ -29,8 +29,20 @@ from whichgpu.catalog.store import Catalog
 from whichgpu.catalog.userprices import SKYPILOT_PROVIDERS, date_problem, parse_skypilot_vms
 from whichgpu.errors import InvalidInput, Ref, WhichGPUError
 
-#: Where SkyPilot publishes its catalogs (raw files of the repository's default branch).
-CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
+#: Where SkyPilot publishes its catalogs: the raw files of the repository at a commit
+#: (``{commit}``, each cloud's own: :func:`_version`), so that what is read is one version
+#: with a date of its own. A URL without ``{commit}`` is read as it stands (a mirror, a
+#: recorded copy), its offers dated the day they were read.
+CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/{commit}/catalogs/v8"
+#: Where a cloud's latest version is looked up: GitHub's REST API, "List commits" of the
+#: cloud's ``vms.csv`` (docs.github.com/rest/commits/commits: each item's ``sha`` and
+#: ``commit.committer.date``), the newest first.
+VERSIONS_URL = (
+    "https://api.github.com/repos/skypilot-org/skypilot-catalog/commits"
+    "?path=catalogs/v8/{cloud}/vms.csv&per_page=1"
+)
+#: A commit as git names it: 40 hexadecimal digits.
+COMMIT = re.compile(r"[0-9a-f]{40}")
 #: The clouds fetched by default: GPU clouds and hyperscalers whose rows whichgpu reads.
 DEFAULT_CLOUDS = ("lambda", "runpod", "vast", "nebius", "aws", "gcp")
 TIMEOUT_S = 20
@@ -49,15 +61,37 @@ SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
+class Version:
+    """The version of a cloud's catalog read: its commit and the day it was committed (the
+    day SkyPilot's bot wrote those prices: their date)."""
+
+    commit: str
+    committed: date
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """A stored set of SkyPilot catalogs: when they were fetched, from where, per cloud the
-    offers it held then, and (from this version on) each file's SHA-256."""
+    offers it held then, and (from this version on) each file's SHA-256 and the version
+    read (where the source has versions)."""
 
     fetched: date
     url: str
     clouds: dict[str, int]
     path: Path
     digests: dict[str, str] | None = None
+    versions: dict[str, Version] | None = None
+
+    def dated(self, cloud: str) -> date:
+        """The date ``cloud``'s offers carry: its version's, else the day it was read."""
+        version = (self.versions or {}).get(cloud)
+        return self.fetched if version is None else version.committed
+
+    def file_url(self, cloud: str) -> str:
+        """Where ``cloud``'s file was read: at its version's commit where it has one."""
+        version = (self.versions or {}).get(cloud)
+        root = self.url.replace("{commit}", version.commit) if version else self.url
+        return f"{root.rstrip('/')}/{cloud}/vms.csv"
 
 
 @dataclass(frozen=True)
@@ -113,7 +147,7 @@ def check_clouds(clouds: tuple[str, ...]) -> tuple[str, ...]:
     return clouds
 
 
-def _fetch(url: str, timeout_s: float) -> bytes:
+def _fetch(url: str, timeout_s: float, limit: int = MAX_BYTES) -> bytes:
     """One file, or one :class:`InvalidInput` line (network, HTTP status, size). A
     ``file:`` URL is read as a regular file only (a named pipe would block urllib)."""
     from urllib.error import URLError
@@ -126,18 +160,37 @@ def _fetch(url: str, timeout_s: float) -> bytes:
         from whichgpu.files import read_regular
 
         try:
-            return read_regular(url2pathname(urlparse(url).path), MAX_BYTES)
+            return read_regular(url2pathname(urlparse(url).path), limit)
         except InvalidInput as problem:
             raise InvalidInput("price_fetch", url=url, reason=problem.text()) from None
     try:
         with urlopen(Request(url, headers={"User-Agent": "whichgpu"}), timeout=timeout_s) as r:
-            data: bytes = r.read(MAX_BYTES + 1)
+            data: bytes = r.read(limit + 1)
     except (URLError, OSError, ValueError) as error:
         reason = getattr(error, "reason", None) or error
         raise InvalidInput("price_fetch", url=url, reason=str(reason)) from None
-    if len(data) > MAX_BYTES:
-        raise InvalidInput("price_fetch", url=url, reason=f"larger than {MAX_BYTES} bytes")
+    if len(data) > limit:
+        raise InvalidInput("price_fetch", url=url, reason=f"larger than {limit} bytes")
     return data
+
+
+def _version(versions_url: str, cloud: str, timeout_s: float, today: date) -> Version:
+    """``cloud``'s latest version: the newest commit of its file as GitHub's "List commits"
+    returns it (``versions_url`` with ``{cloud}``), checked: a 40-digit commit and a
+    committed day not after ``today``; else one :class:`InvalidInput` line."""
+    url = versions_url.replace("{cloud}", cloud)
+    try:
+        items = json.loads(_fetch(url, timeout_s, MAX_META_BYTES))
+        first = items[0]
+        commit, stamp = first["sha"], first["commit"]["committer"]["date"]
+        if not isinstance(commit, str) or not COMMIT.fullmatch(commit):
+            raise ValueError(f"a commit named {str(commit)[:50]!r}")
+        if not isinstance(stamp, str) or date_problem(stamp[:10], today) is not None:
+            raise ValueError(f"a commit date of {str(stamp)[:30]!r}")
+        return Version(commit, date.fromisoformat(stamp[:10]))
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError) as error:
+        reason = f"not a list of commits ({str(error)[:80]})"
+        raise InvalidInput("price_fetch", url=url, reason=reason) from None
 
 
 def update(
@@ -146,10 +199,13 @@ def update(
     url: str = CATALOG_URL,
     timeout_s: float = TIMEOUT_S,
     today: date | None = None,
+    versions_url: str = VERSIONS_URL,
 ) -> Snapshot:
     """Fetch ``clouds``' catalogs from ``url``, check them, and store them as the snapshot
     (replacing the last one only once every file has been fetched and read). The clouds are
-    checked (:func:`check_clouds`) before anything is fetched or written."""
+    checked (:func:`check_clouds`) before anything is fetched or written. Where ``url``
+    names a ``{commit}``, each cloud is read at its latest version (:func:`_version`) and
+    its offers carry that version's date; else the day it was read."""
     import shutil
     import tempfile
 
@@ -167,17 +223,24 @@ def update(
     try:
         counts: dict[str, int] = {}
         digests: dict[str, str] = {}
+        versions: dict[str, Version] = {}
         for cloud in clouds:
-            source_url = f"{url.rstrip('/')}/{cloud}/vms.csv"
-            text = _fetch(source_url, timeout_s).decode("utf-8", errors="replace")
+            if "{commit}" in url:
+                versions[cloud] = _version(versions_url, cloud, timeout_s, fetched)
+            where = Snapshot(fetched, url, {}, staging, versions=versions)
+            text = _fetch(where.file_url(cloud), timeout_s).decode("utf-8", errors="replace")
             path = staging / cloud / "vms.csv"
-            found = parse_skypilot_vms(text, str(path), catalog, f"skypilot-{cloud}", fetched)
+            found = parse_skypilot_vms(
+                text, str(path), catalog, f"skypilot-{cloud}", where.dated(cloud)
+            )
             counts[cloud] = len(found.prices)
             data = text.encode("utf-8")
             digests[cloud] = hashlib.sha256(data).hexdigest()
             path.parent.mkdir()
             write_atomic(path, data)
-        meta = {"fetched": fetched.isoformat(), "url": url, "clouds": counts, "sha256": digests}
+        meta = {"fetched": fetched.isoformat(), "url": url, "clouds": counts, "sha256": digests,
+                "versions": {c: {"commit": v.commit, "committed": v.committed.isoformat()}
+                             for c, v in versions.items()}}  # fmt: skip
         write_atomic(staging / SNAPSHOT_FILE, json.dumps(meta, indent=2).encode("utf-8"))
         old = target.with_name(".prices-old")
         try:
@@ -191,13 +254,30 @@ def update(
         shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return Snapshot(fetched, url, counts, target, digests)
+    return Snapshot(fetched, url, counts, target, digests, versions)
+
+
+def _versions(value: object, counts: dict[str, int], today: date) -> dict[str, Version]:
+    """The recorded version of each cloud that has one: a commit (:data:`COMMIT`) and a
+    committed day not after ``today``; a :class:`ValueError` otherwise."""
+    if not isinstance(value, dict) or not set(value) <= set(counts):
+        raise ValueError("versions: not one per cloud")
+    out = {}
+    for cloud, item in value.items():
+        commit = item.get("commit") if isinstance(item, dict) else None
+        day = item.get("committed") if isinstance(item, dict) else None
+        if not isinstance(commit, str) or not COMMIT.fullmatch(commit):
+            raise ValueError(f"versions: {cloud}'s commit")
+        if not isinstance(day, str) or len(day) != 10 or date_problem(day, today) is not None:
+            raise ValueError(f"versions: {cloud}'s committed date")
+        out[cloud] = Version(commit, date.fromisoformat(day))
+    return out
 
 
 def _meta(data: object, today: date) -> tuple[date, str, dict[str, int], dict[str, str] | None]:
     """The fields of a snapshot.json document, checked: a real date not in the future, a
-    URL, offer counts by cloud name (:data:`CLOUD_NAME`), digests if recorded. A
-    :class:`ValueError` says what is wrong."""
+    URL, offer counts by cloud name (:data:`CLOUD_NAME`), digests if recorded (the versions:
+    :func:`_versions`). A :class:`ValueError` says what is wrong."""
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     fetched_text, url, clouds = data.get("fetched"), data.get("url"), data.get("clouds")
@@ -242,7 +322,9 @@ def _read_meta(today: date | None = None) -> tuple[Snapshot | None, InvalidInput
     meta_path = folder / SNAPSHOT_FILE
     now = today or date.today()
     try:
-        fetched, url, clouds, digests = _meta(json.loads(read_text(meta_path, MAX_META_BYTES)), now)
+        data = json.loads(read_text(meta_path, MAX_META_BYTES))
+        fetched, url, clouds, digests = _meta(data, now)
+        versions = _versions(data.get("versions", {}), clouds, now)
     except InvalidInput as unreadable:
         return None, unreadable
     except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
@@ -250,7 +332,7 @@ def _read_meta(today: date | None = None) -> tuple[Snapshot | None, InvalidInput
         problem = InvalidInput("snapshot_corrupt", reason=first_line[:200])
         problem.origin = str(meta_path)
         return None, problem
-    return Snapshot(fetched, url, clouds, folder, digests), None
+    return Snapshot(fetched, url, clouds, folder, digests, versions), None
 
 
 def load_snapshot(today: date | None = None) -> Snapshot | None:
@@ -260,13 +342,19 @@ def load_snapshot(today: date | None = None) -> Snapshot | None:
 
 
 def _source(snapshot: Snapshot, cloud: str, source_id: str) -> Source:
-    """The source a cloud's snapshot offers cite: SkyPilot's file, dated when fetched."""
+    """The source a cloud's snapshot offers cite: SkyPilot's file at its version, dated when
+    committed (else when read, and said so)."""
+    version = (snapshot.versions or {}).get(cloud)
+    title = f"SkyPilot catalog {cloud}/vms.csv, fetched {snapshot.fetched.isoformat()}"
+    if version is not None:
+        title = (f"SkyPilot catalog {cloud}/vms.csv @{version.commit[:7]}, committed "
+                 f"{version.committed.isoformat()}")  # fmt: skip
     return Source(
         id=source_id,
-        title=f"SkyPilot catalog {cloud}/vms.csv, fetched {snapshot.fetched.isoformat()}",
+        title=title,
         publisher="SkyPilot (skypilot-org/skypilot-catalog)",
-        url=f"{snapshot.url.rstrip('/')}/{cloud}/vms.csv",
-        published=snapshot.fetched.isoformat(),
+        url=snapshot.file_url(cloud),
+        published=snapshot.dated(cloud).isoformat(),
         retrieved=snapshot.fetched,
         kind="price catalog",
     )
@@ -288,7 +376,7 @@ def _read_cloud(catalog: Catalog, snapshot: Snapshot, cloud: str) -> CloudRead:
             raise changed
         text = decode_text(data, path)
         source_id = f"skypilot-{cloud}-snapshot"
-        found = parse_skypilot_vms(text, str(path), catalog, source_id, snapshot.fetched)
+        found = parse_skypilot_vms(text, str(path), catalog, source_id, snapshot.dated(cloud))
     except WhichGPUError as error:
         return CloudRead(cloud, recorded, problem=error.message())
     source = _source(snapshot, cloud, found.source.id)

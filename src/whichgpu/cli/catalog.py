@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +17,9 @@ from whichgpu.cli._app import (
     warn,
 )
 from whichgpu.i18n import _, fmt
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.pricefeed import Snapshot
 
 
 @app.command(help=_("List the GPU catalog."))
@@ -131,6 +134,16 @@ def prices_update(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, max=300, help=_("Seconds to wait for each file."))
     ] = 20,
+    versions_url: Annotated[
+        str | None,
+        typer.Option(
+            "--versions-url",
+            help=_(
+                "Where each cloud's latest version is looked up, for a --url with {commit} "
+                "(default: GitHub's API)."
+            ),
+        ),
+    ] = None,
     json_out: JsonFlag = False,
 ) -> None:
     from whichgpu.catalog import load_catalog, pricefeed
@@ -138,13 +151,15 @@ def prices_update(
 
     clouds = tuple(dict.fromkeys(cloud or pricefeed.DEFAULT_CLOUDS))
     snapshot = pricefeed.update(
-        load_catalog(), clouds, url or pricefeed.CATALOG_URL, timeout, today()
-    )
+        load_catalog(), clouds, url or pricefeed.CATALOG_URL, timeout, today(),
+        versions_url or pricefeed.VERSIONS_URL,
+    )  # fmt: skip
     doc = {
         "fetched": snapshot.fetched.isoformat(),
         "url": snapshot.url,
         "path": str(snapshot.path),
         "offers": snapshot.clouds,
+        "versions": _versions_doc(snapshot),
     }
     if json_out:
         print_json(doc)
@@ -155,7 +170,36 @@ def prices_update(
         )
     )
     for name, count in snapshot.clouds.items():
-        typer.echo(_("  {cloud}: {count} offers").format(cloud=name, count=count))
+        typer.echo(_("  {cloud}: {count} offers").format(cloud=name, count=count)
+                   + _version_text(snapshot, name))  # fmt: skip
+
+
+def _versions_doc(snapshot: Snapshot) -> dict[str, dict[str, object]]:
+    """Each cloud's version read, as JSON: its commit, the day committed, its age."""
+    from whichgpu.catalog.prices import age_days
+    from whichgpu.catalog.userdata import today
+
+    return {
+        cloud: {
+            "commit": v.commit,
+            "committed": v.committed.isoformat(),
+            "age_days": age_days(v.committed, today()),
+        }
+        for cloud, v in (snapshot.versions or {}).items()
+    }
+
+
+def _version_text(snapshot: Snapshot, cloud: str) -> str:
+    """``, version abc1234 of 2026-11-20 (16 days old)`` where the cloud has one."""
+    from whichgpu.catalog.prices import age_days
+    from whichgpu.catalog.userdata import today
+
+    version = (snapshot.versions or {}).get(cloud)
+    if version is None:
+        return ""
+    days = age_days(version.committed, today())
+    text = _(", version {commit} of {date} ({days} days old)")
+    return fmt(text, commit=version.commit[:7], date=version.committed.isoformat(), days=days)
 
 
 @prices_app.command(
@@ -221,13 +265,15 @@ def prices_status(json_out: JsonFlag = False) -> None:
                 "path": str(snapshot.path),
                 "offers": readable,
                 "left_out": left_out,
+                "versions": _versions_doc(snapshot),
             }
         }
         text = _("Price snapshot of {date} ({days} days old), from {url}: {clouds}.").format(
             date=snapshot.fetched.isoformat(),
             days=days,
             url=snapshot.url,
-            clouds=", ".join(f"{c} ({n})" for c, n in readable.items()) or _("none"),
+            clouds=", ".join(f"{c} ({n}{_version_text(snapshot, c)})" for c, n in readable.items())
+            or _("none"),
         )
         if left_out:
             text += " " + _("Left out, unreadable: {clouds}.").format(clouds=", ".join(left_out))
