@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -242,3 +243,17 @@ def test_each_command_is_registered_by_the_module_the_table_names() -> None:
              for c in app.registered_commands if c.callback}  # fmt: skip
     found |= {g.name: "whichgpu.cli.catalog" for g in app.registered_groups if g.name}
     assert {name: f"whichgpu.cli.{module}" for name, module in COMMAND_MODULES.items()} == found
+
+
+def test_fit_for_one_gpu_answers_for_it_first() -> None:
+    """Issue 49, item 4: ``fit --gpu X`` says first whether X holds the job, its memory
+    against X's, at the micro-batch it states; X's row leads the table."""
+    result = run_cli("fit", "-m", "meta-llama/Llama-3.1-8B-Instruct", "--task", "qlora",
+                     "--gpu", "rtx 4060 ti 16gb")  # fmt: skip
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert re.fullmatch(r"RTX 4060 Ti 16GB: fits, \d+\.\d of 16\.0 GiB \(micro-batch \d+\)",
+                        lines[0])  # fmt: skip
+    table = lines.index(next(line for line in lines if "Which GPUs hold it" in line))
+    rows = [line for line in lines[table + 1 :] if line.strip() and "──" not in line]
+    assert "RTX 4060 Ti 16GB" in rows[1]  # after the header

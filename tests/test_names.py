@@ -28,6 +28,14 @@ from whichgpu.errors import AmbiguousName, UnknownName
         ("H100_PCIe", "h100-pcie"),
         ("Tesla T4", "t4"),
         ("v100 32gb", "v100-sxm2-32gb"),
+        # issue 49, item 3: size-qualified names without "RTX", and nvidia-smi's names
+        ("4060 ti 16gb", "rtx-4060-ti-16gb"),
+        ("3090", "rtx-3090"),
+        ("A100-SXM4-80GB", "a100-80gb-sxm"),
+        ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+        ("H100-80GB-HBM3", "h100-sxm"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA A100 80GB PCIe", "a100-80gb-pcie"),
     ],
 )
 def test_names_resolve(catalog: Catalog, typed: str, gpu_id: str) -> None:
@@ -105,3 +113,19 @@ def test_every_gpu_resolves_from_its_id_and_name_however_it_is_typed(data: st.Da
         for ch in text
     )
     assert catalog.resolve(typed).id == gpu.id
+
+
+def test_an_unknown_name_suggests_its_own_model_first(catalog: Catalog) -> None:
+    """``h100 80gb`` suggested the A100 80GB first; the H100s come first now."""
+    with pytest.raises(UnknownName) as raised:
+        catalog.resolve("h100 80gb")
+    assert all(s.startswith("h100") for s in raised.value.suggestions)
+
+
+@given(st.text(max_size=40))
+def test_suggestions_never_fail(text: str) -> None:
+    from whichgpu.catalog.names import suggest
+
+    cat = load_catalog()
+    found = suggest(text, cat._index("user"), [g.id for g in cat.gpus])
+    assert len(found) <= 3

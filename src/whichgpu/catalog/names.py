@@ -27,12 +27,18 @@ def normalize(name: str) -> str:
 
 
 def build_index(entries: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
-    """Map each normalised name to the ids it denotes, from ``(name, id)`` pairs."""
+    """Map each normalised name to the ids it denotes, from ``(name, id)`` pairs; a name of
+    the RTX line also without its "RTX" (``4060 ti 16gb`` as people type it), where that
+    names nothing else."""
     index: dict[str, list[str]] = {}
     for name, gpu_id in entries:
         targets = index.setdefault(normalize(name), [])
         if gpu_id not in targets:
             targets.append(gpu_id)
+    for key, ids in list(index.items()):
+        bare = key[3:]
+        if key.startswith("rtx") and bare[:1].isdigit() and bare not in index:
+            index[bare] = ids
     return {key: tuple(ids) for key, ids in index.items()}
 
 
@@ -60,8 +66,13 @@ def suggest(
     """Up to ``n`` ids whose names are closest to ``name``."""
 
     found: list[str] = []
-    for key in suggestions(normalize(name), list(index), n * 2):
-        for gpu_id in index[key]:
+    key = normalize(name)
+    # the names of the same model first (``h100 80gb``: the H100s, not the A100 80GB)
+    model = next((t for t in re.findall(r"[a-z0-9]+", name.lower()) if re.search(r"\d", t)), "")
+    same = [k for k in index if model and k.startswith(model)]
+    close = suggestions(key, same, len(same), 0.0) if same else ()
+    for near in (*close, *suggestions(key, list(index), n * 2)):
+        for gpu_id in index[near]:
             if gpu_id not in found:
                 found.append(gpu_id)
     return tuple(found[:n]) or suggestions(name, list(ids), n)
@@ -72,11 +83,13 @@ def suggest(
 SUGGEST_CUTOFF = 0.5
 
 
-def suggestions(key: str, valid: Sequence[str], n: int = 3) -> tuple[str, ...]:
+def suggestions(
+    key: str, valid: Sequence[str], n: int = 3, cutoff: float = SUGGEST_CUTOFF
+) -> tuple[str, ...]:
     """Up to ``n`` valid names nearest to ``key``, nearest first (case ignored)."""
     import difflib
 
-    return tuple(difflib.get_close_matches(key.lower(), list(valid), n=n, cutoff=SUGGEST_CUTOFF))
+    return tuple(difflib.get_close_matches(key.lower(), list(valid), n=n, cutoff=cutoff))
 
 
 def closest(key: str, valid: Sequence[str]) -> str | None:

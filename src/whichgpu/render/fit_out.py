@@ -156,11 +156,29 @@ def _row_settings(row: GpuFit, given: Job | None) -> str:
     return ", ".join(parts)
 
 
+def _verdict(row: GpuFit) -> str:
+    """The one line that answers for the GPU asked about: whether one holds the job, its
+    memory against the GPU's, and how many would hold it where one does not."""
+    capacity = row.needed_gib + row.headroom_gib
+    if row.fits:
+        text = _("{gpu}: fits, {needed} of {capacity} GiB (micro-batch {batch})")
+    elif row.min_count is not None:
+        text = _("{gpu}: does not fit on one, {needed} GiB of {capacity}; {count} would hold it")
+    else:
+        text = _("{gpu}: does not fit, {needed} GiB of {capacity}, at any count")
+    return fmt(text, gpu=row.gpu.short_name, needed=format_decimal(row.needed_gib, 1),
+               capacity=format_decimal(capacity, 1), batch=row.job.batch,
+               count=row.min_count or 0)  # fmt: skip
+
+
 def print_fit(result: FitResult, serving: ServingCapacity | None, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
     est = result.estimate
+    target = next((r for r in result.gpus if result.target and r.gpu.id == result.target.id), None)
+    if target is not None:  # the answer for the GPU asked about comes first
+        console.print(Text(_verdict(target), style="bold"))
     console.print(Text(_describe(result), style="bold"))
     for chosen in result.chosen:
         console.print(chosen.render())
@@ -199,7 +217,8 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
         (_("Min GPUs"), "left", 2),
     ]
     rows, styles = [], []
-    for row in result.gpus:
+    asked = [r for r in result.gpus if r is target]  # the GPU asked about, first
+    for row in asked + [r for r in result.gpus if r is not target]:
         count = "—" if row.min_count is None else f"{row.min_count} ({localize(row.strategy)})"
         if row.min_count is None:
             count = _("no count: activations alone exceed it")
