@@ -257,3 +257,14 @@ def test_fit_for_one_gpu_answers_for_it_first() -> None:
     table = lines.index(next(line for line in lines if "Which GPUs hold it" in line))
     rows = [line for line in lines[table + 1 :] if line.strip() and "──" not in line]
     assert "RTX 4060 Ti 16GB" in rows[1]  # after the header
+
+
+def test_help_starts_with_what_every_question_needs() -> None:
+    """Issue 49, item 2: recommend's help lists the job (task, model, size) first and the
+    expert knobs last, each group under its heading."""
+    out = run_cli("recommend", "--help").stdout
+    headings = [line for line in out.splitlines() if line and not line.startswith(" ")]
+    assert headings[1:] == ["The job:", "Its shape:", "Limits and ranking:",
+                            "Precision and recipe:", "Expert settings:", "Options:"]  # fmt: skip
+    assert out.index("--task") < out.index("--model") < out.index("--tokens") < out.index("--vp")
+    assert out.index("Expert settings:") < out.index("--tp-overlap")

@@ -47,6 +47,27 @@ class HelpFormatter(click.HelpFormatter):
 
 
 click.Context.formatter_class = HelpFormatter
+
+
+def _format_options(
+    self: click.Command, ctx: click.Context, formatter: click.HelpFormatter
+) -> None:
+    """A command's options under their headings (each option's ``rich_help_panel``,
+    :data:`whichgpu.cli.options.PANELS`), in the order they come; the command's own options
+    under "Options". Typer draws the headings only in its Rich help, which whichgpu does
+    not render."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for param in self.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if record is not None:
+            title = getattr(param, "rich_help_panel", None) or _("Options")
+            groups.setdefault(title, []).append(record)
+    for title, records in groups.items():
+        with formatter.section(title):
+            formatter.write_dl(records)
+
+
+typer.core.TyperCommand.format_options = _format_options  # type: ignore[method-assign]
 # Typer escapes the brackets of "[default: …]" and "[required]" for Rich's HTML export
 # whenever Rich is installed, even with rich_markup_mode=None (typer 0.19, core.py
 # get_help_record): the plain help then reads "\\[required]". whichgpu renders no Rich help.

@@ -17,13 +17,40 @@ from typing import Annotated, Any
 import typer
 
 from whichgpu.errors import action_of
-from whichgpu.i18n import _
+from whichgpu.i18n import N_, _
 from whichgpu.inputs import Spec, flag_names, specs
+
+#: The help's headings, in the order a reader needs them, and the fields under each (Typer's
+#: ``rich_help_panel``): what every question needs first, what it is held to, then the
+#: knobs an expert turns. A field not listed goes under :data:`OTHER_PANEL`.
+PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (N_("The job"), ("kind", "model", "params", "tokens", "images", "epochs", "hours",
+                     "request_rate", "frames", "samples_per_frame", "tflop", "services")),
+    (N_("Its shape"), ("seq", "batch", "prompt", "generate", "lengths", "resolution",
+                       "steps")),
+    (N_("Limits and ranking"), ("budget_usd", "budget_usd_per_h", "deadline_h", "ttft",
+                                "tpot", "percentile", "confidence", "max_gpus", "mode",
+                                "markets", "requires", "objective", "catalog", "baseline")),
+    (N_("Precision and recipe"), ("precision", "quant", "kv_dtype", "framework", "engine",
+                                  "optimizer", "lora_rank", "lora_targets", "global_batch",
+                                  "checkpointing")),
+)  # fmt: skip
+#: The heading of the expert knobs (layouts, kernels, offload, networks, buying)
+OTHER_PANEL = N_("Expert settings")
+
+
+def panel_of(name: str) -> tuple[int, str]:
+    """A field's heading and its place among the headings (:data:`PANELS`)."""
+    for place, (title, names) in enumerate(PANELS):
+        if name in names:
+            return place, title
+    return len(PANELS), OTHER_PANEL
 
 
 def option_parameter(spec: Spec) -> inspect.Parameter:
-    """The Typer option of one request field."""
+    """The Typer option of one request field, under its heading (:func:`panel_of`)."""
     i = spec.input
+    panel = _(panel_of(spec.name)[1])
     names = [spec.flag] + ([i.short] if i.short else [])
     shown = spec.default
     if isinstance(shown, tuple):
@@ -34,7 +61,9 @@ def option_parameter(spec: Spec) -> inspect.Parameter:
     annotation: Any
     if i.kind == "bool":  # --flag / --no-flag; neither: not given (the library chooses)
         flag = spec.flag
-        option = typer.Option(f"{flag}/--no-{flag[2:]}", help=help_text, show_default=False)
+        option = typer.Option(
+            f"{flag}/--no-{flag[2:]}", help=help_text, show_default=False, rich_help_panel=panel
+        )
         annotation = Annotated[bool | None, option]
         return inspect.Parameter(
             spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation
@@ -47,10 +76,11 @@ def option_parameter(spec: Spec) -> inspect.Parameter:
         "latency": "SECONDS",
     }.get(i.kind)
     if i.kind in ("names", "list"):
-        option = typer.Option(*names, help=help_text, show_default=False)
+        option = typer.Option(*names, help=help_text, show_default=False, rich_help_panel=panel)
         annotation = Annotated[list[str] | None, option]
     else:
-        option = typer.Option(*names, help=help_text, show_default=False, metavar=metavar or "TEXT")
+        option = typer.Option(*names, help=help_text, show_default=False,
+                              metavar=metavar or "TEXT", rich_help_panel=panel)  # fmt: skip
         annotation = Annotated[str | None, option]
     return inspect.Parameter(
         spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation
@@ -78,7 +108,9 @@ def with_fields(
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         own = list(inspect.signature(func, eval_str=True).parameters.values())[1:]
         taken = {p.name for p in own}
-        generated = [option_parameter(s) for s in by_name.values() if s.name not in taken]
+        chosen = [s for s in by_name.values() if s.name not in taken]
+        chosen.sort(key=lambda s: panel_of(s.name)[0])  # what every question needs first
+        generated = [option_parameter(s) for s in chosen]
 
         def command(**kwargs: Any) -> Any:
             values = {
