@@ -3,10 +3,11 @@ terminal table with the pick, its reasons, warnings and assumptions."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.commands.recommend.rank import Option, Recommendation
-from whichgpu.i18n import _, fmt
+from whichgpu.i18n import _, fmt, format_decimal
 from whichgpu.inputs.fields import format_cost, format_duration, format_rate
 from whichgpu.notes import note_doc
 from whichgpu.phrases import CLAUSE_SEPARATOR, localize
@@ -15,6 +16,9 @@ from whichgpu.render.json_doc import round_sig as _round
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from whichgpu.notes import Note
+    from whichgpu.plan.run import Run
 
 
 def _instance_doc(option: Option) -> dict[str, Any] | None:
@@ -246,17 +250,110 @@ def print_recommend(
     console.print(fitted_table(heading, columns, rows, console.width, frozenset({5}), styles))
     if result.pick is None:
         console.print(Text(_("No option meets every constraint."), style="bold red"))
-        for n in result.infeasible:
-            console.print(f"  • {n.render()}")
+        bullets(console, "•", [n.render() for n in result.infeasible])
     else:
         pick = fmt(_("Pick: {option}"), option=hardware_cell(result.pick, " "))
         console.print(Text(pick, style="bold"))
-        for n in result.reasons:
-            console.print(f"  ✓ {n.render()}")
-    if result.warnings:
+        bullets(console, "✓", [n.render() for n in result.reasons])
+    warnings = [_folded(n, every) for n in result.warnings]
+    if warnings:
         console.print(Text(_("Warnings"), style="bold yellow"))
-        for n in result.warnings:
-            console.print(f"  ! {n.render()}")
+        bullets(console, "!", warnings)
     console.print(Text(_("Assumptions"), style="dim"))
-    for n in result.assumptions:
-        console.print(Text(f"  · {n.render()}", style="dim"))
+    bullets(console, "·", [n.render() for n in result.assumptions], "dim")
+    answer = answer_lines(result)
+    if answer:  # what a terminal leaves on screen last: the answer, in a few lines
+        console.print(Text(_("Answer"), style="bold green"))
+        bullets(console, "→", answer, "bold")
+
+
+def bullets(console: Console, marker: str, lines: Sequence[str], style: str = "") -> None:
+    """``lines`` as a list, each wrapped under its own text (a hanging indent), not under
+    its marker; wrapped by display cells, as a terminal counts them (Japanese takes two)."""
+    from rich.text import Text
+
+    head = f"  {marker} "
+    indent = " " * len(head)
+    width = max(20, console.width - len(head))
+    for line in lines:
+        wrapped = Text(line).wrap(console, width, overflow="fold")
+        for i, part in enumerate(wrapped):
+            part.rstrip()
+            console.print(Text(head if i == 0 else indent, style=style) + part,
+                          style=style or None, soft_wrap=True)  # fmt: skip
+
+
+def _folded(warning: Note, every: bool) -> str:
+    """A warning as the answer shows it: the GPUs left unranked for want of an offer folded
+    into their count unless every option is asked for (``--all`` lists them)."""
+    if warning.code != "warn_unpriced" or every:
+        return warning.render()
+    count = len(str(warning.params.get("gpus", "")).split(", "))
+    return fmt(_("Not ranked, no offer in {markets}: {n} GPUs ({flag} lists them)."),
+               markets=warning.params.get("markets", ""), n=count, flag="--all")  # fmt: skip
+
+
+def answer_lines(result: Recommendation) -> list[str]:
+    """The pick in a few lines: the hardware and its offer, each component's job as it was
+    understood (its size, precision and lengths) with its time and cost or its capacity,
+    and the one warning that matters most (the first that is not a list of unranked GPUs)."""
+    pick = result.pick
+    if pick is None:
+        return []
+    offer = hardware_cell(pick, " ")
+    if pick.usd_per_h is not None:
+        dated = pick.price_as_of not in (None, "", "undated")
+        seen = fmt(_(", seen {date}"), date=pick.price_as_of) if dated else _(", undated")
+        offer += fmt(_(" · {provider}, {market} · {rate}/h{seen}"),
+                     provider=pick.price_provider or "—", market=localize(pick.market or "—"),
+                     rate=format_cost(pick.usd_per_h), seen=seen)  # fmt: skip
+    lines = [offer, *(_job_line(run) for run in pick.runs)]
+    if pick.cost_usd is not None:
+        lines.append(fmt(_("Cost: {cost}"), cost=format_cost(pick.cost_usd)))
+    first = next((w for w in result.warnings if w.code != "warn_unpriced"), None)
+    if first is not None:
+        lines.append("! " + first.render())
+    return lines
+
+
+def _job_line(run: Run) -> str:
+    """One component as understood, and what it comes to on the pick."""
+    component, job = run.component, run.job
+    size = component.label
+    if component.tokens is not None:
+        size += fmt(_(", {n} tokens"), n=_compact(component.tokens))
+    if component.images is not None:
+        size += fmt(_(", {n} images"), n=_compact(component.images))
+    if component.request_rate is not None:
+        size += fmt(_(", {rate} requests/s"), rate=format_decimal(component.request_rate, 2))
+    if job is not None:
+        size += fmt(_(", {precision}"), precision=job.quant or job.precision)
+        if job.training:
+            size += fmt(_(", {seq} tokens a sequence"), seq=format_decimal(job.seq))
+        elif job.prompt or job.generate:
+            size += fmt(_(", {prompt} in / {out} out"), prompt=format_decimal(job.prompt),
+                        out=format_decimal(job.generate))  # fmt: skip
+    if run.serving is not None and run.throughput is not None:
+        plan = run.serving
+        capacity = plan.replicas * plan.capacity.rate_rps
+        return size + fmt(
+            _(": serves up to {rps} requests/s; at the demand, {ttft} ms to the first token "
+              "and {tpot} ms a token"),
+            rps=format_decimal(capacity, 2), ttft=format_decimal(plan.operating.ttft_s * 1e3, 0),
+            tpot=format_decimal(plan.operating.tpot_s * 1e3, 1),
+        )  # fmt: skip
+    if run.time_s is None or component.hours is not None:
+        return size
+    slow = run.time_high_s
+    held = ""
+    if slow and slow > run.time_s * 1.005:  # what a deadline is held to
+        held = fmt(_(" (up to {time})"), time=format_duration(slow))
+    return size + fmt(_(": {time}{held}"), time=format_duration(run.time_s), held=held)
+
+
+def _compact(count: float) -> str:
+    """A job's size as people say it: 5B, 200M, 12,000."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if count >= scale:
+            return format_decimal(count / scale, 0 if count % scale == 0 else 1) + suffix
+    return format_decimal(count, 0)
