@@ -54,6 +54,7 @@ WORDS: dict[str, str] = {
     # what limits a served replica (whichgpu.estimate.serving_plan)
     "ttft": N_("time to first token"), "tpot": N_("time per output token"),
     "throughput": N_("throughput"),
+    "slots": N_("its sequence slots, all busy"),
 }  # fmt: skip
 #: A phrase's pattern and its template (compiled on first use: no regex work at import)
 PHRASES: tuple[tuple[str, str], ...] = (

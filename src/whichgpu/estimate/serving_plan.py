@@ -353,13 +353,22 @@ def _capacity(
     assert floor is not None  # it meets the targets
     capacity = _highest(curve, floor, ceiling, targets)
     at_edge = _point(curve, capacity.rate_rps * 1.001, q, capacity.concurrency)
-    if at_edge is not None:  # past the capacity a target breaks: the one given, else the one over
+    if capacity.rate_rps >= SATURATED * ceiling:
+        binding = "slots"  # the queue's wait explodes at the ceiling, whatever the target
+    elif at_edge is not None:  # past the capacity a target breaks: the one given, else over
         over_tpot = targets.tpot_limit_s is not None and at_edge.tpot_s > targets.tpot_limit_s
         if targets.ttft_s is None or targets.tpot_s is None:
             binding = "ttft" if targets.tpot_s is None else "tpot"
         else:
             binding = "tpot" if over_tpot else "ttft"
     return _Capacity(curve, eta, capacity, binding, None)
+
+
+#: A replica whose targets hold to this share of the rate that fills every sequence slot
+#: (:func:`_ceiling`) is limited by its slots (what its KV cache or the engine's cap holds),
+#: not by a target: near the ceiling the queue's wait grows without bound, so any target
+#: breaks there; the answer names the slots (a TTFT of 0.1 s against 2 s is not the limit).
+SATURATED = 0.95
 
 
 def static_batch_s(

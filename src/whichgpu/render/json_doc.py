@@ -255,6 +255,15 @@ def show_doc(gpu: GPU, catalog: Catalog, today: date) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "kind": "gpu", "gpu": doc}
 
 
+def usd_per_million_tokens(plan: ServingPlan, usd_per_h: float | None) -> float | None:
+    """What a million output tokens cost at the plan's operating point (its replicas at the
+    demand, or at capacity where none is given), at ``usd_per_h``."""
+    served = plan.operating.tokens_per_s(plan.generate) * plan.replicas
+    if usd_per_h is None or served <= 0:
+        return None
+    return usd_per_h / (served * 3600 / 1e6)
+
+
 def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
     """A served model's plan: engine, replicas × GPUs, each replica's capacity under the
     targets and its operating point, and the cost per million output tokens there."""
@@ -269,10 +278,7 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
             "tpot_s": round_sig(p.tpot_s) if finite else None,
         }
 
-    served = plan.operating.tokens_per_s(plan.generate) * plan.replicas
-    per_million = None
-    if usd_per_h is not None and served > 0:
-        per_million = usd_per_h / (served * 3600 / 1e6)
+    per_million = usd_per_million_tokens(plan, usd_per_h)
     return {
         "engine": plan.engine,
         "replicas": plan.replicas,

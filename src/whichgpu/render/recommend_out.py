@@ -204,16 +204,16 @@ def hardware_cell(option: Option, sep: str = "\n") -> str:
     return f"{label}{sep}({shape})" if shape else label
 
 
-def print_recommend(
-    result: Recommendation, console: Console, top: int = 8, every: bool = False
-) -> None:
-    from rich.text import Text
+Rows = tuple[list[tuple[str, str, int]], list[list[str]], list[str], int]
 
-    from whichgpu.render.tables import fitted_table
 
-    shown = shown_options(result, every, top, top)
-    title = result.workload.name or _("Recommendation")
-    heading = fmt(_("{title} · objective: {objective}"), title=title, objective=_(result.objective))
+def _style(option: Option, result: Recommendation) -> str:
+    return "bold green" if option is result.pick else ("dim" if not option.feasible else "")
+
+
+def job_rows(result: Recommendation, shown: Sequence[Option]) -> Rows:
+    """A job's table: each option's cost and time, $/h, status, throughput and market; the
+    status column (its index last) holds prose."""
     columns = [
         ("#", "right", 1),
         (_("GPU"), "left", 1),
@@ -224,7 +224,7 @@ def print_recommend(
         (_("throughput"), "right", 5),
         (_("market"), "left", 6),
     ]
-    rows, styles = [], []
+    rows = []
     for i, option in enumerate(shown, 1):
         first = option.runs[0] if option.runs else None
         rate = (
@@ -232,22 +232,65 @@ def print_recommend(
             if first is None or first.throughput is None
             else format_rate(first.throughput, first.unit)
         )
-        rows.append(
-            [
-                str(i),
-                hardware_cell(option),
-                format_cost(option.cost_usd),
-                format_duration(option.time_s),
-                format_cost(option.usd_per_h),
-                status_text(option, result, _("Pareto")),
-                rate,
-                localize(option.market) if option.market else "—",
+        rows.append([str(i), hardware_cell(option), format_cost(option.cost_usd),
+                     format_duration(option.time_s), format_cost(option.usd_per_h),
+                     status_text(option, result, _("Pareto")), rate,
+                     localize(option.market) if option.market else "—"])  # fmt: skip
+    return columns, rows, [_style(o, result) for o in shown], 5
+
+
+def serving_rows(result: Recommendation, shown: Sequence[Option]) -> Rows:
+    """A service's table (no job size: no cost or time to state): each option's $/h, its
+    cost per million output tokens at the demand, the requests/s it serves under the
+    targets, TTFT and TPOT at the demand, the engine and its replicas × GPUs, and status."""
+    from whichgpu.render.json_doc import usd_per_million_tokens
+
+    columns = [
+        ("#", "right", 1),
+        (_("GPU"), "left", 1),
+        (_("$/h"), "right", 1),
+        (_("$/M tok"), "right", 5),
+        (_("serves"), "right", 1),
+        (_("TTFT"), "right", 4),
+        (_("TPOT"), "right", 3),
+        (_("engine"), "left", 6),
+        (_("status"), "left", 2),
+    ]
+    rows = []
+    for i, option in enumerate(shown, 1):
+        plan = option.runs[0].serving if option.runs else None
+        cells = ["—"] * 5
+        if plan is not None and plan.unmet is None:
+            per_million = usd_per_million_tokens(plan, option.usd_per_h)
+            point = plan.operating
+            cells = [
+                "—" if per_million is None else format_cost(per_million),
+                fmt(
+                    _("{rps} req/s"), rps=format_decimal(plan.replicas * plan.capacity.rate_rps, 1)
+                ),
+                f"{format_decimal(point.ttft_s * 1e3, 0)} ms",
+                f"{format_decimal(point.tpot_s * 1e3, 1)} ms",
+                f"{plan.engine} {plan.replicas}×{plan.gpus_per_replica}",
             ]
-        )
-        styles.append(
-            "bold green" if option is result.pick else ("dim" if not option.feasible else "")
-        )
-    console.print(fitted_table(heading, columns, rows, console.width, frozenset({5}), styles))
+        rows.append([str(i), hardware_cell(option), format_cost(option.usd_per_h), *cells,
+                     status_text(option, result, _("Pareto"))])  # fmt: skip
+    return columns, rows, [_style(o, result) for o in shown], len(columns) - 1
+
+
+def print_recommend(
+    result: Recommendation, console: Console, top: int = 8, every: bool = False
+) -> None:
+    from rich.text import Text
+
+    from whichgpu.render.tables import fitted_table
+
+    shown = shown_options(result, every, top, top)
+    title = result.workload.name or _("Recommendation")
+    heading = fmt(_("{title} · objective: {objective}"), title=title, objective=_(result.objective))
+    components = result.workload.components
+    served = len(components) == 1 and components[0].request_rate is not None
+    columns, rows, styles, prose = (serving_rows if served else job_rows)(result, shown)
+    console.print(fitted_table(heading, columns, rows, console.width, frozenset({prose}), styles))
     if result.pick is None:
         console.print(Text(_("No option meets every constraint."), style="bold red"))
         bullets(console, "•", [n.render() for n in result.infeasible])
