@@ -267,3 +267,11 @@ def test_the_api_refuses_a_latency_without_its_unit() -> None:
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "unit_required"
     assert client.post("/api/v1/estimate", json={**body, "tpot": "100ms"}).status_code == 200
+
+
+def test_a_word_people_use_for_a_task_gets_its_name() -> None:
+    """Issue 49: ``--task serve`` had no suggestion; the task people mean is named."""
+    from tests.conftest import run_cli
+
+    result = run_cli("recommend", "--task", "serve", "-m", "llama-3.1-8b")
+    assert result.code == 2 and result.stderr.rstrip().endswith("(did you mean inference?)")

@@ -937,3 +937,10 @@ def test_a_datasets_lengths_are_its_means_in_the_api_and_the_pages(client: TestC
     bad = client.post("/api/v1/recommend", json={"components": [
         {"kind": "inference", "model": "llama-3.1-8b", "lengths": "openorca", "generate": 99}]})  # fmt: skip
     assert error(bad, 422)["field"] == "components.0.lengths"
+
+
+def test_the_favicon_is_served(client: TestClient) -> None:
+    """Issue 49, item 6: /favicon.ico answered 404; it leads to the icon the pages link."""
+    found = client.get("/favicon.ico")
+    assert found.status_code == 200 and found.headers["content-type"].startswith("image/svg")
+    assert 'rel="icon"' in client.get("/catalog").text

@@ -259,8 +259,19 @@ def _unit_named(spec: Input, path: Path, text: bool) -> bool:
     return written == "hours" or written.endswith(("_h", "_s", "_ms"))
 
 
+#: Words people use for a choice whichgpu names otherwise: suggested (never taken) where
+#: the word is not valid itself (``--task serve``: "did you mean inference?")
+SYNONYMS = {
+    "serve": "inference", "serving": "inference", "infer": "inference", "chat": "inference",
+    "generate": "inference", "pretrain": "train", "pretraining": "train", "training": "train",
+    "sft": "finetune", "fine-tune": "finetune", "finetuning": "finetune",
+    "fine-tuning": "finetune", "peft": "lora", "rendering": "render", "diffusion": "image",
+}  # fmt: skip
+
+
 def choice(value: object, valid: Sequence[str], path: Path) -> str:
-    """One of ``valid`` (case and surrounding spaces ignored)."""
+    """One of ``valid`` (case and surrounding spaces ignored); a word of :data:`SYNONYMS`
+    gets its choice suggested."""
     if not isinstance(value, str):
         raise InvalidInput(
             "unknown_value", field=path, value=value, valid=", ".join(valid), hint=""
@@ -272,7 +283,9 @@ def choice(value: object, valid: Sequence[str], path: Path) -> str:
             field=path,
             value=value,
             valid=", ".join(valid),
-            hint=_closest(key, valid) or "",
+            hint=(SYNONYMS.get(key) if SYNONYMS.get(key) in valid else None)
+            or _closest(key, valid)
+            or "",
         )
     return key
 

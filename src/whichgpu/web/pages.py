@@ -89,6 +89,13 @@ def add_pages(app: FastAPI) -> None:
     async def home(request: Request) -> Response:
         return await recommend_page(request)
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> Response:
+        """The icon browsers ask for at the root (the pages link the SVG itself)."""
+        from starlette.responses import RedirectResponse
+
+        return RedirectResponse("/static/favicon.svg", status_code=301)
+
     @app.get("/recommend", include_in_schema=False)
     @app.post("/recommend", include_in_schema=False)
     async def recommend_page(request: Request) -> Response:
