@@ -320,3 +320,35 @@ def test_the_fit_page_answers_as_its_inputs_change(page: Any, base_url: str) -> 
     page.fill("input[name=batch]", "x")  # a bad value: its error at the field, live too
     page.wait_for_selector("input[name=batch][aria-invalid=true]")
     assert page.locator(".field-error").count() == 1
+
+
+def test_results_come_first_and_read_as_cards_on_a_phone(page: Any, base_url: str) -> None:
+    """Issue 49, item 6: after a submit the ranked table starts above the fold at 1280 × 800
+    (the request folds under the results, one click to change it); at 390 × 844 each option
+    is a card showing its cost and time, with no horizontal scrolling."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{base_url}/")
+    page.select_option("#task", "lora")
+    page.fill("#tokens", "1e8")
+    page.click("#submit")
+    page.wait_for_selector("#ranked")
+    page.evaluate("window.scrollTo(0, 0)")
+    table = page.locator("#ranked").bounding_box()
+    assert table is not None and table["y"] < 800
+    assert not page.locator("#edit-request").evaluate("d => d.open")
+    page.click("#edit-request > summary")
+    assert page.locator("#tokens").is_visible() and page.input_value("#tokens") == "1e8"
+    page.set_viewport_size({"width": 390, "height": 844})
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 1
+    pick = page.locator("#ranked tbody tr.pick")
+    card = pick.bounding_box()
+    assert card is not None and card["x"] >= 0 and card["x"] + card["width"] <= 391
+    for cell in ("td.cost", "td.gpu"):
+        box = pick.locator(cell).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 391 and box["width"] > 0
+    assert "$" in pick.locator("td.cost").inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "recommend-cards-390.png"), full_page=True)
