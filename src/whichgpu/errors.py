@@ -99,18 +99,36 @@ _field_namer: ContextVar[Callable[[Path], str]] = ContextVar(
 )
 
 
+_ref_namer: ContextVar[Callable[[Path], str] | None] = ContextVar(
+    "whichgpu_ref_namer", default=None
+)
+
+
 @contextmanager
-def naming_fields(namer: Callable[[Path], str]) -> Iterator[None]:
-    """Inside the block, errors name fields with ``namer`` (the CLI: its flags)."""
+def naming_fields(
+    namer: Callable[[Path], str], in_sentence: Callable[[Path], str] | None = None
+) -> Iterator[None]:
+    """Inside the block, errors name fields with ``namer`` (the CLI: its flags), and a
+    field set into a sentence (a :class:`Ref`: "give --batch to set it") with
+    ``in_sentence`` where it differs, else the namer's own ``in_sentence`` attribute where it
+    has one (the pages quote their labels there)."""
     token = _field_namer.set(namer)
+    ref_token = _ref_namer.set(in_sentence or getattr(namer, "in_sentence", None))
     try:
         yield
     finally:
         _field_namer.reset(token)
+        _ref_namer.reset(ref_token)
 
 
 def field_name(path: Path) -> str:
     return _field_namer.get()(path)
+
+
+def ref_name(ref: Path) -> str:
+    """A field named inside a sentence (:func:`naming_fields`)."""
+    namer = _ref_namer.get()
+    return namer(ref) if namer is not None else field_name(ref)
 
 
 class WhichGPUError(Exception):
@@ -391,7 +409,7 @@ def _localize(value: Any) -> Any:
     if isinstance(value, Word):
         return _(value)
     if isinstance(value, Ref):
-        return field_name(value)
+        return ref_name(value)
     return value
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from whichgpu.errors import Ref, api_name, field_name, naming_fields
+from whichgpu.errors import Ref, api_name, naming_fields, ref_name
 from whichgpu.i18n import N_, Np_, Plural, _, fmt
 from whichgpu.phrases import LIST_SEPARATOR, localize
 
@@ -522,7 +522,7 @@ def render(note: Note, english: bool = False) -> str:
     message = MESSAGES.get(note.code)
     if message is None:
         raise KeyError(f"no message for note code {note.code!r}")
-    params = {k: field_name(v) if isinstance(v, Ref) else v for k, v in note.params.items()}
+    params = {k: ref_name(v) if isinstance(v, Ref) else v for k, v in note.params.items()}
     translate = (lambda text: text) if english else _
     if isinstance(message, Plural):  # translated here: its form follows its count
         template = message.form(int(note.params[message.counted]), translate=not english)  # type: ignore[arg-type]
@@ -546,7 +546,7 @@ def note_doc(n: Note) -> dict[str, object]:
     language-neutral, and the sentence in the reader's language (the request's, ``--lang``;
     English by default)."""
     with naming_fields(api_name):
-        params = {k: field_name(v) if isinstance(v, Ref) else v for k, v in n.params.items()}
+        params = {k: ref_name(v) if isinstance(v, Ref) else v for k, v in n.params.items()}
         return {"code": n.code, "params": params, "text": render(n)}
 
 

@@ -6,7 +6,7 @@ and the HTTP API its JSON paths (``constraints.max_gpus``). The labels are the f
 from __future__ import annotations
 
 from whichgpu.errors import Path, action_of, api_name
-from whichgpu.i18n import N_, _
+from whichgpu.i18n import N_, _, fmt
 
 #: Each form field's label, as the page writes it.
 FIELD_LABELS: dict[str, str] = {
@@ -81,3 +81,16 @@ def page_field_name(path: Path) -> str:
         return _(PAGE_ACTIONS[action])
     label = FIELD_LABELS.get(form_name(path) or "")
     return _(label) if label else api_name(path)
+
+
+def page_ref_name(path: Path) -> str:
+    """A field set into a sentence on the pages: its label quoted as a name (give “Batch”
+    to set it; « Batch », 「バッチ」), an action as :func:`page_field_name` names it."""
+    name = page_field_name(path)
+    if action_of(path) is not None or not FIELD_LABELS.get(form_name(path) or ""):
+        return name
+    return fmt(_("“{label}”"), label=name)
+
+
+#: The pages name a field set into a sentence with its label quoted (errors.naming_fields)
+page_field_name.in_sentence = page_ref_name  # type: ignore[attr-defined]
