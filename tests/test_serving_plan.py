@@ -939,3 +939,17 @@ def test_a_target_met_with_room_to_spare_is_not_named_the_limit() -> None:
     serving = doc["serving"]
     assert serving["operating_point"]["ttft_s"] < 0.5
     assert serving["binding"] == "slots"
+
+
+def test_an_unmeasured_option_serves_the_demand_at_the_slow_end_of_its_range() -> None:
+    """Issue 44, item 2: a served option on a factor no serving run measured (CDNA 3) is
+    held to the slow end of its range: one MI300X serves 70B at 3 requests/s within the
+    planned 70 % at its estimate's middle, not at its slow end, and the block says both."""
+    doc = json.loads(run_cli("recommend", "--task", "inference", "-m", "llama-3.1-70b",
+                             "--request-rate", "3", "--all", "--top", "80", "--max-gpus", "1",
+                             "--json").stdout)  # fmt: skip
+    mi300x = next(o for o in doc["options"] if o["gpu"] == "mi300x" and o["count"] == 1)
+    block = next(b for b in mi300x["blockers"] if b["code"] == "block_rate_headroom_slow")
+    params = block["params"]
+    assert params["capacity"] * 0.7 < 3 <= params["point"] * 0.7
+    assert not mi300x["feasible"]

@@ -230,6 +230,11 @@ MESSAGES: dict[str, str | Plural] = {
         "{component} serves {capacity:,.2f} requests/s at most here: {demand:,.2f} asked is "
         "{share:.0%} of it, past the {target:.0%} a service is planned to run at"
     ),
+    "block_rate_headroom_slow": N_(
+        "{component} serves {capacity:,.2f} requests/s at most here at the slow end of its "
+        "likely range ({point:,.2f} at its middle): {demand:,.2f} asked is {share:.0%} of it, "
+        "past the {target:.0%} a service is planned to run at"
+    ),
     # recommend: warnings
     "chosen_batch": N_(
         "{component} on the {gpu}: micro-batch {batch} per GPU, the largest that fits of up "

@@ -219,13 +219,19 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             )
         elif not run.meets_rate and run.serving is not None:
             from whichgpu.estimate.assumptions import TARGET_UTILIZATION
+            from whichgpu.estimate.efficiency_model import extrapolated
 
-            capacity = run.serving.replicas * run.serving.capacity.rate_rps
+            point = run.serving.replicas * run.serving.capacity.rate_rps
+            capacity, slow = point, {}
+            if extrapolated(run.provenance) and run.throughput and run.throughput_low:
+                # held at the slow end of its range, as the plan held it (plan.core)
+                capacity = point * run.throughput_low / run.throughput
+                slow = {"point": round(point, 2)}
             demand = run.component.request_rate or 0.0
-            out.append(note("block_rate_headroom", component=run.component.label,
-                            capacity=round(capacity, 2), demand=demand,
-                            share=demand / capacity if capacity else 1.0,
-                            target=TARGET_UTILIZATION))  # fmt: skip
+            out.append(note("block_rate_headroom" + ("_slow" if slow else ""),
+                            component=run.component.label, capacity=round(capacity, 2),
+                            demand=demand, share=demand / capacity if capacity else 1.0,
+                            target=TARGET_UTILIZATION, **slow))  # fmt: skip
         elif not run.meets_rate:
             need = (run.component.request_rate or 0) * max(run.component.generate, 1)
             out.append(
