@@ -441,7 +441,9 @@ def parse_skypilot_vms(
         if not instance:
             instance = f"{name} x{int(count)}"
             note = _("the GPUs alone: the VM's vCPUs and memory are billed on top")
-        region = (entry.get("Region") or "").strip() or "-"
+        # Vast.ai's regions lack their city at times (", US, NA"): the parts that are there
+        parts = [part.strip() for part in (entry.get("Region") or "").split(",")]
+        region = ", ".join(part for part in parts if part) or "-"
         on_demand = _instance_price(entry.get("Price"), "Price", count, path, row)
         spot = _instance_price(entry.get("SpotPrice"), "SpotPrice", count, path, row)
         if spot is not None and on_demand is not None and spot >= on_demand:

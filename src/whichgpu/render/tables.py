@@ -426,10 +426,10 @@ def print_gpu_list(gpus: list[GPU], catalog: Catalog, console: Console) -> None:
                 _("unpriced")
                 if rent is None
                 else format_usd_range(rent.low_usd_per_h, rent.high_usd_per_h),
-                format_number(gpu.fp16_tensor_dense_tflops),
-                format_number(gpu.memory_bandwidth_gb_per_s),
+                _listed(gpu.fp16_tensor_dense_tflops),
+                _listed(gpu.memory_bandwidth_gb_per_s),
                 ",".join(gpu_features(gpu)) or "—",
-                format_number(gpu.fp64_tflops),
+                _listed(gpu.fp64_tflops),
                 gpu.short_name,
                 "—" if rent is None else _listing_ends(rent),
             ]
@@ -547,6 +547,15 @@ def print_models(
     console.print(table)
     if pipelines:
         print_pipelines(pipelines, console)
+
+
+def _listed(value: float | None) -> str:
+    """A figure in a list of GPUs, to three significant digits at most (362, 31.2, 9.75), so
+    that a column reads alike (``show`` gives each exactly, with its source)."""
+    if value is None:
+        return "—"
+    decimals = 0 if value >= 100 else (1 if value >= 10 else 2)
+    return format_number(round(value, decimals))
 
 
 def _positions(count: int) -> str:
