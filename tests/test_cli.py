@@ -129,7 +129,6 @@ def test_show_json_lists_prices_with_dates() -> None:
     ("args", "message"),
     [
         (("compare", "a100", "l50"), "whichgpu: error: unknown GPU 'l50'; closest matches: l40, l40s, rtx-5090"),
-        (("compare", "v100", "a100"), "whichgpu: error: ambiguous GPU 'v100': it matches"),
         (("compare", "a100", "a100-80gb"), "which is already in the comparison"),
         (("compare", "a100", "t4", "--market", "reserved"), "unknown market 'reserved'; valid markets: on-demand"),
         (("compare",), "whichgpu: error: Missing argument"),
@@ -268,3 +267,19 @@ def test_help_starts_with_what_every_question_needs() -> None:
                             "Precision and recipe:", "Expert settings:", "Options:"]  # fmt: skip
     assert out.index("--task") < out.index("--model") < out.index("--tokens") < out.index("--vp")
     assert out.index("Expert settings:") < out.index("--tp-overlap")
+
+
+def test_a_family_name_reads_as_its_most_rented_variant_and_says_so() -> None:
+    """Issue 49, item 3: one policy for a family name (``h100`` silently meant the SXM while
+    ``v100`` was ambiguous): the variant most offers rent, and a line saying which and
+    naming the others; an exact name says nothing."""
+    result = run_cli("show", "v100", "--json")
+    assert result.code == 0 and json.loads(result.stdout)["gpu"]["id"] == "v100-sxm2-16gb"
+    assert re.fullmatch(r"whichgpu: v100 read as the NVIDIA V100 SXM2 16GB, the variant most "
+                        r"offers rent \(\d+ of \d+\); name v100-sxm2-32gb for another\n",
+                        result.stderr)  # fmt: skip
+    h100 = run_cli("show", "h100", "--json")
+    assert "h100 read as the NVIDIA H100 SXM" in h100.stderr and "h100-pcie or h100-nvl" in (
+        h100.stderr
+    )
+    assert run_cli("show", "h100-sxm", "--json").stderr == ""

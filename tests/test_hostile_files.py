@@ -359,7 +359,7 @@ def _without_digests(folder: Path) -> None:
 def _answer_with_one_warning(expected: str) -> set[str]:
     """``show h100 --json`` answers, with one warning line holding ``expected``; the
     sources of its prices."""
-    result = timed("show", "h100", "--json")
+    result = timed("show", "h100-sxm", "--json")
     assert result.code == 0, result.stderr
     assert result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith("whichgpu: warning: ")
@@ -436,7 +436,7 @@ def test_a_corrupt_snapshot_record_is_one_warning_and_the_shipped_prices(
 
 
 def test_a_sound_snapshot_reads_without_a_warning(snapshot: Path) -> None:
-    result = run_cli("show", "h100", "--json")
+    result = run_cli("show", "h100-sxm", "--json")
     assert result.code == 0 and result.stderr == ""
     doc, _text = _status()
     assert doc["offers"] == {"lambda": 20, "runpod": 38} and doc["left_out"] == {}

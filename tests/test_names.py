@@ -28,6 +28,8 @@ from whichgpu.errors import AmbiguousName, UnknownName
         ("H100_PCIe", "h100-pcie"),
         ("Tesla T4", "t4"),
         ("v100 32gb", "v100-sxm2-32gb"),
+        ("v100", "v100-sxm2-16gb"),  # a family name: its most rented variant
+        ("a100", "a100-80gb-sxm"),
         # issue 49, item 3: size-qualified names without "RTX", and nvidia-smi's names
         ("4060 ti 16gb", "rtx-4060-ti-16gb"),
         ("3090", "rtx-3090"),
@@ -61,9 +63,14 @@ def test_skypilot_names_resolve_in_skypilot_s_sense(
     assert catalog.resolve(typed, "skypilot").id == gpu_id
 
 
-def test_v100_is_ambiguous_and_names_both(catalog: Catalog) -> None:
+def test_an_ambiguous_name_names_every_gpu_it_matches() -> None:
+    """A name two GPUs share is refused, naming both (no shipped name is ambiguous since
+    family names read as their most rented variant: the rule, on an index of its own)."""
+    from whichgpu.catalog.names import build_index, resolve_name
+
+    index = build_index([("v100", "v100-sxm2-16gb"), ("v100", "v100-sxm2-32gb")])
     with pytest.raises(AmbiguousName) as caught:
-        catalog.resolve("v100")
+        resolve_name("v100", index, ["v100-sxm2-16gb", "v100-sxm2-32gb"])
     assert caught.value.message() == (
         "ambiguous GPU 'v100': it matches v100-sxm2-16gb, v100-sxm2-32gb; name one of them"
     )

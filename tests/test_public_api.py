@@ -74,7 +74,7 @@ def test_functions_work_any_number_of_times(catalog: Catalog) -> None:
     "call",
     [
         lambda c: whichgpu.compare(c, ["a100", "b9000"]),
-        lambda c: whichgpu.compare(c, ["v100"]),
+        lambda c: whichgpu.compare(c, ["a100", "a100-80gb"]),
         lambda c: whichgpu.make_job(task="lora", batch=0),
         lambda c: whichgpu.resolve_model("llama-9"),
         lambda c: whichgpu.make_workload({"components": [{"kind": "train", "tokenz": 1}]}),

@@ -441,9 +441,16 @@ def test_unknown_names_are_404_with_closest(
     assert any(closest in c for c in found["closest"]), found
 
 
-def test_ambiguous_name_is_422(client: TestClient) -> None:
-    found = error(client.get("/api/v1/gpus/v100"), 422)
-    assert found["code"] == "ambiguous_name" and len(found["closest"]) == 2
+def test_a_family_name_is_read_as_its_most_rented_variant_and_said(client: TestClient) -> None:
+    """Issue 49, item 3: ``v100`` was a 422 (ambiguous); one policy for every family name
+    now, the API saying what it read the name as in ``read_as``."""
+    found = client.get("/api/v1/gpus/v100")
+    assert found.status_code == 200
+    read = found.json()["read_as"]
+    assert [(r["typed"], r["gpu"], r["others"]) for r in read] == [
+        ("v100", "v100-sxm2-16gb", ["v100-sxm2-32gb"])
+    ]
+    assert "read_as" not in client.get("/api/v1/gpus/v100-sxm2-16gb").json()
 
 
 def test_large_bodies_are_413(client: TestClient) -> None:

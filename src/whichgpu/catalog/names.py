@@ -9,7 +9,10 @@ purpose. Unknown names get the closest matches (difflib), so a typo costs one mo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from whichgpu.errors import AmbiguousName, UnknownName
 from whichgpu.i18n import _
@@ -96,3 +99,56 @@ def closest(key: str, valid: Sequence[str]) -> str | None:
     """The valid name nearest to ``key``, for "did you mean"."""
     found = suggestions(key, valid, 1)
     return found[0] if found else None
+
+
+@dataclass(frozen=True)
+class FamilyChoice:
+    """A family name read as one of its variants: what was typed, the variant taken (the
+    one most offers rent), the others, and the offers that decided it."""
+
+    typed: str
+    chosen: str
+    others: tuple[str, ...]
+    offers: int
+    total: int
+
+
+_family_choices: ContextVar[list[FamilyChoice] | None] = ContextVar(
+    "whichgpu_family_choices", default=None
+)
+
+
+@contextmanager
+def recording_family_choices() -> Iterator[list[FamilyChoice]]:
+    """Inside the block, each family name resolved is recorded in the list yielded (what the
+    answer says it read the name as)."""
+    said: list[FamilyChoice] = []
+    token = _family_choices.set(said)
+    try:
+        yield said
+    finally:
+        _family_choices.reset(token)
+
+
+def say_family_choice(choice: FamilyChoice) -> None:
+    """Record ``choice`` where a caller is recording (once per name typed)."""
+    said = _family_choices.get()
+    if said is not None and all(c.typed != choice.typed for c in said):
+        said.append(choice)
+
+
+def family_choice_text(choice: FamilyChoice, name: str) -> str:
+    """What the answer says of ``choice`` (``name``: the chosen GPU's name), one line."""
+    from whichgpu.i18n import fmt
+
+    return fmt(
+        _("{typed} read as the {gpu}, the variant most offers rent ({n} of {total}); name "
+          "{others} for another"),
+        typed=choice.typed, gpu=name, n=choice.offers, total=choice.total,
+        others=_(" or ").join(choice.others),
+    )  # fmt: skip
+
+
+def family_choices_said() -> list[FamilyChoice]:
+    """The family names resolved so far where a caller is recording (none elsewhere)."""
+    return list(_family_choices.get() or ())

@@ -280,11 +280,13 @@ class FieldSource(Record, frozen=True, kw_only=True):
 
 
 class Alias(Record, frozen=True, kw_only=True):
-    """Another name for a GPU. ``scope`` says whose vocabulary it is (a user's, SkyPilot's)."""
+    """Another name for a GPU. ``scope`` says whose vocabulary it is (a user's, SkyPilot's),
+    or that it names a family of variants (``family``: one row per variant; a name typed
+    alone reads as the variant most offers rent, and the answer says which)."""
 
     alias: Text
     gpu: Id
-    scope: Literal["user", "skypilot"]
+    scope: Literal["user", "skypilot", "family"]
     note: Text | None = None
 
 

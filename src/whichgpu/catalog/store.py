@@ -140,8 +140,37 @@ class Catalog:
         return self._sources.get(source_id)
 
     def resolve(self, name: str, scope: str = "user") -> GPU:
-        """The GPU a user's name denotes (see :mod:`whichgpu.catalog.names`)."""
-        return self._by_id[resolve_name(name, self._index(scope), self._by_id)]
+        """The GPU a user's name denotes (see :mod:`whichgpu.catalog.names`); a family name
+        (``h100``, ``a100``, ``v100``) the variant most offers rent, the choice recorded
+        (:func:`~whichgpu.catalog.names.say_family_choice`) for the answer to say."""
+        from whichgpu.catalog.names import normalize
+
+        index = self._index(scope)
+        variants = self._families().get(normalize(name))
+        if variants and normalize(name) not in index:
+            return self._by_id[self._family_variant(name, variants)]
+        return self._by_id[resolve_name(name, index, self._by_id)]
+
+    def _families(self) -> dict[str, tuple[str, ...]]:
+        """Family names (aliases of scope ``family``) to their variants in this catalog."""
+        if "@families" not in self._indexes:
+            found = build_index((a.alias, a.gpu) for a in self.aliases if a.scope == "family")
+            self._indexes["@families"] = {
+                k: tuple(i for i in ids if i in self._by_id) for k, ids in found.items()
+            }
+        return self._indexes["@families"]
+
+    def _family_variant(self, typed: str, variants: tuple[str, ...]) -> str:
+        """The variant of a family most offers rent (the first listed on a tie), said."""
+        from whichgpu.catalog.names import FamilyChoice, say_family_choice
+
+        offers = {v: sum(p.kind == "offer" for p in self.listings_for(v)) for v in variants}
+        chosen = max(variants, key=lambda v: offers[v])
+        others = tuple(v for v in variants if v != chosen)
+        if others:
+            say_family_choice(FamilyChoice(typed, chosen, others, offers[chosen],
+                                           sum(offers.values())))  # fmt: skip
+        return chosen
 
     def citation(self, gpu_id: str, field_name: str) -> Citation:
         """The source of ``gpu_id``'s ``field_name`` figure."""

@@ -15,12 +15,16 @@ from collections.abc import Callable
 from contextlib import suppress
 from functools import cache
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 import typer
 
 from whichgpu.cli._app import app, split_language
 from whichgpu.errors import InvalidInput, Path, WhichGPUError, naming_fields
 from whichgpu.i18n import _, fmt, set_language
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.names import FamilyChoice
 
 #: The module that registers each command (on import). A run imports its command's module
 #: only (the planning modules' request types cost a 'gpus' run ~40 ms); --help, no command
@@ -143,6 +147,15 @@ def _renamed(error: Exception) -> str | None:
     )  # fmt: skip
 
 
+def _say_family_choices(choices: list[FamilyChoice]) -> None:
+    """One line on stderr for each family name read as one of its variants (``h100``: the
+    H100 SXM, the variant most offers rent), naming the others."""
+    from whichgpu.render.json_doc import read_as_doc
+
+    for said in read_as_doc(choices):
+        typer.echo(f"whichgpu: {said['text']}", err=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; bad input is one line on stderr and exit code 2."""
     language, args = split_language(sys.argv[1:] if argv is None else argv)
@@ -159,11 +172,14 @@ def main(argv: list[str] | None = None) -> None:
             )
         set_language(language)
     register(args)
-    with naming_fields(_flag_of):
+    from whichgpu.catalog.names import recording_family_choices
+
+    with naming_fields(_flag_of), recording_family_choices() as read_as:
         try:
             result = _one_command(args)(args=args, prog_name="whichgpu", standalone_mode=False)
             if sys.stdout is not None:  # None: started with stdout closed (>&-)
                 sys.stdout.flush()  # a buffered answer that cannot be written fails here
+            _say_family_choices(read_as)
         except WhichGPUError as error:
             _fail(error.message())
         except (typer.Exit, typer.Abort) as error:

@@ -180,8 +180,16 @@ def user_catalog(prices: list[Path] | None, skypilot: list[Path] | None) -> Any:
 
 
 def print_json(doc: object) -> None:
-    """The document as indented UTF-8 JSON (msgspec encodes it ~10× faster than json)."""
+    """The document as indented UTF-8 JSON (msgspec encodes it ~10× faster than json), with
+    the family names it read (``h100``) and as what, as the API's documents have them."""
     import msgspec
+
+    from whichgpu.catalog.names import family_choices_said
+    from whichgpu.render.json_doc import read_as_doc
+
+    said = family_choices_said()
+    if said and isinstance(doc, dict):
+        doc = {**doc, "read_as": read_as_doc(said)}
 
     text = msgspec.json.format(msgspec.json.encode(doc), indent=2).decode("utf-8")
     sys.stdout.write(text + "\n")

@@ -18,6 +18,7 @@ from whichgpu.estimate.serving_types import ServingPlan, ServingPoint
 from whichgpu.job import Job
 
 if TYPE_CHECKING:
+    from whichgpu.catalog.names import FamilyChoice
     from whichgpu.commands.compare import Comparison, GpuComparison
     from whichgpu.models.diffusion import DiffusionPipeline
     from whichgpu.models.presets import ModelSummary
@@ -296,3 +297,17 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
         "usd_per_million_output_tokens": round_sig(per_million),
         "unmet": None if plan.unmet is None else {"target": plan.unmet[0], "best": plan.unmet[1]},
     }
+
+
+def read_as_doc(choices: Sequence[FamilyChoice]) -> list[dict[str, object]]:
+    """The family names an answer read, each as the variant it was read as and why (the
+    JSON of the CLI and of the API alike)."""
+    from whichgpu.catalog import load_catalog
+    from whichgpu.catalog.names import family_choice_text
+
+    catalog = load_catalog()
+    return [
+        {"typed": c.typed, "gpu": c.chosen, "others": list(c.others), "offers": c.offers,
+         "of_offers": c.total, "text": family_choice_text(c, catalog.gpu(c.chosen).name)}
+        for c in choices
+    ]  # fmt: skip

@@ -78,8 +78,15 @@ async def run_view(
 
 def document_bytes(service: Service, method: str, args: tuple[Any, ...]) -> bytes:
     """The JSON of ``service.method(*args)``: what a worker thread or a compute process
-    answers for one API route."""
-    return json_bytes(getattr(service, method)(*args))
+    answers for one API route, with the family names it read (``h100``) and as what."""
+    from whichgpu.catalog.names import recording_family_choices
+    from whichgpu.render.json_doc import read_as_doc
+
+    with recording_family_choices() as read_as:
+        doc = getattr(service, method)(*args)
+    if read_as and isinstance(doc, dict):  # the family names it read, and as what
+        doc = {**doc, "read_as": read_as_doc(read_as)}
+    return json_bytes(doc)
 
 
 #: Allocations (net of frees) between the worker's young-generation collections.
