@@ -951,3 +951,18 @@ def test_the_favicon_is_served(client: TestClient) -> None:
     found = client.get("/favicon.ico")
     assert found.status_code == 200 and found.headers["content-type"].startswith("image/svg")
     assert 'rel="icon"' in client.get("/catalog").text
+
+
+def test_the_form_offers_worked_examples_that_answer(client: TestClient) -> None:
+    """Issue 49, item 6: a newcomer facing ~30 inputs gets examples to start from; each
+    link answers with a ranked table."""
+    import re
+
+    page = client.get("/recommend").text
+    examples = re.search(r'<p class="examples">(.*?)</p>', page, re.S)
+    assert examples is not None
+    links = re.findall(r'href="([^"]+)"', examples.group(1))
+    assert len(links) == 3
+    for link in links:
+        answer = client.get(link.replace("&amp;", "&"))
+        assert answer.status_code == 200 and 'id="ranked"' in answer.text
