@@ -966,3 +966,21 @@ def test_the_form_offers_worked_examples_that_answer(client: TestClient) -> None
     for link in links:
         answer = client.get(link.replace("&amp;", "&"))
         assert answer.status_code == 200 and 'id="ranked"' in answer.text
+
+
+def test_a_service_s_table_shows_serving_figures(client: TestClient) -> None:
+    """Issue 49, item 5: the web table of a service showed time and cost as "—"; it shows
+    what the terminal's does: $ per million tokens, requests/s served, TTFT and TPOT at the
+    demand, and the engine with its replicas × GPUs."""
+    import re
+
+    page = client.get("/recommend?task=inference&model=llama-3.1-70b&request_rate=5"
+                      "&ttft=2s&tpot=100ms").text  # fmt: skip
+    head = re.search(r"<thead>(.*?)</thead>", page, re.S)
+    assert head is not None
+    for title in ("$/M tok", "serves", "TTFT", "TPOT", "engine"):
+        assert f">{title}<" in head.group(1)
+    assert ">time<" not in head.group(1)
+    pick = re.search(r'<tr class="pick".*?</tr>', page, re.S)
+    assert pick is not None and re.search(r"\d req/s", pick.group(0))
+    assert re.search(r"\d ms", pick.group(0)) and "×" in pick.group(0)

@@ -20,6 +20,7 @@ from whichgpu.web.charts import recommendation_charts
 from whichgpu.web.contexts import (
     estimate_context,
     fit_context,
+    is_service,
     mig_context,
     recommend_context,
     rows_of,
@@ -107,6 +108,7 @@ def recommend_view(
             "form": built_form,
             "result": result,
             "rows": rows_of(result, bool(fields.get("all"))) if result is not None else [],
+            "served": result is not None and is_service(result),
             "summary": summary_of(result),
             "charts": charts,
             "charts_by_time": result is not None and by_time(result),
