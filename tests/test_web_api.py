@@ -984,3 +984,18 @@ def test_a_service_s_table_shows_serving_figures(client: TestClient) -> None:
     pick = re.search(r'<tr class="pick".*?</tr>', page, re.S)
     assert pick is not None and re.search(r"\d req/s", pick.group(0))
     assert re.search(r"\d ms", pick.group(0)) and "×" in pick.group(0)
+
+
+def test_the_cost_chart_says_per_hour_where_no_hours_were_given(client: TestClient) -> None:
+    """Issue 49, item 6: the serving chart's caption said "the hours are fixed" when none
+    were given; it says the cost is per hour then, and "fixed" where hours were given."""
+    import re
+
+    def caption(query: str) -> str:
+        page = client.get(f"/recommend?task=inference&model=llama-3.1-70b&request_rate=5&{query}")
+        found = re.search(r"<figcaption>(.*?)</figcaption>", page.text)
+        assert found is not None
+        return found.group(1)
+
+    assert "the cost is per hour" in caption("ttft=2s") and "fixed" not in caption("ttft=2s")
+    assert "the hours are fixed" in caption("hours=100h")

@@ -79,6 +79,7 @@ class CostSvg:
     front: str  #: the Pareto front's polyline points ("" for fewer than two)
     legend: str  #: the front's legend ("" without a line)
     labels: tuple[Label, ...]  #: the front's hardware names
+    per_job: bool = True  #: y is the cost per job (else per hour: no hours or size given)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +237,7 @@ def cost_svg(chart: CostChart) -> CostSvg | None:
         front=line,
         legend=chart.front_legend() if line else "",
         labels=labels,
+        per_job=chart.per_job,
     )
 
 
