@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from whichgpu.errors import AmbiguousName, UnknownName
-from whichgpu.i18n import _
+from whichgpu.i18n import _, fmt
 
 _VENDOR_WORDS = ("nvidia", "geforce", "tesla", "quadro")
 
@@ -139,8 +139,6 @@ def say_family_choice(choice: FamilyChoice) -> None:
 
 def family_choice_text(choice: FamilyChoice, name: str) -> str:
     """What the answer says of ``choice`` (``name``: the chosen GPU's name), one line."""
-    from whichgpu.i18n import fmt
-
     return fmt(
         _("{typed} read as the {gpu}, the variant most offers rent ({n} of {total}); name "
           "{others} for another"),

@@ -14,6 +14,7 @@ llama.cpp server's and Ollama's."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from whichgpu.job.engines import (
@@ -286,13 +287,15 @@ MOE_CALIBRATED_HARNESSES = frozenset({"trtllm"})
 def unmeasured_widening(engine: EngineProfile, arch: ModelArch, gpu: GPU) -> float:
     """How much further the slow end of a served rate's likely range lies where it rests on
     an unmeasured factor (:func:`serving_provenance`) than the serving fit's own band puts
-    it: the ratio of the two low ends (1 where nothing is unmeasured)."""
+    it: the ratio of the two low ends (1 where nothing is unmeasured; the provenance is
+    cached, as serve_component states the same one again)."""
     from whichgpu.estimate.throughput import likely_rate
 
     own = likely_rate(1.0, "tokens/s", "llm-serve", serving_provenance(engine, arch, gpu))
     return likely_rate(1.0, "tokens/s", "llm-serve").low / own.low
 
 
+@lru_cache(maxsize=4096)
 def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
                        gpu: GPU | None = None) -> str:  # fmt: skip
     """What the served rate rests on: the measurements its harness's serving η is fitted on

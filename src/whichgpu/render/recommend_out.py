@@ -241,10 +241,7 @@ def job_rows(result: Recommendation, shown: Sequence[Option]) -> Rows:
 
 def serving_rows(result: Recommendation, shown: Sequence[Option]) -> Rows:
     """A service's table (no job size: no cost or time to state): each option's $/h, its
-    cost per million output tokens at the demand, the requests/s it serves under the
-    targets, TTFT and TPOT at the demand, the engine and its replicas × GPUs, and status."""
-    from whichgpu.render.json_doc import usd_per_million_tokens
-
+    :func:`serving_figures`, and status."""
     columns = [
         ("#", "right", 1),
         (_("GPU"), "left", 1),
@@ -258,23 +255,39 @@ def serving_rows(result: Recommendation, shown: Sequence[Option]) -> Rows:
     ]
     rows = []
     for i, option in enumerate(shown, 1):
-        plan = option.runs[0].serving if option.runs else None
-        cells = ["—"] * 5
-        if plan is not None and plan.unmet is None:
-            per_million = usd_per_million_tokens(plan, option.usd_per_h)
-            point = plan.operating
-            cells = [
-                "—" if per_million is None else format_cost(per_million),
-                fmt(
-                    _("{rps} req/s"), rps=format_decimal(plan.replicas * plan.capacity.rate_rps, 1)
-                ),
-                f"{format_decimal(point.ttft_s * 1e3, 0)} ms",
-                f"{format_decimal(point.tpot_s * 1e3, 1)} ms",
-                f"{plan.engine} {plan.replicas}×{plan.gpus_per_replica}",
-            ]
+        figures = serving_figures(option)
+        cells = ["—"] * 5 if figures is None else list(figures.values())
         rows.append([str(i), hardware_cell(option), format_cost(option.usd_per_h), *cells,
                      status_text(option, result, _("Pareto"))])  # fmt: skip
     return columns, rows, [_style(o, result) for o in shown], len(columns) - 1
+
+
+def serving_figures(option: Option) -> dict[str, str] | None:
+    """A served option's figures as its table shows them, in its columns' order (the
+    terminal's and the web page's): cost per million output tokens at the demand, the
+    requests/s served under the targets, TTFT and TPOT at the demand, engine and layout;
+    None where no plan meets the targets."""
+    from whichgpu.render.json_doc import usd_per_million_tokens
+
+    plan = option.runs[0].serving if option.runs else None
+    if plan is None or plan.unmet is not None:
+        return None
+    per_million = usd_per_million_tokens(plan, option.usd_per_h)
+    capacity = format_decimal(plan.replicas * plan.capacity.rate_rps, 1)
+    return {
+        "per_million": "—" if per_million is None else format_cost(per_million),
+        "capacity": fmt(_("{rps} req/s"), rps=capacity),
+        "ttft": f"{format_decimal(plan.operating.ttft_s * 1e3, 0)} ms",
+        "tpot": f"{format_decimal(plan.operating.tpot_s * 1e3, 1)} ms",
+        "engine": f"{plan.engine} {plan.replicas}×{plan.gpus_per_replica}",
+    }
+
+
+def is_service(result: Recommendation) -> bool:
+    """Whether the answer is a service's (one served component at a request rate): its
+    table shows serving's figures, not a job's cost and time."""
+    components = result.workload.components
+    return len(components) == 1 and components[0].request_rate is not None
 
 
 def print_recommend(
@@ -287,9 +300,8 @@ def print_recommend(
     shown = shown_options(result, every, top, top)
     title = result.workload.name or _("Recommendation")
     heading = fmt(_("{title} · objective: {objective}"), title=title, objective=_(result.objective))
-    components = result.workload.components
-    served = len(components) == 1 and components[0].request_rate is not None
-    columns, rows, styles, prose = (serving_rows if served else job_rows)(result, shown)
+    rows_of = serving_rows if is_service(result) else job_rows
+    columns, rows, styles, prose = rows_of(result, shown)
     console.print(fitted_table(heading, columns, rows, console.width, frozenset({prose}), styles))
     if result.pick is None:
         console.print(Text(_("No option meets every constraint."), style="bold red"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from whichgpu.i18n import _, fmt, format_decimal
+from whichgpu.i18n import _, fmt
 from whichgpu.phrases import localize as notes_localize
 from whichgpu.web.core import Service
 
@@ -102,7 +102,12 @@ def offer_text(option: Any) -> str:
 
 def rows_of(result: Any, every: bool, top: int = 8) -> list[dict[str, Any]]:
     """The CLI's table: the best option per GPU (or every option), feasible first."""
-    from whichgpu.render.recommend_out import hardware_cell, shown_options, status_text
+    from whichgpu.render.recommend_out import (
+        hardware_cell,
+        serving_figures,
+        shown_options,
+        status_text,
+    )
 
     rows = []
     for rank, option in enumerate(shown_options(result, every, top, None if every else top), 1):
@@ -123,35 +128,10 @@ def rows_of(result: Any, every: bool, top: int = 8) -> list[dict[str, Any]]:
                 "pick": option is result.pick,
                 "pareto": option.pareto,
                 "feasible": option.feasible,
-                "serving": _serving_cells(option),
+                "serving": serving_figures(option),
             }
         )
     return rows
-
-
-def _serving_cells(option: Any) -> dict[str, Any] | None:
-    """A served option's figures as the terminal's serving table has them
-    (:func:`~whichgpu.render.recommend_out.serving_rows`): cost per million output tokens,
-    requests/s served under the targets, TTFT and TPOT at the demand, engine and layout."""
-    from whichgpu.render.json_doc import usd_per_million_tokens
-
-    plan = option.runs[0].serving if option.runs else None
-    if plan is None or plan.unmet is not None:
-        return None
-    return {
-        "per_million": usd_per_million_tokens(plan, option.usd_per_h),
-        "capacity": format_decimal(plan.replicas * plan.capacity.rate_rps, 1),
-        "ttft_ms": format_decimal(plan.operating.ttft_s * 1e3, 0),
-        "tpot_ms": format_decimal(plan.operating.tpot_s * 1e3, 1),
-        "engine": f"{plan.engine} {plan.replicas}×{plan.gpus_per_replica}",
-    }
-
-
-def is_service(result: Any) -> bool:
-    """Whether the answer is a service's (one served component at a request rate): its
-    table shows serving's figures, not a job's cost and time."""
-    components = result.workload.components
-    return len(components) == 1 and components[0].request_rate is not None
 
 
 def compare_context(

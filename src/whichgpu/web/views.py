@@ -20,7 +20,6 @@ from whichgpu.web.charts import recommendation_charts
 from whichgpu.web.contexts import (
     estimate_context,
     fit_context,
-    is_service,
     mig_context,
     recommend_context,
     rows_of,
@@ -96,6 +95,8 @@ def recommend_view(
         value, problem = computed(language, compute)
         if value is not None:
             built_form, result, charts = value
+    from whichgpu.render.recommend_out import is_service
+
     # a posted form's fields ride on the language links (not an uploaded file)
     posted = {k: [v for v in vs if v.strip()] for k, vs in lists.items()}
     return html_page(
@@ -108,7 +109,7 @@ def recommend_view(
             "form": built_form,
             "result": result,
             "rows": rows_of(result, bool(fields.get("all"))) if result is not None else [],
-            "served": result is not None and is_service(result),
+            "served": result is not None and is_service(result),  # its serving columns
             "summary": summary_of(result),
             "charts": charts,
             "charts_by_time": result is not None and by_time(result),
