@@ -839,7 +839,8 @@ def image_page() -> str:
         "their elements read and written over the bandwidth, a fitted number of times).",
         "",
         f"**Memory** (out of sample: nothing is fitted on it): {len(errors)} published peaks of",
-        "diffusers runs (quantised, compiled and non-PyTorch engines left out),",
+        "diffusers runs (quantised ones in their own section below; compiled and non-PyTorch",
+        "engines left out),",
         f"median |error| {median:.0%}, 90th percentile {p90:.0%}. The estimate includes the CUDA",
         "context and the allocator's reserve (most sources report `max_memory_reserved` or the",
         "process's use, in GB or GiB as stated: converted to GiB here); a source that reports",
@@ -849,7 +850,66 @@ def image_page() -> str:
         "estimated GiB | error |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    return "\n".join([*head, *rows, "", *measured_section(catalog), *training_section(catalog), ""])
+    return "\n".join([*head, *rows, "", *quantised_section(catalog), *measured_section(catalog),
+                      *training_section(catalog), ""])  # fmt: skip
+
+
+#: The published weight formats an image run names, as ``--quant`` reads them
+IMAGE_FORMATS = {"fp8": "fp8", "fp8dqrow": "fp8", "int8": "int8", "nf4": "nf4",
+                 "gguf-q8_0": "q8_0"}  # fmt: skip
+
+
+def quantised_section(catalog: object) -> list[str]:
+    """Published peaks of runs with quantised weights, each planned with its format and
+    where it was made: as the weights load (a ``quantization_config``: bitsandbytes,
+    TorchAoConfig, GGUF files) or on the GPU after a 16-bit load (torchao's ``quantize_``
+    after ``pipeline.to("cuda")``, whose peak holds the 16-bit pipeline)."""
+    import csv
+
+    from whichgpu.estimate.diffusion import image_memory, make_image_job
+    from whichgpu.models.pipelines import find_pipeline
+
+    rows, errors = [], []
+    for row in csv.DictReader((ROOT / "validation" / "published_diffusion.csv").open()):
+        quant = IMAGE_FORMATS.get(row["precision"])
+        if not row["metric"].startswith("peak_memory") or quant is None or not row["steps"]:
+            continue
+        text = (row["engine"] + " " + row["notes"]).lower()
+        if quant == "int8" and "bitsandbytes" in text:
+            continue  # LLM.int8 (outliers in 16 bits), not torchao's int8 weight-only
+        where = "gpu" if "quantize_ after" in text else "load"
+        pipeline = find_pipeline(row["model"])
+        job = make_image_job(pipeline, None, resolution=int(row["resolution"]),
+                             steps=int(row["steps"]), batch=int(row["batch"] or 1),
+                             precision="bf16-true", quant=quant, quantize_on=where)  # fmt: skip
+        est = image_memory(pipeline, job)
+        live = "max_memory_allocated" in text
+        estimate = (est.tensor_bytes if live else est.total_bytes) / 2**30
+        gib = float(row["value"]) * (1e9 / 2**30 if row["metric"] == "peak_memory_gb" else 1.0)
+        err = estimate / gib - 1
+        errors.append(abs(err))
+        rows.append(
+            f"| {row['id']} | {row['model']} | {cell(row['engine'])} | {quant} | {where} | "
+            f"{row['batch']} | {gib:.1f} | {estimate:.1f} ({est.stage}) | {err:+.0%} |"
+        )
+    errors.sort()
+    median = errors[len(errors) // 2] if errors else 0.0
+    return [
+        "## Quantised weights",
+        "",
+        f"{len(errors)} published peaks of runs with quantised weights (`--quant`), each",
+        "planned with where its weights were made (`--quantize-on`): `load`, as they are read",
+        "(diffusers' `quantization_config`: bitsandbytes, TorchAoConfig; GGUF files), or `gpu`,",
+        "the 16-bit pipeline moved to the GPU and then quantised in place (torchao's",
+        '`quantize_` after `pipeline.to("cuda")`), whose peak is the 16-bit pipeline itself.',
+        f"Median |error| {median:.0%}; nothing is fitted on them.",
+        "",
+        "| row | model | run | format | quantised on | batch | published GiB | "
+        "estimated GiB (peak) | error |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
 
 
 def fp32_over_tf32(pair: dict[str, tuple[float, float]], k: int) -> float:

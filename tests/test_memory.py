@@ -302,3 +302,20 @@ def test_a_sliding_window_layer_caches_only_its_window() -> None:
     assert kv_cache_bytes(gemma, long) == pytest.approx(0.75 * kv_cache_bytes(whole, long))
     assert kv_cache_bytes(gemma, short) == pytest.approx(kv_cache_bytes(whole, short))
     assert resolve_model("qwen2.5-7b").sliding_layers == 0  # use_sliding_window: false
+
+
+def test_weights_quantised_on_the_gpu_are_loaded_in_16_bits_first() -> None:
+    """torchao's ``quantize_`` on a model already on the GPU: the peak holds the 16-bit
+    weights (shared over tensor parallelism), however small the format makes them after."""
+    arch = resolve_model("llama-3.1-8b")
+    on_load = estimate_memory(arch, make_job(task="inference", quant="int8"))
+    in_place = estimate_memory(arch, make_job(task="inference", quant="int8", quantize_on="gpu"))
+    sixteen = estimate_memory(arch, make_job(task="inference"))
+    assert on_load.phase != "loading" and in_place.phase == "loading"
+    assert in_place.components["weights"] == pytest.approx(sixteen.components["weights"])
+    split = estimate_memory(
+        arch, make_job(task="inference", quant="int8", quantize_on="gpu", tp=2, gpus=2)
+    )
+    assert split.components["weights"] == pytest.approx(sixteen.components["weights"] / 2)
+    with pytest.raises(InvalidInput):
+        make_job(task="inference", quant="int8", quantize_on="cpu")

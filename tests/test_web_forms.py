@@ -40,7 +40,7 @@ NOT_ON_PAGE: dict[str, frozenset[str]] = {
     "estimate": frozenset({
         "activation_offload", "attention", "cache_latents", "checkpointing", "chunked_loss",
         "compiled", "cpu_offload", "lora_rank", "lora_targets", "network", "network_gbit", "offload",
-        "optimizer", "optimizer_in_backward", "params", "percentile", "quant", "samples_per_frame",
+        "optimizer", "optimizer_in_backward", "params", "percentile", "quant", "quantize_on", "samples_per_frame",
         "tp_overlap", "vae_tiling", "vp",
     }),
     "fit": frozenset({

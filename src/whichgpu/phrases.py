@@ -28,7 +28,7 @@ WORDS: dict[str, str] = {
         N_("compute"), N_("memory bandwidth"), N_("interconnect"), N_("job"), N_("hour"),
         N_("new"), N_("used"), N_("undated"), N_("on-demand"), N_("spot"),
         N_("marketplace"), N_("serverless"), N_("forward"), N_("backward"),
-        N_("recomputation"), N_("optimizer step"), N_("prefill"), N_("decode"),
+        N_("recomputation"), N_("optimizer step"), N_("prefill"), N_("decode"), N_("loading"),
         N_("prior: mean of other harnesses"), N_("prior: η = 0.5"), N_("1 GPU"),
         N_("buy-new"), N_("buy-used"), N_("purchase"), N_("cost"), N_("time"), N_("value"),
         N_("NVIDIA DeepLearningExamples' ResNet-50 recipe"), N_("the DeiT recipe"),

@@ -19,13 +19,13 @@ memory-bound term added to each step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal, Protocol
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.parallel import host_link_gb_per_s
-from whichgpu.job import QUANT_BITS
+from whichgpu.job import QUANT_BITS, QuantizeOn
 from whichgpu.models.diffusion import DiffusionComponent, DiffusionPipeline, Walk, walk
 from whichgpu.units import BYTES_PER_GIB
 
@@ -39,11 +39,14 @@ IMAGE_PRECISIONS: tuple[str, ...] = ("16-true", "bf16-true", "32-true", "tf32")
 #: FP32 weights and activations: PyTorch's defaults (``32-true``), or with its matmuls on
 #: TF32 tensor cores (``tf32``: ``torch.set_float32_matmul_precision("high")``)
 FP32_PRECISIONS = frozenset({"32-true", "tf32"})
-#: Weight formats a denoiser (and a T5 encoder) is loaded in: fp8 (torchao / ComfyUI's
-#: e4m3 checkpoints), bitsandbytes NF4 (diffusers' BitsAndBytesConfig), GGUF k-quants
+#: Weight formats a denoiser (and a T5 encoder) is loaded in: fp8 and int8 (torchao's
+#: float8/int8 weight-only configs through diffusers' TorchAoConfig; ComfyUI's e4m3
+#: checkpoints), bitsandbytes NF4 (diffusers' BitsAndBytesConfig), GGUF k-quants
 #: (diffusers' GGUFQuantizationConfig, city96's FLUX.1 GGUF files): weight-only, computed
 #: in 16 bits after dequantisation
-IMAGE_QUANTS: tuple[str, ...] = ("fp8", "nf4", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0")
+IMAGE_QUANTS: tuple[str, ...] = (
+    "fp8", "int8", "nf4", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0",
+)  # fmt: skip
 #: Score matrices through DRAM in eager attention: the QKᵀ product written, the softmax
 #: read and written, read again by the weighted sum
 EAGER_SCORE_PASSES = 4
@@ -53,6 +56,12 @@ TILE_OVERLAP = 0.25
 #: The roles whose weights a quantised load applies to: the denoiser and a T5 encoder,
 #: what diffusers' quantization guides quantise (the CLIP encoders and the VAE stay 16-bit)
 QUANTISED_KINDS = frozenset({"unet", "mmdit", "flux", "t5"})
+#: GGUF files hold the denoiser alone (diffusers' GGUF guide loads the transformer with
+#: ``from_single_file``; the text encoders come from the pipeline's repository in 16 bits)
+GGUF_QUANTS = frozenset({"q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0"})
+#: bitsandbytes keeps a transformers model's ``_keep_in_fp32_modules`` in fp32 (its
+#: quantizers set ``use_keep_in_fp32_modules``): T5's ``wo``, each FFN's output projection
+BNB_QUANTS = frozenset({"nf4"})
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,9 @@ class ImageJob:
     batch: int = 1
     precision: ImagePrecision = "16-true"
     quant: str | None = None
+    #: Where the quantised weights are made (:data:`whichgpu.job.QuantizeOn`): as they load,
+    #: or on the GPU after a 16-bit load (torchao's ``quantize_`` after ``pipe.to("cuda")``)
+    quantize_on: QuantizeOn = "load"
     offload: ImageOffload = "none"
     vae_tiling: bool = False
     #: classifier-free guidance; None: the pipeline's (off for guidance-distilled models)
@@ -104,9 +116,21 @@ def component_walk(pipeline: DiffusionPipeline, role: str, latent: int) -> Walk:
 def bytes_per_weight(component: DiffusionComponent, job: ImageJob) -> float:
     """Bytes a weight of ``component`` takes as loaded: the job's precision, or its
     quantised format for the denoiser and T5."""
-    if job.quant is not None and component.kind in QUANTISED_KINDS:
-        return QUANT_BITS[job.quant] / 8
-    return 4.0 if job.precision in FP32_PRECISIONS else 2.0
+    if not quantised(component, job):
+        return 4.0 if job.precision in FP32_PRECISIONS else 2.0
+    stored = QUANT_BITS[str(job.quant)] / 8
+    if component.kind == "t5" and job.quant in BNB_QUANTS:
+        c = component.config
+        fp32 = int(c["d_ff"]) * int(c["d_model"]) * int(c["num_layers"]) / component.params
+        return fp32 * 4.0 + (1 - fp32) * stored
+    return stored
+
+
+def quantised(component: DiffusionComponent, job: ImageJob) -> bool:
+    """Whether ``component``'s weights are held in the job's weight format."""
+    if job.quant is None or component.kind not in QUANTISED_KINDS:
+        return False
+    return not (job.quant in GGUF_QUANTS and component.kind == "t5")
 
 
 def compute_bytes(precision: str) -> float:
@@ -210,6 +234,17 @@ def image_memory(pipeline: DiffusionPipeline, job: ImageJob) -> ImageMemory:
         total = resident + activations
         if best is None or total > best[0]:
             best = (total, stage, parts)
+    if job.quant is not None and job.quantize_on == "gpu":
+        # the pipeline moved to the GPU in 16 bits before quantize_ runs: every weight held
+        # at once, the quantised components' in their 16-bit dtype, no activation yet
+        sixteen = replace(job, quant=None)
+        loading = sum(
+            c.params * bytes_per_weight(c, sixteen) if quantised(c, job)
+            else weights[c.role]
+            for c in pipeline.components
+        )  # fmt: skip
+        if best is None or loading > best[0]:
+            best = (loading, "loading", {"weights": loading, "activations": 0.0})
     assert best is not None
     if job.offload != "none":
         host = sum(weights.values())
@@ -289,7 +324,7 @@ def dequant_s(component: DiffusionComponent, job: ImageJob, gpu: GPU) -> float:
     layerwise-cast weight is upcast by ``.to(bfloat16)``): a memory-bound pass that reads
     the stored weight and writes its 16-bit copy, before the matmul reads that copy
     (Williams et al., 2009: bytes over bandwidth). Zero for an unquantised component."""
-    if job.quant is None or component.kind not in QUANTISED_KINDS:
+    if not quantised(component, job):
         return 0.0
     moved = component.params * (bytes_per_weight(component, job) + 2.0)
     return moved / (gpu.memory_bandwidth_gb_per_s * 1e9)
@@ -298,7 +333,7 @@ def dequant_s(component: DiffusionComponent, job: ImageJob, gpu: GPU) -> float:
 def matmul_weight_bytes(component: DiffusionComponent, job: ImageJob) -> float:
     """Bytes of weights a forward's matmuls read: the 16-bit copy of a quantised weight
     (:func:`dequant_s`), else the weights as loaded."""
-    if job.quant is not None and component.kind in QUANTISED_KINDS:
+    if quantised(component, job):
         return component.params * 2.0
     return component.params * bytes_per_weight(component, job)
 
@@ -369,7 +404,6 @@ def fitting_image_job(
     whole; else, one image with the VAE tiled, then model CPU offload, then sequential
     offload (the order of diffusers' memory guide: cheapest in time first). Returns the
     job and the names of the settings chosen."""
-    from dataclasses import replace
 
     def fits(j: ImageJob) -> bool:
         return image_memory(pipeline, j).total_bytes <= capacity_bytes
@@ -413,6 +447,7 @@ def make_image_job(
     batch: int | None = None,
     precision: str | None = None,
     quant: str | None = None,
+    quantize_on: str | None = None,
     offload: str | None = None,
     vae_tiling: bool | None = None,
 ) -> ImageJob:
@@ -438,6 +473,7 @@ def make_image_job(
         batch=batch or 1,
         precision=chosen,  # type: ignore[arg-type]
         quant=quant,
+        quantize_on=quantize_on or "load",  # type: ignore[arg-type]
         offload=offload or "none",  # type: ignore[arg-type]
         vae_tiling=bool(vae_tiling),
     )

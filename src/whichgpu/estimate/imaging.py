@@ -382,6 +382,7 @@ def image_settings(request: Any, task: str) -> dict[str, Any]:
         return {
             "resolution": request.resolution, "steps": request.steps, "batch": request.batch,
             "precision": request.precision, "quant": request.quant,
+            "quantize_on": request.quantize_on,
             "offload": request.cpu_offload, "vae_tiling": request.vae_tiling,
         }  # fmt: skip
     checkpointing = request.checkpointing

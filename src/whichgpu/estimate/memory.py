@@ -75,6 +75,8 @@ COMPONENTS = (
     "kv_cache",
     "overhead",
 )
+#: The phases that run no layer: nothing gathered beside a ZeRO-3 shard
+NOT_COMPUTING = frozenset({"optimizer step", "host", "paged", "loading"})
 
 
 @dataclass(frozen=True)
@@ -365,11 +367,10 @@ def shard(
     components: dict[str, float], job: Job, arch: ModelArch, computing: bool = False
 ) -> dict[str, float]:
     """Per-GPU share: tensor and pipeline parallelism split the model's state ``tp·pp`` ways
-    (the heaviest stage's layers where ``pp`` does not divide them:
-    :func:`~whichgpu.estimate.parallel.stage_share`); ZeRO stage k then splits optimizer
-    states (k ≥ 1), gradients (k ≥ 2) and weights (k = 3) over the data-parallel degree
-    (Rajbhandari et al., 2020, §5). With the weights split, a phase that runs the layers
-    (``computing``) holds :func:`gathered_weights_bytes` beside the shard."""
+    (the heaviest stage's layers: :func:`~whichgpu.estimate.parallel.stage_share`); ZeRO
+    stage k then splits optimizer states (k ≥ 1), gradients (k ≥ 2) and weights (k = 3) over
+    the data-parallel degree (Rajbhandari et al., 2020, §5). With the weights split, a phase
+    that runs the layers (``computing``) holds :func:`gathered_weights_bytes` beside it."""
     share = stage_share(arch, job.pp)
     model_split = job.tp / share
     dp = job.shards
@@ -414,11 +415,13 @@ def estimate_memory(arch: ModelArch, job: Job) -> MemoryEstimate:
 
     check_positions(arch, job)
     check_lora_targets(arch, job)
-    if job.task in ("lora", "qlora") and job.precision == "32-true" and job.task == "qlora":
+    if job.task == "qlora" and job.precision == "32-true":
         job = replace(job, precision="bf16-true")
     phases = _training_phases(arch, job) if job.training else _inference_phases(arch, job)
+    if job.quantised and job.quantize_on == "gpu":  # the 16-bit model, before quantize_
+        phases["loading"] = {"weights": weights_bytes(arch, replace(job, quant=None))}
     phases = {
-        name: shard(parts, job, arch, computing=name not in ("optimizer step", "host", "paged"))
+        name: shard(parts, job, arch, computing=name not in NOT_COMPUTING)
         for name, parts in phases.items()
     }
     host = sum(phases.pop("host", {}).values())
@@ -454,11 +457,10 @@ def memory_key(job: Job) -> Job:
     """``job`` with the settings a step's memory does not depend on at their defaults: how
     many micro-batches it accumulates beyond two (from the second on, each runs beside the
     same gradient buffer) or, with pipeline stages, beyond one a stage (the first stage's
-    micro-batches in flight; whether they are a multiple of the stages, which the
-    interleaved schedule needs, is kept), where its GPUs
-    sit (the node size, the network) and, without ZeRO, how many data-parallel replicas run
-    it (each holds the whole step). Jobs with one key have one estimate, up to its ``job``
-    (a property test holds :func:`estimate_memory` to that)."""
+    micro-batches in flight; whether they are a multiple of the stages is kept), where its
+    GPUs sit and, without ZeRO, how many data-parallel replicas run it. Jobs with one key
+    have one estimate, up to its ``job`` (a property test holds :func:`estimate_memory` to
+    that)."""
     changes: dict[str, object] = {}
     if job.pp <= 1 and job.grad_accum > 2:
         changes["grad_accum"] = 2
@@ -480,11 +482,9 @@ def memory_key(job: Job) -> Job:
 @lru_cache(maxsize=4096)
 def memory_of(arch: ModelArch, job: Job) -> MemoryEstimate:
     """:func:`estimate_memory`, computed once per (model, :func:`memory_key`): a job's memory
-    does not depend on the GPU, and the recommender and the throughput model ask for the
-    same jobs on every candidate, and for the same step on every count of data-parallel
-    replicas (callers must not change the estimate's ``components``)."""
-    key = memory_key(job)
-    found = _memory_of_key(arch, key)
+    does not depend on the GPU, and the recommender asks for the same jobs on every
+    candidate and count of replicas (callers must not change the ``components``)."""
+    found = _memory_of_key(arch, memory_key(job))
     # the job asked about (the key's estimate holds the key, or, for a QLoRA job asked in
     # 32-true, the bf16 job it computes in)
     return found if found.job is job else evolve(found, job=job)

@@ -7,7 +7,15 @@ from dataclasses import replace
 
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input
-from whichgpu.job import ATTENTIONS, NETWORKS, OFFLOADS, OPTIMIZERS, PRECISIONS, QUANT_BITS
+from whichgpu.job import (
+    ATTENTIONS,
+    NETWORKS,
+    OFFLOADS,
+    OPTIMIZERS,
+    PRECISIONS,
+    QUANT_BITS,
+    QUANTIZE_ONS,
+)  # fmt: skip
 from whichgpu.job.engines import ENGINE_IDS
 from whichgpu.job.length_presets import LENGTH_IDS
 from whichgpu.job.recipes import FRAMEWORKS
@@ -23,6 +31,15 @@ PRECISION = Input(
     choices=PRECISIONS,
 )
 QUANT = Input("choice", N_("Weights: int8, int4, nf4, fp8, q4_k_m…"), choices=QUANTS)
+QUANTIZE_ON = Input(
+    "choice",
+    N_(
+        "Where --quant's weights are made: load (as they are read: a quantization_config or "
+        "quantised files; the default) or gpu (the 16-bit model moved to the GPU, then "
+        "torchao's quantize_: the peak holds it whole)."
+    ),
+    choices=QUANTIZE_ONS,
+)
 BATCH = Input("int", N_("Sequences or images per step."), low=1, high=1_000_000)
 SEQ = Input(
     "int",

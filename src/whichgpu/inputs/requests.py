@@ -55,6 +55,7 @@ from whichgpu.inputs.request_fields import (
     PRECISION,
     PROMPT,
     QUANT,
+    QUANTIZE_ON,
     REQUEST_RATE,
     RESOLUTION,
     SAMPLES,
@@ -134,6 +135,7 @@ class TrainingSettings:
     attention: str | None = given(None, ATTENTION)
     vp: int | None = given(None, VP)
     nvlink_bridge: bool | None = given(None, NVLINK_BRIDGE)
+    quantize_on: str | None = given(None, QUANTIZE_ON)
 
     def settings(self) -> dict[str, Any]:
         """These fields, for :func:`~whichgpu.inputs.job_input.make_job` (None: left to the
@@ -141,9 +143,9 @@ class TrainingSettings:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(TrainingSettings)}
 
     def hardware(self) -> dict[str, Any]:
-        """The fields that describe the GPUs rather than the training, for any job's
-        :func:`~whichgpu.inputs.job_input.make_job`."""
-        return {"nvlink_bridge": self.nvlink_bridge}
+        """The fields that apply to any job, trained or served (the GPUs' links, where
+        quantised weights are made), for :func:`~whichgpu.inputs.job_input.make_job`."""
+        return {"nvlink_bridge": self.nvlink_bridge, "quantize_on": self.quantize_on}
 
 
 # -- fit -----------------------------------------------------------------------------------

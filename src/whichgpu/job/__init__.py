@@ -37,6 +37,13 @@ Offload = Literal["none", "optimizer", "all"]
 Network = Literal["infiniband", "ethernet"]
 Checkpointing = Literal["none", "selective", "full"]
 Attention = Literal["sdpa", "eager"]
+#: Where quantised weights are made: ``load``, each weight quantised as it is read
+#: (``from_pretrained`` with a ``quantization_config``: bitsandbytes, torchao's TorchAoConfig,
+#: GGUF; or a checkpoint saved quantised), so the 16-bit model never sits whole on the GPU; or
+#: ``gpu``, the 16-bit model moved to the GPU and then quantised in place (torchao's
+#: ``quantize_`` after ``.to("cuda")``, as torchao's README and the diffusers-torchao
+#: benchmarks run it), so the peak holds every 16-bit weight once
+QuantizeOn = Literal["load", "gpu"]
 #: LoRA targets: a named set or PEFT module names, comma-separated (models.lora_targets)
 LoraTargets = str
 KvDtype = Literal["auto", "fp16", "bf16", "fp8"]
@@ -77,6 +84,7 @@ OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
 OFFLOADS: tuple[str, ...] = get_args(Offload)
 NETWORKS: tuple[str, ...] = get_args(Network)
 ATTENTIONS: tuple[str, ...] = get_args(Attention)
+QUANTIZE_ONS: tuple[str, ...] = get_args(QuantizeOn)
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,7 @@ class Job:
     math: Math | None = None
     runtime: Runtime = "torch"
     quant: str | None = None
+    quantize_on: QuantizeOn = "load"
     batch: int = 1
     seq: int = 2048
     prompt: int = 0

@@ -17,7 +17,7 @@ from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, count_label, note, note_doc, render
 from whichgpu.phrases import localize
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
-from whichgpu.render.tables import recomputation_mode
+from whichgpu.render.tables import quant_shown, recomputation_mode
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ def print_image(image: ImageEstimate, gpu: GPU, console: Printer) -> None:
             steps=job.steps,
             batch=job.batch,
             precision=job.precision,
-            quant="" if job.quant is None else f", {job.quant}",
+            quant=quant_shown(job.quant, job.quantize_on),
             passes=guided(image.pipeline, job),
             offload=localize(job.offload),
             tiling=localize("on" if job.vae_tiling else "off"),
@@ -298,6 +298,7 @@ def image_doc(image: ImageEstimate) -> dict[str, Any]:
         "batch": job.batch,
         "precision": job.precision,
         "quant": job.quant,
+        "quantize_on": job.quantize_on,
         "cpu_offload": job.offload,
         "vae_tiling": job.vae_tiling,
         "denoiser_passes_per_step": guided(image.pipeline, job),

@@ -13,7 +13,7 @@ from whichgpu.inputs.fields import format_number
 from whichgpu.notes import note_doc
 from whichgpu.phrases import CLAUSE_SEPARATOR, localize
 from whichgpu.render.json_doc import SCHEMA_VERSION
-from whichgpu.render.tables import recomputation_mode
+from whichgpu.render.tables import quant_shown, recomputation_mode
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def _describe(result: FitResult) -> str:
         parts[0] += " " + fmt(_("({active:.2f} B active)"), active=arch.active_params / 1e9)
     parts.append(_(job.task))
     shown = job.math_precision
-    parts.append(shown if job.quant is None else f"{shown}, {job.quant}")
+    parts.append(shown + quant_shown(job.quant, job.quantize_on))
     if arch.kind in ("cnn", "vit"):
         parts.append(
             fmt(_("batch of {b} images ({side}×{side})"), b=job.batch, side=arch.image_size)

@@ -32,6 +32,15 @@ def recomputation_mode(mode: str) -> str:
     return _(RECOMPUTATION_MODES[mode]) if mode in RECOMPUTATION_MODES else mode
 
 
+def quant_shown(quant: str | None, quantize_on: str) -> str:
+    """A job's weight format after its precision (``, fp8``), and where it is made when it
+    is quantised on the GPU after a 16-bit load (:data:`whichgpu.job.QuantizeOn`)."""
+    if quant is None:
+        return ""
+    return ", " + (fmt(_("{quant} quantised on the GPU"), quant=quant) if quantize_on == "gpu"
+                   else quant)  # fmt: skip
+
+
 #: The network between the instances of an option rented as several (Job.network).
 NETWORKS = {"ethernet": N_("Ethernet"), "infiniband": N_("InfiniBand")}
 
