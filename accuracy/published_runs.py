@@ -47,6 +47,19 @@ class RunCheck:
     #: The source's own maintainers could not reproduce its memory figure (the row's
     #: ``memory_disputed``): shown, and kept out of the memory statistic
     memory_disputed: bool = False
+    #: The run's batches were padded to their longest example (its ``padded`` flag): an
+    #: unpacked dataset, counted in real tokens
+    padded: bool = False
+
+    @property
+    def group(self) -> str:
+        """The factor that applies to the run and is fitted on it: an unpacked fine-tune's
+        padding (:data:`~whichgpu.estimate.efficiency_model.PADDED_FACTOR`; the HF Trainer
+        itself runs at the roofline's speed on full sequences, measured here), else its
+        framework's."""
+        from whichgpu.estimate.efficiency_model import PADDED_FACTOR
+
+        return PADDED_FACTOR if self.padded else self.framework
 
 
 def validation_runs(root: Path) -> list[RunCheck]:
@@ -140,6 +153,8 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
                 fields["grad_accum"] = int(row["grad_accum"]) * int(flag[2:])
         if "eager" in extra:
             fields["attention"] = "eager"
+        # estimated as full sequences: the padding's factor is fitted on the padded rows
+        fields["packing"] = True
         job = make_job(**fields)
         model = row["model"]
         arch = (
@@ -188,6 +203,7 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
                 implied_mfu=implied_mfu,
                 architecture=gpu.architecture,
                 memory_disputed="memory_disputed" in extra,
+                padded="padded" in extra,
             )
         )
     return out
@@ -212,22 +228,20 @@ MIN_SOURCES = 2
 
 def _fittable(run: RunCheck) -> bool:
     return (
-        bool(run.framework)
-        and run.rate_error is not None
-        and (run.implied_mfu or 0.0) <= PLAUSIBLE_MFU
+        bool(run.group) and run.rate_error is not None and (run.implied_mfu or 0.0) <= PLAUSIBLE_MFU
     )
 
 
 def fit_factors(
     runs: list[RunCheck], min_sources: int = MIN_SOURCES
 ) -> dict[str, tuple[float, int]]:
-    """Per framework, the geometric mean of published over estimated tokens/s (a speed
-    factor for what the roofline's harness does not capture: fused kernels, overlapped
-    communication) and the runs it rests on; only frameworks with runs from
-    ``min_sources`` sources, and, where they come from :data:`MIN_SOURCES` or more, only
-    factors that predict each source's runs, fitted on the others, better than no factor
-    (:func:`predicts`): a factor that does not carry from one publication to the next is
-    not a property of the framework."""
+    """Per framework (and for padded batches: :attr:`RunCheck.group`), the geometric mean of
+    published over estimated tokens/s (a speed factor for what the roofline's harness does
+    not capture: fused kernels, overlapped communication, padding) and the runs it rests
+    on; only groups with runs from ``min_sources`` sources, and, where they come from
+    :data:`MIN_SOURCES` or more, only factors that predict each source's runs, fitted on
+    the others, better than no factor (:func:`predicts`): a factor that does not carry from
+    one publication to the next is not a property of the framework."""
     out = _geometric_factors(runs, min_sources)
     return {
         framework: factor
@@ -237,7 +251,7 @@ def fit_factors(
 
 
 def _fittable_of(runs: list[RunCheck], framework: str) -> list[RunCheck]:
-    return [r for r in filter(_fittable, runs) if r.framework == framework]
+    return [r for r in filter(_fittable, runs) if r.group == framework]
 
 
 def _sources(runs: list[RunCheck], framework: str) -> int:
@@ -247,7 +261,7 @@ def _sources(runs: list[RunCheck], framework: str) -> int:
 def _geometric_factors(runs: list[RunCheck], min_sources: int) -> dict[str, tuple[float, int]]:
     by_framework: dict[str, list[RunCheck]] = {}
     for run in filter(_fittable, runs):
-        by_framework.setdefault(run.framework, []).append(run)
+        by_framework.setdefault(run.group, []).append(run)
     out = {}
     for framework, rows in sorted(by_framework.items()):
         if len({r.source for r in rows}) < min_sources:
@@ -286,7 +300,7 @@ def leave_one_source_out(runs: list[RunCheck]) -> dict[str, float]:
     out = {}
     for run in filter(_fittable, runs):
         others = [r for r in runs if r.source != run.source]
-        factor = fit_factors(others, min_sources=MIN_SOURCES - 1).get(run.framework)
+        factor = fit_factors(others, min_sources=MIN_SOURCES - 1).get(run.group)
         error = with_factor(run, factor[0]) if factor else run.rate_error
         if error is not None:
             out[run.id] = error

@@ -300,7 +300,7 @@ def training_page() -> str:
         validation_runs,
         with_factor,
     )
-    from whichgpu.estimate.efficiency_model import load_framework_factors
+    from whichgpu.estimate.efficiency_model import PADDED_FACTOR, load_framework_factors
 
     runs = validation_runs(DOCS.parent)
     from whichgpu.estimate.imaging import IMAGE_TRAIN_FACTOR
@@ -313,7 +313,7 @@ def training_page() -> str:
     k_all, k_sources = width_constant()
 
     def fitted(run: RunCheck) -> float | None:
-        factor = factors.get(run.framework)
+        factor = factors.get(run.group)
         return with_factor(run, factor[0]) if factor else run.rate_error
 
     lines = [
@@ -353,7 +353,7 @@ def training_page() -> str:
             else "| "
         )
         with_f = fitted(r)
-        f_text = f"{with_f:+.0%}" if with_f is not None and r.framework in factors else ""
+        f_text = f"{with_f:+.0%}" if with_f is not None and r.group in factors else ""
         l_text = f"{loso[r.id]:+.0%}" if r.id in loso else ""
         mfu = f"{r.implied_mfu:.0%}" if r.implied_mfu is not None else ""
         lines.append(f"| {r.id} | {mem} | {rate} | {f_text} | {l_text} | {mfu} |")
@@ -445,33 +445,33 @@ def training_page() -> str:
         "only, so its error is out of sample. The `hf` rows (PEFT's "
         "method comparison, LLaMA-Factory's comparison quoted by Unsloth) count "
         "the non-padding tokens of variable-length samples, at the stated maximum length; "
-        "their factor carries the padding of an unpacked dataset, which is how the HF "
-        "Trainer runs by default. The 2024-05 torchtune table does not say which memory "
+        "their factor is the padding of an unpacked dataset (`padded`, below), which is how "
+        "the HF Trainer runs by default. The 2024-05 torchtune table does not say which memory "
         "statistic it reports; its maintainers could not reproduce it (above).",
         "",
-        *trainer_section(factors.get("hf")),
+        *trainer_section(factors.get(PADDED_FACTOR)),
     ]
     return "\n".join(lines)
 
 
-def trainer_section(hf: tuple[float, int] | None) -> list[str]:
+def trainer_section(padded: tuple[float, int] | None) -> list[str]:
     """The HF Trainer measured here (``validation/measured_trainer.csv``) on sequences of
-    one length, no padding: whichgpu's estimate without the ``hf`` factor (which carries a
-    padded dataset's waste) and with it."""
+    one length, no padding: whichgpu's estimate of them packed (``--packing``), and with the
+    padded batches' factor a default (unpacked) fine-tune takes."""
     from accuracy.published_runs import measured_trainer_runs
     from whichgpu.models import resolve_model
 
     text = (ROOT / "validation" / "measured_trainer.csv").read_text(encoding="utf-8")
     gpus = {r["gpu"] for r in csv.DictReader(text.splitlines())}
     checks = measured_trainer_runs(text)
-    table = ["| model | method | batch × seq | measured tokens/s | estimated, no factor | "
-             "error | with hf's × factor | memory est. / measured GiB | error |",
+    table = ["| model | method | batch × seq | measured tokens/s | estimated, packed | "
+             "error | as padded batches | memory est. / measured GiB | error |",
              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     plain = []
     for check, r in zip(checks, csv.DictReader(text.splitlines()), strict=True):
         assert check.rate_error is not None and check.estimated_rate is not None
         plain.append(abs(check.rate_error))
-        factored = (1 + check.rate_error) * hf[0] - 1 if hf else check.rate_error
+        factored = (1 + check.rate_error) * padded[0] - 1 if padded else check.rate_error
         memory = (
             f"{check.estimated_gib:.1f} / {check.measured_gib:.1f} | {check.memory_error:+.0%}"
             if check.memory_error is not None and check.estimated_gib and check.measured_gib
@@ -482,7 +482,7 @@ def trainer_section(hf: tuple[float, int] | None) -> list[str]:
             f"{float(r['tokens_per_s']):,.0f} | {check.estimated_rate:,.0f} | "
             f"{check.rate_error:+.0%} | {factored:+.0%} | {memory} |"
         )
-    factor = f"× {hf[0]:.2f}" if hf else "none"
+    factor = f"× {padded[0]:.2f}, fitted on {padded[1]} runs" if padded else "none"
     return [
         "## The HF Trainer, measured here",
         "",
@@ -490,10 +490,16 @@ def trainer_section(hf: tuple[float, int] | None) -> list[str]:
         "(transformers 5.17, `bf16=True`, its defaults otherwise; PEFT LoRA at rank 16 on "
         "its default targets, or a full fine-tune) on random sequences of one length: no "
         "padding (`validation/measured_trainer.csv`). The roofline alone reads them "
-        f"within {max(plain):.0%} (median {statistics.median(plain):.0%}); the shipped `hf` "
-        f"factor ({factor}), fitted on published runs of padded, unpacked datasets, reads "
-        "them that much slow. A job of packed or fixed-length sequences runs at about the "
-        "roofline's speed; `--framework hf` reads the real tokens of a padded dataset.",
+        f"within {max(plain):.0%} (median {statistics.median(plain):.0%}): the HF Trainer "
+        "itself runs at the roofline's speed, and has no factor of its own. What the "
+        "published HF runs lose is their datasets' padding: unpacked, a batch is padded to "
+        "its longest example and they count real tokens. That is a property of the data, "
+        "not of the loop, so it has its own factor (`padded` in "
+        f"`catalog/data/framework_efficiency.csv`: {factor}, the rows marked `padded`), "
+        "applied to every fine-tune that is not packed, whatever its framework: the HF "
+        "Trainer's, TRL's, torchtune's and LLaMA-Factory's default. `--packing` (axolotl's "
+        "examples' default) drops it; pretraining concatenates its documents and never "
+        "takes it. The last columns read these runs as padded batches would.",
         "",
         *table,
         "",

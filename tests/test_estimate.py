@@ -311,7 +311,7 @@ def test_a_default_fine_tune_is_timed_as_the_recipe_it_runs() -> None:
     default, hf = rate(), rate("--framework", "hf")
     value, named = default["throughput"]["value"], hf["throughput"]["value"]
     assert value == pytest.approx(named, rel=0.1)
-    assert "for hf" in default["efficiency_provenance"]
+    assert "for padded batches" in default["efficiency_provenance"]
     pretraining = run_cli("estimate", "-m", "llama-3.2-1b", "--task", "train", "--gpu",
                           "h100-sxm", "--json")  # fmt: skip
-    assert "for hf" not in json.loads(pretraining.stdout)["efficiency_provenance"]
+    assert "padded" not in json.loads(pretraining.stdout)["efficiency_provenance"]

@@ -136,6 +136,13 @@ PHRASES: tuple[tuple[str, str], ...] = (
         N_("× {factor} for {architecture}'s LLM training, fitted on {n} published runs"),
     ),
     (
+        (
+            r"^× (?P<factor>[\d.]+) for padded batches \(not packed\), fitted on (?P<n>\d+) "
+            r"published runs$"
+        ),
+        N_("× {factor} for padded batches (not packed), fitted on {n} published runs"),
+    ),
+    (
         (r"^× (?P<factor>[\d.]+) for (?P<framework>\S+), fitted on (?P<n>\d+) published runs$"),
         N_("× {factor} for {framework}, fitted on {n} published runs"),
     ),

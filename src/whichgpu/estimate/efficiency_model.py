@@ -277,6 +277,10 @@ def load_framework_factors() -> dict[str, tuple[float, int]]:
 #: The key of FP8 training's speed factor in ``catalog/data/framework_efficiency.csv``
 #: (:func:`accuracy.published_runs.fit_fp8_factor`)
 FP8_TRAIN_FACTOR = "fp8-train"
+#: The key of an unpacked fine-tune's speed over a packed one's (the padding of its batches;
+#: :func:`accuracy.published_runs.fit_factors` fits it on the published runs of padded
+#: datasets)
+PADDED_FACTOR = "padded"
 
 
 @cache

@@ -1,9 +1,11 @@
 """The speed factors fitted on published training runs (``catalog/data/
 framework_efficiency.csv``, written by scripts/fit_frameworks.py from
 validation/published_training.csv) applied to one training step: a framework's own
-(:func:`accuracy.published_runs.fit_factors`), an architecture's whose LLM training the
-efficiency fit has no run of (:func:`accuracy.published_runs.fit_architecture_factors`),
-and FP8 training's over the doubled peak (:func:`accuracy.published_runs.fit_fp8_factor`).
+(:func:`accuracy.published_runs.fit_factors`), the padding of an unpacked fine-tune's
+batches (fitted there too, on the runs of padded datasets), an architecture's whose LLM
+training the efficiency fit has no run of
+(:func:`accuracy.published_runs.fit_architecture_factors`), and FP8 training's over the
+doubled peak (:func:`accuracy.published_runs.fit_fp8_factor`).
 Each stretches (or shortens) the whole step it times, and says so in the provenance."""
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ from typing import TYPE_CHECKING
 
 from whichgpu.estimate.efficiency_model import (
     FP8_TRAIN_FACTOR,
+    PADDED_FACTOR,
     load_framework_factors,
     load_framework_spreads,
 )
+
+#: The tasks whose examples are padded unless packed (pretraining concatenates its documents)
+FINE_TUNES = frozenset({"finetune", "lora", "qlora"})
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
@@ -27,11 +33,24 @@ def training_factors(
 ) -> tuple[float, Step, str, tuple[float, float] | None]:
     """``rate`` and ``step`` of an LLM training job with every published-run factor that
     applies to it, the provenance saying which, and the held-out error range of a factor
-    wider than the regime's own (an architecture's), or None."""
+    wider than the regime's own (an architecture's), or None. A job run as a framework's
+    recipe (``framework``; a fine-tune that names none runs the HF Trainer's) takes its
+    speed factor and, a fine-tune whose examples are not packed, its padding's; with none,
+    the calibrated harness's full sequences."""
     fitted = load_framework_factors().get(framework or "")
     if fitted is not None:
         rate, step = rate * fitted[0], step.scaled(1 / fitted[0])
         provenance += f"; × {fitted[0]:.2f} for {framework}, fitted on {fitted[1]} published runs"
+    padded = load_framework_factors().get(PADDED_FACTOR)
+    if padded is not None and framework is not None and job.task in FINE_TUNES and not job.packing:
+        # a batch padded to its longest example: the steps as fast, fewer of their tokens
+        # real (the HF Trainer on full sequences runs at the roofline's speed:
+        # validation/measured_trainer.csv, docs/training-accuracy.md)
+        rate, step = rate * padded[0], step.scaled(1 / padded[0])
+        provenance += (
+            f"; × {padded[0]:.2f} for padded batches (not packed), fitted on {padded[1]} "
+            "published runs"
+        )
     rate, step, provenance, band = _architecture_factor(gpu, rate, step, provenance)
     if job.math_precision in ("fp8", "fp8-mixed") and gpu.fp8_tensor_dense_tflops:
         rate, step, provenance = _fp8_factor(rate, step, provenance)

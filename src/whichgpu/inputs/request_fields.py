@@ -52,6 +52,13 @@ PROMPT = Input(
 )
 GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
 CHECKPOINTING = Input("bool", N_("Full activation checkpointing."))
+PACKING = Input(
+    "bool",
+    N_(
+        "Fine-tuning: examples packed into full sequences, no padding (default: the "
+        "framework's; the HF Trainer, TRL and torchtune pad each batch to its longest)."
+    ),
+)
 #: The two settings a training job's search chooses when they are left open
 #: (:mod:`whichgpu.plan.settings`), as every request that runs it words them
 CHOSEN_CHECKPOINTING = replace(

@@ -49,6 +49,7 @@ from whichgpu.inputs.request_fields import (
     OFFLOAD,
     OPTIMIZER,
     OPTIMIZER_IN_BACKWARD,
+    PACKING,
     PARAMS,
     PERCENTILE,
     PP,
@@ -136,6 +137,7 @@ class TrainingSettings:
     vp: int | None = given(None, VP)
     nvlink_bridge: bool | None = given(None, NVLINK_BRIDGE)
     quantize_on: str | None = given(None, QUANTIZE_ON)
+    packing: bool | None = given(None, PACKING)
 
     def settings(self) -> dict[str, Any]:
         """These fields, for :func:`~whichgpu.inputs.job_input.make_job` (None: left to the

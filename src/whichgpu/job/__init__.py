@@ -105,6 +105,13 @@ class Job:
     optimizer: Optimizer = "adamw"
     checkpointing: Checkpointing = "none"
     attention: Attention = "sdpa"
+    #: A fine-tune's examples packed into full sequences (TRL's ``packing``, axolotl's
+    #: ``sample_packing``, torchtune's ``packed``): no padding. Unpacked, the default of the
+    #: HF Trainer, TRL, torchtune and LLaMA-Factory, a batch is padded to its longest example
+    #: and part of every step is spent on padding
+    #: (:func:`~whichgpu.estimate.published_factors.training_factors`). Pretraining
+    #: concatenates its documents into full sequences either way.
+    packing: bool = False
     #: PEFT's LoraConfig defaults: r = 8, target_modules per architecture
     lora_rank: int = 8
     lora_targets: LoraTargets = "peft-default"

@@ -137,7 +137,7 @@ RECIPES: dict[str, Recipe] = {
     # gradient_accumulation_steps 4, adamw_bnb_8bit, lora_r 32, lora_target_linear true,
     # gradient_checkpointing true, sequence_len 4096; qlora.yml the same with
     # paged_adamw_32bit; fft-8b.yaml micro_batch_size 1, gradient_accumulation_steps 8,
-    # paged_adamw_8bit, sequence_len 8192. bf16 auto.
+    # paged_adamw_8bit, sequence_len 8192. bf16 auto. sample_packing true in each.
     "axolotl": Recipe(
         "axolotl",
         "Axolotl",
@@ -150,6 +150,7 @@ RECIPES: dict[str, Recipe] = {
             "seq": 4096,
             "lora_rank": 32,
             "lora_targets": "all-linear",
+            "packing": True,
         },
         by_task={
             "qlora": {"optimizer": "adamw"},

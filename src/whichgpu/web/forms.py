@@ -63,6 +63,7 @@ def recommend_form(
     component["kind"] = typed.get("task", "lora")
     component["checkpointing"] = "true" if fields.get("checkpointing") else None
     component["nvlink_bridge"] = "true" if fields.get("nvlink_bridge") else None
+    component["packing"] = "true" if fields.get("packing") else None
     component["name"] = None
     note = None
     if config is not None:
