@@ -988,7 +988,8 @@ def test_a_service_s_table_shows_serving_figures(client: TestClient) -> None:
 
 def test_the_cost_chart_says_per_hour_where_no_hours_were_given(client: TestClient) -> None:
     """Issue 49, item 6: the serving chart's caption said "the hours are fixed" when none
-    were given; it says the cost is per hour then, and "fixed" where hours were given."""
+    were given; it says the cost is per hour then, and over the hours where they were given,
+    each against the requests/s an option serves, the demand drawn."""
     import re
 
     def caption(query: str) -> str:
@@ -997,5 +998,6 @@ def test_the_cost_chart_says_per_hour_where_no_hours_were_given(client: TestClie
         assert found is not None
         return found.group(1)
 
-    assert "the cost is per hour" in caption("ttft=2s") and "fixed" not in caption("ttft=2s")
-    assert "the hours are fixed" in caption("hours=100h")
+    assert caption("ttft=2s").startswith("Cost per hour against the requests/s")
+    assert "fixed" not in caption("ttft=2s") and "demand" in caption("ttft=2s")
+    assert caption("hours=100h").startswith("Cost over the hours given against the requests/s")

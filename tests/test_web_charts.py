@@ -23,17 +23,18 @@ from whichgpu.render.chart_data import (
     MemoryChart,
     cost_chart,
     memory_chart,
+    text_width,
 )
 from whichgpu.web.charts import (
     MIN_DECADES,
     Box,
+    Dot,
     _labels,
     _linear_ticks,
     _log_range,
     _log_ticks,
     cost_svg,
     memory_svg,
-    text_width,
     tick_label,
 )
 
@@ -68,6 +69,28 @@ def test_each_dot_reads_back_as_its_options_time_and_cost() -> None:
     picks = [d for d in svg.dots if d.color == "#2ca02c"]
     assert len(picks) == 1 and svg.dots[-1] == picks[0]  # drawn last, on top
     assert svg.front and svg.legend and svg.labels
+
+
+def test_a_service_charts_its_capacity_against_its_cost_and_draws_the_demand() -> None:
+    """A service at a request rate has no job time: each option's point is the requests/s
+    it serves under the targets (its table's capacity) against its $/h, the demand a dashed
+    line, the front the options no other serves more for less than."""
+    from whichgpu.render.chart_data import served_rps
+
+    component = make_component({"kind": "inference", "model": "llama-3.1-8b",
+                                "request_rate": 5, "ttft": "2s", "tpot": "100ms"})  # fmt: skip
+    result = recommend(load_catalog(), Workload((component,), Constraints()))
+    chart = cost_chart(result)
+    assert chart is not None and chart.demand == 5 and not chart.timed and not chart.per_job
+    assert result.pick is not None
+    pick = next(p for p in chart.points if p.role == "pick")
+    assert pick.x == served_rps(result.pick) and pick.x >= 5
+    assert all(p.x >= 5 for p in chart.points)  # every option shown serves the demand
+    front = chart.front
+    assert all(a.x < b.x and a.cost_usd < b.cost_usd for a, b in itertools.pairwise(front))
+    svg = cost_svg(chart)
+    assert svg is not None and svg.demand is not None and "5" in svg.demand.text
+    assert svg.box.left < svg.demand.x < svg.box.right
 
 
 def test_bars_stack_to_the_memory_estimate_and_the_line_is_the_capacity() -> None:
@@ -164,11 +187,17 @@ def test_the_front_line_joins_only_pareto_options_and_the_pick_is_named() -> Non
     assert [label.text for label in svg.labels] == ["P", "A", "B"]
 
 
-def test_overlapping_names_are_left_out_and_none_crosses_the_right_edge() -> None:
+def test_names_never_overlap_each_other_the_dots_or_the_edges() -> None:
+    """Each name takes the first of right, left, above and below its point that is clear
+    of the names placed, the marked dots and the plot's edges; one with no such place is
+    left out (the table names it)."""
     box = Box(58, 28, 428, 294)
-    labels = _labels(
-        [(100, 100, "8 × H100 SXM"), (102, 101, "8 × A100"), (420, 200, "1 × L4")], box
-    )
-    assert [label.text for label in labels] == ["8 × H100 SXM", "1 × L4"]
-    assert labels[1].anchor == "end" and labels[1].x < 420
+    crowd = [(200, 150, f"{n} × H100 SXM") for n in (1, 2, 4, 8, 16)]
+    labels = _labels([*crowd, (420, 200, "1 × L4")], box, ())
+    assert [label.anchor for label in labels[:4]] == ["start", "end", "middle", "middle"]
+    assert "16 × H100 SXM" not in [label.text for label in labels]  # four places, five names
+    l4 = labels[-1]
+    assert l4.text == "1 × L4" and l4.anchor == "end" and l4.x < 420
+    blocked = _labels([(200, 150, "8 × A100")], box, (Dot(214, 147, "#1f77b4", 3.4),))
+    assert blocked[0].anchor == "end"  # a marked dot where the name would start: the left
     assert text_width("ジョブ", 10) == 30 and text_width("abc", 10) == 18

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from whichgpu.commands.recommend.rank import Recommendation
 from whichgpu.i18n import _
-from whichgpu.render.chart_data import cost_chart, memory_chart
+from whichgpu.render.chart_data import cost_chart, memory_chart, place_names
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -43,16 +43,53 @@ def _cost_time_chart(ax: Axes, result: Recommendation) -> None:
         ax.plot([p.x for p in front], [p.cost_usd for p in front],
                 color="tab:blue", linewidth=1, zorder=2,
                 label=chart.front_legend())  # fmt: skip
+    if chart.demand:  # a service: what it must serve, against each option's capacity
+        ax.axvline(chart.demand, color="tab:red", linestyle="--", linewidth=1, zorder=1,
+                   label=chart.demand_label())  # fmt: skip
+    if len(front) > 1 or chart.demand:
         ax.legend(fontsize=LABEL_PT, loc="best")
-    for point in chart.named:  # the pick and the front: the options worth naming
-        ax.annotate(point.label, (point.x, point.cost_usd), fontsize=LABEL_PT,
-                    xytext=(4, 3), textcoords="offset points", parse_math=False)  # fmt: skip
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(chart.x_title())
     ax.set_ylabel(chart.y_title())
     ax.set_title(chart.title())
     ax.grid(True, which="both", linewidth=0.3)
+
+
+def _name_points(ax: Axes, result: Recommendation) -> None:
+    """The pick's and the front's names beside their points, placed as the web page places
+    them (:func:`~whichgpu.render.chart_data.place_names`, in display pixels, y down): none
+    over another, nor over a marked point. Run once the layout is final."""
+    chart = cost_chart(result)
+    if chart is None:
+        return
+    ax.autoscale_view()
+    height = ax.figure.bbox.height
+    scale = ax.figure.dpi / 72  # points to pixels
+
+    def down(x: float, y: float) -> tuple[float, float]:
+        px, py = ax.transData.transform((x, y))
+        return float(px), float(height - py)
+
+    def area(x: float, y: float, size: int) -> tuple[float, float, float, float]:
+        cx, cy = down(x, y)
+        r = (size**0.5) / 2 * scale
+        return (cx - r, cy - r, cx + r, cy + r)
+
+    marked = [area(p.x, p.cost_usd, 70 if p.role == "pick" else 36)
+              for p in chart.points if p.role != "other"]  # fmt: skip
+    faint = [area(p.x, p.cost_usd, 14) for p in chart.points if p.role == "other"]
+    x0, y0, x1, y1 = ax.bbox.extents
+    placed = place_names(
+        [(*down(p.x, p.cost_usd), p.label) for p in chart.named],
+        (x0, height - y1, x1, height - y0), marked, faint, LABEL_PT * scale, gap=6 * scale,
+    )  # fmt: skip
+    align = {"start": "left", "end": "right", "middle": "center"}
+    back = ax.transData.inverted()
+    for x, y, anchor, text in placed:
+        dx, dy = back.transform((x, height - y))
+        ax.text(dx, dy, text, fontsize=LABEL_PT, ha=align[anchor], va="baseline",
+                parse_math=False)  # fmt: skip
 
 
 def _memory_chart(ax: Axes, result: Recommendation) -> None:
@@ -117,6 +154,7 @@ def plot_recommendation(result: Recommendation, path: Path) -> None:
         _cost_time_chart(left, result)
         _memory_chart(right, result)
         fig.tight_layout()
+        _name_points(left, result)
         _save(fig, path)
 
 

@@ -11,6 +11,7 @@ from whichgpu.i18n import _, fmt, format_decimal
 from whichgpu.inputs.fields import format_cost, format_duration, format_rate
 from whichgpu.notes import note_doc
 from whichgpu.phrases import CLAUSE_SEPARATOR, localize
+from whichgpu.render.chart_data import is_service, served_rps
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
 from whichgpu.render.json_doc import round_sig as _round
 
@@ -269,11 +270,12 @@ def serving_figures(option: Option) -> dict[str, str] | None:
     None where no plan meets the targets."""
     from whichgpu.render.json_doc import usd_per_million_tokens
 
+    served = served_rps(option)
     plan = option.runs[0].serving if option.runs else None
-    if plan is None or plan.unmet is not None:
+    if served is None or plan is None:
         return None
     per_million = usd_per_million_tokens(plan, option.usd_per_h)
-    capacity = format_decimal(plan.replicas * plan.capacity.rate_rps, 1)
+    capacity = format_decimal(served, 1)
     return {
         "per_million": "—" if per_million is None else format_cost(per_million),
         "capacity": fmt(_("{rps} req/s"), rps=capacity),
@@ -281,13 +283,6 @@ def serving_figures(option: Option) -> dict[str, str] | None:
         "tpot": f"{format_decimal(plan.operating.tpot_s * 1e3, 1)} ms",
         "engine": f"{plan.engine} {plan.replicas}×{plan.gpus_per_replica}",
     }
-
-
-def is_service(result: Recommendation) -> bool:
-    """Whether the answer is a service's (one served component at a request rate): its
-    table shows serving's figures, not a job's cost and time."""
-    components = result.workload.components
-    return len(components) == 1 and components[0].request_rate is not None
 
 
 def print_recommend(

@@ -17,15 +17,26 @@ from dataclasses import dataclass
 
 from whichgpu.commands.recommend.rank import Recommendation
 from whichgpu.i18n import _, format_decimal
-from whichgpu.render.chart_data import CostChart, MemoryChart, cost_chart, memory_chart
+from whichgpu.render.chart_data import (
+    Area,
+    CostChart,
+    MemoryChart,
+    cost_chart,
+    memory_chart,
+    place_names,
+    text_width,
+)
 
 #: matplotlib's "tab10" colours (the pick green, the front blue, as the file output has them)
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
 ROLE_STYLE = {"pick": ("#2ca02c", 4.7), "front": ("#1f77b4", 3.4), "other": ("#b3b3b3", 2.1)}
-#: A chart's width in view-box units: a phone draws it at ~360 px, so 9-unit labels read at
-#: ~7.5 px and 11-unit ticks and titles at ~9 px; a desktop column at ~440 px, 1:1
+#: A chart's width in view-box units: a phone draws it at ~360 px, so 11-unit names read at
+#: ~9 px and 12-unit ticks and axis titles at ~10 px; a desktop column at ~440 px, 1:1
 WIDTH = 440.0
+#: The font size of the names beside points and bars and of the legends (view-box units;
+#: the template's ``font-size="11"``)
+NAME_SIZE = 11.0
 #: The plotting area's margins left (tick labels, the rotated axis title) and right
 LEFT, RIGHT = 58.0, 12.0
 #: The narrowest log axis, in decades (a factor of 4)
@@ -80,6 +91,8 @@ class CostSvg:
     legend: str  #: the front's legend ("" without a line)
     labels: tuple[Label, ...]  #: the front's hardware names
     per_job: bool = True  #: y is the cost per job (else per hour: no hours or size given)
+    #: A service's demand: its line's x and its label, or None
+    demand: Label | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,14 +155,6 @@ def _linear_ticks(hi: float, most: int = 6) -> tuple[list[float], int]:
     return [i * step for i in range(int(hi / step + 1e-9) + 1)], _decimals(step)
 
 
-def text_width(text: str, size: float) -> float:
-    """About how wide ``text`` draws at font size ``size`` (view-box units): 0.6 em a Latin
-    character (DejaVu Sans averages 0.55-0.6), 1 em a wide (CJK) one; for layout only."""
-    import unicodedata
-
-    return size * sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.6 for c in text)
-
-
 def tick_label(value: float) -> str:
     """A tick's number as the reader's language writes it, with the decimals it needs
     (0.05, 2, 1,500)."""
@@ -176,23 +181,22 @@ def _place_log(value: float, lo: float, hi: float, start: float, end: float) -> 
     )
 
 
-def _labels(points: list[tuple[float, float, str]], box: Box, size: float = 9) -> tuple[Label, ...]:
-    """Names beside their points, right of the point (left of it near the right edge), in
-    the order given; a name that would overlap one already placed is left out (its point is
-    still drawn, and the table names it)."""
-    placed: list[tuple[float, float, float, float]] = []
-    labels = []
-    for x, y, text in points:
-        width = text_width(text, size)
-        right = x + 5 + width <= box.right
-        left_x = x + 5 if right else x - 5 - width
-        area = (left_x, y - 4 - size, left_x + width, y - 4 + 2)
-        if any(a[0] < area[2] and area[0] < a[2] and a[1] < area[3] and area[1] < a[3]
-               for a in placed):  # fmt: skip
-            continue
-        placed.append(area)
-        labels.append(Label(x + 5 if right else x - 5, y - 4, text, "start" if right else "end"))
-    return tuple(labels)
+def _labels(
+    points: list[tuple[float, float, str]], box: Box, dots: tuple[Dot, ...]
+) -> tuple[Label, ...]:
+    """The names of ``points`` beside them, clear of each other and of the dots
+    (:func:`~whichgpu.render.chart_data.place_names`)."""
+
+    def area(d: Dot) -> Area:
+        return (d.x - d.radius, d.y - d.radius, d.x + d.radius, d.y + d.radius)
+
+    faint = ROLE_STYLE["other"][1]
+    placed = place_names(
+        points, (box.left, box.top, box.right, box.bottom),
+        [area(d) for d in dots if d.radius > faint], [area(d) for d in dots if d.radius <= faint],
+        NAME_SIZE, gap=8,
+    )  # fmt: skip
+    return tuple(Label(round(x, 1), round(y, 1), text, anchor) for x, y, anchor, text in placed)
 
 
 def cost_svg(chart: CostChart) -> CostSvg | None:
@@ -202,7 +206,8 @@ def cost_svg(chart: CostChart) -> CostSvg | None:
     if not points:
         return None
     box = Box(left=LEFT, top=28.0, right=WIDTH - RIGHT, bottom=294.0)
-    x_lo, x_hi = _log_range(min(p.x for p in points), max(p.x for p in points))
+    xs = [p.x for p in points] + ([chart.demand] if chart.demand else [])
+    x_lo, x_hi = _log_range(min(xs), max(xs))
     y_lo, y_hi = _log_range(min(p.cost_usd for p in points), max(p.cost_usd for p in points))
 
     def px(value: float) -> float:
@@ -223,8 +228,11 @@ def cost_svg(chart: CostChart) -> CostSvg | None:
     )
     front = [p for p in chart.front if p.x > 0 and p.cost_usd > 0]
     named = [p for p in chart.named if p.x > 0 and p.cost_usd > 0]
-    labels = _labels([(px(p.x), py(p.cost_usd), p.label) for p in named], box)
+    labels = _labels([(px(p.x), py(p.cost_usd), p.label) for p in named], box, dots)
     line = " ".join(f"{px(p.x)},{py(p.cost_usd)}" for p in front) if len(front) > 1 else ""
+    demand = None
+    if chart.demand:  # its label along the line, at the top of the plot
+        demand = Label(px(chart.demand), box.top + 12, chart.demand_label(), "start")
     return CostSvg(
         height=360.0 if line else 340.0,  # the front's legend under the axis title
         box=box,
@@ -238,6 +246,7 @@ def cost_svg(chart: CostChart) -> CostSvg | None:
         legend=chart.front_legend() if line else "",
         labels=labels,
         per_job=chart.per_job,
+        demand=demand,
     )
 
 
@@ -251,7 +260,7 @@ def memory_svg(chart: MemoryChart) -> MemorySvg:
     names = chart.parts
     legends = [_(COMPONENT_LABELS.get(name, name)) for name in names]
     column = (WIDTH - RIGHT - LEFT) / 2
-    columns = 2 if all(18 + text_width(t, 9) < column for t in legends) else 1
+    columns = 2 if all(18 + text_width(t, NAME_SIZE) < column for t in legends) else 1
     rows = math.ceil(len(names) / columns)
     top = 14.0 + 15.0 * len(title)
     plot_height = 260.0

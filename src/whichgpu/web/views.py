@@ -95,7 +95,7 @@ def recommend_view(
         value, problem = computed(language, compute)
         if value is not None:
             built_form, result, charts = value
-    from whichgpu.render.recommend_out import is_service
+    from whichgpu.render.chart_data import is_service
 
     # a posted form's fields ride on the language links (not an uploaded file)
     posted = {k: [v for v in vs if v.strip()] for k, vs in lists.items()}
