@@ -842,7 +842,7 @@ def test_the_estimate_form_shows_the_fields_of_its_task(client: TestClient) -> N
     lora = shown("task=lora&model=llama-3.1-8b&gpu=rtx-a6000")
     assert "frames" not in lora and "tflop" not in lora and "resolution" not in lora
     assert {"batch", "seq", "tokens", "epochs"} <= set(lora)
-    assert shown("task=render&gpu=rtx-a6000&frames=100") == ["frames"]
+    assert shown("task=render&gpu=rtx-a6000&frames=100") == ["frames", "scene_gib"]
     assert shown("task=fp64&gpu=a100&tflop=1e5") == ["tflop"]
     assert {"prompt", "generate"} <= set(shown("task=inference&model=llama-3.1-8b&gpu=h100"))
     assert "steps" in shown("task=image&model=sdxl&gpu=rtx-4090")

@@ -351,6 +351,10 @@ MESSAGES: dict[str, str] = {
     "rate_for_inference": N_("a request rate is for inference"),
     "size_or_hours": N_("give a job size ({size}) or hours of use, not both"),
     "render_frames": N_("a render component needs frames (or hours)"),
+    "render_scene_no_fit": N_(
+        "the scene needs {needed} GiB on each GPU with the CUDA context; the {gpu} holds "
+        "{capacity} GiB: choose a GPU with more memory"
+    ),
     "image_resolution_stride": N_(
         "resolution {resolution} px: {model} takes sides that are multiples of {stride} px "
         "(try {low:d} or {high:d})"

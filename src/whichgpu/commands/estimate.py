@@ -82,7 +82,16 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
                    "lengths")  # fmt: skip
     given = {
         k: getattr(r, k)
-        for k in ("tokens", "images", "epochs", "frames", "tflop", *image_fields, *served_lora)
+        for k in (
+            "tokens",
+            "images",
+            "epochs",
+            "frames",
+            "scene_gib",
+            "tflop",
+            *image_fields,
+            *served_lora,
+        )
     }
     kv = None if r.kv_dtype == "auto" else r.kv_dtype
     check_applies(r.task, {**given, "prompt": r.prompt or None, "kv_dtype": kv})
@@ -104,6 +113,14 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         settings = image_settings(r, r.task)
         return estimate_image_job(r.model, gpu, r.task, r.count, images, **settings)
     if not r.uses_model:
+        if r.scene_gib is not None:  # the scene in each GPU's memory (plan's verdict)
+            from whichgpu.plan import plan
+
+            run = plan(_component(None, r), _hardware(gpu, r), None)
+            if not run.fits:
+                raise InvalidInput("render_scene_no_fit", field=("scene_gib",), gpu=gpu.name,
+                                   needed=round(run.needed_gib or 0.0, 1),
+                                   capacity=round(run.capacity_gib, 1))  # fmt: skip
         return estimate_model_free(r.task, gpu, r.count, r.frames, r.samples_per_frame, r.tflop)
     if arch is None:
         raise InvalidInput(
@@ -183,7 +200,8 @@ def _component(arch: ModelArch | None, r: EstimateRequest) -> Component:
         generate=r.generate,
         kv_dtype=r.kv_dtype, checkpointing=r.checkpointing, tokens=r.tokens, images=r.images,
         epochs=r.epochs or 1.0, frames=r.frames, samples_per_frame=r.samples_per_frame,
-        tflop=r.tflop, resolution=r.resolution, steps=r.steps, cpu_offload=r.cpu_offload,
+        scene_gib=r.scene_gib, tflop=r.tflop, resolution=r.resolution, steps=r.steps,
+        cpu_offload=r.cpu_offload,
         vae_tiling=r.vae_tiling, cache_latents=r.cache_latents, request_rate=r.request_rate,
         engine=r.engine, ttft=r.ttft, tpot=r.tpot, percentile=r.percentile, arch=arch,
         **r.settings(),

@@ -5,6 +5,7 @@ GPU's FP32 cores and RT cores allow at η = 1, for the efficiency fit
 from __future__ import annotations
 
 from whichgpu.catalog.records import GPU, Benchmark
+from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB
 
 #: Render benchmarks publish a score (a rate in an arbitrary unit): samples per minute
 #: summed over Blender's scenes, OctaneBench points (GTX 980 = 102), V-Ray vpaths.
@@ -44,3 +45,13 @@ def render_ideal(bench: Benchmark, gpu: GPU) -> tuple[float, str] | None:
     tau = RENDER_TRAVERSAL_SHARE
     per_tflops = scale / ((1 - tau) + tau / rt_traversal_speedup(gpu))
     return gpu.fp32_tflops * bench.gpus * per_tflops, "compute"
+
+
+def render_memory_gib(scene_gib: float) -> float:
+    """GiB a GPU needs to path-trace a scene: the scene as the renderer reports its device
+    memory (Blender's status bar shows Cycles' peak: geometry, BVH, textures and the film)
+    and the CUDA context beside it. Every GPU holds the whole scene: Cycles duplicates it
+    on each device (Blender manual, Preferences › System, "Distribute Memory Across
+    Devices": sharing it instead needs GPUs joined by NVLink, which no option here is
+    planned on), and frames parallelise over GPUs."""
+    return scene_gib + CUDA_CONTEXT_GIB

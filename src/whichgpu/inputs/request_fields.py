@@ -81,6 +81,15 @@ EPOCHS = Input(
     "number", N_("Training: passes over the data (--tokens or --images)."), low=1e-3, high=1e6
 )
 FRAMES = Input("size", N_("Render: frames to render."), low=1, high=1e9)
+SCENE = Input(
+    "number",
+    N_(
+        "Render: the scene's GPU memory in GiB, as Blender reports it (the status bar's "
+        "peak while rendering); a GPU that cannot hold it is no option."
+    ),
+    low=0.001,
+    high=1e5,
+)
 SAMPLES = Input("int", N_("Render: path-tracing samples per frame."), low=1, high=1_000_000)
 TFLOP = Input("size", N_("FP64: work in TFLOP (1e6 = 1 EFLOP)."), low=1e-6, high=1e15)
 RESOLUTION = Input(

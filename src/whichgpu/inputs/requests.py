@@ -60,6 +60,7 @@ from whichgpu.inputs.request_fields import (
     REQUEST_RATE,
     RESOLUTION,
     SAMPLES,
+    SCENE,
     SEQ,
     SERVE_ENGINE,
     SERVE_KV_DTYPE,
@@ -319,6 +320,7 @@ class EstimateRequest(TrainingSettings):
     epochs: float | None = given(None, EPOCHS)  # (1 pass where a size is given)
     frames: float | None = given(None, FRAMES)
     samples_per_frame: int = given(DEFAULT_SAMPLES_PER_FRAME, SAMPLES)
+    scene_gib: float | None = given(None, SCENE)
     tflop: float | None = given(None, replace(TFLOP, help=N_("FP64: work in TFLOP.")))
     resolution: int | None = given(None, RESOLUTION)
     steps: int | None = given(None, STEPS)
@@ -399,6 +401,7 @@ class Component(TrainingSettings):
     epochs: float = given(1.0, EPOCHS)
     frames: float | None = given(None, FRAMES)
     samples_per_frame: int = given(DEFAULT_SAMPLES_PER_FRAME, SAMPLES)
+    scene_gib: float | None = given(None, SCENE)
     tflop: float | None = given(None, TFLOP)
     resolution: int | None = given(None, RESOLUTION)
     steps: int | None = given(None, STEPS)

@@ -81,7 +81,7 @@ def make_constraints(raw: Mapping[str, Any], path: Path = (), text: bool = False
 #: The size and shape fields each kind of work reads (a field given to a kind that does not
 #: read it would be ignored: it is refused instead).
 APPLIES: dict[str, frozenset[str]] = {
-    "render": frozenset({"frames", "samples_per_frame"}),
+    "render": frozenset({"frames", "samples_per_frame", "scene_gib"}),
     "fp64": frozenset({"tflop"}),
     "image": frozenset({"images", "resolution", "steps", "cpu_offload", "vae_tiling"}),
     "image-lora": frozenset(
@@ -109,10 +109,10 @@ APPLIES: dict[str, frozenset[str]] = {
         for kind in ("lora", "qlora")
     },
 }
-CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "tflop", "prompt",
-           "generate", "lengths", "kv_dtype", "seq", "resolution", "steps", "cpu_offload",
-           "vae_tiling", "cache_latents", "engine", "request_rate", "ttft", "tpot", "lora_rank",
-           "lora_targets")  # fmt: skip
+CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "scene_gib", "tflop",
+           "prompt", "generate", "lengths", "kv_dtype", "seq", "resolution", "steps",
+           "cpu_offload", "vae_tiling", "cache_latents", "engine", "request_rate", "ttft",
+           "tpot", "lora_rank", "lora_targets")  # fmt: skip
 
 
 def check_applies(

@@ -37,7 +37,7 @@ def _work(component: Component, prepared: tuple[ModelArch, Job] | None) -> float
     """The job size in the numerator of the throughput's unit (samples, TFLOP, tokens,
     sequences, images)."""
     if component.kind == "render":
-        return None if component.frames is None else component.frames * component.samples_per_frame
+        return component.frames
     if component.kind == "fp64":
         return component.tflop
     if prepared is None:
@@ -61,6 +61,8 @@ def latency_margin(confidence: str) -> float:
 
 
 def per_second(rate: float, unit: str) -> float:
+    if unit.endswith("/h"):
+        return rate / 3600.0
     return rate / 60.0 if unit.endswith("/min") else rate
 
 
@@ -122,7 +124,7 @@ def _plan(
     margin: float = 1.0,
 ) -> Run:
     from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.estimate.throughput import estimate_rate, estimate_throughput
+    from whichgpu.estimate.throughput import estimate_model_free, estimate_throughput
 
     gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
     if component.kind in IMAGE_KINDS:
@@ -145,8 +147,17 @@ def _plan(
         needed = None
         fits = True
         strategy = f"{hw.count} GPU" if hw.count == 1 else f"{hw.count} GPUs"
+        if component.kind == "render" and component.scene_gib is not None:
+            from whichgpu.estimate.render_roofline import render_memory_gib
+
+            needed = render_memory_gib(component.scene_gib)  # every GPU renders it whole
+            if needed > capacity_gib:
+                return Run(component, False, needed, capacity_gib, strategy)
         try:
-            est = estimate_rate(component.kind, gpu, hw.count)
+            # a render in frames an hour (frames of the component's samples), as estimate
+            # says it: Blender's samples a minute are a benchmark's unit, not the job's
+            est = estimate_model_free(component.kind, gpu, hw.count, None,
+                                      component.samples_per_frame)  # fmt: skip
         except WhichGPUError:
             return Run(component, fits, needed, capacity_gib, strategy, provenance="none")
     elif serves(component):

@@ -28,6 +28,7 @@ FIELD_LABELS: dict[str, str] = {
     "steps": N_("Denoising steps"),
     "epochs": N_("Epochs"),
     "frames": N_("Frames (render)"),
+    "scene_gib": N_("Scene memory, GiB (render)"),
     "tflop": N_("TFLOP (FP64)"),
     "hours": N_("Hours of use"),
     "request_rate": N_("Requests per second"),
