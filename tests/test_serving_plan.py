@@ -16,6 +16,7 @@ from accuracy.published_serving import check_serving
 from tests.conftest import run_cli
 from whichgpu.catalog import Catalog
 from whichgpu.commands.recommend import recommend
+from whichgpu.errors import InvalidInput
 from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.queueing import erlang_c, waiting_s
 from whichgpu.estimate.serving_plan import Targets, replica_plan
@@ -953,3 +954,37 @@ def test_an_unmeasured_option_serves_the_demand_at_the_slow_end_of_its_range() -
     params = block["params"]
     assert params["capacity"] * 0.7 < 3 <= params["point"] * 0.7
     assert not mi300x["feasible"]
+
+
+def test_a_shared_prefix_is_prefilled_and_held_once(catalog: Catalog) -> None:
+    """A prefix every prompt shares (a system prompt) sits in the engine's prefix cache:
+    each request prefills only the rest (its matmuls, and its attention over the whole
+    prompt), the prefix's KV blocks are held once, so a replica holds more sequences and
+    serves more under a TTFT target; an engine with no prefix cache prefills it whole."""
+    from whichgpu.estimate.perf import cached_prefill_share
+
+    gpu, vllm = catalog.gpu("h100-sxm"), ENGINES["vllm"]
+    whole = make_job(task="inference", prompt=8000, generate=200, seq=8000)
+    shared = vllm.served_job(whole.with_prefix(6000))
+    assert shared.shared_prefix == 6000  # whole 16-token blocks
+    share = cached_prefill_share(LLAMA_8B, shared)
+    assert 0.25 < share < 0.5  # 2,000 new tokens' matmuls, and their attention over 8,000
+    assert kv_sequences(LLAMA_8B, shared, gpu, 1, vllm) > 3 * kv_sequences(
+        LLAMA_8B, whole, gpu, 1, vllm
+    )
+    targets = Targets(ttft_s=1.0)
+    plain = replica_plan(LLAMA_8B, whole, gpu, 1, vllm, targets)
+    cached = replica_plan(LLAMA_8B, shared, gpu, 1, vllm, targets)
+    assert plain is not None and cached is not None
+    assert cached.capacity.rate_rps > 1.8 * plain.capacity.rate_rps
+    at_one = replica_plan(LLAMA_8B, shared, gpu, 1, vllm, targets, demand_rps=0.1)
+    alone = replica_plan(LLAMA_8B, whole, gpu, 1, vllm, targets, demand_rps=0.1)
+    assert at_one is not None and alone is not None
+    assert at_one.operating.ttft_s < 0.5 * alone.operating.ttft_s
+    # llama.cpp's slots keep no common prefix between requests: every prompt prefilled
+    assert ENGINES["llama.cpp"].served_job(shared).shared_prefix == 0
+    assert ENGINES["trtllm"].served_job(whole.with_prefix(6001)).shared_prefix == 5984
+    with pytest.raises(InvalidInput):
+        whole.with_prefix(9000)
+    with pytest.raises(InvalidInput):
+        make_job(task="lora").with_prefix(100)

@@ -351,6 +351,11 @@ MESSAGES: dict[str, str] = {
     "rate_for_inference": N_("a request rate is for inference"),
     "size_or_hours": N_("give a job size ({size}) or hours of use, not both"),
     "render_frames": N_("a render component needs frames (or hours)"),
+    "shared_prefix_training": N_("a shared prefix is a served model's: a training job has none"),
+    "shared_prefix_longer": N_(
+        "a shared prefix of {shared} tokens is longer than the prompt ({prompt} tokens): it "
+        "is the start every prompt has in common"
+    ),
     "render_scene_no_fit": N_(
         "the scene needs {needed} GiB on each GPU with the CUDA context; the {gpu} holds "
         "{capacity} GiB: choose a GPU with more memory"

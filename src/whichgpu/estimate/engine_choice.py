@@ -181,7 +181,7 @@ def choose_engine(
 
 
 def _served(choice: EngineChoice) -> float:
-    return choice.plan.replicas * choice.plan.capacity.rate_rps
+    return choice.plan.served_rps
 
 
 def engine_notes(component: str, choice: EngineChoice, asked: Job) -> tuple[Note, ...]:
@@ -204,7 +204,7 @@ def engine_notes(component: str, choice: EngineChoice, asked: Job) -> tuple[Note
                 code,
                 component=component,
                 engine=choice.engine.name,
-                rate=round(plan.replicas * plan.capacity.rate_rps, 2),
+                rate=round(plan.served_rps, 2),
                 other=other,
                 other_rate=round(other_rps, 2),
                 order=", ".join(choice.compared),

@@ -58,10 +58,14 @@ def _replica_bytes(
     """:func:`_pool`'s bytes outside the KV cache and one sequence's KV cache, the same on
     every GPU (computed once for the candidates of one replica shape)."""
     used = outside_kv_bytes(arch, job, tp, nccl)
-    tokens = job.prompt + max(job.generate, 1)
+    single = evolve(job, batch=1, tp=tp)
+    shared = min(job.shared_prefix, job.prompt)  # a shared prefix's blocks, held once
+    if shared:
+        used += kv_cache_bytes(arch, single, tokens=shared) * tp
+    tokens = job.prompt - shared + max(job.generate, 1)
     if block_tokens:
         tokens = math.ceil(tokens / block_tokens) * block_tokens
-    one = kv_cache_bytes(arch, evolve(job, batch=1, tp=tp), tokens=tokens) * tp
+    one = kv_cache_bytes(arch, single, tokens=tokens) * tp
     return used, one
 
 

@@ -131,6 +131,24 @@ def forward_flops_per_token(arch: ModelArch, context: int) -> float:
     )
 
 
+def cached_prefill_share(arch: ModelArch, job: Job) -> float:
+    """The share of a prompt's prefill FLOPs left to compute when its first
+    ``job.shared_prefix`` tokens are in the engine's prefix cache: the other tokens' matmuls
+    and their attention over the whole prompt, ``F(P) − F(C)`` over ``F(P)``, with ``F(n)``
+    a causal prefill's ``n`` tokens at a mean context of ``n/2`` (the KV of the cached
+    tokens is read, not computed: Kwon et al., 2023, vLLM, §4.4 shared prefix; Zheng et
+    al., 2024, SGLang, §3 RadixAttention)."""
+    prompt = job.prompt or job.seq
+    shared = min(job.shared_prefix, prompt)
+    if shared <= 0 or prompt <= 0:
+        return 1.0
+
+    def flops(n: int) -> float:
+        return n * forward_flops_per_token(arch, n // 2)
+
+    return (flops(prompt) - flops(shared)) / flops(prompt)
+
+
 def image_flops(arch: ModelArch, training: bool) -> float:
     """FLOPs per image: ResNet-50's 4.09 GMACs scaled by parameters for other ResNets; ViT
     by the transformer formula over its patch tokens."""

@@ -75,7 +75,7 @@ def _curve(
     2023, §4.5; the vLLM v0.6.0 notes measure the API server and scheduler at a third of
     an 8B model's step on an H100), which the roofline fitted on TensorRT-LLM's C++
     runtime does not carry."""
-    from whichgpu.estimate.throughput import prefill_seconds, serving_seconds
+    from whichgpu.estimate.throughput import cached_share, prefill_seconds, serving_seconds
 
     grid = sorted({*(1 << k for k in range(b_max.bit_length()) if 1 << k <= b_max), b_max})
     if at_most_only:  # the step at b_max alone: all the maximum-load ceiling reads
@@ -89,21 +89,25 @@ def _curve(
 
     lanes = tp if engine.split == "tensor" or engine.harness in LAYER_SPLIT_HARNESSES else 1
     prefill_raw = prefill_seconds(arch, base, gpu, lanes, engine.harness)
+    # a shared prefix in the engine's cache: what is left of each prompt's prefill (the
+    # decode steps still read the prefix's KV, so they are what they were)
+    left = cached_share(arch, base, gpu, lanes, engine.harness, prefill_raw)
     # an eager engine's host launches every kernel: no pass is faster than that
     host = arch.n_layers * engine.host_layer_s
-    prefill = prefill_raw / factor
+    prefill = prefill_raw * left / factor
     together = 0.0
     if not engine.continuous_batching:  # a static batch's prompts go in one pass
         share = prefill_seconds(arch, base, gpu, lanes, engine.harness, b_max)
-        together = b_max * share / factor
+        together = b_max * share * left / factor
     for batch in grid:
         per_token, eta, bound, in_cycle = serving_seconds(
             arch, evolve(base, batch=batch), gpu, lanes, engine.harness, prefill_raw
         )
         per_token, in_cycle = per_token / factor, in_cycle / factor
-        cycles.append(in_cycle)
         cycle = batch * per_token * out  # B prefills and O decode steps
         step = max(cycle - batch * in_cycle, 0.1 * cycle) / out + batch * sequence_s
+        in_cycle *= left
+        cycles.append(in_cycle)
         decode.append(max(step, host))
         bounds.append("host" if host > step else bound)  # the host's launches bind
     curve = Curve(
@@ -460,7 +464,7 @@ def plan_service(
             continue
         if plan is None:
             continue
-        served = plan.replicas * plan.capacity.rate_rps
+        served = plan.served_rps
         served_by.append((per_replica, plan.replicas, served))
         if best is None or serves_more(plan, best):
             best = plan
@@ -523,8 +527,8 @@ def serves_more(plan: ServingPlan, best: ServingPlan) -> bool:
     8 reaches a shorter first token than 4 replicas of 2, which serve more)."""
     if plan.unmet is not None or best.unmet is not None:
         return _shortfall(plan) < _shortfall(best) * (1 - 1e-9)
-    served = plan.replicas * plan.capacity.rate_rps
-    return served > best.replicas * best.capacity.rate_rps * (1 + 1e-9)
+    served = plan.served_rps
+    return served > best.served_rps * (1 + 1e-9)
 
 
 #: The latency quantiles a target may be set at

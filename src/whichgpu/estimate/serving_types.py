@@ -83,3 +83,8 @@ class ServingPlan:
     @property
     def gpus(self) -> int:
         return self.gpus_per_replica * self.replicas
+
+    @property
+    def served_rps(self) -> float:
+        """Requests/s all the replicas sustain under the targets."""
+        return self.replicas * self.capacity.rate_rps

@@ -491,6 +491,7 @@ def checked_throughput(
         prefill_obs = _prefill(arch, job, gpu, count, DEFAULT_HARNESS["llm-prefill"], 1)
         if prefill_obs is not None:
             ttft = model.seconds_per_unit(prefill_obs)
+            ttft *= cached_share(arch, job, gpu, count, DEFAULT_HARNESS["llm-prefill"], ttft)
         per_sequence = rate / job.batch
     time_s = work / rate if work else None
     return ThroughputEstimate(
@@ -523,6 +524,25 @@ def prefill_seconds(
     if prefill_obs is None:
         raise InvalidInput("no_throughput_model", regime="llm-prefill", gpu=gpu.name)
     return model.seconds_per_unit(prefill_obs)
+
+
+def cached_share(
+    arch: ModelArch, job: Job, gpu: GPU, count: int, harness: str, full_s: float
+) -> float:
+    """The share of a prompt's prefill time (``full_s``) left when its shared prefix is in
+    the engine's cache: its FLOPs' share (:func:`~whichgpu.estimate.perf.cached_prefill_share`),
+    and no less than a prefill of the other tokens alone takes (its weights are read, its
+    kernels launched, however few the tokens); 1 without a shared prefix."""
+    if not job.shared_prefix or full_s <= 0:
+        return 1.0
+    from whichgpu.estimate.perf import cached_prefill_share
+
+    rest = (job.prompt or job.seq) - job.shared_prefix
+    alone = 0.0
+    if rest > 0:
+        alone = prefill_seconds(arch, evolve(job, prompt=rest, shared_prefix=0), gpu, count,
+                                harness)  # fmt: skip
+    return min(1.0, max(cached_prefill_share(arch, job), alone / full_s))
 
 
 def _prefill(

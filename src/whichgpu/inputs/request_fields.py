@@ -51,6 +51,16 @@ PROMPT = Input(
     "int", N_("Inference: prompt tokens (default: the sequence, else 512)."), low=0, high=10_000_000
 )
 GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
+SHARED_PREFIX = Input(
+    "int",
+    N_(
+        "Serving: tokens at the start of every prompt that are the same for every request (a "
+        "system prompt, few-shot examples), prefilled and held once by an engine's prefix "
+        "cache (vLLM, SGLang, TensorRT-LLM and TGI keep one by default)."
+    ),
+    low=0,
+    high=10_000_000,
+)
 CHECKPOINTING = Input("bool", N_("Full activation checkpointing."))
 PACKING = Input(
     "bool",

@@ -65,6 +65,7 @@ from whichgpu.inputs.request_fields import (
     SERVE_ENGINE,
     SERVE_KV_DTYPE,
     SERVE_LENGTHS,
+    SHARED_PREFIX,
     STEPS,
     TFLOP,
     TOKENS,
@@ -305,6 +306,7 @@ class EstimateRequest(TrainingSettings):
     )
     prompt: int = given(0, PROMPT)
     generate: int = given(DEFAULT_GENERATE, GENERATE)
+    shared_prefix: int = given(0, SHARED_PREFIX)
     lengths: str | None = given(None, SERVE_LENGTHS)
     kv_dtype: str = given("auto", SERVE_KV_DTYPE)
     checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)
@@ -392,6 +394,7 @@ class Component(TrainingSettings):
     #: 0: the sequence given, else 512 tokens (whichgpu.job.default_prompt)
     prompt: int = given(0, PROMPT)
     generate: int = given(DEFAULT_GENERATE, GENERATE)
+    shared_prefix: int = given(0, SHARED_PREFIX)
     lengths: str | None = given(None, SERVE_LENGTHS)
     kv_dtype: str = given("auto", SERVE_KV_DTYPE)
     #: None: off, unless a training job fits no other way (then full checkpointing)

@@ -94,6 +94,7 @@ APPLIES: dict[str, frozenset[str]] = {
             "images",
             "prompt",
             "generate",
+            "shared_prefix",
             "lengths",
             "kv_dtype",
             "seq",
@@ -110,9 +111,9 @@ APPLIES: dict[str, frozenset[str]] = {
     },
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "scene_gib", "tflop",
-           "prompt", "generate", "lengths", "kv_dtype", "seq", "resolution", "steps",
-           "cpu_offload", "vae_tiling", "cache_latents", "engine", "request_rate", "ttft",
-           "tpot", "lora_rank", "lora_targets")  # fmt: skip
+           "prompt", "generate", "shared_prefix", "lengths", "kv_dtype", "seq", "resolution",
+           "steps", "cpu_offload", "vae_tiling", "cache_latents", "engine", "request_rate",
+           "ttft", "tpot", "lora_rank", "lora_targets")  # fmt: skip
 
 
 def check_applies(

@@ -102,6 +102,10 @@ class Job:
     seq: int = 2048
     prompt: int = 0
     generate: int = 0
+    #: Tokens at the start of every prompt that are the same for every request (a system
+    #: prompt, few-shot examples), which an engine with a prefix cache prefills once and
+    #: holds once (:attr:`~whichgpu.job.engines.EngineProfile.prefix_caching`)
+    shared_prefix: int = 0
     optimizer: Optimizer = "adamw"
     checkpointing: Checkpointing = "none"
     attention: Attention = "sdpa"
@@ -177,6 +181,20 @@ class Job:
             cached = hash(_field_values(self))
             object.__setattr__(self, "_hash", cached)
         return cached
+
+    def with_prefix(self, shared: int) -> Job:
+        """This job with ``shared`` tokens of prefix common to every prompt (inference only:
+        a training step has no cache to keep it in)."""
+        if not shared:
+            return self
+        if self.training:
+            raise InvalidInput("shared_prefix_training", field=("shared_prefix",))
+        if shared > (self.prompt or self.seq):
+            raise InvalidInput("shared_prefix_longer", field=("shared_prefix",), shared=shared,
+                               prompt=self.prompt or self.seq)  # fmt: skip
+        from whichgpu.frozen import evolve
+
+        return evolve(self, shared_prefix=shared)
 
     @property
     def training(self) -> bool:

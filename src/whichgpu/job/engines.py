@@ -115,15 +115,24 @@ class EngineProfile:
     #: ``kv_cache_config.dtype``: "auto" follows the checkpoint, a dtype forces it), written
     #: before the server starts
     kv_in_options: bool = False
+    #: Keeps the KV blocks of prompts' common starts for later requests, on by default
+    #: (vLLM's automatic prefix caching, SGLang's radix cache, TensorRT-LLM's block reuse,
+    #: TGI's prefix caching): a shared prefix is prefilled and held once
+    prefix_caching: bool = False
 
     def served_job(self, job: Job) -> Job:
         """``job`` as this engine serves it: its KV cache in the checkpoint's dtype
-        (:attr:`checkpoint_kv`) where the user left it open."""
+        (:attr:`checkpoint_kv`) where the user left it open, and no shared prefix where it
+        keeps none (every prompt prefilled whole)."""
+        from whichgpu.frozen import evolve
+
+        if job.shared_prefix:  # a prefix cache shares whole blocks only
+            block = max(self.block_tokens, 1)
+            shared = job.shared_prefix // block * block if self.prefix_caching else 0
+            job = evolve(job, shared_prefix=shared)
         kv = dict(self.checkpoint_kv).get(job.quant or "")
         if kv is None or job.kv_dtype != "auto":
             return job
-        from whichgpu.frozen import evolve
-
         return evolve(job, kv_dtype=kv)
 
     def keeps_kv(self, kv: str) -> bool:
@@ -244,6 +253,7 @@ ENGINES: dict[str, EngineProfile] = {
         "vllm-project/recipes OpenAI/GPT-OSS.md (MXFP4 experts: H100, H200, B200, MI300X, "
         "MI325X, MI355X; Ampere through Marlin MXFP4 MoE)",
         as_of="2026-11",
+        prefix_caching=True,
         large_gpu=(70.0, 9.0, 1024, 8192),
         format_capability=(("fp8", 8.0), ("mxfp4", 8.0)),
     ),
@@ -284,12 +294,14 @@ ENGINES: dict[str, EngineProfile] = {
         "sglang/srt/layers/quantization/marlin_utils_fp8.py (FP8 without FP8 tensor cores: "
         "weight-only through gptq_marlin_gemm, Marlin's SM 8.0 floor)",
         as_of="2026-11",
+        prefix_caching=True,
         format_capability=(("fp8", 8.0),),
     ),
     # TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py @0004396,
     # commands/serve.py @00209af): KvCacheConfig free_gpu_memory_fraction 0.9 of the memory
     # free after weights and buffers, tokens_per_block 32, max_batch_size 2048,
-    # max_num_tokens 8192, in-flight batching, chunked prefill off; the KV cache in the
+    # max_num_tokens 8192, in-flight batching, chunked prefill off, KV block reuse on
+    # (llmapi KvCacheConfig enable_block_reuse=True, 1.4 docs); the KV cache in the
     # checkpoint's dtype (kv_cache_config dtype "auto"): FP8 for a TensorRT Model Optimizer
     # FP8 checkpoint, whose hf_ptq.py quantizes the KV cache to FP8 unless told not to
     # (--kv_cache_qformat, default fp8; v0.14's perf overview: "If you specify FP8
@@ -335,6 +347,7 @@ ENGINES: dict[str, EngineProfile] = {
         "@0f34bf0 (kv_cache_config dtype: auto, the checkpoint's); NVIDIA/TensorRT-Model-"
         "Optimizer examples/llm_ptq/hf_ptq.py @42bb023 (--kv_cache_qformat default fp8)",
         as_of="2026-11",
+        prefix_caching=True,
     ),
     # TGI v3.3.7 (launcher/src/main.rs @db931fc, server/.../flash_causal_lm.py warmup):
     # cuda_memory_fraction 1.0 with a 0.90 wiggle room when the KV pool is sized, block 1
@@ -377,6 +390,7 @@ ENGINES: dict[str, EngineProfile] = {
         "(kernels-community/quantization build.toml: fp8 and gptq Marlin built for CUDA "
         "capabilities 8.0 to 12.0)",
         as_of="2026-11",
+        prefix_caching=True,
         format_capability=(("fp8", 8.0),),
     ),
     # llama.cpp llama-server (tools/server/server.cpp @00dd081, common/common.h @001d906):

@@ -358,7 +358,7 @@ def serve_component(
     asked, job, engine, best = job, choice.job, choice.engine, choice.plan
     replica_job, needed = replica_memory(arch, choice, gpu)
     demand = component.request_rate
-    served_rps = best.replicas * best.capacity.rate_rps
+    served_rps = best.served_rps
     out = max(job.generate, 1)
     rate = served_rps * out
     # the serving fit's band, as estimate states it (it served a point alone here), wider
@@ -488,7 +488,7 @@ def serving_notes(component: Component, engine: str, plan: ServingPlan) -> tuple
                 component=component.label,
                 replicas=plan.replicas,
                 gpus=plan.gpus_per_replica,
-                rate=round(plan.replicas * plan.capacity.rate_rps, 2),
+                rate=round(plan.served_rps, 2),
                 other_replicas=replicas,
                 other_gpus=gpus,
                 other_rate=round(rate, 2),

@@ -76,7 +76,7 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         if component.checkpointing is None
         else ("full" if component.checkpointing else "none"),
         all_logits=not inference,
-    )
+    ).with_prefix(component.shared_prefix)
     if serves(component):
         from whichgpu.estimate.engine_choice import check_serving
 

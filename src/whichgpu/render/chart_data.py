@@ -132,7 +132,7 @@ def served_rps(option: Option) -> float | None:
     plan = option.runs[0].serving if option.runs else None
     if plan is None or plan.unmet is not None:
         return None
-    return plan.replicas * plan.capacity.rate_rps
+    return plan.served_rps
 
 
 def by_time(result: Recommendation) -> bool:

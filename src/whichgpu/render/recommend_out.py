@@ -383,9 +383,12 @@ def _job_line(run: Run) -> str:
         elif job.prompt or job.generate:
             size += fmt(_(", {prompt} in / {out} out"), prompt=format_decimal(job.prompt),
                         out=format_decimal(job.generate))  # fmt: skip
+            if job.shared_prefix:
+                size += fmt(_(" ({shared} of them a shared prefix)"),
+                            shared=format_decimal(job.shared_prefix))  # fmt: skip
     if run.serving is not None and run.throughput is not None:
         plan = run.serving
-        capacity = plan.replicas * plan.capacity.rate_rps
+        capacity = plan.served_rps
         return size + fmt(
             _(": serves up to {rps} requests/s; at the demand, {ttft} ms to the first token "
               "and {tpot} ms a token"),

@@ -22,6 +22,7 @@ FIELD_LABELS: dict[str, str] = {
     "seq": N_("Sequence, tokens"),
     "prompt": N_("Prompt, tokens"),
     "generate": N_("Generated, tokens"),
+    "shared_prefix": N_("Shared prefix, tokens"),
     "tokens": N_("Tokens (train on or generate)"),
     "images": N_("Images per epoch"),
     "resolution": N_("Resolution, px"),

@@ -194,7 +194,7 @@ def _rate_reach(short: Sequence[Option], workload: Workload) -> Note:
     def reach(option: Option) -> tuple[float, float, int, float]:
         run = next(r for r in option.runs if not r.meets_rate and r.serving is not None)
         assert run.serving is not None
-        capacity = run.serving.replicas * run.serving.capacity.rate_rps
+        capacity = run.serving.served_rps
         demand = run.component.request_rate or 0.0
         copies = math.ceil(demand / (capacity * TARGET_UTILIZATION)) if capacity else 0
         hourly = copies * option.usd_per_h if option.usd_per_h is not None else math.inf

@@ -221,7 +221,7 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             from whichgpu.estimate.assumptions import TARGET_UTILIZATION
             from whichgpu.estimate.efficiency_model import extrapolated
 
-            point = run.serving.replicas * run.serving.capacity.rate_rps
+            point = run.serving.served_rps
             capacity, slow = point, {}
             if extrapolated(run.provenance) and run.throughput and run.throughput_low:
                 # held at the slow end of its range, as the plan held it (plan.core)
