@@ -351,6 +351,19 @@ MESSAGES: dict[str, str] = {
     "rate_for_inference": N_("a request rate is for inference"),
     "size_or_hours": N_("give a job size ({size}) or hours of use, not both"),
     "render_frames": N_("a render component needs frames (or hours)"),
+    "speculative_needs_method": N_(
+        "draft tokens and an acceptance length describe speculative decoding: give {speculative} "
+        "(eagle3, mtp or ngram)"
+    ),
+    "speculative_training": N_("speculative decoding is a served model's: a training job has none"),
+    "speculative_no_mtp": N_(
+        "{model} ships no multi-token prediction module (DeepSeek-V3 and R1 do): use eagle3 "
+        "or ngram"
+    ),
+    "speculative_acceptance": N_(
+        "an acceptance length of {value} tokens a step is outside 1 to {high} (a step of {k} "
+        "draft tokens yields at most {high})"
+    ),
     "shared_prefix_training": N_("a shared prefix is a served model's: a training job has none"),
     "shared_prefix_longer": N_(
         "a shared prefix of {shared} tokens is longer than the prompt ({prompt} tokens): it "

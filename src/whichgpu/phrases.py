@@ -136,6 +136,10 @@ PHRASES: tuple[tuple[str, str], ...] = (
         N_("× {factor} for {architecture}'s LLM training, fitted on {n} published runs"),
     ),
     (
+        (r"^speculative gain not calibrated \((?P<method>\w+)\)$"),
+        N_("speculative gain not calibrated ({method})"),
+    ),
+    (
         (
             r"^× (?P<factor>[\d.]+) for padded batches \(not packed\), fitted on (?P<n>\d+) "
             r"published runs$"

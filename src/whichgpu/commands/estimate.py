@@ -197,7 +197,8 @@ def _component(arch: ModelArch | None, r: EstimateRequest) -> Component:
     return Component(
         kind=r.task, name="" if arch is None else arch.name, model=r.model, params=r.params,
         precision=r.precision, quant=r.quant, batch=r.batch, seq=r.seq, prompt=r.prompt,
-        generate=r.generate, shared_prefix=r.shared_prefix,
+        generate=r.generate, shared_prefix=r.shared_prefix, speculative=r.speculative,
+        draft_tokens=r.draft_tokens, acceptance=r.acceptance,
         kv_dtype=r.kv_dtype, checkpointing=r.checkpointing, tokens=r.tokens, images=r.images,
         epochs=r.epochs or 1.0, frames=r.frames, samples_per_frame=r.samples_per_frame,
         scene_gib=r.scene_gib, tflop=r.tflop, resolution=r.resolution, steps=r.steps,
@@ -301,7 +302,8 @@ def _estimate_job_of(arch: ModelArch, r: EstimateRequest, training: bool) -> Job
         cp=r.cp,
         gpus=r.count,
         kv_dtype=r.kv_dtype if r.task == "inference" else "auto",
-    ).with_prefix(r.shared_prefix)
+    ).with_prefix(r.shared_prefix).with_speculation(arch, r.speculative, r.draft_tokens,
+                                                    r.acceptance)  # fmt: skip
 
 
 def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) -> ThroughputEstimate:

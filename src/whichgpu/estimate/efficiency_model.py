@@ -191,10 +191,13 @@ NO_SERVING_RUN = "no serving run"
 #: What a serving provenance says where the engine's kernels for a mixture of experts were
 #: never measured (:func:`~whichgpu.estimate.engine_choice.serving_provenance`)
 NO_MOE_SERVING_RUN = "no MoE serving run"
+#: What a serving provenance says where speculative decoding's gain rests on its mechanism
+#: alone (:mod:`whichgpu.estimate.speculative`), no serving run of the fit measuring it
+NO_SPECULATIVE_RUN = "speculative gain not calibrated"
 #: What a provenance says where no measurement of this GPU architecture and work calibrated
 #: the estimate: a prior, another regime's factor, or a predecessor architecture's.
 EXTRAPOLATED_MARKS = ("prior", "not fitted", "no LLM training run", NO_SERVING_RUN,
-                      NO_MOE_SERVING_RUN)  # fmt: skip
+                      NO_MOE_SERVING_RUN, NO_SPECULATIVE_RUN)  # fmt: skip
 
 
 def extrapolated(provenance: str) -> bool:

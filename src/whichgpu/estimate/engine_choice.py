@@ -161,7 +161,8 @@ def choose_engine(
         served = engine.served_job(job)
         held = targets  # at the slow end of the engine's own range, where that is wider
         if targets.margin > 1.0 and targets.any:
-            held = replace(targets, margin=targets.margin * unmeasured_widening(engine, arch, gpu))
+            widening = unmeasured_widening(engine, arch, gpu, served.speculative)
+            held = replace(targets, margin=targets.margin * widening)
         plan = plan_service(arch, served, gpu, count, engine, held, demand_rps,
                             max_sequences, tp)  # fmt: skip
         if plan is None:
@@ -284,30 +285,39 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
 MOE_CALIBRATED_HARNESSES = frozenset({"trtllm"})
 
 
-def unmeasured_widening(engine: EngineProfile, arch: ModelArch, gpu: GPU) -> float:
+def unmeasured_widening(
+    engine: EngineProfile, arch: ModelArch, gpu: GPU, speculative: str | None = None
+) -> float:
     """How much further the slow end of a served rate's likely range lies where it rests on
     an unmeasured factor (:func:`serving_provenance`) than the serving fit's own band puts
     it: the ratio of the two low ends (1 where nothing is unmeasured; the provenance is
     cached, as serve_component states the same one again)."""
     from whichgpu.estimate.throughput import likely_rate
 
-    own = likely_rate(1.0, "tokens/s", "llm-serve", serving_provenance(engine, arch, gpu))
+    said = serving_provenance(engine, arch, gpu, speculative)
+    own = likely_rate(1.0, "tokens/s", "llm-serve", said)
     return likely_rate(1.0, "tokens/s", "llm-serve").low / own.low
 
 
 @lru_cache(maxsize=4096)
 def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
-                       gpu: GPU | None = None) -> str:  # fmt: skip
+                       gpu: GPU | None = None, speculative: str | None = None) -> str:  # fmt: skip
     """What the served rate rests on: the measurements its harness's serving η is fitted on
     (llama.cpp's on decode steps), the engine's host time per sequence where one is fitted
     on its own published runs (:func:`~whichgpu.job.engines.load_sequence_times`); and, said
     in the terms :func:`~whichgpu.estimate.efficiency_model.extrapolated` reads, where it
     rests on a factor no serving run measured: ``gpu``'s architecture served by no run of
     the harness (another work's factor, a predecessor's, none), or ``arch``'s experts on an
-    engine whose own runs hold no mixture of experts (:data:`MOE_CALIBRATED_HARNESSES`)."""
+    engine whose own runs hold no mixture of experts (:data:`MOE_CALIBRATED_HARNESSES`), or
+    a speculative decoder's gain, which no serving run of the fit measured
+    (docs/serving-accuracy.md compares it with published speed-ups)."""
     from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES
     from whichgpu.estimate.efficiency import SERVE_FAMILY, memory_class
-    from whichgpu.estimate.efficiency_model import NO_MOE_SERVING_RUN, load_efficiency
+    from whichgpu.estimate.efficiency_model import (
+        NO_MOE_SERVING_RUN,
+        NO_SPECULATIVE_RUN,
+        load_efficiency,
+    )
 
     model, _spread = load_efficiency()
     harness = engine.harness
@@ -331,4 +341,6 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
         and not (engine.id == harness and harness in MOE_CALIBRATED_HARNESSES)
     ):
         out += f"; {NO_MOE_SERVING_RUN} of {engine.name}: its experts' kernels taken as dense"
+    if speculative is not None:
+        out += f"; {NO_SPECULATIVE_RUN} ({speculative})"
     return out

@@ -99,17 +99,31 @@ def _curve(
     if not engine.continuous_batching:  # a static batch's prompts go in one pass
         share = prefill_seconds(arch, base, gpu, lanes, engine.harness, b_max)
         together = b_max * share * left / factor
+    speculation = _speculation(arch, base, gpu, lanes)
     for batch in grid:
         per_token, eta, bound, in_cycle = serving_seconds(
             arch, evolve(base, batch=batch), gpu, lanes, engine.harness, prefill_raw
         )
         per_token, in_cycle = per_token / factor, in_cycle / factor
         cycle = batch * per_token * out  # B prefills and O decode steps
-        step = max(cycle - batch * in_cycle, 0.1 * cycle) / out + batch * sequence_s
+        gpu_s = max(cycle - batch * in_cycle, 0.1 * cycle) / out
+        tokens = 1.0  # a step's tokens a sequence
+        if speculation is not None:  # a verification step and its drafts, τ tokens
+            wide, drafts, kv_s, tokens = speculation
+            rows = batch * wide  # the pass over k + 1 tokens of each sequence
+            per_wide, _eta, bound_wide, in_wide = serving_seconds(
+                arch, evolve(base, batch=rows), gpu, lanes, engine.harness, prefill_raw
+            )
+            cycle_wide = rows * per_wide / factor * out
+            wide_s = max(cycle_wide - rows * in_wide / factor, 0.1 * cycle_wide) / out
+            verify_s = max(wide_s - (rows - batch) * kv_s, gpu_s)  # one cache read a sequence
+            bound = bound_wide if verify_s > gpu_s else bound
+            gpu_s = verify_s + drafts * gpu_s
+        step = (gpu_s + batch * sequence_s) / tokens
         in_cycle *= left
         cycles.append(in_cycle)
-        decode.append(max(step, host))
-        bounds.append("host" if host > step else bound)  # the host's launches bind
+        decode.append(max(step, host / tokens))
+        bounds.append("host" if host / tokens > step else bound)  # the host's launches bind
     curve = Curve(
         tuple(grid),
         tuple(decode),
@@ -127,6 +141,26 @@ def _curve(
         tuple(cycles),
     )
     return curve, eta * factor
+
+
+def _speculation(
+    arch: ModelArch, job: Job, gpu: GPU, lanes: int
+) -> tuple[int, float, float, float] | None:
+    """A speculative job's verification pass (:mod:`whichgpu.estimate.speculative`): the
+    tokens a sequence it runs (``k + 1``), its drafts' cost in decode steps (``k`` passes of
+    the drafter's share of the weights), the seconds one sequence's KV cache takes to read
+    on a GPU (what the ``k`` extra rows a sequence do not read again), and ``τ``; None where
+    the job drafts nothing."""
+    if job.speculative is None:
+        return None
+    from whichgpu.estimate.perf import kv_read_bytes
+    from whichgpu.estimate.speculative import draft_fraction
+
+    context = (job.prompt or job.seq) + max(job.generate, 1) // 2  # a decode's mean context
+    kv_s = kv_read_bytes(arch, evolve(job, batch=1), context) / lanes
+    kv_s /= gpu.memory_bandwidth_gb_per_s * 1e9
+    drafts = job.draft_tokens * draft_fraction(arch, job.speculative)
+    return job.draft_tokens + 1, drafts, kv_s, job.acceptance
 
 
 def _point(curve: Curve, rate: float, quantile: float, start: float = 1.0) -> ServingPoint | None:

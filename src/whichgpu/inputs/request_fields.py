@@ -15,6 +15,7 @@ from whichgpu.job import (
     PRECISIONS,
     QUANT_BITS,
     QUANTIZE_ONS,
+    SPECULATIVE_METHODS,
 )  # fmt: skip
 from whichgpu.job.engines import ENGINE_IDS
 from whichgpu.job.length_presets import LENGTH_IDS
@@ -51,6 +52,26 @@ PROMPT = Input(
     "int", N_("Inference: prompt tokens (default: the sequence, else 512)."), low=0, high=10_000_000
 )
 GENERATE = Input("int", N_("Inference: generated tokens."), low=0, high=10_000_000)
+SPECULATIVE = Input(
+    "choice",
+    N_(
+        "Serving: speculative decoding's drafter: eagle3 (an EAGLE-3 head for the model), mtp "
+        "(the model's own multi-token prediction, DeepSeek-V3/R1) or ngram (default: none)."
+    ),
+    choices=SPECULATIVE_METHODS,
+)
+DRAFT_TOKENS = Input(
+    "int", N_("Serving: tokens drafted a step (default: the drafter's, 3)."), low=1, high=16
+)
+ACCEPTANCE = Input(
+    "number",
+    N_(
+        "Serving: tokens a verification step yields on average, its own included (the "
+        "acceptance length; default: eagle3 2.08, mtp 2.18, ngram 2.37)."
+    ),
+    low=1.0,
+    high=17.0,
+)
 SHARED_PREFIX = Input(
     "int",
     N_(

@@ -19,6 +19,7 @@ from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input, given
 from whichgpu.inputs.request_fields import (
+    ACCEPTANCE,
     ACTIVATION_OFFLOAD,
     ATTENTION,
     BATCH,
@@ -30,6 +31,7 @@ from whichgpu.inputs.request_fields import (
     COMPILED,
     CP,
     CPU_OFFLOAD,
+    DRAFT_TOKENS,
     EPOCHS,
     FRAMES,
     FRAMEWORK,
@@ -66,6 +68,7 @@ from whichgpu.inputs.request_fields import (
     SERVE_KV_DTYPE,
     SERVE_LENGTHS,
     SHARED_PREFIX,
+    SPECULATIVE,
     STEPS,
     TFLOP,
     TOKENS,
@@ -307,6 +310,9 @@ class EstimateRequest(TrainingSettings):
     prompt: int = given(0, PROMPT)
     generate: int = given(DEFAULT_GENERATE, GENERATE)
     shared_prefix: int = given(0, SHARED_PREFIX)
+    speculative: str | None = given(None, SPECULATIVE)
+    draft_tokens: int | None = given(None, DRAFT_TOKENS)
+    acceptance: float | None = given(None, ACCEPTANCE)
     lengths: str | None = given(None, SERVE_LENGTHS)
     kv_dtype: str = given("auto", SERVE_KV_DTYPE)
     checkpointing: bool | None = given(None, CHOSEN_CHECKPOINTING)
@@ -395,6 +401,9 @@ class Component(TrainingSettings):
     prompt: int = given(0, PROMPT)
     generate: int = given(DEFAULT_GENERATE, GENERATE)
     shared_prefix: int = given(0, SHARED_PREFIX)
+    speculative: str | None = given(None, SPECULATIVE)
+    draft_tokens: int | None = given(None, DRAFT_TOKENS)
+    acceptance: float | None = given(None, ACCEPTANCE)
     lengths: str | None = given(None, SERVE_LENGTHS)
     kv_dtype: str = given("auto", SERVE_KV_DTYPE)
     #: None: off, unless a training job fits no other way (then full checkpointing)

@@ -95,6 +95,9 @@ APPLIES: dict[str, frozenset[str]] = {
             "prompt",
             "generate",
             "shared_prefix",
+            "speculative",
+            "draft_tokens",
+            "acceptance",
             "lengths",
             "kv_dtype",
             "seq",
@@ -111,7 +114,8 @@ APPLIES: dict[str, frozenset[str]] = {
     },
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "scene_gib", "tflop",
-           "prompt", "generate", "shared_prefix", "lengths", "kv_dtype", "seq", "resolution",
+           "prompt", "generate", "shared_prefix", "speculative", "draft_tokens", "acceptance",
+           "lengths", "kv_dtype", "seq", "resolution",
            "steps", "cpu_offload", "vae_tiling", "cache_latents", "engine", "request_rate",
            "ttft", "tpot", "lora_rank", "lora_targets")  # fmt: skip
 

@@ -44,6 +44,26 @@ Attention = Literal["sdpa", "eager"]
 #: ``quantize_`` after ``.to("cuda")``, as torchao's README and the diffusers-torchao
 #: benchmarks run it), so the peak holds every 16-bit weight once
 QuantizeOn = Literal["load", "gpu"]
+#: Speculative decoding's drafters (:mod:`whichgpu.estimate.speculative`): an EAGLE-3 head
+#: trained for the model, the model's own multi-token prediction modules (DeepSeek-V3's MTP),
+#: or n-gram lookup in the prompt and the output so far (vLLM's ``ngram``, SGLang's and
+#: TensorRT-LLM's n-gram drafting)
+Speculative = Literal["eagle3", "mtp", "ngram"]
+SPECULATIVE_METHODS: tuple[str, ...] = ("eagle3", "mtp", "ngram")
+#: Tokens drafted a step where the user gives none: SGLang's EAGLE-3 chain of 3
+#: (``--speculative-num-steps 3``, the EAGLE-3 paper's SGLang runs, Table 3) and its
+#: DeepSeek MTP default (docs "Speculative Decoding": steps 3, topk 1, 4 draft tokens),
+#: TensorRT-LLM's n-gram at a batch of 32 (its n-gram blog: max_draft_len 3)
+DEFAULT_DRAFT_TOKENS: dict[str, int] = {"eagle3": 3, "mtp": 3, "ngram": 3}
+#: Tokens a verification step yields on average (the acceptance length τ, the model's own
+#: token included) where the user gives none: DeepSeek-V3's MTP at 3 draft tokens 2.18
+#: (LMSYS, 2025-07-17, "Accelerating SGLang with Multiple Token Prediction": 2.18 at a
+#: 3-token window); n-gram drafting on a conversation's first turn 1 + 1.37 (TensorRT-LLM's
+#: n-gram blog, Llama 4 Scout: its acceptance length counts accepted drafts, as its
+#: speed-ups above it show); an EAGLE-3 chain of 3: fitted on SGLang's 2-sequence run in
+#: the EAGLE-3 paper (Table 3, 1.81× on an H100, Llama 3.1 8B), the one value here fitted
+#: rather than read (an effective length: the engine's drafting overheads are in it)
+DEFAULT_ACCEPTANCE: dict[str, float] = {"eagle3": 2.08, "mtp": 2.18, "ngram": 2.37}
 #: LoRA targets: a named set or PEFT module names, comma-separated (models.lora_targets)
 LoraTargets = str
 KvDtype = Literal["auto", "fp16", "bf16", "fp8"]
@@ -106,6 +126,11 @@ class Job:
     #: prompt, few-shot examples), which an engine with a prefix cache prefills once and
     #: holds once (:attr:`~whichgpu.job.engines.EngineProfile.prefix_caching`)
     shared_prefix: int = 0
+    #: Speculative decoding: the drafter, the tokens it drafts a step and the tokens a
+    #: verification step yields on average (:mod:`whichgpu.estimate.speculative`); None: off
+    speculative: Speculative | None = None
+    draft_tokens: int = 0
+    acceptance: float = 0.0
     optimizer: Optimizer = "adamw"
     checkpointing: Checkpointing = "none"
     attention: Attention = "sdpa"
@@ -195,6 +220,32 @@ class Job:
         from whichgpu.frozen import evolve
 
         return evolve(self, shared_prefix=shared)
+
+    def with_speculation(
+        self, arch: ModelArch, method: str | None, tokens: int | None, acceptance: float | None
+    ) -> Job:
+        """This job served with speculative decoding by ``method`` (None: off, and then no
+        draft length or acceptance may be given), its defaults where left open
+        (:data:`DEFAULT_DRAFT_TOKENS`, :data:`DEFAULT_ACCEPTANCE`, the latter no more than
+        the ``k + 1`` tokens a step can yield)."""
+        if method is None:
+            if tokens is not None or acceptance is not None:
+                field = "draft_tokens" if tokens is not None else "acceptance"
+                raise InvalidInput("speculative_needs_method", field=(field,),
+                                   speculative=Ref(("speculative",)))  # fmt: skip
+            return self
+        if self.training:
+            raise InvalidInput("speculative_training", field=("speculative",))
+        if method == "mtp" and not arch.mtp_layers:
+            raise InvalidInput("speculative_no_mtp", field=("speculative",), model=arch.name)
+        k = DEFAULT_DRAFT_TOKENS[method] if tokens is None else tokens
+        tau = min(DEFAULT_ACCEPTANCE[method], k + 1) if acceptance is None else acceptance
+        if not 1.0 <= tau <= k + 1:
+            raise InvalidInput("speculative_acceptance", field=("acceptance",), value=tau,
+                               high=k + 1, k=k)  # fmt: skip
+        from whichgpu.frozen import evolve
+
+        return evolve(self, speculative=method, draft_tokens=k, acceptance=tau)
 
     @property
     def training(self) -> bool:

@@ -119,12 +119,20 @@ class EngineProfile:
     #: (vLLM's automatic prefix caching, SGLang's radix cache, TensorRT-LLM's block reuse,
     #: TGI's prefix caching): a shared prefix is prefilled and held once
     prefix_caching: bool = False
+    #: The speculative drafters the engine runs (vLLM's ``--speculative-config`` methods
+    #: eagle3, deepseek_mtp and ngram; SGLang's EAGLE3, NEXTN for MTP, NGRAM; TensorRT-LLM's
+    #: Eagle3, MTP and NGram decoding configs; TGI's ``--speculate`` n-gram)
+    speculative: frozenset[str] = frozenset()
 
     def served_job(self, job: Job) -> Job:
         """``job`` as this engine serves it: its KV cache in the checkpoint's dtype
-        (:attr:`checkpoint_kv`) where the user left it open, and no shared prefix where it
-        keeps none (every prompt prefilled whole)."""
+        (:attr:`checkpoint_kv`) where the user left it open, no shared prefix where it
+        keeps none (every prompt prefilled whole), and no speculative decoding where it has
+        not the drafter asked for."""
         from whichgpu.frozen import evolve
+
+        if job.speculative and job.speculative not in self.speculative:
+            job = evolve(job, speculative=None, draft_tokens=0, acceptance=0.0)
 
         if job.shared_prefix:  # a prefix cache shares whole blocks only
             block = max(self.block_tokens, 1)
@@ -254,6 +262,7 @@ ENGINES: dict[str, EngineProfile] = {
         "MI325X, MI355X; Ampere through Marlin MXFP4 MoE)",
         as_of="2026-11",
         prefix_caching=True,
+        speculative=frozenset({"eagle3", "mtp", "ngram"}),
         large_gpu=(70.0, 9.0, 1024, 8192),
         format_capability=(("fp8", 8.0), ("mxfp4", 8.0)),
     ),
@@ -295,6 +304,7 @@ ENGINES: dict[str, EngineProfile] = {
         "weight-only through gptq_marlin_gemm, Marlin's SM 8.0 floor)",
         as_of="2026-11",
         prefix_caching=True,
+        speculative=frozenset({"eagle3", "mtp", "ngram"}),
         format_capability=(("fp8", 8.0),),
     ),
     # TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py @0004396,
@@ -348,6 +358,7 @@ ENGINES: dict[str, EngineProfile] = {
         "Optimizer examples/llm_ptq/hf_ptq.py @42bb023 (--kv_cache_qformat default fp8)",
         as_of="2026-11",
         prefix_caching=True,
+        speculative=frozenset({"eagle3", "mtp", "ngram"}),
     ),
     # TGI v3.3.7 (launcher/src/main.rs @db931fc, server/.../flash_causal_lm.py warmup):
     # cuda_memory_fraction 1.0 with a 0.90 wiggle room when the KV pool is sized, block 1
@@ -391,6 +402,7 @@ ENGINES: dict[str, EngineProfile] = {
         "capabilities 8.0 to 12.0)",
         as_of="2026-11",
         prefix_caching=True,
+        speculative=frozenset({"ngram"}),
         format_capability=(("fp8", 8.0),),
     ),
     # llama.cpp llama-server (tools/server/server.cpp @00dd081, common/common.h @001d906):

@@ -106,6 +106,10 @@ class ModelArch:
     #: The weight format the checkpoint ships in where it is not 16-bit (``fp8``: DeepSeek-V3's
     #: ``quantization_config``), what it is served in unless another is asked
     checkpoint_quant: str | None = None
+    #: Multi-token prediction modules the checkpoint ships beside the model (DeepSeek-V3's
+    #: ``num_nextn_predict_layers``): draft heads for speculative decoding, not counted in
+    #: ``params``
+    mtp_layers: int = 0
     #: Activation function (``hidden_act``) and dropout probabilities active in training
     activation: str = "silu"
     hidden_dropout: float = 0.0

@@ -36,6 +36,7 @@ CONFIG_LIMITS: dict[str, int] = {
     "hidden_size": 1 << 20, "n_embd": 1 << 20, "head_dim": 1 << 14,
     "vocab_size": 10_000_000,
     "num_experts": 65_536, "num_local_experts": 65_536, "n_routed_experts": 65_536,
+    "num_nextn_predict_layers": 64,
 }  # fmt: skip
 #: Any other size: far beyond every model, still a safe float.
 CONFIG_MAX = 1 << 40
@@ -68,7 +69,8 @@ def _short(value: object) -> object:
 
 
 def numerics_fields(config: Config, family: str) -> dict[str, Any]:
-    """Activation function and the dropout probabilities that training runs with."""
+    """Activation function and the dropout probabilities that training runs with, the
+    checkpoint's weight format and its multi-token prediction modules."""
     act = first_of(config, "hidden_act", "activation_function", "hidden_activation", default=None)
     if act is None:
         act = {"gpt2": "gelu_new", "gptj": "gelu_new", "falcon": "gelu", "mpt": "gelu",
@@ -84,6 +86,7 @@ def numerics_fields(config: Config, family: str) -> dict[str, Any]:
         "hidden_dropout": float(hidden or 0.0),
         "attention_dropout": float(attn or 0.0),
         "checkpoint_quant": _checkpoint_quant(config),
+        "mtp_layers": config_int(config, "num_nextn_predict_layers", default=0),
     }
 
 

@@ -363,7 +363,7 @@ def serve_component(
     rate = served_rps * out
     # the serving fit's band, as estimate states it (it served a point alone here), wider
     # where it rests on a factor no serving run measured
-    provenance = serving_provenance(engine, arch, gpu)
+    provenance = serving_provenance(engine, arch, gpu, job.speculative)
     likely = likely_rate(rate, "tokens/s", "llm-serve", provenance)
     tp, replicas = best.gpus_per_replica, best.replicas
     if tp > 1 and engine.split == "tensor":

@@ -77,6 +77,8 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         else ("full" if component.checkpointing else "none"),
         all_logits=not inference,
     ).with_prefix(component.shared_prefix)
+    job = job.with_speculation(arch, component.speculative, component.draft_tokens,
+                               component.acceptance)  # fmt: skip
     if serves(component):
         from whichgpu.estimate.engine_choice import check_serving
 

@@ -386,6 +386,10 @@ def _job_line(run: Run) -> str:
             if job.shared_prefix:
                 size += fmt(_(" ({shared} of them a shared prefix)"),
                             shared=format_decimal(job.shared_prefix))  # fmt: skip
+            if job.speculative:
+                size += fmt(_(", {method} speculative decoding ({k} drafted, {tau} tokens a step)"),
+                            method=job.speculative, k=job.draft_tokens,
+                            tau=format_decimal(job.acceptance, 2))  # fmt: skip
     if run.serving is not None and run.throughput is not None:
         plan = run.serving
         capacity = plan.served_rps

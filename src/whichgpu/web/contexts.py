@@ -21,7 +21,7 @@ def recommend_context(
     service: Service, fields: dict[str, str], lists: dict[str, list[str]], config_name: str
 ) -> dict[str, Any]:
     from whichgpu.inputs.requests import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
-    from whichgpu.job import PRECISIONS, QUANT_BITS
+    from whichgpu.job import PRECISIONS, QUANT_BITS, SPECULATIVE_METHODS
     from whichgpu.job.engines import ENGINES
     from whichgpu.job.length_presets import LENGTHS
     from whichgpu.models.presets import presets
@@ -50,6 +50,7 @@ def recommend_context(
         "objectives": OBJECTIVES,
         "gpus": [(g.id, g.name) for g in service.catalog().gpus],
         "engines": [(e.id, e.name) for e in ENGINES.values()],
+        "speculatives": SPECULATIVE_METHODS,
         "lengths": [(p.id, p.name) for p in LENGTHS.values()],
         "percentiles": ("p50", "p95", "p99"),
     }
@@ -286,7 +287,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
     """The estimate form's choices, and the answer's figures as lines."""
     from whichgpu.inputs.fields import format_rate
     from whichgpu.inputs.requests import KINDS
-    from whichgpu.job import PRECISIONS
+    from whichgpu.job import PRECISIONS, SPECULATIVE_METHODS
     from whichgpu.job.engines import ENGINES
     from whichgpu.job.length_presets import LENGTHS
     from whichgpu.job.recipes import FRAMEWORKS
@@ -317,6 +318,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
         "precisions": PRECISIONS,
         "frameworks": FRAMEWORKS,
         "engines": [(e.id, e.name) for e in ENGINES.values()],
+        "speculatives": SPECULATIVE_METHODS,
         "lengths": [(p.id, p.name) for p in LENGTHS.values()],
         "summary": summary,
         "lines": lines,
