@@ -1026,3 +1026,36 @@ def test_speculative_decoding_pays_at_small_batches_and_less_at_large(catalog: C
     assert ENGINES["tgi"].served_job(drafted).speculative is None  # TGI drafts n-grams only
     deepseek = resolve_model("deepseek-r1")
     assert deepseek.mtp_layers == 1 and job.with_speculation(deepseek, "mtp", None, None)
+
+
+def test_long_prompts_under_a_tight_tpot_split_prefill_and_decode(catalog: Catalog) -> None:
+    """DistServe's case: 8,000-token prompts under a 30 ms TPOT, where each replica's
+    prefills stretch its decode steps, serve more on separate prefill and decode workers
+    of the same GPUs (the KV cache moved between them over NVLink); 500-token prompts do
+    not, and the answer says both figures either way."""
+    from whichgpu.estimate.serving_plan import plan_service
+
+    gpu, vllm = catalog.gpu("h100-sxm"), ENGINES["vllm"]
+    targets = Targets(2.0, 0.03, 0.5)
+    long = vllm.served_job(make_job(task="inference", prompt=8000, generate=500, seq=8000))
+    split = plan_service(LLAMA_8B, long, gpu, 8, vllm, targets, demand_rps=1)
+    assert split is not None and split.disaggregated is not None
+    d = split.disaggregated
+    assert d.prefill_workers * d.prefill_tp + d.decode_workers * d.decode_tp == 8 == split.gpus
+    assert split.served_rps > split.aggregated_rps > 0 and d.transfer_s < 0.01
+    assert d.ttft_s <= 2.0 and d.tpot_s <= 0.03
+    short = vllm.served_job(make_job(task="inference", prompt=500, generate=500, seq=500))
+    whole = plan_service(LLAMA_8B, short, gpu, 8, vllm, targets, demand_rps=1)
+    assert whole is not None and whole.disaggregated is None
+    assert whole.disaggregated_rps < whole.served_rps  # 0: its slots bind, not a latency
+    llama_cpp = ENGINES["llama.cpp"]
+    served = plan_service(LLAMA_8B, llama_cpp.served_job(long), gpu, 8, llama_cpp, targets)
+    assert served is None or served.disaggregated is None  # no disaggregated mode
+    done = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--prompt", "8000",
+                   "--generate", "500", "--request-rate", "5", "--ttft", "2s", "--tpot", "30ms",
+                   "--json")  # fmt: skip
+    assert done.code == 0, done.stderr
+    doc = json.loads(done.stdout)
+    serving = doc["options"][0]["components"][0]["serving"]
+    assert serving["disaggregated"] is not None
+    assert any(r["code"] == "reason_disaggregated" for r in doc["reasons"])

@@ -254,6 +254,27 @@ MESSAGES: dict[str, str | Plural] = {
         "{tpot_ms:,.1f} ms per output token ({percentile}; limited by {binding}).",
         "replicas",
     ),
+    "chosen_disaggregated": N_(
+        "{component} on {engine}, disaggregated: {prefill} prefill workers of {prefill_gpus} "
+        "GPUs and {decode} decode workers of {decode_gpus} serve {rate:,.2f} requests/s under "
+        "the targets, where replicas of the same GPUs serve {aggregated:,.2f}; a prompt's KV "
+        "cache moves to its decode worker in {transfer_ms:,.1f} ms; time to first token "
+        "{ttft_ms:,} ms, {tpot_ms:,.1f} ms per output token ({percentile}; limited by its "
+        "{binding} workers)."
+    ),
+    "reason_disaggregated": N_(
+        "{component}: prefill and decode on separate workers ({disaggregated:,.2f} requests/s "
+        "under the targets) rather than replicas of the same GPUs ({aggregated:,.2f}): a "
+        "replica's prefills stretch its decode steps, a decode worker's steps carry none; "
+        "either way ${usd_h:,.2f}/h, ${per_million:,.3f} per million output tokens at the "
+        "demand."
+    ),
+    "reason_aggregated": N_(
+        "{component}: replicas that prefill and decode ({aggregated:,.2f} requests/s under "
+        "the targets) rather than separate prefill and decode workers of the same GPUs "
+        "({disaggregated:,.2f}): the prompts are too short for the split to pay; either way "
+        "${usd_h:,.2f}/h, ${per_million:,.3f} per million output tokens at the demand."
+    ),
     "chosen_engine": N_(
         "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
         "{other} next, {other_rate:,.2f} (of {order}, a later engine is taken only where it "

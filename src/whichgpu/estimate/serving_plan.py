@@ -35,7 +35,7 @@ from whichgpu.catalog.records import GPU
 from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.queueing import waiting_s
 from whichgpu.estimate.serving_curve import Curve
-from whichgpu.estimate.serving_types import ServingPlan, ServingPoint, Targets
+from whichgpu.estimate.serving_types import Disaggregated, ServingPlan, ServingPoint, Targets
 from whichgpu.frozen import evolve
 from whichgpu.job.engines import EngineProfile
 from whichgpu.job.engines import sequence_s as fitted_sequence_s
@@ -505,7 +505,63 @@ def plan_service(
     if best is None:
         return None
     others = sorted((s for s in served_by if s[0] != best.gpus_per_replica), key=lambda s: -s[2])
-    return replace(best, alternatives=tuple(others))
+    best = replace(best, alternatives=tuple(others))
+    if engine.disaggregation and best.binding in ("ttft", "tpot") and count >= 2:
+        # a latency target binds the replicas: their prefills and decode steps share the
+        # GPUs, which separate workers do not (bound by their slots or their throughput,
+        # replicas lose nothing to the sharing)
+        return _disaggregated(arch, job, gpu, count, engine, targets, best, tp, demand_rps)
+    return best
+
+
+def _disaggregated(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int,
+    engine: EngineProfile,
+    targets: Targets,
+    aggregated: ServingPlan,
+    tp: int | None,
+    demand_rps: float | None,
+) -> ServingPlan:
+    """``count`` GPUs as prefill and decode workers (:mod:`whichgpu.estimate.disaggregated`)
+    where that serves more under the targets than ``aggregated``, the best replicas of the
+    same GPUs; else ``aggregated``, with what the layout would serve."""
+    split = _split_of(arch, job, gpu, count, engine, targets, tp)
+    if split is None or split.capacity_rps <= aggregated.served_rps * (1 + 1e-9):
+        return replace(aggregated, disaggregated_rps=0.0 if split is None else split.capacity_rps)
+    point = ServingPoint(split.capacity_rps, 0.0, split.ttft_s, split.tpot_s)
+    # at the demand, its latencies taken as at the capacity (an upper bound: both pools' waits
+    # shrink with the load)
+    rate = min(demand_rps or split.capacity_rps, split.capacity_rps)
+    return replace(aggregated, gpus_per_replica=count, replicas=1, capacity=point,
+                   operating=replace(point, rate_rps=rate), binding=split.binding,
+                   disaggregated=split, aggregated_rps=aggregated.served_rps,
+                   alternatives=())  # fmt: skip
+
+
+@lru_cache(maxsize=4096)
+def _split_of(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int,
+    engine: EngineProfile,
+    targets: Targets,
+    tp: int | None,
+) -> Disaggregated | None:
+    """:func:`~whichgpu.estimate.disaggregated.plan_disaggregated` over the replica sizes
+    ``count`` GPUs split into, once per shape (a GPU's offers share it)."""
+    from whichgpu.estimate.disaggregated import plan_disaggregated
+
+    curves = {}
+    for size in _splits(arch, job, min(count, job.gpus_per_node), engine, tp):
+        found = _replica_curve(arch, job, gpu, size, engine, 1.0, None,
+                               fitted_sequence_s(engine.id))  # fmt: skip
+        if found is not None:
+            curves[size] = found[0]
+    return plan_disaggregated(arch, job, gpu, count, targets, curves)
 
 
 def _splits(

@@ -53,6 +53,27 @@ class ServingPoint:
 
 
 @dataclass(frozen=True)
+class Disaggregated:
+    """A disaggregated layout: its pools, what it serves under the targets, the latencies at
+    that rate, and the KV transfer a request waits for."""
+
+    prefill_tp: int
+    prefill_workers: int
+    decode_tp: int
+    decode_workers: int
+    capacity_rps: float
+    ttft_s: float
+    tpot_s: float
+    transfer_s: float
+    #: The pool that limits it: ``prefill`` (the TTFT target) or ``decode`` (TPOT, KV slots)
+    binding: str
+
+    @property
+    def gpus(self) -> int:
+        return self.prefill_tp * self.prefill_workers + self.decode_tp * self.decode_workers
+
+
+@dataclass(frozen=True)
 class ServingPlan:
     engine: str
     gpus_per_replica: int
@@ -79,6 +100,16 @@ class ServingPlan:
     #: The KV cache's dtype the replica was planned with (the user's, or the checkpoint's
     #: as the engine takes it: an FP8 checkpoint's FP8 on TensorRT-LLM; "auto": the model's)
     kv_dtype: str = "auto"
+    #: Prefill and decode on separate workers (:mod:`whichgpu.estimate.disaggregated`),
+    #: where that serves more than replicas of the same GPUs: the replicas' fields then
+    #: describe the whole (one "replica" of all the GPUs)
+    disaggregated: Disaggregated | None = None
+    #: What the best aggregated replicas of the same GPUs serve, where the plan is
+    #: disaggregated (requests/s under the targets)
+    aggregated_rps: float = 0.0
+    #: What the best disaggregated layout of the same GPUs serves, where the plan is of
+    #: replicas and an engine's disaggregated layout was planned (0: none)
+    disaggregated_rps: float = 0.0
 
     @property
     def gpus(self) -> int:
@@ -88,3 +119,11 @@ class ServingPlan:
     def served_rps(self) -> float:
         """Requests/s all the replicas sustain under the targets."""
         return self.replicas * self.capacity.rate_rps
+
+    def usd_per_million_tokens(self, usd_per_h: float | None) -> float | None:
+        """What a million output tokens cost at the plan's operating point (its replicas at
+        the demand, or at capacity where none is given), at ``usd_per_h``."""
+        served = self.operating.tokens_per_s(self.generate) * self.replicas
+        if usd_per_h is None or served <= 0:
+            return None
+        return usd_per_h / (served * 3600 / 1e6)

@@ -123,6 +123,10 @@ class EngineProfile:
     #: eagle3, deepseek_mtp and ngram; SGLang's EAGLE3, NEXTN for MTP, NGRAM; TensorRT-LLM's
     #: Eagle3, MTP and NGram decoding configs; TGI's ``--speculate`` n-gram)
     speculative: frozenset[str] = frozenset()
+    #: Serves prefill and decode on separate workers, the KV cache moved between them
+    #: (vLLM's KV connectors with NIXL, SGLang's ``--disaggregation-mode``, TensorRT-LLM's
+    #: disaggregated serving; NVIDIA Dynamo and llm-d deploy all three so)
+    disaggregation: bool = False
 
     def served_job(self, job: Job) -> Job:
         """``job`` as this engine serves it: its KV cache in the checkpoint's dtype
@@ -261,6 +265,7 @@ ENGINES: dict[str, EngineProfile] = {
         "vllm-project/recipes OpenAI/GPT-OSS.md (MXFP4 experts: H100, H200, B200, MI300X, "
         "MI325X, MI355X; Ampere through Marlin MXFP4 MoE)",
         as_of="2026-11",
+        disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
         large_gpu=(70.0, 9.0, 1024, 8192),
@@ -303,6 +308,7 @@ ENGINES: dict[str, EngineProfile] = {
         "sglang/srt/layers/quantization/marlin_utils_fp8.py (FP8 without FP8 tensor cores: "
         "weight-only through gptq_marlin_gemm, Marlin's SM 8.0 floor)",
         as_of="2026-11",
+        disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
         format_capability=(("fp8", 8.0),),
@@ -357,6 +363,7 @@ ENGINES: dict[str, EngineProfile] = {
         "@0f34bf0 (kv_cache_config dtype: auto, the checkpoint's); NVIDIA/TensorRT-Model-"
         "Optimizer examples/llm_ptq/hf_ptq.py @42bb023 (--kv_cache_qformat default fp8)",
         as_of="2026-11",
+        disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
     ),

@@ -501,6 +501,24 @@ def serving_note(component: Component, engine: str, plan: ServingPlan) -> Note:
     """The engine, replicas × GPUs, sequences in flight, and the latencies at the operating
     point."""
     point = plan.operating
+    split = plan.disaggregated
+    if split is not None:
+        return note(
+            "chosen_disaggregated",
+            component=component.label,
+            engine=engine,
+            prefill=split.prefill_workers,
+            prefill_gpus=split.prefill_tp,
+            decode=split.decode_workers,
+            decode_gpus=split.decode_tp,
+            rate=round(split.capacity_rps, 2),
+            aggregated=round(plan.aggregated_rps, 2),
+            transfer_ms=round(split.transfer_s * 1e3, 1),
+            ttft_ms=round(split.ttft_s * 1e3),
+            tpot_ms=round(split.tpot_s * 1e3, 1),
+            percentile=component.percentile,
+            binding=split.binding,
+        )
     return note(
         "chosen_serving",
         component=component.label,

@@ -256,15 +256,6 @@ def show_doc(gpu: GPU, catalog: Catalog, today: date) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "kind": "gpu", "gpu": doc}
 
 
-def usd_per_million_tokens(plan: ServingPlan, usd_per_h: float | None) -> float | None:
-    """What a million output tokens cost at the plan's operating point (its replicas at the
-    demand, or at capacity where none is given), at ``usd_per_h``."""
-    served = plan.operating.tokens_per_s(plan.generate) * plan.replicas
-    if usd_per_h is None or served <= 0:
-        return None
-    return usd_per_h / (served * 3600 / 1e6)
-
-
 def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
     """A served model's plan: engine, replicas × GPUs, each replica's capacity under the
     targets and its operating point, and the cost per million output tokens there."""
@@ -279,7 +270,7 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
             "tpot_s": round_sig(p.tpot_s) if finite else None,
         }
 
-    per_million = usd_per_million_tokens(plan, usd_per_h)
+    per_million = plan.usd_per_million_tokens(usd_per_h)
     return {
         "engine": plan.engine,
         "replicas": plan.replicas,
@@ -296,7 +287,16 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
         "operating_point": point(plan.operating),
         "usd_per_million_output_tokens": round_sig(per_million),
         "unmet": None if plan.unmet is None else {"target": plan.unmet[0], "best": plan.unmet[1]},
-    }
+        "disaggregated": None if plan.disaggregated is None else {
+            "prefill_workers": plan.disaggregated.prefill_workers,
+            "gpus_per_prefill_worker": plan.disaggregated.prefill_tp,
+            "decode_workers": plan.disaggregated.decode_workers,
+            "gpus_per_decode_worker": plan.disaggregated.decode_tp,
+            "kv_transfer_s": round_sig(plan.disaggregated.transfer_s),
+            "binding": plan.disaggregated.binding,
+            "aggregated_requests_per_s": round_sig(plan.aggregated_rps),
+        },
+    }  # fmt: skip
 
 
 def read_as_doc(choices: Sequence[FamilyChoice]) -> list[dict[str, object]]:

@@ -268,13 +268,12 @@ def serving_figures(option: Option) -> dict[str, str] | None:
     terminal's and the web page's): cost per million output tokens at the demand, the
     requests/s served under the targets, TTFT and TPOT at the demand, engine and layout;
     None where no plan meets the targets."""
-    from whichgpu.render.json_doc import usd_per_million_tokens
 
     served = served_rps(option)
     plan = option.runs[0].serving if option.runs else None
     if served is None or plan is None:
         return None
-    per_million = usd_per_million_tokens(plan, option.usd_per_h)
+    per_million = plan.usd_per_million_tokens(option.usd_per_h)
     capacity = format_decimal(served, 1)
     return {
         "per_million": "—" if per_million is None else format_cost(per_million),

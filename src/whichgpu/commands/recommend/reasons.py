@@ -92,6 +92,28 @@ def _run_reasons(pick: Option) -> list[Note]:
     return out
 
 
+def _layout_reason(pick: Option) -> Note | None:
+    """A served pick's layout against the other one its engine runs on the same GPUs:
+    prefill and decode on separate workers, or replicas that do both (what each serves
+    under the targets; their cost an hour and a million output tokens are the GPUs' and the
+    demand's, the same for both)."""
+    run = pick.runs[0] if pick.runs else None
+    plan = run.serving if run is not None else None
+    if plan is None or (plan.disaggregated is None and not plan.disaggregated_rps):
+        return None
+    per_million = plan.usd_per_million_tokens(pick.usd_per_h)
+    common: dict[str, str | float] = {
+        "component": run.component.label if run is not None else "",
+        "usd_h": round(pick.usd_per_h or 0.0, 2),
+        "per_million": round(per_million or 0.0, 3),
+    }
+    if plan.disaggregated is not None:
+        return note("reason_disaggregated", disaggregated=round(plan.served_rps, 2),
+                    aggregated=round(plan.aggregated_rps, 2), **common)  # fmt: skip
+    return note("reason_aggregated", aggregated=round(plan.served_rps, 2),
+                disaggregated=round(plan.disaggregated_rps, 2), **common)  # fmt: skip
+
+
 def _price_reason(pick: Option, workload: Workload) -> Note:
     if pick.purchase_usd is not None:
         rent = pick.rent_compared
@@ -413,6 +435,9 @@ def explain(
             )
         )
     reasons.extend(_run_reasons(pick))
+    layout = _layout_reason(pick)
+    if layout is not None:
+        reasons.append(layout)
     if workload.constraints.requires:
         reasons.append(
             note(

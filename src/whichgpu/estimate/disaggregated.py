@@ -1,0 +1,127 @@
+"""Disaggregated serving: prefill workers and decode workers on separate GPUs, the prompt's
+KV cache moved from one to the other (DistServe: Zhong et al., 2024, OSDI, §3-4;
+Splitwise: Patel et al., 2024, ISCA; as NVIDIA Dynamo, llm-d and the engines' own PD modes
+deploy it). Each pool is sized for its own target:
+
+* a prefill worker (``tp_p`` GPUs) takes the prompts one pass at a time: an M/M/1 queue
+  (:func:`~whichgpu.estimate.queueing.waiting_s`) whose service is a prompt's GPU time in a
+  busy pass ``c``; a request's first token waits in it, then takes its own prefill ``t_p``,
+  then its KV cache's transfer to a decode worker (its bytes over the link between them,
+  every prefill GPU sending its shard at once);
+* a decode worker (``tp_d`` GPUs) runs decode steps only, no prefill stretching them: at
+  ``B`` sequences a token every ``t_d(B)`` seconds, and by Little's law it serves
+  ``B / (O · t_d(B))`` requests a second, ``B`` the most whose step meets the TPOT target
+  and whose KV cache it holds.
+
+The pools serve what the slower of them does. Against the aggregated replicas of the same
+GPUs (:mod:`whichgpu.estimate.serving_plan`) it wins where long prompts' prefills would
+stretch every decode step past a tight TPOT (DistServe §2.2), and loses where prompts are
+short (the prefill GPUs then idle, and the transfer buys nothing).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from whichgpu.catalog.records import GPU
+from whichgpu.estimate.queueing import waiting_s
+from whichgpu.estimate.serving_curve import Curve
+from whichgpu.estimate.serving_types import Disaggregated, Targets
+from whichgpu.job import Job
+from whichgpu.models.arch import ModelArch
+
+
+def transfer_s(arch: ModelArch, job: Job, gpu: GPU, tp_p: int, tp_d: int, per_node: int) -> float:
+    """Seconds a prompt's KV cache takes from its prefill worker to a decode worker: its bytes
+    over the link between the two (NVLink inside a node's domain, PCIe inside a node, the
+    network across nodes: :func:`~whichgpu.estimate.parallel.collective_gb_per_s`), each of
+    the smaller worker's GPUs sending its shard at once (NIXL's and Mooncake's transfers are
+    GPU to GPU, RDMA across nodes)."""
+    from whichgpu.estimate.memory import kv_cache_bytes
+    from whichgpu.estimate.parallel import collective_gb_per_s
+    from whichgpu.frozen import evolve
+
+    nbytes = kv_cache_bytes(arch, evolve(job, batch=1, tp=1), tokens=job.prompt or job.seq)
+    link = collective_gb_per_s(gpu, tp_p + tp_d, job.network, per_node,
+                               network_gbit=job.network_gbit)  # fmt: skip
+    return nbytes / (link * 1e9 * min(tp_p, tp_d))
+
+
+def prefill_capacity(t_p: float, c: float, extra_s: float, targets: Targets) -> tuple[float, float]:
+    """The most requests/s one prefill worker takes with the time to first token (its queue,
+    ``t_p``, ``extra_s`` after it) within the target, and that time there; with no TTFT
+    target, what keeps its queue finite (at 95 % busy)."""
+    limit = targets.ttft_limit_s
+    ceiling = 1.0 / c
+    if limit is None:
+        rate = 0.95 * ceiling
+        return rate, waiting_s(1, rate * c, c, targets.quantile) + t_p + extra_s
+    if t_p + extra_s > limit:
+        return 0.0, t_p + extra_s
+    lo, hi = 0.0, ceiling * (1 - 1e-9)
+    for _ in range(60):  # the TTFT grows with the rate: bisection
+        mid = (lo + hi) / 2
+        if waiting_s(1, mid * c, c, targets.quantile) + t_p + extra_s <= limit:
+            lo = mid
+        else:
+            hi = mid
+    return lo, waiting_s(1, lo * c, c, targets.quantile) + t_p + extra_s
+
+
+def decode_capacity(
+    step_s: Callable[[float], float], b_max: int, generate: int, targets: Targets
+) -> tuple[float, float]:
+    """The most requests/s one decode worker serves with its step within the TPOT target
+    (and its sequences within its KV cache's ``b_max``), and the step there: Little's law,
+    ``B / (O · t_d(B))``. ``step_s``: the worker's decode step at a batch."""
+    limit = targets.tpot_limit_s
+    if limit is not None and step_s(1.0) > limit:
+        return 0.0, step_s(1.0)
+    batch = float(b_max)
+    if limit is not None and step_s(batch) > limit:
+        lo, hi = 1.0, batch
+        for _ in range(50):  # the step grows with the batch: bisection
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if step_s(mid) <= limit else (lo, mid)
+        batch = lo
+    return batch / (max(generate, 1) * step_s(batch)), step_s(batch)
+
+
+def plan_disaggregated(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int,
+    targets: Targets,
+    curves: dict[int, Curve],
+) -> Disaggregated | None:
+    """The layout of ``count`` GPUs into prefill and decode workers (each of a size among
+    ``curves``' keys, its serving curve there: a replica's tensor-parallel degrees) that
+    serves the most under ``targets``; None where none holds the model on both sides."""
+    per_node = job.gpus_per_node
+    best: Disaggregated | None = None
+    decoding = {  # a decode worker's capacity depends on its own size alone
+        tp: decode_capacity(curve.step_s, curve.b_max, job.generate, targets)
+        for tp, curve in curves.items()
+    }
+    for tp_p, prefill in curves.items():
+        t_p, c = prefill.prefill_s, prefill.cycle_prefill_at(prefill.b_max)
+        for tp_d, (one_d, tpot) in decoding.items():
+            moved = transfer_s(arch, job, gpu, tp_p, tp_d, per_node)
+            one_p, ttft = prefill_capacity(t_p, c, moved, targets)
+            if one_p <= 0 or one_d <= 0:
+                continue
+            for n_p in range(1, count // tp_p):
+                left = count - n_p * tp_p
+                if left < tp_d or left % tp_d:
+                    continue
+                n_d = left // tp_d
+                served = min(n_p * one_p, n_d * one_d)
+                if best is None or served > best.capacity_rps * (1 + 1e-9):
+                    binding = "prefill" if n_p * one_p <= n_d * one_d else "decode"
+                    best = Disaggregated(tp_p, n_p, tp_d, n_d, served, ttft, tpot, moved,
+                                         binding)  # fmt: skip
+    if best is not None and math.isinf(best.ttft_s):
+        return None
+    return best
