@@ -93,6 +93,26 @@ def print_serving(plan: ServingPlan, demand_rps: float | None, console: Printer)
         )
         return
     cap, point = plan.capacity, plan.operating
+    split = plan.disaggregated
+    if split is not None:
+        console.print(
+            fmt(
+                _(
+                    "Serving on {engine}, disaggregated: {prefill} prefill workers of {tp_p} "
+                    "GPUs and {decode} decode workers of {tp_d} serving up to {rate:,.2f} "
+                    "requests/s (replicas of these GPUs: {aggregated:,.2f}); a prompt's KV cache "
+                    "moves in {transfer:,.1f} ms; time to first token {ttft:,.0f} ms, {tpot:,.1f} "
+                    "ms per output token ({quantile:.0%} of requests); limited by its {binding} "
+                    "workers"
+                ),
+                engine=engine, prefill=split.prefill_workers, tp_p=split.prefill_tp,
+                decode=split.decode_workers, tp_d=split.decode_tp, rate=split.capacity_rps,
+                aggregated=plan.aggregated_rps, transfer=split.transfer_s * 1e3,
+                ttft=split.ttft_s * 1e3, tpot=split.tpot_s * 1e3,
+                quantile=plan.targets.quantile, binding=localize(split.binding),
+            )
+        )  # fmt: skip
+        return
     console.print(
         fmt(
             ngettext(
