@@ -429,3 +429,23 @@ def test_a_context_parallel_layout_reaches_the_launch_arguments() -> None:
                   "--framework", "megatron", "--tokens", "1e10", "--max-gpus", "64",
                   "--objective", "time", "--export", "slurm").stdout  # fmt: skip
     assert "--context-parallel-size 2" in out and "context parallel 2" in out
+
+
+def test_a_disaggregated_pick_exports_its_replicas_and_says_why() -> None:
+    """A pick that runs prefill and decode apart needs a router the exports do not write:
+    the script deploys the replicas of the same GPUs it was weighed against (never one
+    server over all of them) and its comment says the plan's split and what it needs; a
+    speculative plan's comment says the engine's options to add."""
+
+    def script(*extra: str) -> str:
+        done = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--prompt",
+                       "8000", "--generate", "500", "--request-rate", "5", "--ttft", "2s",
+                       "--tpot", "30ms", *extra, "--export", "slurm")  # fmt: skip
+        assert done.code == 0, done.stderr
+        return done.stdout[done.stdout.index("#!/bin/bash") :]
+
+    split = script()
+    assert "prefill and decode apart" in split and "router" in split
+    assert "--tensor-parallel-size 8" not in split
+    assert split.count("--tensor-parallel-size 1") >= 2
+    assert "ngram speculative decoding" in script("--speculative", "ngram")

@@ -200,10 +200,15 @@ MODEL_ENV = "WHICHGPU_MODEL"
 
 
 def _served(option: Option) -> tuple[Run, ServingPlan, Job] | None:
-    """The pick's first served model: its run, serving plan and job."""
+    """The pick's first served model: its run, serving plan and job. A disaggregated plan
+    is deployed as the replicas of the same GPUs it was weighed against (their own plan):
+    its prefill and decode workers need a router in front that passes each request's KV
+    cache between them (NVIDIA Dynamo, llm-d, ``sglang_router --pd-disaggregation``),
+    which these exports do not write; the comment says so."""
     for run in option.runs:
         if run.serving is not None and run.job is not None:
-            return run, run.serving, run.job
+            plan = run.serving
+            return run, plan.replicas_plan or plan, run.job
     return None
 
 
@@ -259,6 +264,21 @@ def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
         comment += (
             f"; {engine.name} loads {checkpoint} of the model, not its 16-bit weights: "
             f"set ${MODEL_ENV} to one"
+        )
+    if job.speculative:  # its draft head and flags vary by engine and model: said, not set
+        comment += (
+            f"; the plan assumes {job.speculative} speculative decoding ({job.draft_tokens} "
+            f"draft tokens, {job.acceptance:.2f} tokens a step): add {engine.name}'s "
+            "speculative decoding options (and the draft head) to the command"
+        )
+    split = run.serving.disaggregated if run.serving is not None else None
+    if split is not None:
+        comment += (
+            f"; whichgpu's plan runs prefill and decode apart ({split.prefill_workers} prefill "
+            f"× {split.prefill_tp} GPUs, {split.decode_workers} decode × {split.decode_tp}: "
+            f"{split.capacity_rps:.2f} requests/s against these replicas' "
+            f"{plan.served_rps:.2f}); that needs a router passing KV caches between them "
+            "(NVIDIA Dynamo, llm-d, sglang_router --pd-disaggregation), not written here"
         )
     return comment, command
 

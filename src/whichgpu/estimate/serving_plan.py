@@ -538,7 +538,7 @@ def _disaggregated(
     return replace(aggregated, gpus_per_replica=count, replicas=1, capacity=point,
                    operating=replace(point, rate_rps=rate), binding=split.binding,
                    disaggregated=split, aggregated_rps=aggregated.served_rps,
-                   alternatives=())  # fmt: skip
+                   replicas_plan=aggregated, alternatives=())  # fmt: skip
 
 
 @lru_cache(maxsize=4096)

@@ -105,8 +105,9 @@ class ServingPlan:
     #: describe the whole (one "replica" of all the GPUs)
     disaggregated: Disaggregated | None = None
     #: What the best aggregated replicas of the same GPUs serve, where the plan is
-    #: disaggregated (requests/s under the targets)
+    #: disaggregated (requests/s under the targets), and those replicas' plan
     aggregated_rps: float = 0.0
+    replicas_plan: ServingPlan | None = None
     #: What the best disaggregated layout of the same GPUs serves, where the plan is of
     #: replicas and an engine's disaggregated layout was planned (0: none)
     disaggregated_rps: float = 0.0
