@@ -466,3 +466,13 @@ def test_a_measurement_is_timed_under_the_software_it_ran(engine: str, harness: 
     from import_diffusion import harness as harness_of
 
     assert harness_of(engine) == harness
+
+
+def test_a_pipeline_quantised_on_the_gpu_that_cannot_load_says_so() -> None:
+    """No batch, offload or tiling lowers the 16-bit pipeline a GPU holds before torchao
+    quantises it there: the answer names quantising as it loads instead."""
+    done = run_cli("estimate", "-m", "flux.1-dev", "--task", "image", "--quant", "fp8",
+                   "--quantize-on", "gpu", "--gpu", "rtx-4090")  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert "before it is quantised on the GPU" in done.stdout
+    assert "--quantize-on load" in done.stdout

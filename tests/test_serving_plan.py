@@ -1059,3 +1059,40 @@ def test_long_prompts_under_a_tight_tpot_split_prefill_and_decode(catalog: Catal
     serving = doc["options"][0]["components"][0]["serving"]
     assert serving["disaggregated"] is not None
     assert any(r["code"] == "reason_disaggregated" for r in doc["reasons"])
+
+
+def test_the_new_serving_settings_hold_at_their_edges(catalog: Catalog) -> None:
+    """A review's findings, each held: a prefix that is the whole prompt is refused (the last
+    token is always prefilled); a disaggregated layout keeps the sequences cap; a speculative
+    step is a scheduler step of τ tokens, so a prompt's chunks wait as long as without it; an
+    engine without the drafter asked for, or no service at all, is one line; a model
+    quantised on the GPU must first hold in 16 bits; a longer draft yields more."""
+    from whichgpu.estimate.serving_plan import plan_service
+    from whichgpu.job import default_acceptance
+
+    gpu, vllm = catalog.gpu("h100-sxm"), ENGINES["vllm"]
+    whole = make_job(task="inference", prompt=8000, generate=500, seq=8000)
+    with pytest.raises(InvalidInput):
+        whole.with_prefix(8000)
+    capped = plan_service(LLAMA_8B, vllm.served_job(whole), gpu, 8, vllm,
+                          Targets(2.0, 0.03, 0.5), demand_rps=1, max_sequences=2)  # fmt: skip
+    assert capped is not None
+    if capped.disaggregated is not None:
+        assert capped.disaggregated.decode_batch <= 2
+    short = make_job(task="inference", prompt=512, generate=256, seq=512)
+    plain = replica_plan(LLAMA_8B, short, gpu, 1, vllm, Targets(tpot_s=0.02), demand_rps=5)
+    fast = replica_plan(LLAMA_8B, short.with_speculation(LLAMA_8B, "eagle3", None, None), gpu, 1,
+                        vllm, Targets(tpot_s=0.02), demand_rps=5)  # fmt: skip
+    assert plain is not None and fast is not None
+    assert fast.operating.tpot_s < plain.operating.tpot_s
+    assert fast.operating.ttft_s >= 0.95 * plain.operating.ttft_s
+    for args, needle in (
+        (["--engine", "tgi", "--request-rate", "1", "--speculative", "eagle3"], "no eagle3"),
+        (["--speculative", "eagle3"], "served model"),
+    ):
+        done = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm", *args)
+        assert done.code == 2 and needle in done.stderr
+    int4 = make_job(task="inference", quant="int4", quantize_on="gpu", prompt=512, generate=256)
+    assert kv_sequences(LLAMA_70B, int4, gpu, 1, vllm) == 0  # 140 GB in 16 bits first
+    assert default_acceptance("eagle3", 1) < default_acceptance("eagle3", 3) == 2.08
+    assert default_acceptance("eagle3", 8) < 9

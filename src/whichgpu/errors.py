@@ -355,6 +355,11 @@ MESSAGES: dict[str, str] = {
         "draft tokens and an acceptance length describe speculative decoding: give {speculative} "
         "(eagle3, mtp or ngram)"
     ),
+    "engine_speculative": N_("{engine} runs no {method} drafter; these do: {instead}"),
+    "speculative_not_served": N_(
+        "speculative decoding is planned for a served model: give a request rate, a latency "
+        "target or an engine"
+    ),
     "speculative_training": N_("speculative decoding is a served model's: a training job has none"),
     "speculative_no_mtp": N_(
         "{model} ships no multi-token prediction module (DeepSeek-V3 and R1 do): use eagle3 "
@@ -366,8 +371,8 @@ MESSAGES: dict[str, str] = {
     ),
     "shared_prefix_training": N_("a shared prefix is a served model's: a training job has none"),
     "shared_prefix_longer": N_(
-        "a shared prefix of {shared} tokens is longer than the prompt ({prompt} tokens): it "
-        "is the start every prompt has in common"
+        "a shared prefix of {shared} tokens leaves nothing of the prompt ({prompt} tokens) "
+        "to prefill: it is the start every prompt has in common, shorter than the prompt"
     ),
     "render_scene_no_fit": N_(
         "the scene needs {needed} GiB on each GPU with the CUDA context; the {gpu} holds "

@@ -313,6 +313,11 @@ MESSAGES: dict[str, str | Plural] = {
         "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB, even with the "
         "settings left open chosen to fit; try {quant} fp8 or nf4"
     ),
+    "image_no_fit_loading": N_(
+        "It does not fit: the 16-bit pipeline takes {gib:,.1f} GiB of the {gpu}'s "
+        "{capacity:,.1f} GiB before it is quantised on the GPU; give {quantize_on} load (its "
+        "weights quantised as they load)"
+    ),
     "image_training_no_fit": N_(
         "It does not fit: {gib:,.1f} GiB of the {gpu}'s {capacity:,.1f} GiB; try "
         "{checkpointing}, {optimizer} adamw-8bit, {cache_latents} or image-lora with {quant} "

@@ -79,7 +79,7 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     image_fields = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents")
     # a served model's and LoRA's settings, refused for the kinds of work that read none
     served_lora = ("engine", "request_rate", "ttft", "tpot", "lora_rank", "lora_targets",
-                   "lengths")  # fmt: skip
+                   "lengths", "speculative", "draft_tokens", "acceptance")  # fmt: skip
     given = {
         k: getattr(r, k)
         for k in (
@@ -94,7 +94,8 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         )
     }
     kv = None if r.kv_dtype == "auto" else r.kv_dtype
-    check_applies(r.task, {**given, "prompt": r.prompt or None, "kv_dtype": kv})
+    check_applies(r.task, {**given, "prompt": r.prompt or None, "kv_dtype": kv,
+                           "shared_prefix": r.shared_prefix or None})  # fmt: skip
     epochs = r.epochs or 1.0  # one pass over a size given without --epochs
     if r.task in IMAGE_KINDS:
         from whichgpu.estimate.throughput import estimate_image_job
@@ -157,6 +158,8 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         job, said = fp16_where_needed(arch.name, job, gpu)
         notes += said
     work = job_size(arch, job, r.tokens, r.images, epochs)
+    if job.speculative is not None and not r.serves:
+        raise InvalidInput("speculative_not_served", field=("speculative",))
     if r.serves:
         import msgspec
 

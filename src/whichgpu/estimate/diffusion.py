@@ -409,6 +409,9 @@ def fitting_image_job(
         return image_memory(pipeline, j).total_bytes <= capacity_bytes
 
     chosen: list[str] = []
+    loading = image_memory(pipeline, replace(job, batch=1))
+    if loading.stage == "loading" and loading.total_bytes > capacity_bytes:
+        return job, chosen  # the 16-bit pipeline before quantize_: no setting lowers it
     if batch_open:
         batch = MAX_AUTO_IMAGE_BATCH
         while batch > 1 and not fits(replace(job, batch=batch)):

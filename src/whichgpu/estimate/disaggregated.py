@@ -53,7 +53,7 @@ def prefill_capacity(t_p: float, c: float, extra_s: float, targets: Targets) -> 
     ``t_p``, ``extra_s`` after it) within the target, and that time there; with no TTFT
     target, what keeps its queue finite (at 95 % busy)."""
     limit = targets.ttft_limit_s
-    ceiling = 1.0 / c
+    ceiling = 1.0 / max(c, 1e-9)
     if limit is None:
         rate = 0.95 * ceiling
         return rate, waiting_s(1, rate * c, c, targets.quantile) + t_p + extra_s
@@ -73,11 +73,11 @@ def decode_capacity(
     step_s: Callable[[float], float], b_max: int, generate: int, targets: Targets
 ) -> tuple[float, float]:
     """The most requests/s one decode worker serves with its step within the TPOT target
-    (and its sequences within its KV cache's ``b_max``), and the step there: Little's law,
+    (and its sequences within its KV cache's ``b_max``), and the sequences there: Little's law,
     ``B / (O · t_d(B))``. ``step_s``: the worker's decode step at a batch."""
     limit = targets.tpot_limit_s
     if limit is not None and step_s(1.0) > limit:
-        return 0.0, step_s(1.0)
+        return 0.0, 1.0
     batch = float(b_max)
     if limit is not None and step_s(batch) > limit:
         lo, hi = 1.0, batch
@@ -85,7 +85,7 @@ def decode_capacity(
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if step_s(mid) <= limit else (lo, mid)
         batch = lo
-    return batch / (max(generate, 1) * step_s(batch)), step_s(batch)
+    return batch / (max(generate, 1) * step_s(batch)), batch
 
 
 def plan_disaggregated(
@@ -107,7 +107,8 @@ def plan_disaggregated(
     }
     for tp_p, prefill in curves.items():
         t_p, c = prefill.prefill_s, prefill.cycle_prefill_at(prefill.b_max)
-        for tp_d, (one_d, tpot) in decoding.items():
+        for tp_d, (one_d, batch) in decoding.items():
+            tpot = curves[tp_d].step_s(batch)
             moved = transfer_s(arch, job, gpu, tp_p, tp_d, per_node)
             one_p, ttft = prefill_capacity(t_p, c, moved, targets)
             if one_p <= 0 or one_d <= 0:
@@ -121,7 +122,7 @@ def plan_disaggregated(
                 if best is None or served > best.capacity_rps * (1 + 1e-9):
                     binding = "prefill" if n_p * one_p <= n_d * one_d else "decode"
                     best = Disaggregated(tp_p, n_p, tp_d, n_d, served, ttft, tpot, moved,
-                                         binding)  # fmt: skip
+                                         binding, batch)  # fmt: skip
     if best is not None and math.isinf(best.ttft_s):
         return None
     return best

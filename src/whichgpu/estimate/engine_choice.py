@@ -276,6 +276,10 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
     if not engine.keeps_kv(job.kv_dtype):
         raise InvalidInput("engine_kv_dtype", field=("kv_dtype",), engine=engine.name,
                            kv=job.kv_dtype, instead=", ".join(keep))  # fmt: skip
+    if job.speculative is not None and job.speculative not in engine.speculative:
+        able = [e.name for e in ENGINES.values() if job.speculative in e.speculative]
+        raise InvalidInput("engine_speculative", field=("speculative",), engine=engine.name,
+                           method=job.speculative, instead=", ".join(able))  # fmt: skip
 
 
 #: The harnesses whose serving calibration holds runs of a mixture-of-experts model

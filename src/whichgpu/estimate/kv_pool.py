@@ -29,6 +29,11 @@ def _pool(
     total = gpu.memory_gib * BYTES_PER_GIB * tp
     nccl = tp > 1 and engine.split == "tensor"
     used, one = _replica_bytes(arch, job, tp, engine.block_tokens, nccl)
+    if job.quantised and job.quantize_on == "gpu":  # the 16-bit model loads first
+        from whichgpu.estimate.memory import weights_bytes
+
+        if weights_bytes(arch, evolve(job, quant=None)) > total:
+            return used, -1.0, one  # it never gets to quantising: no sequence held
     if engine.kv_pool == "free":
         budget = engine.memory_fraction * (total - used)
     else:
@@ -44,8 +49,14 @@ def outside_kv_bytes(arch: ModelArch, job: Job, tp: int, nccl: bool) -> float:
     profile = evolve(job, batch=1, seq=PROFILE_TOKENS, prompt=PROFILE_TOKENS, generate=0,
                       all_logits=False, tp=tp)  # fmt: skip
     process_gib = CUDA_CONTEXT_GIB + (NCCL_BUFFERS_GIB if nccl else 0.0)
+    drafter = 0.0
+    if job.speculative is not None:  # its head or MTP module, in 16 bits
+        from whichgpu.estimate.speculative import draft_params
+
+        drafter = draft_params(arch, job.speculative) * 2.0
     return (
-        weights_bytes(arch, job)
+        drafter
+        + weights_bytes(arch, job)
         + activations_bytes(arch, profile) * tp
         + process_gib * BYTES_PER_GIB * tp
     )

@@ -44,12 +44,16 @@ class Curve:
     #: ``c`` at each grid batch (the cycle's η moves with the batch; ``cycle_prefill_s`` is
     #: b_max's): a prompt's cost at a load is read at the batch that load runs
     cycle_prefills: tuple[float, ...] = ()
+    #: Tokens a sequence gets a scheduler step (τ under speculative decoding, else 1):
+    #: ``decode_s`` is a token's time, a step is this many tokens' (what a prompt's chunk and
+    #: a window wait for)
+    step_tokens: float = 1.0
 
     def window_wait_s(self, batch: float, quantile: float) -> float:
         """An arrival's wait for the multi-step window it lands in to end, beyond the one
         step a single-step scheduler holds it: arrivals fall uniformly over the window of
         ``k`` steps, so the ``quantile`` one waits ``q·(k − 1)`` steps more."""
-        return quantile * (self.window_steps - 1) * self.step_s(batch)
+        return quantile * (self.window_steps - 1) * self.step_s(batch) * self.step_tokens
 
     def __post_init__(self) -> None:
         # the log-batch interpolation's knots, once: the planner reads t_d thousands of times
@@ -60,7 +64,7 @@ class Curve:
         # ``e``) at each grid batch, once
         prompt = max(self.prompt, 1)
         chunk = min(self.chunk_tokens or prompt, prompt)
-        one = self.step_s(1.0)
+        one = self.step_s(1.0) * self.step_tokens  # one sequence's scheduler step
         cs = self.cycle_prefills or (self.cycle_prefill_s,) * len(self.batches)
         excess = [max(0.0, c - math.ceil(prompt / chunk) * min(one, chunk * c / prompt))
                   for c in cs]  # fmt: skip

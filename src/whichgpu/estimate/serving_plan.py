@@ -139,6 +139,7 @@ def _curve(
         together,
         engine.scheduler_steps,
         tuple(cycles),
+        speculation[3] if speculation is not None else 1.0,
     )
     return curve, eta * factor
 
@@ -211,7 +212,8 @@ def _point(curve: Curve, rate: float, quantile: float, start: float = 1.0) -> Se
     if busy > 1 - quantile:
         prefill_wait = t_p / (1 - busy) * math.log(busy / (1 - quantile))
     window = curve.window_wait_s(batch, quantile)
-    ttft = t_p + chunks * curve.step_s(batch) + slot_wait + prefill_wait + window
+    ttft = t_p + chunks * curve.step_s(batch) * curve.step_tokens + slot_wait + prefill_wait
+    ttft += window
     return ServingPoint(rate, batch, ttft, tpot)
 
 
@@ -510,7 +512,8 @@ def plan_service(
         # a latency target binds the replicas: their prefills and decode steps share the
         # GPUs, which separate workers do not (bound by their slots or their throughput,
         # replicas lose nothing to the sharing)
-        return _disaggregated(arch, job, gpu, count, engine, targets, best, tp, demand_rps)
+        return _disaggregated(arch, job, gpu, count, engine, targets, best, tp, demand_rps,
+                              max_sequences)  # fmt: skip
     return best
 
 
@@ -524,19 +527,22 @@ def _disaggregated(
     aggregated: ServingPlan,
     tp: int | None,
     demand_rps: float | None,
+    max_sequences: int | None,
 ) -> ServingPlan:
     """``count`` GPUs as prefill and decode workers (:mod:`whichgpu.estimate.disaggregated`)
     where that serves more under the targets than ``aggregated``, the best replicas of the
     same GPUs; else ``aggregated``, with what the layout would serve."""
-    split = _split_of(arch, job, gpu, count, engine, targets, tp)
+    split = _split_of(arch, job, gpu, count, engine, targets, tp, max_sequences)
     if split is None or split.capacity_rps <= aggregated.served_rps * (1 + 1e-9):
         return replace(aggregated, disaggregated_rps=0.0 if split is None else split.capacity_rps)
-    point = ServingPoint(split.capacity_rps, 0.0, split.ttft_s, split.tpot_s)
+    held = split.decode_workers * split.decode_batch  # sequences decoding at the capacity
+    point = ServingPoint(split.capacity_rps, held, split.ttft_s, split.tpot_s)
     # at the demand, its latencies taken as at the capacity (an upper bound: both pools' waits
     # shrink with the load)
     rate = min(demand_rps or split.capacity_rps, split.capacity_rps)
+    at_demand = replace(point, rate_rps=rate, concurrency=held * rate / split.capacity_rps)
     return replace(aggregated, gpus_per_replica=count, replicas=1, capacity=point,
-                   operating=replace(point, rate_rps=rate), binding=split.binding,
+                   operating=at_demand, binding=split.binding,
                    disaggregated=split, aggregated_rps=aggregated.served_rps,
                    replicas_plan=aggregated, alternatives=())  # fmt: skip
 
@@ -550,6 +556,7 @@ def _split_of(
     engine: EngineProfile,
     targets: Targets,
     tp: int | None,
+    max_sequences: int | None,
 ) -> Disaggregated | None:
     """:func:`~whichgpu.estimate.disaggregated.plan_disaggregated` over the replica sizes
     ``count`` GPUs split into, once per shape (a GPU's offers share it)."""
@@ -557,7 +564,7 @@ def _split_of(
 
     curves = {}
     for size in _splits(arch, job, min(count, job.gpus_per_node), engine, tp):
-        found = _replica_curve(arch, job, gpu, size, engine, 1.0, None,
+        found = _replica_curve(arch, job, gpu, size, engine, 1.0, max_sequences,
                                fitted_sequence_s(engine.id))  # fmt: skip
         if found is not None:
             curves[size] = found[0]

@@ -67,6 +67,13 @@ class Disaggregated:
     transfer_s: float
     #: The pool that limits it: ``prefill`` (the TTFT target) or ``decode`` (TPOT, KV slots)
     binding: str
+    #: Sequences a decode worker holds at its capacity
+    decode_batch: float = 1.0
+
+    def label(self) -> str:
+        """``3×1 prefill + 5×1 decode``: workers × GPUs of each pool."""
+        return (f"{self.prefill_workers}×{self.prefill_tp} prefill + "
+                f"{self.decode_workers}×{self.decode_tp} decode")  # fmt: skip
 
     @property
     def gpus(self) -> int:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from whichgpu.job import SPECULATIVE_METHODS
 from whichgpu.models.arch import ModelArch
 
-__all__ = ["SPECULATIVE_METHODS", "draft_fraction"]
+__all__ = ["SPECULATIVE_METHODS", "draft_fraction", "draft_params"]
 
 #: EAGLE-3's draft head's output vocabulary (its released heads' ``draft_vocab_size``)
 EAGLE3_DRAFT_VOCAB = 32_000
@@ -49,3 +49,18 @@ def draft_fraction(arch: ModelArch, method: str) -> float:
         return (_layer_params(arch) + 2 * h * h + arch.vocab_size * h) / active
     # eagle3: one layer, the fusion of three layers' features (3h → h), its own head
     return (_layer_params(arch) + 3 * h * h + EAGLE3_DRAFT_VOCAB * h) / active
+
+
+def draft_params(arch: ModelArch, method: str) -> float:
+    """Parameters the drafter adds to a replica's memory: none for n-gram lookup; an MTP
+    module's block (all its experts: DeepSeek-V3's is about 14 B with its embedding, not
+    counted in the model's 671 B) and input projection, the head shared; an EAGLE-3 head's
+    layer, fusion and 32,000-token head."""
+    if method == "ngram":
+        return 0.0
+    h = arch.hidden_size
+    head = arch.vocab_size * h * (1 if arch.tied_embeddings else 2)
+    layer = max(arch.total_params - head, 0) / max(arch.n_layers, 1)
+    if method == "mtp":
+        return layer * max(arch.mtp_layers, 1) + 2 * h * h
+    return _layer_params(arch) + 3 * h * h + EAGLE3_DRAFT_VOCAB * h

@@ -214,7 +214,7 @@ class Job:
             return self
         if self.training:
             raise InvalidInput("shared_prefix_training", field=("shared_prefix",))
-        if shared > (self.prompt or self.seq):
+        if shared >= (self.prompt or self.seq):  # the last token is prefilled, whatever is kept
             raise InvalidInput("shared_prefix_longer", field=("shared_prefix",), shared=shared,
                                prompt=self.prompt or self.seq)  # fmt: skip
         from whichgpu.frozen import evolve
@@ -239,7 +239,7 @@ class Job:
         if method == "mtp" and not arch.mtp_layers:
             raise InvalidInput("speculative_no_mtp", field=("speculative",), model=arch.name)
         k = DEFAULT_DRAFT_TOKENS[method] if tokens is None else tokens
-        tau = min(DEFAULT_ACCEPTANCE[method], k + 1) if acceptance is None else acceptance
+        tau = default_acceptance(method, k) if acceptance is None else acceptance
         if not 1.0 <= tau <= k + 1:
             raise InvalidInput("speculative_acceptance", field=("acceptance",), value=tau,
                                high=k + 1, k=k)  # fmt: skip
@@ -343,6 +343,24 @@ def default_seq(arch: ModelArch, seq: int | None) -> int | None:
     if seq is not None or not arch.learned_positions:
         return seq
     return arch.max_positions if arch.max_positions < Job.seq else None
+
+
+def default_acceptance(method: str, k: int) -> float:
+    """The acceptance length of ``k`` drafted tokens where the user gives none: each draft
+    accepted with the chance ``α`` that gives :data:`DEFAULT_ACCEPTANCE` at the default
+    length (a chain stops at its first rejection: ``τ = 1 + α + … + α^k``, Leviathan et
+    al., 2023, eq. 1), so a longer chain yields more, never more than ``k + 1``."""
+    at = DEFAULT_DRAFT_TOKENS[method]
+    target = DEFAULT_ACCEPTANCE[method]
+
+    def tau(alpha: float, n: int) -> float:
+        return sum(alpha**i for i in range(n + 1))
+
+    lo, hi = 0.0, 1.0
+    for _ in range(60):  # τ grows with α: bisection
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if tau(mid, at) < target else (lo, mid)
+    return round(tau(lo, k), 4)
 
 
 def check_lengths(arch: ModelArch, job: Job) -> None:

@@ -366,7 +366,9 @@ def serve_component(
     provenance = serving_provenance(engine, arch, gpu, job.speculative)
     likely = likely_rate(rate, "tokens/s", "llm-serve", provenance)
     tp, replicas = best.gpus_per_replica, best.replicas
-    if tp > 1 and engine.split == "tensor":
+    if best.disaggregated is not None:
+        strategy = f"disaggregated: {best.disaggregated.label()}"
+    elif tp > 1 and engine.split == "tensor":
         strategy = f"tensor parallel {tp}" + (
             f" × data parallel {replicas}" if replicas > 1 else ""
         )
@@ -385,7 +387,8 @@ def serve_component(
     if extrapolated(provenance):
         unmeasured = (note("warn_prior_efficiency", component=component.label, gpu=gpu.name,
                            provenance=provenance),)  # fmt: skip
-    notes: list[Note] = [*unmeasured, *tight_kv_notes(component.label, arch, gpu, choice)]
+    tight = () if best.disaggregated else tight_kv_notes(component.label, arch, gpu, choice)
+    notes: list[Note] = [*unmeasured, *tight]
     from whichgpu.job.engines import REFERENCE_ENGINE, load_sequence_times
 
     if (
@@ -468,6 +471,15 @@ def replica_memory(arch: ModelArch, choice: EngineChoice, gpu: GPU) -> tuple[Job
     from whichgpu.estimate.kv_pool import replica_bytes_per_gpu
 
     job, engine, best = choice.job, choice.engine, choice.plan
+    split = best.disaggregated
+    if split is not None:  # a decode worker at its capacity; a prefill worker's weights
+        decoding = max(1, math.ceil(split.decode_batch))
+        replica_job = evolve(job, tp=split.decode_tp, gpus=split.decode_tp, batch=decoding)
+        needed = max(
+            replica_bytes_per_gpu(arch, job, gpu, split.decode_tp, engine, decoding),
+            replica_bytes_per_gpu(arch, job, gpu, split.prefill_tp, engine, 1),
+        )
+        return replica_job, needed / BYTES_PER_GIB
     gpus = best.gpus_per_replica
     concurrency = max(1, math.ceil(best.operating.concurrency))
     replica_job = evolve(job, tp=gpus if engine.split == "tensor" else 1, gpus=gpus,

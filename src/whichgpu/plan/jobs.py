@@ -83,6 +83,8 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
         from whichgpu.estimate.engine_choice import check_serving
 
         check_serving(arch, job, component.engine)
+    elif job.speculative is not None:
+        raise InvalidInput("speculative_not_served", field=("speculative",))
     if global_batch is not None and component.batch is not None:
         from whichgpu.inputs.job_input import with_global_batch
 

@@ -169,6 +169,10 @@ def no_fit(est: ImageEstimate | ImageTrainEstimate, gpu: GPU) -> Note | None:
         return None
     from whichgpu.errors import Ref
 
+    if est.memory.stage == "loading":  # quantised on the GPU after a 16-bit load
+        return note("image_no_fit_loading", gib=round(est.memory.total_gib, 1),
+                    gpu=gpu.short_name, capacity=round(gpu.memory_gib, 1),
+                    quantize_on=Ref(("quantize_on",)))  # fmt: skip
     code = "image_no_fit" if isinstance(est, ImageEstimate) else "image_training_no_fit"
     flags = {name: Ref((name,)) for name in ("quant", "checkpointing", "optimizer",
                                              "cache_latents")}  # fmt: skip

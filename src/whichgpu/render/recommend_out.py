@@ -280,7 +280,9 @@ def serving_figures(option: Option) -> dict[str, str] | None:
         "capacity": fmt(_("{rps} req/s"), rps=capacity),
         "ttft": f"{format_decimal(plan.operating.ttft_s * 1e3, 0)} ms",
         "tpot": f"{format_decimal(plan.operating.tpot_s * 1e3, 1)} ms",
-        "engine": f"{plan.engine} {plan.replicas}×{plan.gpus_per_replica}",
+        "engine": f"{plan.engine} {plan.disaggregated.label()}"
+        if plan.disaggregated
+        else f"{plan.engine} {plan.replicas}×{plan.gpus_per_replica}",
     }
 
 
