@@ -29,7 +29,13 @@ if TYPE_CHECKING:
 
 
 def training_factors(
-    gpu: GPU, job: Job, framework: str | None, rate: float, step: Step, provenance: str
+    gpu: GPU,
+    job: Job,
+    framework: str | None,
+    rate: float,
+    step: Step,
+    provenance: str,
+    layers: int = 0,
 ) -> tuple[float, Step, str, tuple[float, float] | None]:
     """``rate`` and ``step`` of an LLM training job with every published-run factor that
     applies to it, the provenance saying which, and the held-out error range of a factor
@@ -41,6 +47,11 @@ def training_factors(
     if fitted is not None:
         rate, step = rate * fitted[0], step.scaled(1 / fitted[0])
         provenance += f"; × {fitted[0]:.2f} for {framework}, fitted on {fitted[1]} published runs"
+    rate, step, provenance, band = _architecture_factor(gpu, rate, step, provenance)
+    if job.math_precision in ("fp8", "fp8-mixed") and gpu.fp8_tensor_dense_tflops:
+        rate, step, provenance = _fp8_factor(rate, step, provenance)
+    if framework in HF_TRAINER_LOOPS and not job.compiled and layers:
+        rate, step, provenance = _launch_floor(job, layers, rate, step, provenance)
     padded = load_framework_factors().get(PADDED_FACTOR)
     if padded is not None and framework is not None and job.task in FINE_TUNES and not job.packing:
         # a batch padded to its longest example: the steps as fast, fewer of their tokens
@@ -51,10 +62,32 @@ def training_factors(
             f"; × {padded[0]:.2f} for padded batches (not packed), fitted on {padded[1]} "
             "published runs"
         )
-    rate, step, provenance, band = _architecture_factor(gpu, rate, step, provenance)
-    if job.math_precision in ("fp8", "fp8-mixed") and gpu.fp8_tensor_dense_tflops:
-        rate, step, provenance = _fp8_factor(rate, step, provenance)
     return rate, step, provenance, band
+
+
+#: The recipes that run the HF Trainer's eager Python loop (TRL's SFTTrainer, axolotl and
+#: LLaMA-Factory subclass it)
+HF_TRAINER_LOOPS = frozenset({"hf", "trl", "axolotl", "llama-factory"})
+
+
+def _launch_floor(
+    job: Job, layers: int, rate: float, step: Step, provenance: str
+) -> tuple[float, Step, str]:
+    """An eager training step no shorter than its host takes to launch it: each micro-batch
+    a forward pass of ``layers`` layers from Python and its backward (as many launches
+    again, at least), a layer's launches taking what an eager forward's measured here do
+    (``transformers``' ``host_layer_s``: 1.12 ms a layer on an H200's host,
+    validation/measured_transformers.csv). Small steps (short sequences, a micro-batch of
+    one) are bound by it; a step of thousands of tokens is not (the HF Trainer measured at
+    4,096 tokens a step runs at the roofline's speed: validation/measured_trainer.csv)."""
+    from whichgpu.job.engines import ENGINES
+
+    host = max(job.grad_accum, 1) * 2 * layers * ENGINES["transformers"].host_layer_s
+    if step.seconds >= host:
+        return rate, step, provenance
+    stretch = host / step.seconds
+    said = f"bound by the host's kernel launches, {host * 1e3:.0f} ms a step"
+    return rate / stretch, step.scaled(stretch), f"{provenance}; {said}"
 
 
 def _architecture_factor(

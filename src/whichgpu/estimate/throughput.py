@@ -476,7 +476,7 @@ def checked_throughput(
             from whichgpu.estimate.published_factors import training_factors
 
             rate, step, provenance, band = training_factors(
-                gpu, job, framework, rate, step, provenance
+                gpu, job, framework, rate, step, provenance, arch.n_layers
             )
         if step.bound == "interconnect":
             bound = "interconnect"
