@@ -1096,3 +1096,16 @@ def test_the_new_serving_settings_hold_at_their_edges(catalog: Catalog) -> None:
     assert kv_sequences(LLAMA_70B, int4, gpu, 1, vllm) == 0  # 140 GB in 16 bits first
     assert default_acceptance("eagle3", 1) < default_acceptance("eagle3", 3) == 2.08
     assert default_acceptance("eagle3", 8) < 9
+
+
+def test_a_setting_that_does_not_apply_is_one_line() -> None:
+    """--packing is a fine-tune's, --quantize-on needs a weight format: elsewhere one line."""
+    for args, needle in (
+        (["recommend", "--task", "render", "--frames", "10", "--packing"], "render does not use"),
+        (["estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm", "--task", "lora",
+          "--quantize-on", "gpu"], "give --quant"),
+        (["estimate", "-m", "sdxl", "--task", "image", "--gpu", "h100-sxm", "--quantize-on",
+          "gpu"], "give --quant"),
+    ):  # fmt: skip
+        done = run_cli(*args)
+        assert done.code == 2 and needle in done.stderr and len(done.stderr.splitlines()) == 1

@@ -355,6 +355,9 @@ MESSAGES: dict[str, str] = {
         "draft tokens and an acceptance length describe speculative decoding: give {speculative} "
         "(eagle3, mtp or ngram)"
     ),
+    "quantize_on_without_quant": N_(
+        "where weights are quantised means nothing without a weight format: give {quant}"
+    ),
     "engine_speculative": N_("{engine} runs no {method} drafter; these do: {instead}"),
     "speculative_not_served": N_(
         "speculative decoding is planned for a served model: give a request rate, a latency "

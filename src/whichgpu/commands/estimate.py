@@ -95,7 +95,8 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     }
     kv = None if r.kv_dtype == "auto" else r.kv_dtype
     check_applies(r.task, {**given, "prompt": r.prompt or None, "kv_dtype": kv,
-                           "shared_prefix": r.shared_prefix or None})  # fmt: skip
+                           "shared_prefix": r.shared_prefix or None,
+                           "packing": r.packing})  # fmt: skip
     epochs = r.epochs or 1.0  # one pass over a size given without --epochs
     if r.task in IMAGE_KINDS:
         from whichgpu.estimate.throughput import estimate_image_job

@@ -457,7 +457,7 @@ def make_image_job(
     """An :class:`ImageJob` from user settings; what is left open takes the pipeline's
     defaults (its resolution, steps, dtype: FP16 where the GPU has no BF16 tensor cores, as
     diffusers' docs advise for such cards)."""
-    from whichgpu.errors import InvalidInput
+    from whichgpu.errors import InvalidInput, Ref
 
     if precision is not None and precision not in IMAGE_PRECISIONS:
         raise InvalidInput(
@@ -466,6 +466,9 @@ def make_image_job(
             precision=precision,
             valid=", ".join(IMAGE_PRECISIONS),
         )
+    if quantize_on == "gpu" and quant is None:
+        raise InvalidInput("quantize_on_without_quant", field=("quantize_on",),
+                           quant=Ref(("quant",)))  # fmt: skip
     chosen = precision or pipeline.default_precision
     no_bf16 = gpu is not None and gpu.bf16_tensor_dense_tflops is None
     if precision is None and chosen == "bf16-true" and no_bf16:

@@ -75,6 +75,9 @@ def make_job(**fields: object) -> Job:
     if job.cp > 1 and (job.task == "inference" or job.seq % (2 * job.cp)):
         raise InvalidInput("cp_sequence", field=("cp",), cp=job.cp, seq=job.seq,
                            split=2 * job.cp)  # fmt: skip
+    if job.quantize_on == "gpu" and not job.quantised:
+        raise InvalidInput("quantize_on_without_quant", field=("quantize_on",),
+                           quant=Ref(("quant",)))  # fmt: skip
     if job.task == "inference" and job.zero:
         raise InvalidInput("zero_inference", field=("zero",), tp=Ref(("tp",)))
     if job.task == "inference" and job.pp > 1:

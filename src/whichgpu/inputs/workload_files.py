@@ -107,9 +107,12 @@ APPLIES: dict[str, frozenset[str]] = {
             "tpot",
         }
     ),
-    **{kind: frozenset({"tokens", "images", "epochs", "seq"}) for kind in ("train", "finetune")},
+    "train": frozenset({"tokens", "images", "epochs", "seq"}),
+    "finetune": frozenset({"tokens", "images", "epochs", "seq", "packing"}),
     **{
-        kind: frozenset({"tokens", "images", "epochs", "seq", "lora_rank", "lora_targets"})
+        kind: frozenset(
+            {"tokens", "images", "epochs", "seq", "lora_rank", "lora_targets", "packing"}
+        )
         for kind in ("lora", "qlora")
     },
 }
@@ -117,7 +120,7 @@ CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "scene_g
            "prompt", "generate", "shared_prefix", "speculative", "draft_tokens", "acceptance",
            "lengths", "kv_dtype", "seq", "resolution",
            "steps", "cpu_offload", "vae_tiling", "cache_latents", "engine", "request_rate",
-           "ttft", "tpot", "lora_rank", "lora_targets")  # fmt: skip
+           "ttft", "tpot", "lora_rank", "lora_targets", "packing")  # fmt: skip
 
 
 def check_applies(
