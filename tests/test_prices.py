@@ -481,3 +481,18 @@ def test_prices_status_shows_each_providers_dates_and_ages() -> None:
     assert order == sorted(order) and doc["providers"][0]["newest"] is None
     text = run_cli("prices", "status").stdout
     assert "Azure: offers 6, seen 2026-11-09 to 2026-11-09" in text
+
+
+def test_a_later_dated_street_price_supersedes_an_older_one(catalog: Catalog) -> None:
+    """Buying ranks on street prices as they stand: the RTX 4090's 2022 launch price
+    ($1,599) gives way to 2026's street price ($1,800-2,000 new), an A100's undated or
+    year-only used figure to a dated 2026 one; every ranked purchase offer has a date and a
+    source, and the article's claims stay out of the ranking."""
+    current = catalog.purchases_current("rtx-4090")
+    new = [p for p in current if p.condition == "new"]
+    assert [p.low_usd for p in new] == [1800] and new[0].as_of == "2026-05"
+    used = [p for p in catalog.purchases_ranked("a100-80gb-sxm") if p.condition == "used"]
+    assert [(p.low_usd, p.as_of) for p in used] == [(4000, "2026-03-20")]
+    for gpu in catalog.gpus:
+        for p in catalog.purchases_ranked(gpu.id):
+            assert p.kind == "offer" and p.source

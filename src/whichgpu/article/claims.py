@@ -64,7 +64,7 @@ def check_claim(catalog: Catalog, claim: Claim) -> ClaimCheck:
     elif claim.check == "purchase":
         verdicts = []
         for gpu in gpus:
-            rows = catalog.purchase_for(gpu.id)
+            rows = catalog.purchases_current(gpu.id)
             article = [p for p in rows if p.source == ARTICLE_SOURCE]
             public = [p for p in rows if p.source != ARTICLE_SOURCE and p.condition == "used"]
             if not article:

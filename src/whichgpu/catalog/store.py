@@ -224,10 +224,24 @@ class Catalog:
         """Every purchase price of ``gpu_id``, offers and claims (what ``show`` lists)."""
         return [p for p in self.purchase_prices if p.gpu == gpu_id]
 
+    def purchases_current(self, gpu_id: str) -> list[PurchasePrice]:
+        """``gpu_id``'s purchase prices as they stand: of each kind and condition (new,
+        used) the latest dated ones, an older or undated figure superseded by a later
+        observation (a 2022 launch price is not today's); what compare shows."""
+        rows = self.purchase_for(gpu_id)
+        latest: dict[tuple[str, str], str] = {}
+        for p in rows:
+            if p.as_of != "undated":
+                key = (p.kind, p.condition)
+                latest[key] = max(latest.get(key, ""), p.as_of)
+        return [p for p in rows if latest.get((p.kind, p.condition), p.as_of) == p.as_of]
+
     def purchases_ranked(self, gpu_id: str) -> list[PurchasePrice]:
-        """The purchase prices a ranking may use: offers, or the claims too in a scenario
-        that prices on claims (``--catalog article``), as :meth:`prices_for`."""
-        return [p for p in self.purchase_for(gpu_id) if p.kind == "offer" or self.rank_claims]
+        """The purchase prices a ranking may use: the current offers
+        (:meth:`purchases_current`), or the claims too in a scenario that prices on claims
+        (``--catalog article``), as :meth:`prices_for`."""
+        return [p for p in self.purchases_current(gpu_id)
+                if p.kind == "offer" or self.rank_claims]  # fmt: skip
 
     def mig_profiles(self, gpu_id: str) -> tuple[MigProfile, ...]:
         """``gpu_id``'s MIG profiles, smallest first as NVIDIA lists them; empty without MIG."""

@@ -111,7 +111,7 @@ def compare(
                 gpu=gpu,
                 prices=ranges_by_market(catalog, gpu.id, markets),
                 rent=rent,
-                purchase=tuple(catalog.purchase_for(gpu.id)),
+                purchase=tuple(catalog.purchases_current(gpu.id)),
                 derived=derive(gpu, baseline, rent),
             )
         )
