@@ -316,10 +316,10 @@ def models(
     low, high = size(min_params, "min_params"), size(max_params, "max_params")
     found = list_models(family, low, high)
     pipes = list_pipelines(family, low, high)
-    from whichgpu.render import json_doc, tables
+    from whichgpu.render import json_doc, models_out
 
     emit(
         json_out,
         lambda: json_doc.models_doc(found, pipes),
-        lambda console: tables.print_models(found, console, pipes),
+        lambda console: models_out.print_models(found, console, pipes),
     )

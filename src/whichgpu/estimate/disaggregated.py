@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.queueing import waiting_s
 from whichgpu.estimate.serving_curve import Curve
-from whichgpu.estimate.serving_types import Disaggregated, Targets
+from whichgpu.estimate.serving_types import Disaggregated, ServingPlan, ServingPoint, Targets
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 
@@ -126,3 +127,23 @@ def plan_disaggregated(
     if best is not None and math.isinf(best.ttft_s):
         return None
     return best
+
+
+def against_replicas(
+    aggregated: ServingPlan, split: Disaggregated | None, demand_rps: float | None
+) -> ServingPlan:
+    """``split``'s GPUs as its prefill and decode workers where that serves more under the
+    targets than ``aggregated``, the best replicas of the same GPUs; else ``aggregated``,
+    with what the layout would serve."""
+    if split is None or split.capacity_rps <= aggregated.served_rps * (1 + 1e-9):
+        return replace(aggregated, disaggregated_rps=0.0 if split is None else split.capacity_rps)
+    held = split.decode_workers * split.decode_batch  # sequences decoding at the capacity
+    point = ServingPoint(split.capacity_rps, held, split.ttft_s, split.tpot_s)
+    # at the demand, its latencies taken as at the capacity (an upper bound: both pools' waits
+    # shrink with the load)
+    rate = min(demand_rps or split.capacity_rps, split.capacity_rps)
+    at_demand = replace(point, rate_rps=rate, concurrency=held * rate / split.capacity_rps)
+    return replace(aggregated, gpus_per_replica=split.gpus, replicas=1, capacity=point,
+                   operating=at_demand, binding=split.binding,
+                   disaggregated=split, aggregated_rps=aggregated.served_rps,
+                   replicas_plan=aggregated, alternatives=())  # fmt: skip

@@ -32,10 +32,12 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
+from whichgpu.estimate.disaggregated import against_replicas, plan_disaggregated
 from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.queueing import waiting_s
 from whichgpu.estimate.serving_curve import Curve
 from whichgpu.estimate.serving_types import Disaggregated, ServingPlan, ServingPoint, Targets
+from whichgpu.estimate.speculative import verification
 from whichgpu.frozen import evolve
 from whichgpu.job.engines import EngineProfile
 from whichgpu.job.engines import sequence_s as fitted_sequence_s
@@ -99,7 +101,7 @@ def _curve(
     if not engine.continuous_batching:  # a static batch's prompts go in one pass
         share = prefill_seconds(arch, base, gpu, lanes, engine.harness, b_max)
         together = b_max * share * left / factor
-    speculation = _speculation(arch, base, gpu, lanes)
+    speculation = verification(arch, base, gpu, lanes)
     for batch in grid:
         per_token, eta, bound, in_cycle = serving_seconds(
             arch, evolve(base, batch=batch), gpu, lanes, engine.harness, prefill_raw
@@ -142,26 +144,6 @@ def _curve(
         speculation[3] if speculation is not None else 1.0,
     )
     return curve, eta * factor
-
-
-def _speculation(
-    arch: ModelArch, job: Job, gpu: GPU, lanes: int
-) -> tuple[int, float, float, float] | None:
-    """A speculative job's verification pass (:mod:`whichgpu.estimate.speculative`): the
-    tokens a sequence it runs (``k + 1``), its drafts' cost in decode steps (``k`` passes of
-    the drafter's share of the weights), the seconds one sequence's KV cache takes to read
-    on a GPU (what the ``k`` extra rows a sequence do not read again), and ``τ``; None where
-    the job drafts nothing."""
-    if job.speculative is None:
-        return None
-    from whichgpu.estimate.perf import kv_read_bytes
-    from whichgpu.estimate.speculative import draft_fraction
-
-    context = (job.prompt or job.seq) + max(job.generate, 1) // 2  # a decode's mean context
-    kv_s = kv_read_bytes(arch, evolve(job, batch=1), context) / lanes
-    kv_s /= gpu.memory_bandwidth_gb_per_s * 1e9
-    drafts = job.draft_tokens * draft_fraction(arch, job.speculative)
-    return job.draft_tokens + 1, drafts, kv_s, job.acceptance
 
 
 def _point(curve: Curve, rate: float, quantile: float, start: float = 1.0) -> ServingPoint | None:
@@ -512,39 +494,9 @@ def plan_service(
         # a latency target binds the replicas: their prefills and decode steps share the
         # GPUs, which separate workers do not (bound by their slots or their throughput,
         # replicas lose nothing to the sharing)
-        return _disaggregated(arch, job, gpu, count, engine, targets, best, tp, demand_rps,
-                              max_sequences)  # fmt: skip
+        split = _split_of(arch, job, gpu, count, engine, targets, tp, max_sequences)
+        return against_replicas(best, split, demand_rps)
     return best
-
-
-def _disaggregated(
-    arch: ModelArch,
-    job: Job,
-    gpu: GPU,
-    count: int,
-    engine: EngineProfile,
-    targets: Targets,
-    aggregated: ServingPlan,
-    tp: int | None,
-    demand_rps: float | None,
-    max_sequences: int | None,
-) -> ServingPlan:
-    """``count`` GPUs as prefill and decode workers (:mod:`whichgpu.estimate.disaggregated`)
-    where that serves more under the targets than ``aggregated``, the best replicas of the
-    same GPUs; else ``aggregated``, with what the layout would serve."""
-    split = _split_of(arch, job, gpu, count, engine, targets, tp, max_sequences)
-    if split is None or split.capacity_rps <= aggregated.served_rps * (1 + 1e-9):
-        return replace(aggregated, disaggregated_rps=0.0 if split is None else split.capacity_rps)
-    held = split.decode_workers * split.decode_batch  # sequences decoding at the capacity
-    point = ServingPoint(split.capacity_rps, held, split.ttft_s, split.tpot_s)
-    # at the demand, its latencies taken as at the capacity (an upper bound: both pools' waits
-    # shrink with the load)
-    rate = min(demand_rps or split.capacity_rps, split.capacity_rps)
-    at_demand = replace(point, rate_rps=rate, concurrency=held * rate / split.capacity_rps)
-    return replace(aggregated, gpus_per_replica=count, replicas=1, capacity=point,
-                   operating=at_demand, binding=split.binding,
-                   disaggregated=split, aggregated_rps=aggregated.served_rps,
-                   replicas_plan=aggregated, alternatives=())  # fmt: skip
 
 
 @lru_cache(maxsize=4096)
@@ -560,8 +512,6 @@ def _split_of(
 ) -> Disaggregated | None:
     """:func:`~whichgpu.estimate.disaggregated.plan_disaggregated` over the replica sizes
     ``count`` GPUs split into, once per shape (a GPU's offers share it)."""
-    from whichgpu.estimate.disaggregated import plan_disaggregated
-
     curves = {}
     for size in _splits(arch, job, min(count, job.gpus_per_node), engine, tp):
         found = _replica_curve(arch, job, gpu, size, engine, 1.0, max_sequences,

@@ -24,10 +24,12 @@ grows the GEMMs bind and the pass costs about ``k + 1`` steps, so the gain falls
 
 from __future__ import annotations
 
-from whichgpu.job import SPECULATIVE_METHODS
+from whichgpu.catalog.records import GPU
+from whichgpu.frozen import evolve
+from whichgpu.job import SPECULATIVE_METHODS, Job
 from whichgpu.models.arch import ModelArch
 
-__all__ = ["SPECULATIVE_METHODS", "draft_fraction", "draft_params"]
+__all__ = ["SPECULATIVE_METHODS", "draft_fraction", "draft_params", "verification"]
 
 #: EAGLE-3's draft head's output vocabulary (its released heads' ``draft_vocab_size``)
 EAGLE3_DRAFT_VOCAB = 32_000
@@ -64,3 +66,23 @@ def draft_params(arch: ModelArch, method: str) -> float:
     if method == "mtp":
         return layer * max(arch.mtp_layers, 1) + 2 * h * h
     return _layer_params(arch) + 3 * h * h + EAGLE3_DRAFT_VOCAB * h
+
+
+def verification(
+    arch: ModelArch, job: Job, gpu: GPU, lanes: int
+) -> tuple[int, float, float, float] | None:
+    """A speculative job's verification pass, for a replica's serving curve
+    (:mod:`whichgpu.estimate.serving_plan`): the tokens a sequence it runs (``k + 1``), its
+    drafts' cost in decode steps (``k`` passes of the drafter's share of the weights:
+    :func:`draft_fraction`), the seconds one sequence's KV cache takes to read on a GPU (what
+    the ``k`` extra rows a sequence do not read again), and ``τ``; None where the job drafts
+    nothing."""
+    if job.speculative is None:
+        return None
+    from whichgpu.estimate.perf import kv_read_bytes
+
+    context = (job.prompt or job.seq) + max(job.generate, 1) // 2  # a decode's mean context
+    kv_s = kv_read_bytes(arch, evolve(job, batch=1), context) / lanes
+    kv_s /= gpu.memory_bandwidth_gb_per_s * 1e9
+    drafts = job.draft_tokens * draft_fraction(arch, job.speculative)
+    return job.draft_tokens + 1, drafts, kv_s, job.acceptance

@@ -31,6 +31,25 @@ PRECISION = Input(
     N_("32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed."),
     choices=PRECISIONS,
 )
+#: A job's precision where none is given: what whichgpu.job.recipes.default_precision sets
+CHOSEN_PRECISION = replace(
+    PRECISION,
+    help=N_(
+        "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
+        "the framework's; else the HF Trainer's: bf16-mixed, or bf16-true for LoRA, "
+        "QLoRA and inference; fp16 on GPUs without BF16)."
+    ),
+)
+#: :data:`CHOSEN_PRECISION` where image generation is a task too (estimate)
+CHOSEN_PRECISION_IMAGE = replace(
+    PRECISION,
+    help=N_(
+        "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
+        "the framework's; else the HF Trainer's: bf16-mixed, or bf16-true for LoRA, "
+        "QLoRA and inference; fp16 on GPUs without BF16; image generation: the "
+        "pipeline's)."
+    ),
+)
 QUANT = Input("choice", N_("Weights: int8, int4, nf4, fp8, q4_k_m…"), choices=QUANTS)
 QUANTIZE_ON = Input(
     "choice",
@@ -294,3 +313,9 @@ PERCENTILE = Input(
     "choice", N_("The latency targets' percentile: p50, p95 or p99."), choices=("p50", "p95", "p99")
 )
 REQUEST_RATE = Input("number", N_("Serving: requests per second to sustain."), low=1e-6, high=1e6)
+HOURS = Input(
+    "duration", N_("Hours of use (serving, interactive work): 200h, 30d."), low=1e-3, high=1e6
+)
+SERVICES = Input(
+    "int", N_("Isolated copies of this service (MIG or separate GPUs)."), low=1, high=10_000
+)

@@ -27,6 +27,8 @@ from whichgpu.inputs.request_fields import (
     CHOSEN_BATCH,
     CHOSEN_CHECKPOINTING,
     CHOSEN_CP,
+    CHOSEN_PRECISION,
+    CHOSEN_PRECISION_IMAGE,
     CHUNKED_LOSS,
     COMPILED,
     CP,
@@ -40,6 +42,7 @@ from whichgpu.inputs.request_fields import (
     GPU_COUNT,
     GPU_NAME,
     GPUS_PER_INSTANCE,
+    HOURS,
     IMAGES,
     LORA_RANK,
     LORA_TARGETS,
@@ -67,6 +70,7 @@ from whichgpu.inputs.request_fields import (
     SERVE_ENGINE,
     SERVE_KV_DTYPE,
     SERVE_LENGTHS,
+    SERVICES,
     SHARED_PREFIX,
     SPECULATIVE,
     STEPS,
@@ -172,13 +176,7 @@ class FitRequest(TrainingSettings):
             choices=(*TASKS, *IMAGE_KINDS),
         ),
     )
-    precision: str | None = given(
-        None, replace(PRECISION, help=N_(
-            "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
-            "the framework's; else the HF Trainer's: bf16-mixed, or bf16-true for LoRA, "
-            "QLoRA and inference; fp16 on GPUs without BF16)."
-        ))
-    )  # fmt: skip
+    precision: str | None = given(None, CHOSEN_PRECISION)
     runtime: str | None = given(
         None,
         Input(
@@ -284,18 +282,7 @@ class EstimateRequest(TrainingSettings):
     gpu: str = given("a100", replace(GPU_NAME, help=N_("The GPU.")))
     count: int = given(1, GPU_COUNT)
     gpus_per_instance: int | None = given(None, GPUS_PER_INSTANCE)
-    precision: str | None = given(
-        None,
-        replace(
-            PRECISION,
-            help=N_(
-                "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
-                "the framework's; else the HF Trainer's: bf16-mixed, or bf16-true for LoRA, "
-                "QLoRA and inference; fp16 on GPUs without BF16; image generation: the "
-                "pipeline's)."
-            ),
-        ),
-    )
+    precision: str | None = given(None, CHOSEN_PRECISION_IMAGE)
     quant: str | None = given(None, QUANT)
     batch: int | None = given(None, CHOSEN_BATCH)
     seq: int | None = given(
@@ -380,17 +367,7 @@ class Component(TrainingSettings):
     model: str | None = given(None, MODEL)
     params: str | None = given(None, PARAMS)
     #: None: the framework's, else as whichgpu.job.recipes.default_precision sets it
-    precision: str | None = given(
-        None,
-        replace(
-            PRECISION,
-            help=N_(
-                "32-true, 16-mixed, bf16-mixed, 16-true, bf16-true, tf32 or fp8-mixed (default: "
-                "the framework's; else the HF Trainer's: bf16-mixed, or bf16-true for LoRA, "
-                "QLoRA and inference; fp16 on GPUs without BF16)."
-            ),
-        ),
-    )
+    precision: str | None = given(None, CHOSEN_PRECISION)
     quant: str | None = given(None, QUANT)
     #: None: chosen per candidate (training: the largest micro-batch that fits, up to a
     #: recipe's; serving at a request rate: the concurrency that sustains it; else one
@@ -420,26 +397,13 @@ class Component(TrainingSettings):
     cpu_offload: str | None = given(None, CPU_OFFLOAD)
     vae_tiling: bool | None = given(None, VAE_TILING)
     cache_latents: bool | None = given(None, CACHE_LATENTS)
-    hours: float | None = given(
-        None,
-        Input(
-            "duration",
-            N_("Hours of use (serving, interactive work): 200h, 30d."),
-            low=1e-3,
-            high=1e6,
-        ),
-    )
+    hours: float | None = given(None, HOURS)
     request_rate: float | None = given(None, REQUEST_RATE)
     engine: str | None = given(None, SERVE_ENGINE)
     ttft: float | None = given(None, TTFT)
     tpot: float | None = given(None, TPOT)
     percentile: str = given("p50", PERCENTILE)
-    services: int = given(
-        1,
-        Input(
-            "int", N_("Isolated copies of this service (MIG or separate GPUs)."), low=1, high=10_000
-        ),
-    )
+    services: int = given(1, SERVICES)
     #: A model parsed by the caller (a config.json), in place of ``model``/``params``.
     arch: ModelArch | None = field(default=None, compare=False, repr=False)
 

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
     from whichgpu.commands.compare import Comparison, GpuComparison
     from whichgpu.commands.recommend.options import Option
-    from whichgpu.models.diffusion import DiffusionPipeline
-    from whichgpu.models.presets import ModelSummary
 
 
 #: A training job's activation recomputation (``Job.checkpointing``), as a value in a
@@ -518,46 +516,6 @@ def print_gpu(gpu: GPU, catalog: Catalog, today: date, console: Console) -> None
             console.print(Text(f"- {_(p.condition)}: {amount} ({p.as_of}; {title})"))
 
 
-def print_models(
-    models: Sequence[ModelSummary], console: Console, pipelines: Sequence[DiffusionPipeline] = ()
-) -> None:
-    """``whichgpu models``: the presets, smallest first, with their shape and context (a
-    light table: it fits 80 columns without cutting a name or a number)."""
-    from rich import box
-    from rich.table import Table
-
-    table = Table(
-        title=fmt(_("Model presets ({n})"), n=len(models)),
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-    )
-    left = (N_("model"), N_("family"))
-    right = (N_("params"), N_("active"), N_("layers"), N_("heads/KV"), N_("context"))
-    headers = [(_(h), "left") for h in left] + [(_(h), "right") for h in right]
-    add_columns(table, headers, whole=True)
-    for m in models:
-        arch = m.arch
-
-        def billions(count: int) -> str:
-            if count < 1e8:
-                return f"{format_decimal(count / 1e6, 0)} M"
-            return f"{format_decimal(count / 1e9, 1)} B"
-
-        table.add_row(
-            m.id,
-            arch.family,
-            billions(arch.total_params),
-            billions(arch.active_params) if arch.is_moe else "",
-            format_decimal(arch.n_layers) if arch.n_layers else "—",
-            f"{arch.n_heads}/{arch.n_kv_heads}" if arch.n_heads else "—",
-            _positions(arch.max_positions),
-        )
-    console.print(table)
-    if pipelines:
-        print_pipelines(pipelines, console)
-
-
 def _listed(value: float | None) -> str:
     """A figure in a list of GPUs, to three significant digits at most (362, 31.2, 9.75), so
     that a column reads alike (``show`` gives each exactly, with its source)."""
@@ -565,38 +523,3 @@ def _listed(value: float | None) -> str:
         return "—"
     decimals = 0 if value >= 100 else (1 if value >= 10 else 2)
     return format_number(round(value, decimals))
-
-
-def _positions(count: int) -> str:
-    """A context length: whole up to a million tokens, in millions beyond (Llama 4 Scout's
-    10,485,760 reads 10.5 M, as the parameter column reads)."""
-    if not count:
-        return "—"
-    return format_decimal(count) if count < 1_000_000 else f"{format_decimal(count / 1e6, 1)} M"
-
-
-def print_pipelines(pipelines: Sequence[DiffusionPipeline], console: Console) -> None:
-    """The image-generation pipelines: denoiser and text encoders, defaults."""
-    from rich import box
-    from rich.table import Table
-
-    table = Table(
-        title=fmt(_("Image-generation pipelines ({n})"), n=len(pipelines)),
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-    )
-    left = (N_("model"), N_("family"))
-    right = (N_("params"), N_("denoiser"), N_("resolution"), N_("steps"))
-    headers = [(_(h), "left") for h in left] + [(_(h), "right") for h in right]
-    add_columns(table, headers, whole=True)
-    for p in pipelines:
-        table.add_row(
-            p.id,
-            p.family,
-            f"{format_decimal(p.total_params / 1e9, 1)} B",
-            f"{format_decimal(p.denoiser.params / 1e9, 1)} B",
-            format_decimal(p.default_resolution),
-            format_decimal(p.default_steps),
-        )
-    console.print(table)
