@@ -463,3 +463,38 @@ def test_four_sequences_of_deepseek_v3_read_thirty_of_its_experts() -> None:
 
     assert experts_touched(256, 8, 4) == pytest.approx(30.53, abs=0.01)
     assert experts_touched(8, 2, 2) == pytest.approx(3.5)
+
+
+def test_tensor_parallel_gpus_each_read_the_kv_copy_they_hold() -> None:
+    """MLA's latent is every head's: on 8 GPUs each holds and reads all of it; Qwen3's 4 KV
+    heads on 8 GPUs sit on two GPUs each; Llama 3.1 70B's 8 split over 8 without a copy."""
+    from whichgpu.estimate.memory import kv_cache_bytes, kv_copies
+    from whichgpu.estimate.perf import kv_read_bytes
+
+    deepseek, qwen, llama = (resolve_model(m) for m in ("deepseek-r1", "qwen3-235b-a22b",
+                                                         "llama-3.1-70b"))  # fmt: skip
+    assert kv_copies(deepseek, 8) == 8.0
+    assert kv_copies(qwen, 8) == 2.0
+    assert kv_copies(qwen, 4) == 1.0
+    assert kv_copies(llama, 8) == 1.0
+    assert kv_copies(deepseek, 1) == 1.0
+    job = make_job(task="inference", batch=4)
+    one = kv_read_bytes(deepseek, job, 1000)
+    assert one == pytest.approx(61 * 1000 * 576 * 4 * 2)
+    assert kv_read_bytes(deepseek, job, 1000, tp=8) == pytest.approx(8 * one)
+    # the memory a GPU holds and the bytes it reads are the same copy
+    on_eight = make_job(task="inference", batch=4, tp=8, gpus=8)
+    for arch in (deepseek, qwen, llama):
+        held = kv_cache_bytes(arch, on_eight, tokens=1000) * 8
+        assert held == pytest.approx(kv_read_bytes(arch, on_eight, 1000, tp=8))
+
+
+def test_mla_decodes_over_its_latent_in_the_absorbed_form() -> None:
+    """DeepSeek-V2 App. B: each of the 128 heads attends over the 576-element latent (scores)
+    and its 512-element part (values): 2·128·(2·512 + 64) FLOPs a position and layer, about
+    2.8 times the uncompressed form's 4·128·192."""
+    from whichgpu.estimate.perf import decode_attention_flops
+
+    deepseek, llama = resolve_model("deepseek-r1"), resolve_model("llama-3.1-8b")
+    assert decode_attention_flops(deepseek, 1) == pytest.approx(61 * 2 * 128 * 1088)
+    assert decode_attention_flops(llama, 100) == pytest.approx(32 * 100 * 4 * 32 * 128)

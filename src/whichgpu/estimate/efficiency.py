@@ -24,6 +24,7 @@ from whichgpu.estimate.collectives import (
 )
 from whichgpu.estimate.parallel import tensor_parallel_seconds
 from whichgpu.estimate.perf import (
+    decode_attention_flops,
     decode_weight_bytes,
     forward_flops_per_token,
     image_flops,
@@ -330,14 +331,17 @@ def _decode_step(
     after another (Yuan et al., 2024, "LLM Inference Unveiled: Survey and Roofline Model
     Insights", arXiv:2402.16363, §2.2: a layer's time is the sum of its operators'
     ``max(FLOPs / peak, bytes / bandwidth)``): the linear layers read the weights once for the
-    batch (``2·N·B`` FLOPs), attention reads each sequence's KV cache (``4·L·H·d·context``
-    FLOPs a sequence). At a large batch the GEMMs are compute-bound and attention's KV reads
-    come on top of them; each part then runs at its own resource's efficiency
+    batch (``2·N·B`` FLOPs), attention reads each sequence's KV cache
+    (:func:`~whichgpu.estimate.perf.decode_attention_flops` a sequence; each tensor-parallel
+    GPU that holds a copy reads it: :func:`~whichgpu.estimate.memory.kv_copies`). At a large
+    batch the GEMMs are compute-bound and attention's KV reads come on top of them; each
+    part then runs at its own resource's efficiency
     (:attr:`Ideal.other_share`)."""
     weights = decode_weight_bytes(arch, job)
-    kv = kv_read_bytes(arch, job, context)
+    tp = 1 if bench.harness in LAYER_SPLIT_HARNESSES else bench.gpus
+    kv = kv_read_bytes(arch, job, context, tp)
     linear_flops = forward_flops_per_token(arch, 0) * job.batch
-    attention_flops = forward_flops_per_token(arch, context) * job.batch - linear_flops
+    attention_flops = decode_attention_flops(arch, context) * job.batch
     compute_s = memory_s = 0.0
     for flops, moved in ((linear_flops, weights), (attention_flops, kv)):
         if flops / peak > moved / bandwidth:

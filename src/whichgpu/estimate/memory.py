@@ -308,10 +308,26 @@ def kv_cache_bytes(
     if paged:
         tokens = math.ceil(tokens / PAGED_BLOCK_TOKENS) * PAGED_BLOCK_TOKENS
     per_elem = 1.0 if job.kv_dtype == "fp8" else (4.0 if job.precision == "32-true" else 2.0)
-    dim = arch.kv_dim
-    if arch.attention != "mla" and job.tp > 1:
-        dim = 2 * math.ceil(arch.n_kv_heads / job.tp) * arch.head_dim
+    dim = arch.kv_dim * kv_copies(arch, job.tp) / max(job.tp, 1)  # a GPU's share
     return arch.layer_positions(tokens) * dim * job.batch * per_elem
+
+
+def kv_copies(arch: ModelArch, tp: int) -> float:
+    """How many copies of each token's KV cache ``tp`` tensor-parallel GPUs hold and read:
+    Megatron-style attention splits the KV heads over the GPUs, so a model with fewer KV
+    heads than GPUs keeps each head on ``tp / kv_heads`` of them (vLLM and TensorRT-LLM
+    replicate a KV head where ``tp > num_key_value_heads``: ``ceil(kv_heads / tp)`` heads a
+    GPU); MLA's one compressed latent is every head's, so each GPU holds all of it
+    (DeepSeek-V2, arXiv:2405.04434, §2.1.2; Modular MAX's
+    ``TensorParallelLatentAttentionWithRope``: "using tensor parallelism for MLA will cause
+    the KV-cache to be duplicated across all devices", which is what data-parallel
+    attention avoids: Ray Serve's "Data parallel attention" page). 1 on one GPU."""
+    if tp <= 1 or arch.kind != "decoder":
+        return 1.0
+    if arch.attention == "mla":
+        return float(tp)
+    heads = max(arch.n_kv_heads, 1)
+    return tp * math.ceil(heads / tp) / heads
 
 
 def activations_bytes(arch: ModelArch, job: Job) -> float:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import RESNET50_PARAMS
-from whichgpu.estimate.memory import expert_weights_bytes, weights_bytes
+from whichgpu.estimate.memory import expert_weights_bytes, kv_copies, weights_bytes
 from whichgpu.job import Job, Precision
 from whichgpu.models.arch import ModelArch
 
@@ -191,10 +191,27 @@ def experts_touched(experts: int, top_k: int, tokens: float) -> float:
     return float(experts * (1.0 - miss**tokens))
 
 
-def kv_read_bytes(arch: ModelArch, job: Job, context: int) -> float:
-    """Each of the batch's sequences' KV cache over ``context`` tokens, read once a step."""
+def kv_read_bytes(arch: ModelArch, job: Job, context: int, tp: int = 1) -> float:
+    """Each of the batch's sequences' KV cache over ``context`` tokens, read once a step by
+    each of the ``tp`` GPUs that holds a copy (:func:`kv_copies`): the bytes the replica's
+    GPUs read together."""
     kv_elem = 1.0 if job.kv_dtype == "fp8" else 2.0
-    return arch.layer_positions(context) * arch.kv_dim * job.batch * kv_elem
+    return arch.layer_positions(context) * arch.kv_dim * job.batch * kv_elem * kv_copies(arch, tp)
+
+
+def decode_attention_flops(arch: ModelArch, context: int) -> float:
+    """A decode step's attention FLOPs a token over ``context`` cached positions: ``QKᵀ``
+    and ``AV`` at 2 FLOPs a multiply-add, ``4·H·d`` a position (:func:`forward_flops_per_token`'s
+    term). MLA decodes in its absorbed form: ``W_UK`` folded into the query and ``W_UV``
+    into the output projection, so every head attends over the compressed latent itself,
+    ``2·H·(d_c + d_h^R)`` for the scores and ``2·H·d_c`` for the values (DeepSeek-V2,
+    arXiv:2405.04434, §2.1.2 and App. B; FlashMLA's and vLLM's MLA decode kernels run this
+    form, their prefill the uncompressed one)."""
+    if arch.attention == "mla" and arch.kv_lora_rank:
+        per_position = 2.0 * arch.n_heads * (2 * arch.kv_lora_rank + arch.qk_rope_head_dim)
+    else:
+        per_position = 4.0 * arch.n_heads * arch.head_dim
+    return per_position * arch.layer_positions(context)
 
 
 def check_math_unit(gpu: GPU, precision: str) -> None:

@@ -82,7 +82,7 @@ def verification(
     from whichgpu.estimate.perf import kv_read_bytes
 
     context = (job.prompt or job.seq) + max(job.generate, 1) // 2  # a decode's mean context
-    kv_s = kv_read_bytes(arch, evolve(job, batch=1), context) / lanes
+    kv_s = kv_read_bytes(arch, evolve(job, batch=1), context, lanes) / lanes
     kv_s /= gpu.memory_bandwidth_gb_per_s * 1e9
     drafts = job.draft_tokens * draft_fraction(arch, job.speculative)
     return job.draft_tokens + 1, drafts, kv_s, job.acceptance
