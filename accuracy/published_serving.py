@@ -68,7 +68,8 @@ def check_serving(
     the shipped ones, :func:`~whichgpu.job.engines.load_sequence_times`). A row's
     ``max_sequences`` is its engine's batch limit at the version it ran, where that differs
     from the profile's, and its ``scheduler_steps`` the decode steps a scheduler pass ran
-    (vLLM 0.6's ``--num-scheduler-steps``), where the run set them."""
+    (vLLM 0.6's ``--num-scheduler-steps``), where the run set them, and its ``layout``
+    ``dep`` where it ran attention data-parallel with expert-parallel MoE."""
     from whichgpu.catalog import load_catalog
     from whichgpu.errors import WhichGPUError
     from whichgpu.estimate.engine_choice import serving_provenance
@@ -107,6 +108,11 @@ def check_serving(
         replicas = max(1, gpus // tp)
         engine = ENGINES[row["engine"]]
         job = engine.served_job(job)  # its KV cache as the engine takes it from the checkpoint
+        dep = row.get("layout") == "dep"  # attention data-parallel, experts expert-parallel
+        if dep:
+            from whichgpu.frozen import evolve
+
+            job = evolve(job, attention_dp=True)
         if row.get("scheduler_steps"):  # the version's multi-step scheduling, as it ran
             engine = replace(engine, scheduler_steps=int(row["scheduler_steps"]))
         targets = Targets()
@@ -142,7 +148,8 @@ def check_serving(
             excluded = "the offered rate is beyond the replica's capacity"
         else:
             estimated = plan.operating.ttft_s if metric == "ttft_s" else plan.operating.tpot_s
-        likely = likely_rate(1.0, "tokens/s", "llm-serve", serving_provenance(engine, arch, gpu))
+        said = serving_provenance(engine, arch, gpu, attention_dp=dep)
+        likely = likely_rate(1.0, "tokens/s", "llm-serve", said)
         out.append(
             ServingCheck(
                 row["id"],

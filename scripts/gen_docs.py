@@ -657,27 +657,35 @@ def reading(runs: list[ServingCheck]) -> str:
 
     ttft = next(run for run in runs if run.id == "h090")
     assert ttft.estimated is not None
-    trt = ("h058", "h059", "h060", "h061", "h062", "h063", "h084", "h086", "h087")
+    trt = ("h058", "h059", "h060", "h061", "h062", "h063", "h084", "h085", "h086", "h087")
     return (
         "What these rows say, read plainly. TensorRT-LLM's own MoE tables (Qwen3-235B-A22B "
-        f"and DeepSeek-R1 at maximum load, h058-h063 and h084-h087) read {span(*trt)}, and "
-        f"{one('h085')} at 1,024 in and 8,192 out: the roofline's weight and FLOP counts for "
-        "routed experts hold where the engine's kernels are NVIDIA's. The same engine run at "
-        "a third party's defaults (h041, h102) reads many times too fast: its batch limits as "
-        "deployed are not the profile's. On fixed lengths, Qwen3-235B-A22B on vLLM 0.11 "
-        f"reads {span('h033', 'h034', 'h035')} (h033-h035), while DeepSeek-R1 on vLLM 0.11 and "
-        f"SGLang 0.5 reads {span('h042', 'h043', 'h044')} (h042-h044, prefill-heavy 4,000/200 "
-        "and 32,000/100 runs) and the early-2025 builds of all three engines "
-        f"{span('h100', 'h101', 'h102', 'h103', 'h104', 'h105')} at 128 users (h100-h105): "
-        "DeepSeek's FP8 block-scaled expert GEMMs and MLA prefill in those builds run well "
-        "below the FP8 peak the roofline assumes, and a 3,200-token prompt's first token "
-        f"takes about a second on 8 GPUs where the model reads {ttft.estimated:.2f} s. A "
-        "single factor an engine carries does not fix it: one on the routed experts' reads, "
-        "tried per engine on these rows, did not carry from one source to the next "
-        "(DeepSeek-R1 wants a larger one than Qwen3-235B-A22B, Qwen3-30B-A3B none), so none "
-        "ships. ShareGPT bursts read too fast for dense and MoE models alike: the burst's "
-        "tail, not the model. These are the next terms to model, on sources other than the "
-        "ones judged here."
+        "and DeepSeek-R1 at maximum load, h058-h063 and h084-h087) ran attention "
+        "data-parallel with the experts expert-parallel, and are planned so: no KV cache "
+        "held twice, every GPU its own sequences, so the roofline batches thousands of them "
+        f"and reads {span(*trt)}. Planned as tensor parallelism they read -27 % to +45 % "
+        "(-67 % at 1,024 in and 8,192 out), right for the wrong reason: the latent cache "
+        "copied on every GPU capped the batch. At a few thousand sequences the routed "
+        "experts' grouped GEMMs, a few dozen tokens an expert, run well below what the dense "
+        "runs the serving roofline is fitted on reach; no run the fit may read measures "
+        "them, so a data-parallel layout states a range widened for that "
+        "(`no attention-DP serving run`) and is ranked at its slow end. The same engine run "
+        "at a third party's defaults (h041, h102) reads many times too fast: its batch "
+        "limits as deployed are not the profile's. On fixed lengths, Qwen3-235B-A22B on "
+        f"vLLM 0.11 reads {span('h033', 'h034', 'h035')} (h033-h035, tensor-parallel: its 4 "
+        "KV heads on 8 GPUs are each held twice), while DeepSeek-R1 on vLLM 0.11 and SGLang "
+        f"0.5 reads {span('h042', 'h043', 'h044')} (h042-h044, prefill-heavy 4,000/200 and "
+        "32,000/100 runs; h043 ran SGLang's DP attention) and the early-2025 builds of all "
+        f"three engines {span('h100', 'h101', 'h102', 'h103', 'h104', 'h105')} at 128 users "
+        "(h100-h105): DeepSeek's FP8 block-scaled expert GEMMs and MLA prefill in those "
+        "builds run well below the FP8 peak the roofline assumes, and a 3,200-token prompt's "
+        "first token takes about a second on 8 GPUs where the model reads "
+        f"{ttft.estimated:.2f} s. A single factor an engine carries does not fix it: one on "
+        "the routed experts' reads, tried per engine on these rows, did not carry from one "
+        "source to the next (DeepSeek-R1 wants a larger one than Qwen3-235B-A22B, "
+        "Qwen3-30B-A3B none), so none ships. ShareGPT bursts read too fast for dense and MoE "
+        "models alike: the burst's tail, not the model. These are the next terms to model, "
+        "on sources other than the ones judged here."
     )
 
 
@@ -700,8 +708,12 @@ def heldout_section() -> list[str]:
         "when its longest output does: its tail runs at a small batch, which planning at "
         "the mean lengths in a steady state does not see, so those rows are a class of "
         "their own); `concurrency`: a closed loop of N users, "
-        "planned as a replica with N sequences in flight. Expert parallelism and attention "
-        "data parallelism are planned as tensor parallelism (whichgpu has no EP layout yet).",
+        "planned as a replica with N sequences in flight. A run whose source says it ran "
+        "attention data-parallel with expert-parallel MoE (`layout` dep: TensorRT-LLM's DEP "
+        "columns, SGLang's `--enable-dp-attention`) is planned so "
+        "(`whichgpu.job.Job.attention_dp`); the others as tensor parallelism, the latent "
+        "cache of an MLA model and the KV heads of a model with fewer than the GPUs held on "
+        "every GPU that needs them (`whichgpu.estimate.memory.kv_copies`).",
         "",
         *rows,
         "",

@@ -332,6 +332,13 @@ MESSAGES: dict[str, str | Plural] = {
         "{checkpointing_field} to set them.",
         "batch",
     ),
+    "chosen_attention_dp": N_(
+        "{component}: attention data-parallel and the experts expert-parallel over each "
+        "replica's {gpus} GPUs (each GPU its own sequences and their KV cache) serve "
+        "{rate:,.2f} requests/s under the targets, tensor parallelism {other_rate:,.2f}; no "
+        "serving run of the fit ran this layout, so it is taken at the slow end of its "
+        "likely range."
+    ),
     "chosen_split": Np_(
         "{component}: {replicas} × {gpus}-GPU replica serves {rate:,.2f} requests/s under the "
         "targets; {other_replicas} × {other_gpus}-GPU would serve {other_rate:,.2f}.",

@@ -84,6 +84,17 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ((r"^ZeRO-3 over (?P<n>\d+)$"), N_("ZeRO-3 over {n}")),
     ((r"^tensor parallel (?P<tp>\d+)$"), N_("tensor parallel {tp}")),
     (
+        (r"^attention data parallel (?P<tp>\d+) \+ expert parallel (?P<ep>\d+)$"),
+        N_("attention data parallel {tp} + expert parallel {ep}"),
+    ),
+    (
+        (
+            r"^attention data parallel (?P<tp>\d+) \+ expert parallel (?P<ep>\d+) × data "
+            r"parallel (?P<dp>\d+)$"
+        ),
+        N_("attention data parallel {tp} + expert parallel {ep} × data parallel {dp}"),
+    ),
+    (
         (r"^tensor parallel (?P<tp>\d+) × pipeline (?P<pp>\d+)$"),
         N_("tensor parallel {tp} × pipeline {pp}"),
     ),
@@ -167,6 +178,14 @@ PHRASES: tuple[tuple[str, str], ...] = (
             r"(?P<n>\d+) published runs$"
         ),
         N_("+ {us} µs a running sequence a step for {engine}, fitted on {n} published runs"),
+    ),
+    (
+        (r"^no MoE serving run of (?P<engine>.+): its experts' kernels taken as dense$"),
+        N_("no MoE serving run of {engine}: its experts' kernels taken as dense"),
+    ),
+    (
+        (r"^no attention-DP serving run of (?P<engine>.+): its exchange and batches as planned$"),
+        N_("no attention-DP serving run of {engine}: its exchange and batches as planned"),
     ),
     ((r"^(?P<n>\d+) GPUs$"), N_("{n} GPUs")),
     ((r"^more than (?P<n>\d+)$"), N_("more than {n}")),

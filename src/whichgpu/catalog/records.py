@@ -455,6 +455,9 @@ class Benchmark(Record, frozen=True, kw_only=True):
     #: model's 16 bits); empty: an fp8 run's cache in fp8, as TensorRT-LLM's fp8 builds
     #: keep it, any other run's in 16 bits
     kv_dtype: Literal["auto", "fp16", "bf16", "fp8"] | None = None
+    #: A mixture of experts served with data-parallel attention and expert-parallel MoE
+    #: over the run's GPUs (TensorRT-LLM's "DEP" columns, ``enable_attention_dp``)
+    attention_dp: bool = False
     software: Text | None = None
     source: Id
     as_of: DateText

@@ -239,9 +239,10 @@ def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
     max_len = job.prompt + max(job.generate, 1)
     # a KV dtype the engine would not take by itself
     before, after = engine.kv_launch(job, engine.port + replica)
+    launch = engine.parallel_launch(engine.launch, plan.attention_dp)
     command = (
         before
-        + engine.launch.format(
+        + launch.format(
             model=argument,
             tp=plan.gpus_per_replica,
             max_len=max_len,
@@ -253,9 +254,10 @@ def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
         + after
     )
     point = plan.operating
+    layout = " (attention data-parallel, experts expert-parallel)" if plan.attention_dp else ""
     comment = (
         f"serving {component.label}: {engine.name}, {plan.replicas} × "
-        f"{plan.gpus_per_replica}-GPU replica{'' if plan.replicas == 1 else 's'}, "
+        f"{plan.gpus_per_replica}-GPU replica{'' if plan.replicas == 1 else 's'}{layout}, "
         f"{point.rate_rps:.2f} requests/s each with "
         f"{math.ceil(point.concurrency)} in flight (TTFT {point.ttft_s * 1e3:.0f} ms, "
         f"{point.tpot_s * 1e3:.1f} ms per output token, {component.percentile})"

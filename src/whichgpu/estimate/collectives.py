@@ -63,7 +63,11 @@ def all_reduces_per_unit(bench: Benchmark, arch: ModelArch | None, link: str) ->
     per unit of work, over NVLink (each costs :data:`ALLREDUCE_START_S`; over PCIe NCCL's
     ring start-ups are :func:`collectives_per_unit`'s)."""
     found = None if arch is None or link != "nvlink" else _passes(bench, arch)
-    return 0.0 if found is None or arch is None else 2.0 * arch.n_layers * found[0]
+    if found is None or arch is None:
+        return 0.0
+    if bench.attention_dp:  # an all-gather and a reduce-scatter a MoE layer
+        return 2.0 * arch.n_moe_layers * found[0]
+    return 2.0 * arch.n_layers * found[0]
 
 
 #: The all-reduce message the engines' one-shot kernels take whole: vLLM's custom
@@ -88,6 +92,8 @@ def collectives_per_unit(bench: Benchmark, arch: ModelArch | None, link: str) ->
         return 0.0
     n, batch = bench.gpus, bench.batch or 1
     hops = 2.0 * arch.n_layers * (n - 1)
+    if bench.attention_dp:  # a ring all-gather and reduce-scatter a MoE layer: one all-reduce's
+        hops = float(arch.n_moe_layers * (n - 1))
     if link != "nvlink":
         return hops * found[0]
 

@@ -22,13 +22,15 @@ from whichgpu.estimate.collectives import (
     collectives_per_unit,
     tensor_parallel_link,
 )
-from whichgpu.estimate.parallel import tensor_parallel_seconds
+from whichgpu.estimate.memory import replicated_weights_bytes
+from whichgpu.estimate.parallel import forward_comm_seconds
 from whichgpu.estimate.perf import (
     decode_attention_flops,
     decode_weight_bytes,
     forward_flops_per_token,
     image_flops,
     kv_read_bytes,
+    routed_active_params,
     tensor_tflops,
     train_flops_per_token,
 )
@@ -112,7 +114,8 @@ def bench_arch(name: str) -> ModelArch | None:
 
 def _job(bench: Benchmark, task: str) -> Job:
     checkpointing = bench.checkpointing if task != "inference" else None
-    return _job_of(bench.precision, bench.batch, task, checkpointing or "none", bench.kv_dtype)
+    return _job_of(bench.precision, bench.batch, task, checkpointing or "none", bench.kv_dtype,
+                   bench.attention_dp)  # fmt: skip
 
 
 @lru_cache(maxsize=1024)
@@ -122,8 +125,10 @@ def _job_of(
     task: str,
     checkpointing: str = "none",
     kv_dtype: str | None = None,
+    attention_dp: bool = False,
 ) -> Job:
-    """The job a measurement's precision, batch, recomputation and KV cache describe (once
+    """The job a measurement's precision, batch, recomputation, KV cache and MoE layout
+    describe (once
     per combination: the serving planner describes each candidate's batches as
     measurements). An fp8 run without a KV dtype keeps its cache in fp8: TensorRT-LLM's
     published fp8 runs do ("If you specify FP8 quantization, the KV cache will automatically
@@ -132,6 +137,7 @@ def _job_of(
     quant = precision if precision in QUANT_BITS else None
     fields: dict[str, object] = {
         "task": task, "batch": bench_batch or 1, "quant": quant, "checkpointing": checkpointing,
+        "attention_dp": attention_dp,
     }  # fmt: skip
     if precision in ("32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true") or (
         precision in MATH_STORAGE
@@ -226,8 +232,13 @@ def ideal_rate(
         # a prompt's share of a pass of ``batch`` prompts, which reads the weights once
         seq, prompts = bench.seq or 512, bench.batch or 1
         flops = forward_flops_per_token(arch, seq // 2) * seq
-        seconds = max(flops / peak, _weights(arch, job) / bandwidth / prompts)
-        seconds += tensor_parallel_seconds(arch, seq, tp, gpu, bench.nvlink_bridge)
+        compute_s = flops / peak
+        if job.attention_dp and tp > 1:  # a prompt's attention and dense layers on its GPU
+            routed = 2 * routed_active_params(arch) * seq
+            compute_s = routed / peak + (flops - routed) / (peak / tp * min(prompts, tp))
+        weights = _weights(arch, job) + replicated_weights_bytes(arch, job, tp)
+        seconds = max(compute_s, weights / bandwidth / prompts)
+        seconds += forward_comm_seconds(arch, seq, tp, gpu, bench.nvlink_bridge, job.attention_dp)
         if bench.unit == "ms":
             return Ideal(1 / seconds, "compute")  # requests per second (a latency's inverse)
         if bench.unit == "tokens/s":
@@ -236,7 +247,8 @@ def ideal_rate(
     if w == "llm-decode":
         context = (bench.seq or 0) + (bench.generate or 128) // 2
         compute_s, memory_s = _decode_step(arch, job, bench, context, peak, bandwidth)
-        comm = tensor_parallel_seconds(arch, job.batch, tp, gpu, bench.nvlink_bridge)
+        comm = forward_comm_seconds(arch, job.batch, tp, gpu, bench.nvlink_bridge,
+                                    job.attention_dp)  # fmt: skip
         step = compute_s + memory_s + comm
         if bench.unit != "tokens/s":
             return None
@@ -247,8 +259,8 @@ def ideal_rate(
         prompt, out = bench.seq or 128, bench.generate or 128
         prefill = _serve_prefill_s(arch, prompt, job.batch, peak)
         compute_s, memory_s = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth)
-        comm = tensor_parallel_seconds(
-            arch, job.batch * (prompt + out), tp, gpu, bench.nvlink_bridge
+        comm = forward_comm_seconds(
+            arch, job.batch * (prompt + out), tp, gpu, bench.nvlink_bridge, job.attention_dp
         )
         compute_s, memory_s = prefill + out * compute_s, out * memory_s + comm
         rate = job.batch * out / (compute_s + memory_s)
@@ -337,8 +349,8 @@ def _decode_step(
     batch the GEMMs are compute-bound and attention's KV reads come on top of them; each
     part then runs at its own resource's efficiency
     (:attr:`Ideal.other_share`)."""
-    weights = decode_weight_bytes(arch, job)
     tp = 1 if bench.harness in LAYER_SPLIT_HARNESSES else bench.gpus
+    weights = decode_weight_bytes(arch, job) + replicated_weights_bytes(arch, job, tp)
     kv = kv_read_bytes(arch, job, context, tp)
     linear_flops = forward_flops_per_token(arch, 0) * job.batch
     attention_flops = decode_attention_flops(arch, context) * job.batch

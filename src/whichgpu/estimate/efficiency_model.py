@@ -194,10 +194,14 @@ NO_MOE_SERVING_RUN = "no MoE serving run"
 #: What a serving provenance says where speculative decoding's gain rests on its mechanism
 #: alone (:mod:`whichgpu.estimate.speculative`), no serving run of the fit measuring it
 NO_SPECULATIVE_RUN = "speculative gain not calibrated"
+#: What a serving provenance says where a mixture of experts runs attention data-parallel
+#: and its experts expert-parallel (:attr:`~whichgpu.job.Job.attention_dp`): the fit's
+#: serving runs are all tensor-parallel
+NO_ATTENTION_DP_RUN = "no attention-DP serving run"
 #: What a provenance says where no measurement of this GPU architecture and work calibrated
 #: the estimate: a prior, another regime's factor, or a predecessor architecture's.
 EXTRAPOLATED_MARKS = ("prior", "not fitted", "no LLM training run", NO_SERVING_RUN,
-                      NO_MOE_SERVING_RUN, NO_SPECULATIVE_RUN)  # fmt: skip
+                      NO_MOE_SERVING_RUN, NO_SPECULATIVE_RUN, NO_ATTENTION_DP_RUN)  # fmt: skip
 
 
 def extrapolated(provenance: str) -> bool:

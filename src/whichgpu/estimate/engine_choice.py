@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from whichgpu.frozen import evolve
 from whichgpu.job.engines import (
     ENGINES,
     GGUF_FORMATS,
@@ -164,9 +165,11 @@ def choose_engine(
             widening = unmeasured_widening(engine, arch, gpu, served.speculative)
             held = replace(targets, margin=targets.margin * widening)
         plan = plan_service(arch, served, gpu, count, engine, held, demand_rps,
-                            max_sequences, tp)  # fmt: skip
+                            max_sequences, tp, layout_lows(engine, arch, gpu, served))  # fmt: skip
         if plan is None:
             continue
+        if plan.attention_dp != served.attention_dp:  # the layout the search chose
+            served = evolve(served, attention_dp=plan.attention_dp)
         choice = EngineChoice(engine, served, plan)
         if best is None or better(choice, best):
             best, choice = choice, best
@@ -289,6 +292,23 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
 MOE_CALIBRATED_HARNESSES = frozenset({"trtllm"})
 
 
+def layout_lows(engine: EngineProfile, arch: ModelArch, gpu: GPU, job: Job) -> tuple[float, float]:
+    """What a replica's capacity is held to in each layout, tensor parallelism's and
+    data-parallel attention's: the low end of its likely range where it rests on an
+    unmeasured factor (:func:`serving_provenance`), as the plan's capacity is held where it
+    is stated (:mod:`whichgpu.plan.core`), else 1."""
+    from whichgpu.estimate.efficiency_model import extrapolated
+    from whichgpu.estimate.throughput import likely_rate
+
+    def low(attention_dp: bool) -> float:
+        said = serving_provenance(engine, arch, gpu, job.speculative, attention_dp)
+        return likely_rate(1.0, "tokens/s", "llm-serve", said).low if extrapolated(said) else 1.0
+
+    if not arch.is_moe:
+        return 1.0, 1.0
+    return low(False), low(True)
+
+
 def unmeasured_widening(
     engine: EngineProfile, arch: ModelArch, gpu: GPU, speculative: str | None = None
 ) -> float:
@@ -305,7 +325,8 @@ def unmeasured_widening(
 
 @lru_cache(maxsize=4096)
 def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
-                       gpu: GPU | None = None, speculative: str | None = None) -> str:  # fmt: skip
+                       gpu: GPU | None = None, speculative: str | None = None,
+                       attention_dp: bool = False) -> str:  # fmt: skip
     """What the served rate rests on: the measurements its harness's serving η is fitted on
     (llama.cpp's on decode steps), the engine's host time per sequence where one is fitted
     on its own published runs (:func:`~whichgpu.job.engines.load_sequence_times`); and, said
@@ -314,10 +335,12 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
     the harness (another work's factor, a predecessor's, none), or ``arch``'s experts on an
     engine whose own runs hold no mixture of experts (:data:`MOE_CALIBRATED_HARNESSES`), or
     a speculative decoder's gain, which no serving run of the fit measured
-    (docs/serving-accuracy.md compares it with published speed-ups)."""
+    (docs/serving-accuracy.md compares it with published speed-ups), or data-parallel
+    attention (``attention_dp``), a layout no calibration run ran."""
     from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES
     from whichgpu.estimate.efficiency import SERVE_FAMILY, memory_class
     from whichgpu.estimate.efficiency_model import (
+        NO_ATTENTION_DP_RUN,
         NO_MOE_SERVING_RUN,
         NO_SPECULATIVE_RUN,
         load_efficiency,
@@ -347,4 +370,6 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
         out += f"; {NO_MOE_SERVING_RUN} of {engine.name}: its experts' kernels taken as dense"
     if speculative is not None:
         out += f"; {NO_SPECULATIVE_RUN} ({speculative})"
+    if attention_dp:
+        out += f"; {NO_ATTENTION_DP_RUN} of {engine.name}: its exchange and batches as planned"
     return out

@@ -9,7 +9,12 @@ from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB, NCCL_BUFFERS_GIB
-from whichgpu.estimate.memory import activations_bytes, kv_cache_bytes, weights_bytes
+from whichgpu.estimate.memory import (
+    activations_bytes,
+    kv_cache_bytes,
+    replicated_weights_bytes,
+    weights_bytes,
+)
 from whichgpu.frozen import evolve
 from whichgpu.job import Job
 from whichgpu.job.engines import EngineProfile
@@ -57,6 +62,7 @@ def outside_kv_bytes(arch: ModelArch, job: Job, tp: int, nccl: bool) -> float:
     return (
         drafter
         + weights_bytes(arch, job)
+        + replicated_weights_bytes(arch, job, tp)  # data-parallel attention's copies
         + activations_bytes(arch, profile) * tp
         + process_gib * BYTES_PER_GIB * tp
     )

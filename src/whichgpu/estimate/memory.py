@@ -176,6 +176,17 @@ def expert_weights_bytes(arch: ModelArch, job: Job) -> float:
     return arch.params.experts * weight_bytes_per_param(job)
 
 
+def replicated_weights_bytes(arch: ModelArch, job: Job, gpus: int) -> float:
+    """The weights a replica of ``gpus`` GPUs holds (and a decode step reads) beyond one
+    copy: under data-parallel attention (``job.attention_dp``) every GPU keeps all but the
+    routed experts (attention, dense and shared-expert MLPs, embeddings and head), so
+    ``gpus − 1`` more copies of them (vLLM's "Data Parallel Deployment": data parallel for
+    the attention layers, expert or tensor parallel for the expert layers); 0 otherwise."""
+    if not job.attention_dp or gpus <= 1 or not arch.is_moe:
+        return 0.0
+    return (gpus - 1) * (weights_bytes(arch, job) - expert_weights_bytes(arch, job))
+
+
 def adapter_bytes_per_param(job: Job) -> float:
     """A LoRA adapter's weight (and its gradient): fp32 as peft keeps it, or the model's
     dtype where the framework builds it so (``job.adapters_fp32``)."""
@@ -308,11 +319,11 @@ def kv_cache_bytes(
     if paged:
         tokens = math.ceil(tokens / PAGED_BLOCK_TOKENS) * PAGED_BLOCK_TOKENS
     per_elem = 1.0 if job.kv_dtype == "fp8" else (4.0 if job.precision == "32-true" else 2.0)
-    dim = arch.kv_dim * kv_copies(arch, job.tp) / max(job.tp, 1)  # a GPU's share
+    dim = arch.kv_dim * kv_copies(arch, job.tp, job.attention_dp) / max(job.tp, 1)  # a GPU's
     return arch.layer_positions(tokens) * dim * job.batch * per_elem
 
 
-def kv_copies(arch: ModelArch, tp: int) -> float:
+def kv_copies(arch: ModelArch, tp: int, attention_dp: bool = False) -> float:
     """How many copies of each token's KV cache ``tp`` tensor-parallel GPUs hold and read:
     Megatron-style attention splits the KV heads over the GPUs, so a model with fewer KV
     heads than GPUs keeps each head on ``tp / kv_heads`` of them (vLLM and TensorRT-LLM
@@ -321,8 +332,9 @@ def kv_copies(arch: ModelArch, tp: int) -> float:
     (DeepSeek-V2, arXiv:2405.04434, §2.1.2; Modular MAX's
     ``TensorParallelLatentAttentionWithRope``: "using tensor parallelism for MLA will cause
     the KV-cache to be duplicated across all devices", which is what data-parallel
-    attention avoids: Ray Serve's "Data parallel attention" page). 1 on one GPU."""
-    if tp <= 1 or arch.kind != "decoder":
+    attention avoids: Ray Serve's "Data parallel attention" page). 1 on one GPU, and under
+    data-parallel attention (``attention_dp``), where each GPU holds its own sequences'."""
+    if tp <= 1 or arch.kind != "decoder" or attention_dp:
         return 1.0
     if arch.attention == "mla":
         return float(tp)
@@ -393,6 +405,9 @@ def shard(
     out = dict(components)
     for key in ("weights", "master_weights", "gradients", "optimizer", "optimizer_step_temp"):
         out[key] = out.get(key, 0.0) / model_split
+    if job.attention_dp:  # every GPU its copy of the dense weights, an n-th of the experts
+        extra = replicated_weights_bytes(arch, job, job.tp) / model_split
+        out["weights"] = out.get("weights", 0.0) + extra
     if job.zero >= 1:
         for key in ("optimizer", "optimizer_step_temp", "master_weights"):
             out[key] /= dp

@@ -440,6 +440,38 @@ def tensor_parallel_seconds(
     return allreduce_seconds(payload, gpus, gpu, bridged)
 
 
+def expert_parallel_seconds(
+    arch: ModelArch, tokens: float, gpus: int, gpu: GPU, bridged: bool = False
+) -> float:
+    """Data-parallel attention's communication of a forward pass over ``tokens`` tokens (all
+    the replica's): no all-reduce after attention (each GPU runs its own sequences'), and at
+    each MoE layer every GPU's tokens reach the experts and come back. vLLM's default
+    ``allgather_reducescatter`` backend ("Expert Parallel Deployment") all-gathers the
+    tokens' 16-bit hidden states to every GPU and reduce-scatters the experts' outputs: a
+    ring all-gather and a ring reduce-scatter, together a ring all-reduce's traffic, once a
+    MoE layer (half of tensor parallelism's two a layer; DeepEP's all-to-all sends less)."""
+    if gpus <= 1 or not arch.n_moe_layers or not arch.hidden_size:
+        return 0.0
+    payload = float(arch.n_moe_layers) * tokens * arch.hidden_size * 2
+    return allreduce_seconds(payload, gpus, gpu, bridged)
+
+
+def forward_comm_seconds(
+    arch: ModelArch,
+    tokens: float,
+    gpus: int,
+    gpu: GPU,
+    bridged: bool = False,
+    attention_dp: bool = False,
+) -> float:
+    """A forward pass's communication on ``gpus`` GPUs of a replica: the tensor-parallel
+    all-reduces (:func:`tensor_parallel_seconds`), or data-parallel attention's MoE exchange
+    (:func:`expert_parallel_seconds`)."""
+    if attention_dp:
+        return expert_parallel_seconds(arch, tokens, gpus, gpu, bridged)
+    return tensor_parallel_seconds(arch, tokens, gpus, gpu, bridged)
+
+
 def ring_seconds(nbytes: float, ranks: int, gb_per_s: float) -> float:
     """A ring all-reduce (or reduce-scatter + all-gather) of ``nbytes`` over ``ranks`` at
     ``gb_per_s`` a link: each sends and receives ``2·(n−1)/n`` of them (Patarasuk & Yuan,

@@ -85,6 +85,14 @@ def matmul_params(arch: ModelArch) -> float:
     return float(arch.active_params - embedding + (embedding if arch.tied_embeddings else 0))
 
 
+def routed_active_params(arch: ModelArch) -> float:
+    """The routed experts' parameters a token runs through: ``top_k`` of each MoE layer's
+    experts (an MoE's other weights, shared experts included, every token runs)."""
+    if not arch.is_moe:
+        return 0.0
+    return float(arch.params.experts * arch.experts_per_token / arch.n_experts)
+
+
 def train_flops_per_token(
     arch: ModelArch, job: Job, seq: int, executed: bool = False, recomputed: bool | None = None
 ) -> float:
@@ -196,7 +204,8 @@ def kv_read_bytes(arch: ModelArch, job: Job, context: int, tp: int = 1) -> float
     each of the ``tp`` GPUs that holds a copy (:func:`kv_copies`): the bytes the replica's
     GPUs read together."""
     kv_elem = 1.0 if job.kv_dtype == "fp8" else 2.0
-    return arch.layer_positions(context) * arch.kv_dim * job.batch * kv_elem * kv_copies(arch, tp)
+    copies = kv_copies(arch, tp, job.attention_dp)
+    return arch.layer_positions(context) * arch.kv_dim * job.batch * kv_elem * copies
 
 
 def decode_attention_flops(arch: ModelArch, context: int) -> float:

@@ -451,6 +451,7 @@ def replica_plan(
         generate=max(job.generate, 1),
         bound=curve.bound_at(operating.concurrency),
         kv_dtype=job.kv_dtype,
+        attention_dp=job.attention_dp and tp > 1,
     )
 
 
@@ -464,22 +465,29 @@ def plan_service(
     demand_rps: float | None = None,
     max_sequences: int | None = None,
     tp: int | None = None,
+    lows: tuple[float, float] = (1.0, 1.0),
 ) -> ServingPlan | None:
     """``count`` GPUs split into replicas of 1, 2, 4 or 8 (tensor parallelism inside each where
     the engine has it, in a degree that splits the heads), the split that serves the most
     kept (on a tie, the smaller replicas): None where no split holds the model. ``tp``: the
-    replica's size the user fixed (``--tp``), the only split tried."""
+    replica's size the user fixed (``--tp``), the only split tried. ``lows``: what each
+    layout's capacity is held to, tensor parallelism's and data-parallel attention's (the
+    low end of its likely range where it rests on an unmeasured factor, else 1)."""
     from whichgpu.errors import WhichGPUError
 
     best: ServingPlan | None = None
     served_by: list[tuple[int, int, float]] = []
     for per_replica in _splits(arch, job, count, engine, tp):
-        try:
-            plan = replica_plan(arch, job, gpu, per_replica, engine, targets,
-                                demand_rps=demand_rps, replicas=count // per_replica,
-                                max_sequences=max_sequences)  # fmt: skip
-        except WhichGPUError:
-            continue
+        plan = None
+        for layout in layouts(arch, job, engine, per_replica):
+            held = _held_targets(targets, lows) if layout.attention_dp else targets
+            try:
+                found = replica_plan(arch, layout, gpu, per_replica, engine, held,
+                                     demand_rps=demand_rps, replicas=count // per_replica,
+                                     max_sequences=max_sequences)  # fmt: skip
+            except WhichGPUError:
+                continue
+            plan = _layout_kept(plan, found, demand_rps, lows)
         if plan is None:
             continue
         served = plan.served_rps
@@ -519,6 +527,64 @@ def _split_of(
         if found is not None:
             curves[size] = found[0]
     return plan_disaggregated(arch, job, gpu, count, targets, curves)
+
+
+def layouts(arch: ModelArch, job: Job, engine: EngineProfile, gpus: int) -> list[Job]:
+    """The layouts a replica of ``gpus`` GPUs serves ``job`` in: tensor parallelism, and for
+    a mixture of experts on an engine that has it, data-parallel attention with
+    expert-parallel MoE (:attr:`~whichgpu.job.Job.attention_dp`; vLLM's DeepSeek recipe:
+    "Tensor-parallel is usually better for low-latency / low-load scenarios, while
+    data-parallel works better for high-load workloads"). A job that already asks for
+    data-parallel attention is planned so only."""
+    if job.attention_dp:
+        return [job]
+    if gpus > 1 and arch.is_moe and engine.attention_dp_flags and engine.split == "tensor":
+        return [job, evolve(job, attention_dp=True)]
+    return [job]
+
+
+def _held_targets(targets: Targets, lows: tuple[float, float]) -> Targets:
+    """Latency targets a data-parallel-attention replica is held to: at the slow end of its
+    range where that lies further than tensor parallelism's (``lows``), where targets are met
+    at the slow end at all (``--confidence likely``)."""
+    tp_low, dp_low = lows
+    if targets.margin > 1.0 and targets.any and dp_low < tp_low:
+        return replace(targets, margin=targets.margin * tp_low / dp_low)
+    return targets
+
+
+def _layout_kept(
+    kept: ServingPlan | None,
+    plan: ServingPlan | None,
+    demand_rps: float | None,
+    lows: tuple[float, float],
+) -> ServingPlan | None:
+    """Of two layouts of the same replicas, tensor parallelism where it carries the demand
+    with a service's headroom (:data:`~whichgpu.estimate.assumptions.TARGET_UTILIZATION`,
+    its capacity held to ``lows[0]``: more capacity buys nothing there, and its latencies are
+    the lower), else the one that serves more, each at what ``lows`` holds it to
+    (data-parallel attention, which no serving run of the fit ran, wins only by more than
+    its wider range; its latency targets are already held there, :func:`_held_targets`);
+    the other's rate kept beside it."""
+    from whichgpu.estimate.assumptions import TARGET_UTILIZATION
+
+    if plan is None or kept is None:
+        return plan or kept
+    dp, tp = (plan, kept) if plan.attention_dp else (kept, plan)
+    tp_low, dp_low = lows
+
+    def held(one: ServingPlan, low: float) -> ServingPlan:
+        low = low if one.binding == "throughput" else 1.0  # a latency target's margin holds it
+        return replace(one, capacity=replace(one.capacity, rate_rps=one.capacity.rate_rps * low))
+
+    carries = (
+        demand_rps is not None
+        and tp.unmet is None
+        and (tp.served_rps * tp_low * TARGET_UTILIZATION >= demand_rps)
+    )
+    winner = dp if not carries and serves_more(held(dp, dp_low), held(tp, tp_low)) else tp
+    loser = tp if winner is dp else dp
+    return replace(winner, other_layout_rps=loser.served_rps)
 
 
 def _splits(

@@ -118,6 +118,13 @@ class ServingPlan:
     #: What the best disaggregated layout of the same GPUs serves, where the plan is of
     #: replicas and an engine's disaggregated layout was planned (0: none)
     disaggregated_rps: float = 0.0
+    #: A mixture of experts served with data-parallel attention and expert-parallel MoE on
+    #: each replica's GPUs (:attr:`~whichgpu.job.Job.attention_dp`), not tensor parallelism
+    attention_dp: bool = False
+    #: What the other layout of the same replicas serves under the targets (requests/s;
+    #: 0 where only one was planned): tensor parallelism's where the plan runs attention
+    #: data-parallel, and the other way round
+    other_layout_rps: float = 0.0
 
     @property
     def gpus(self) -> int:

@@ -197,6 +197,7 @@ def _bench(
         harness=harness,
         nvlink_bridge=job.nvlink_bridge,
         kv_dtype=job.kv_dtype,
+        attention_dp=job.attention_dp,
         source="whichgpu",
         as_of="undated",
     )

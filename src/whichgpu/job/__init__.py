@@ -156,6 +156,13 @@ class Job:
     #: set it (:func:`~whichgpu.estimate.parallel.virtual_stages`)
     vp: int = 0
     gpus: int = 1
+    #: A served mixture of experts laid out as the engines' DP attention with expert
+    #: parallelism over the ``tp`` GPUs of a replica (vLLM's ``--data-parallel-size N
+    #: --enable-expert-parallel``, SGLang's ``--dp N --enable-dp-attention``, TensorRT-LLM's
+    #: ``enable_attention_dp``): each GPU holds the attention and the other dense weights
+    #: whole and runs its own sequences through them, the routed experts split over the
+    #: GPUs; no KV cache is held twice (:func:`~whichgpu.estimate.memory.kv_copies`)
+    attention_dp: bool = False
     kv_dtype: KvDtype = "auto"
     #: Micro-batches accumulated per optimizer step (global batch = batch · accumulation · dp)
     grad_accum: int = 1

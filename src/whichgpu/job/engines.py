@@ -127,6 +127,12 @@ class EngineProfile:
     #: (vLLM's KV connectors with NIXL, SGLang's ``--disaggregation-mode``, TensorRT-LLM's
     #: disaggregated serving; NVIDIA Dynamo and llm-d deploy all three so)
     disaggregation: bool = False
+    #: How a replica runs a mixture of experts with data-parallel attention and
+    #: expert-parallel MoE: the tensor-parallel fragment of :attr:`launch` and what replaces
+    #: it (both with {tp}), and a line for the options file where the engine reads it there
+    #: (TensorRT-LLM's ``enable_attention_dp``); empty: the engine has no such layout
+    attention_dp_flags: tuple[str, str] | tuple[()] = ()
+    attention_dp_option: str = ""
 
     def served_job(self, job: Job) -> Job:
         """``job`` as this engine serves it: its KV cache in the checkpoint's dtype
@@ -147,27 +153,39 @@ class EngineProfile:
             return job
         return evolve(job, kv_dtype=kv)
 
+    def parallel_launch(self, command: str, attention_dp: bool) -> str:
+        """The launch command ``command`` with data-parallel attention's flags in place of
+        tensor parallelism's, where the replica runs so (:attr:`attention_dp_flags`)."""
+        if not attention_dp or not self.attention_dp_flags:
+            return command
+        tensor, data = self.attention_dp_flags
+        return command.replace(tensor, data, 1)
+
     def keeps_kv(self, kv: str) -> bool:
         """Whether this engine keeps a KV cache of dtype ``kv`` (auto and 16 bits: all)."""
         return kv in ("auto", "fp16", "bf16") or kv in dict(self.kv_flags)
 
     def kv_launch(self, job: Job, port: int | None = None) -> tuple[str, str]:
-        """What the launch command needs around it for ``job``'s KV cache: a command to run
+        """What the launch command needs around it for ``job``'s KV cache (and data-parallel
+        attention, where the engine reads it from its options file): a command to run
         before it and flags after it (nothing where the engine takes that dtype by itself:
         the model's 16 bits, or the checkpoint's). ``port``: the server's, which names its
         options file (replicas on one node write their own)."""
         default = dict(self.checkpoint_kv).get(job.quant or "", "auto")
         wanted = job.kv_dtype
-        if wanted == default or (default == "auto" and wanted in ("auto", "fp16", "bf16")):
-            return "", ""
-        flag = dict(self.kv_flags).get(wanted, "")
-        if not self.kv_in_options:
-            return "", flag
+        flag = ""
+        if not (wanted == default or (default == "auto" and wanted in ("auto", "fp16", "bf16"))):
+            flag = dict(self.kv_flags).get(wanted, "")
+        lines = []
+        if flag and self.kv_in_options:
+            lines += ["kv_cache_config:", f"  dtype: {flag}"]
+        if job.attention_dp and self.attention_dp_option:
+            lines.append(self.attention_dp_option)
+        if not lines:
+            return "", "" if self.kv_in_options else flag
         path = f"/tmp/whichgpu-kv-cache-{port or self.port}.yaml"
-        return (
-            f"printf 'kv_cache_config:\\n  dtype: {flag}\\n' > {path} && ",
-            f" --extra_llm_api_options {path}",
-        )
+        text = "".join(f"{line}\\n" for line in lines)
+        return f"printf '{text}' > {path} && ", f" --extra_llm_api_options {path}"
 
     def kv_note(self, component: str, asked: Job, served: Job) -> tuple[Note, ...]:
         """What :meth:`served_job` chose, said: the KV cache's dtype where the engine took
@@ -268,6 +286,11 @@ ENGINES: dict[str, EngineProfile] = {
         disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
+        # docs.vllm.ai "Data Parallel Deployment" and the DeepSeek recipe's DP8+EP
+        attention_dp_flags=(
+            "--tensor-parallel-size {tp}",
+            "--data-parallel-size {tp} --enable-expert-parallel",
+        ),
         large_gpu=(70.0, 9.0, 1024, 8192),
         format_capability=(("fp8", 8.0), ("mxfp4", 8.0)),
     ),
@@ -311,6 +334,8 @@ ENGINES: dict[str, EngineProfile] = {
         disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
+        # docs.sglang.io DeepSeek V3.2: "--tp 8 --dp 8 --enable-dp-attention" (TP + DP)
+        attention_dp_flags=("--tp {tp}", "--tp {tp} --dp {tp} --enable-dp-attention"),
         format_capability=(("fp8", 8.0),),
     ),
     # TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py @0004396,
@@ -366,6 +391,10 @@ ENGINES: dict[str, EngineProfile] = {
         disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
+        # examples/serve/deepseek_r1_reasoning_parser.sh: enable_attention_dp in the options
+        # file, --tp_size 8 --ep_size 8
+        attention_dp_flags=("--tp_size {tp}", "--tp_size {tp} --ep_size {tp}"),
+        attention_dp_option="enable_attention_dp: true",
     ),
     # TGI v3.3.7 (launcher/src/main.rs @db931fc, server/.../flash_causal_lm.py warmup):
     # cuda_memory_fraction 1.0 with a 0.90 wiggle room when the KV pool is sized, block 1

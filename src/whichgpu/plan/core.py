@@ -363,11 +363,15 @@ def serve_component(
     rate = served_rps * out
     # the serving fit's band, as estimate states it (it served a point alone here), wider
     # where it rests on a factor no serving run measured
-    provenance = serving_provenance(engine, arch, gpu, job.speculative)
+    provenance = serving_provenance(engine, arch, gpu, job.speculative, best.attention_dp)
     likely = likely_rate(rate, "tokens/s", "llm-serve", provenance)
     tp, replicas = best.gpus_per_replica, best.replicas
     if best.disaggregated is not None:
         strategy = f"disaggregated: {best.disaggregated.label()}"
+    elif tp > 1 and best.attention_dp:
+        strategy = f"attention data parallel {tp} + expert parallel {tp}" + (
+            f" × data parallel {replicas}" if replicas > 1 else ""
+        )
     elif tp > 1 and engine.split == "tensor":
         strategy = f"tensor parallel {tp}" + (
             f" × data parallel {replicas}" if replicas > 1 else ""
@@ -492,6 +496,10 @@ def serving_notes(component: Component, engine: str, plan: ServingPlan) -> tuple
     """What the planner chose: the engine, replicas × GPUs, sequences in flight, and the
     latencies at the operating point; and why this split of the GPUs (the next best)."""
     notes = [serving_note(component, engine, plan)]
+    if plan.attention_dp:
+        notes.append(note("chosen_attention_dp", component=component.label,
+                          gpus=plan.gpus_per_replica, rate=round(plan.served_rps, 2),
+                          other_rate=round(plan.other_layout_rps, 2)))  # fmt: skip
     if plan.alternatives:
         gpus, replicas, rate = plan.alternatives[0]
         notes.append(

@@ -133,6 +133,18 @@ def print_serving(plan: ServingPlan, demand_rps: float | None, console: Printer)
             binding=localize(plan.binding),
         )
     )
+    if plan.attention_dp:
+        console.print(
+            fmt(
+                _(
+                    "Layout: attention data-parallel and the experts expert-parallel over the "
+                    "{gpus} GPUs of a replica (tensor parallelism: {other:,.2f} requests/s a "
+                    "replica)"
+                ),
+                gpus=plan.gpus_per_replica,
+                other=plan.other_layout_rps / max(plan.replicas, 1),
+            )
+        )
     served = plan.replicas * cap.rate_rps
     if demand_rps is not None and cap.rate_rps > 0 and served < demand_rps * (1 - 1e-9):
         needed = math.ceil(demand_rps / cap.rate_rps * (1 - 1e-9))

@@ -275,6 +275,10 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
         "engine": plan.engine,
         "replicas": plan.replicas,
         "gpus_per_replica": plan.gpus_per_replica,
+        "layout": "attention-dp-ep" if plan.attention_dp else "tensor-parallel",
+        "other_layout_requests_per_s": round_sig(plan.other_layout_rps)
+        if plan.other_layout_rps
+        else None,
         "max_sequences": plan.max_sequences,
         "kv_dtype": plan.kv_dtype,
         "binding": plan.binding,
