@@ -92,8 +92,14 @@ def _curve(
     lanes = tp if engine.split == "tensor" or engine.harness in LAYER_SPLIT_HARNESSES else 1
     prefill_raw = prefill_seconds(arch, base, gpu, lanes, engine.harness)
     # a shared prefix in the engine's cache: what is left of each prompt's prefill (the
-    # decode steps still read the prefix's KV, so they are what they were)
+    # decode steps still read the prefix's KV, so they are what they were). A prompt
+    # prefilled alone may be bound by reading the weights, which the cache does not spare
+    # (:func:`cached_share`); inside a busy cycle its prefill is batched with the others'
+    # and costs its FLOPs (the cycle's ``c``), of which the cache spares its share
+    from whichgpu.estimate.perf import cached_prefill_share
+
     left = cached_share(arch, base, gpu, lanes, engine.harness, prefill_raw)
+    spared = cached_prefill_share(arch, base) if base.shared_prefix else 1.0
     # an eager engine's host launches every kernel: no pass is faster than that
     host = arch.n_layers * engine.host_layer_s
     prefill = prefill_raw * left / factor
@@ -122,7 +128,7 @@ def _curve(
             bound = bound_wide if verify_s > gpu_s else bound
             gpu_s = verify_s + drafts * gpu_s
         step = (gpu_s + batch * sequence_s) / tokens
-        in_cycle *= left
+        in_cycle *= spared
         cycles.append(in_cycle)
         decode.append(max(step, host / tokens))
         bounds.append("host" if host / tokens > step else bound)  # the host's launches bind
