@@ -56,6 +56,10 @@ REQUIRED = [
     "rtx-5090",
     "rtx-5080",
     "rtx-4070-super",
+    # issue 47: the GPUs of late 2026 (B300 in its HGX board, a GB200 NVL72's GPU, MI355X)
+    "b300",
+    "gb200",
+    "mi355x",
 ]
 
 
@@ -83,11 +87,14 @@ def test_every_price_has_a_known_source_and_a_date(catalog: Catalog) -> None:
 # FP64 results per clock per SM relative to FP32 (CUDA C++ Programming Guide, throughput of
 # native arithmetic instructions): 1:2 on GV100/GA100/GH100, 1:32 on Turing, 1:64 on GA10x/Ada.
 FP64_RATIO = {"7.0": 1 / 2, "7.5": 1 / 32, "8.0": 1 / 2, "8.6": 1 / 64, "8.9": 1 / 64, "9.0": 1 / 2,
-              "12.0": 1 / 64}  # fmt: skip
-AMD = ("mi300x", "mi325x")
+              "10.0": 1 / 2, "12.0": 1 / 64}  # fmt: skip
+AMD = ("mi300x", "mi325x", "mi355x")
+#: Blackwell Ultra cut FP64 to 1.25 TFLOPS a GPU (the HGX B300's 10 for 8; NVIDIA's Blackwell
+#: Ultra datasheet), no ratio of the programming guide's table
+NO_RATIO = ("b200", "b300")
 
 
-@pytest.mark.parametrize("gpu_id", [g for g in REQUIRED if g not in ("b200", *AMD)])
+@pytest.mark.parametrize("gpu_id", [g for g in REQUIRED if g not in (*NO_RATIO, *AMD)])
 def test_fp64_follows_the_compute_capability_rate(catalog: Catalog, gpu_id: str) -> None:
     gpu = catalog.gpu(gpu_id)
     assert gpu.compute_capability is not None

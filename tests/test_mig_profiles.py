@@ -16,7 +16,10 @@ from whichgpu.errors import CatalogError, InvalidInput, UnknownName
 MIG_GPUS = ["a100-80gb-sxm", "a100-80gb-pcie", "a100-40gb", "h100-sxm", "h100-pcie", "h200", "b200",
             "a30", "a100-40gb-pcie", "h100-nvl", "gh200"]  # fmt: skip
 #: MIG GPUs whose per-profile engine counts no source read gives: compared as whole cards
-MIG_WITHOUT_PROFILES = ["rtx-pro-6000-blackwell"]
+#: MIG GPUs whose profiles (instances and placements) no shipped table lists yet: the RTX PRO
+#: 6000's; the B300's and GB200's (NVIDIA's GPU Operator names B300's profiles, 1g.34gb to
+#: 7g.269gb, not their placements)
+MIG_WITHOUT_PROFILES = ["rtx-pro-6000-blackwell", "b300", "gb200"]
 
 
 def edit_mig(change: dict[str, str], row: int = 0) -> str:

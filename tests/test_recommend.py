@@ -204,7 +204,9 @@ def test_model_too_big_for_max_gpus_is_explained(catalog: Catalog) -> None:
     big = make_component(
         {"kind": "train", "model": "llama-3.1-70b", "tokens": 1e9, "checkpointing": True}
     )
-    result = recommend(catalog, Workload((big,), Constraints(max_gpus=4)))
+    # (the catalog's GPUs of 192 GB or less: four MI355X, 288 GB each, would hold it)
+    held = catalog.restricted([g.id for g in catalog.gpus if g.memory_gib <= 192])
+    result = recommend(held, Workload((big,), Constraints(max_gpus=4)))
     assert result.pick is None
     codes = [n.code for n in result.infeasible]
     assert codes == ["infeasible_memory"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from whichgpu.errors import AmbiguousName, UnknownName
 from whichgpu.i18n import _, fmt
 
-_VENDOR_WORDS = ("nvidia", "geforce", "tesla", "quadro")
+_VENDOR_WORDS = ("nvidia", "geforce", "tesla", "quadro", "amd", "instinct")
 
 
 def normalize(name: str) -> str:

@@ -58,8 +58,9 @@ FP16_ACCUMULATE_HARNESSES = frozenset({"llamacpp", "llamacpp-2023-12"})
 
 
 #: The generation an architecture follows in its product line, keyed by (architecture,
-#: memory class): data-centre parts on HBM (Volta → Ampere → Hopper → Blackwell B200/B300)
-#: and workstation/GeForce parts on GDDR (Turing → Ampere → Ada Lovelace → Blackwell GB20x).
+#: memory class): data-centre parts on HBM (Volta → Ampere → Hopper → Blackwell B200/B300/GB200;
+#: AMD's CDNA 3 → CDNA 4) and workstation/GeForce parts on GDDR (Turing → Ampere → Ada
+#: Lovelace → Blackwell GB20x).
 #: An architecture the fit has no measurements on takes the nearest fitted predecessor's
 #: factor: how far a generation's software gets from its peak carries over better than
 #: the neutral 1 (Hopper's factor, 0.61, says its peak is hard to reach; B200's published
@@ -71,6 +72,7 @@ PREDECESSOR: dict[tuple[str, str], str] = {
     ("Blackwell", "gddr"): "Ada Lovelace",
     ("Ada Lovelace", "gddr"): "Ampere",
     ("Ampere", "gddr"): "Turing",
+    ("CDNA 4", "hbm"): "CDNA 3",
 }
 
 
