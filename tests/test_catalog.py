@@ -166,3 +166,18 @@ def test_values_derived_from_a_catalog_are_bounded(monkeypatch: pytest.MonkeyPat
     assert catalog.derived(("test", 4), lambda: -1) == 4  # kept: not computed again
     assert catalog.derived(("test", 0), lambda: -1) == -1  # the oldest went
     assert calls == [0, 1, 2, 3, 4] and len(catalog._derived) == 3
+
+
+def test_memory_is_what_the_driver_reports(catalog: Catalog) -> None:
+    """A T4 with ECC on reports 15,360 MiB of its 16 GiB (a 16th for ECC: an L40S's 48 reads
+    46,068); a planner that counts the label says "fits" where the card runs out. A MIG
+    slice has its profile's memory, never its whole GPU's report."""
+    from whichgpu.estimate.parallel import usable_bytes
+    from whichgpu.plan.hardware import slice_gpu
+
+    assert usable_bytes(catalog.gpu("t4")) == 15360 * 2**20
+    assert usable_bytes(catalog.gpu("l40s")) / 2**30 == pytest.approx(48 * 15 / 16, abs=0.02)
+    assert usable_bytes(catalog.gpu("rtx-a6000")) == 48 * 2**30  # no public report: its label
+    a100 = catalog.gpu("a100-40gb")
+    small = next(p for p in catalog.mig_profiles(a100.id) if p.profile == "1g.5gb")
+    assert usable_bytes(slice_gpu(a100, small)) == pytest.approx(small.memory_gib * 2**30)

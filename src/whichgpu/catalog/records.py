@@ -77,6 +77,11 @@ class GPU(Record, frozen=True, kw_only=True):
     rt_cores: Annotated[int, Meta(ge=0, le=1_000)]
     rt_core_gen: Annotated[int, Meta(ge=1, le=9)] | None = None
     memory_gib: Annotated[float, Meta(gt=0, le=2_000)]
+    #: The memory the driver reports in all (nvidia-smi's memory.total, rocm-smi's VRAM
+    #: Total) on a recent driver, where a public log shows it: a GDDR data-centre card with
+    #: ECC on loses a 16th to it (a T4's 16 GiB reads 15,360 MiB; an L40S's 48, 46,068) and an
+    #: HBM part a little to the driver (an H100's 80, 81,559). None: ``memory_gib`` whole
+    reported_memory_mib: Annotated[int, Meta(gt=0, le=2_000_000)] | None = None
     memory_type: Text
     memory_bandwidth_gb_per_s: Annotated[float, Meta(gt=0, le=50_000)]
     ecc: bool | None = None

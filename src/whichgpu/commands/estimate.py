@@ -272,10 +272,11 @@ def _with_memory(
     from whichgpu.units import BYTES_PER_GIB
 
     needed = memory_of(arch, job).total_bytes
-    fits = needed <= usable_bytes(gpu)
+    capacity = usable_bytes(gpu)
+    fits = needed <= capacity
     if not fits:
         notes = [*notes, note("estimate_no_fit", gib=round(needed / BYTES_PER_GIB, 1),
-                              gpu=gpu.short_name, capacity=round(gpu.memory_gib, 1),
+                              gpu=gpu.short_name, capacity=round(capacity / BYTES_PER_GIB, 1),
                               fit=Ref(("@fit",)))]  # fmt: skip
     return msgspec.structs.replace(
         result, memory_gib=needed / BYTES_PER_GIB, fits=fits, notes=tuple(notes)

@@ -15,6 +15,7 @@ from whichgpu.estimate.memory import (
     replicated_weights_bytes,
     weights_bytes,
 )
+from whichgpu.estimate.parallel import usable_bytes
 from whichgpu.frozen import evolve
 from whichgpu.job import Job
 from whichgpu.job.engines import EngineProfile
@@ -31,7 +32,7 @@ def _pool(
     """A replica's bytes outside the KV cache (weights, profiled activations, CUDA contexts
     and, on a tensor-parallel group, NCCL's buffers), its KV budget as the engine sizes it,
     and one sequence's KV cache in whole blocks."""
-    total = gpu.memory_gib * BYTES_PER_GIB * tp
+    total = usable_bytes(gpu) * tp
     nccl = tp > 1 and engine.split == "tensor"
     used, one = _replica_bytes(arch, job, tp, engine.block_tokens, nccl)
     if job.quantised and job.quantize_on == "gpu":  # the 16-bit model loads first
@@ -104,7 +105,7 @@ def kv_pool_share(
     """The KV-cache pool the engine sizes on a replica of ``tp`` GPUs: bytes a GPU, and its
     share of the replica's memory."""
     _used, budget, _one = _pool(arch, job, gpu, tp, engine)
-    total = gpu.memory_gib * BYTES_PER_GIB * tp
+    total = usable_bytes(gpu) * tp
     return max(budget, 0.0) / tp, max(budget, 0.0) / total
 
 

@@ -32,7 +32,11 @@ PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 
 
 def usable_bytes(gpu: GPU) -> float:
-    """A GPU's memory in bytes: its "GB" are binary (an A100 80GB has 81,920 MiB)."""
+    """A GPU's memory in bytes as its driver reports it (:attr:`GPU.reported_memory_mib`:
+    a T4 with ECC on has 15,360 MiB of its 16 GiB), else its "GB" as binary (an A100 80GB
+    has 81,920 MiB)."""
+    if gpu.reported_memory_mib is not None:
+        return gpu.reported_memory_mib * 1024.0**2
     return gpu.memory_gib * BYTES_PER_GIB
 
 

@@ -33,7 +33,9 @@ class ServingCapacity:
 
 
 def serving_capacity(arch: ModelArch, job: Job, gpu: GPU, utilization: float) -> ServingCapacity:
-    total = gpu.memory_gib * BYTES_PER_GIB * job.tp
+    from whichgpu.estimate.parallel import usable_bytes
+
+    total = usable_bytes(gpu) * job.tp
     used = outside_kv_bytes(arch, job, job.tp, nccl=job.tp > 1)
     budget = max(0.0, utilization * total - used)
     one_block = kv_cache_bytes(arch, replace(job, batch=1, tp=1), tokens=PAGED_BLOCK_TOKENS)

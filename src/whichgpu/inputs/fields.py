@@ -15,6 +15,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "rt_cores": (N_("RT cores"), ""),
     "rt_core_gen": (N_("RT core generation"), ""),
     "memory_gib": (N_("VRAM"), "GB"),
+    "reported_memory_mib": (N_("Memory the driver reports"), "MiB"),
     "memory_type": (N_("Memory type"), ""),
     "memory_bandwidth_gb_per_s": (N_("Memory bandwidth"), "GB/s"),
     "fp32_tflops": (N_("FP32"), "TFLOPS"),

@@ -72,6 +72,7 @@ def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
     return msgspec.structs.replace(
         gpu,
         memory_gib=profile.memory_gib,  # a slice's name counts 10^9-byte GB: in GiB here
+        reported_memory_mib=None,  # the whole GPU's: a slice has its profile's memory
         memory_bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s * m,
         fp32_tflops=gpu.fp32_tflops * c,
         fp64_tflops=gpu.fp64_tflops * c,

@@ -177,13 +177,16 @@ def print_serving(plan: ServingPlan, demand_rps: float | None, console: Printer)
 
 def no_fit(est: ImageEstimate | ImageTrainEstimate, gpu: GPU) -> Note | None:
     """What an image job that no setting fits on ``gpu`` needs, and what to try."""
-    if est.memory.total_gib <= gpu.memory_gib:
+    from whichgpu.estimate.parallel import usable_bytes
+
+    capacity = usable_bytes(gpu) / BYTES_PER_GIB
+    if est.memory.total_gib <= capacity:
         return None
     from whichgpu.errors import Ref
 
     if est.memory.stage == "loading":  # quantised on the GPU after a 16-bit load
         return note("image_no_fit_loading", gib=round(est.memory.total_gib, 1),
-                    gpu=gpu.short_name, capacity=round(gpu.memory_gib, 1),
+                    gpu=gpu.short_name, capacity=round(capacity, 1),
                     quantize_on=Ref(("quantize_on",)))  # fmt: skip
     code = "image_no_fit" if isinstance(est, ImageEstimate) else "image_training_no_fit"
     flags = {name: Ref((name,)) for name in ("quant", "checkpointing", "optimizer",
@@ -191,7 +194,7 @@ def no_fit(est: ImageEstimate | ImageTrainEstimate, gpu: GPU) -> Note | None:
     if code == "image_no_fit":
         flags = {"quant": flags["quant"]}
     return note(code, gib=round(est.memory.total_gib, 1), gpu=gpu.short_name,
-                capacity=round(gpu.memory_gib, 1), **flags)  # fmt: skip
+                capacity=round(capacity, 1), **flags)  # fmt: skip
 
 
 def print_chosen(chosen: tuple[str, ...], console: Printer) -> None:
