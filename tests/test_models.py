@@ -63,6 +63,12 @@ TRANSFORMERS_COUNTS = {
     "gpt-oss-120b": 116_829_156_672,
     "llama-4-scout": 107_769_861_120,  # Llama4ForCausalLM of its text_config
     "llama-4-maverick": 400_711_848_960,  # Llama4ForCausalLM of its text_config
+    # transformers 4.50.3 (meta device): Gemma3ForCausalLM for the 1B, else
+    # Gemma3ForConditionalGeneration with its SigLIP tower (416,866,032) and projector
+    "gemma-3-1b": 999_885_952,
+    "gemma-3-4b": 4_300_079_472,
+    "gemma-3-12b": 12_187_325_040,
+    "gemma-3-27b": 27_432_406_640,
     "resnet-50": 25_557_032,  # torchvision's resnet50: 25,557,032
     "vit-b-16": 86_567_656,  # torchvision's vit_b_16: 86,567,656
 }
@@ -240,7 +246,7 @@ def test_models_lists_the_presets_smallest_first_with_a_filter() -> None:
 
     doc = json.loads(run_cli("models", "--json").stdout)
     ids = [m["id"] for m in doc["models"]]
-    assert len(ids) == 49 and ids[0] == "resnet-50" and ids[-1] == "kimi-k2"
+    assert len(ids) == 53 and ids[0] == "resnet-50" and ids[-1] == "kimi-k2"
     qwen = json.loads(run_cli("models", "--family", "qwen", "--max-params", "10B", "--json").stdout)
     assert [m["id"] for m in qwen["models"]] == [
         "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-7b", "qwen3-8b"

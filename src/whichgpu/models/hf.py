@@ -42,14 +42,17 @@ def _llama_like(config: Config, family: str) -> ModelArch:
     head_dim = _int(config, "head_dim", default=h // n_heads if n_heads else 0)
     vocab = _int(config, "vocab_size")
     inter = _int(config, "intermediate_size")
-    tied = bool(first_of(config, "tie_word_embeddings", default=family in ("gemma2", "gemma")))
+    tied = bool(first_of(config, "tie_word_embeddings", default=family in GEMMA_FAMILIES))
     bias_all = bool(first_of(config, "attention_bias", default=False))
     qkv_bias = family in ("qwen2", "qwen2_moe") or bias_all
     mlp_bias = bool(first_of(config, "mlp_bias", default=False))
-    norms_per_layer = 4 if family == "gemma2" else 2
-    # Qwen3's RMSNorm of each head's queries and keys (q_norm, k_norm: transformers'
-    # modeling_qwen3.py, Qwen3Attention), head_dim weights each
-    qk_norms = 2 * head_dim if family in ("qwen3", "qwen3_moe") else 0
+    # Gemma 2 and 3 norm each block's input and output (input_layernorm,
+    # post_attention_layernorm, pre_ and post_feedforward_layernorm)
+    norms_per_layer = 4 if family in ("gemma2", *GEMMA3_FAMILIES) else 2
+    # Qwen3's and Gemma 3's RMSNorm of each head's queries and keys (q_norm, k_norm:
+    # transformers' modeling_qwen3.py Qwen3Attention, modeling_gemma3.py Gemma3Attention),
+    # head_dim weights each
+    qk_norms = 2 * head_dim if family in ("qwen3", "qwen3_moe", *GEMMA3_FAMILIES) else 0
 
     attention = 0
     kind: AttentionKind = attention_kind(n_heads, n_kv)
@@ -429,6 +432,66 @@ def _replace_kind(arch: ModelArch, kind: str) -> ModelArch:
     return replace(arch, kind=kind)  # type: ignore[arg-type]
 
 
+#: The families whose embeddings are tied unless the config says otherwise
+GEMMA3_FAMILIES = ("gemma3", "gemma3_text")
+GEMMA_FAMILIES = ("gemma", "gemma2", *GEMMA3_FAMILIES)
+
+#: Gemma3TextConfig's defaults, which Google's config.json files leave out (transformers'
+#: models/gemma3/configuration_gemma3.py: the 4B's text_config states no heads, none of the
+#: multimodal ones a vocabulary, head width or context)
+GEMMA3_TEXT_DEFAULTS: dict[str, object] = {
+    "vocab_size": 262_208,
+    "hidden_size": 2304,
+    "intermediate_size": 9216,
+    "num_hidden_layers": 26,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131_072,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 6,
+    "tie_word_embeddings": True,
+}
+
+
+def gemma3(config: Config, family: str) -> ModelArch:
+    """Google's Gemma 3 (transformers' modeling_gemma3.py): the language model as Gemma 2's
+    block with each head's queries and keys RMS-normed (:func:`_llama_like`), its config's
+    gaps filled with :data:`GEMMA3_TEXT_DEFAULTS`; a multimodal checkpoint
+    (``Gemma3ForConditionalGeneration``) also holds its SigLIP vision tower and the projector
+    into the text width (:func:`siglip_params`), counted as ``other``: loaded with the model,
+    run once an image, not a text token's work."""
+    from dataclasses import replace
+
+    arch = _llama_like({**GEMMA3_TEXT_DEFAULTS, **config}, "gemma3_text")
+    vision = config.get("vision_config")
+    if not isinstance(vision, Mapping):
+        return arch
+    other = siglip_params(vision) + _int(vision, "hidden_size") * arch.hidden_size
+    other += _int(vision, "hidden_size")  # the projector's mm_soft_emb_norm
+    return replace(arch, params=replace(arch.params, other=arch.params.other + other))
+
+
+def siglip_params(config: Config) -> int:
+    """A SigLIP vision encoder's parameters (transformers' modeling_siglip.py, without its
+    pooling head where ``vision_use_head`` is false): the patch convolution and its bias,
+    one learned position a patch, each layer's attention (four projections with biases),
+    MLP (two with biases) and two LayerNorms, and the final LayerNorm. Gemma 3's tower
+    (1,152 wide, 27 layers, 896-pixel images in 14-pixel patches) is 416,866,032."""
+    h = _int(config, "hidden_size")
+    inter = _int(config, "intermediate_size")
+    layers = _int(config, "num_hidden_layers")
+    patch = _int(config, "patch_size")
+    side = _int(config, "image_size") // patch if patch else 0
+    channels = _int(config, "num_channels", default=3)
+    embeddings = channels * patch * patch * h + h + side * side * h
+    layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 2 * 2 * h
+    head = 0
+    if config.get("vision_use_head", True):  # the pooling head: a probe, attention, LN, MLP
+        head = h + 4 * (h * h + h) + 2 * h + (h * inter + inter) + (inter * h + h)
+    return embeddings + layers * layer + 2 * h + head
+
+
 def _vision(config: Config, family: str) -> ModelArch:
     from whichgpu.models.vision import parse_resnet, parse_vit
 
@@ -444,6 +507,8 @@ FAMILIES: dict[str, Callable[[Config, str], ModelArch]] = {
     "qwen3": _llama_like,
     "qwen3_moe": _llama_like,
     "gemma2": _llama_like,
+    "gemma3": gemma3,
+    "gemma3_text": gemma3,
     "phi3": _llama_like,
     "deepseek_v2": _llama_like,
     "deepseek_v3": _llama_like,
