@@ -68,7 +68,10 @@ def check_serving(
     the shipped ones, :func:`~whichgpu.job.engines.load_sequence_times`). A row's
     ``max_sequences`` is its engine's batch limit at the version it ran, where that differs
     from the profile's, and its ``scheduler_steps`` the decode steps a scheduler pass ran
-    (vLLM 0.6's ``--num-scheduler-steps``), where the run set them, and its ``layout``
+    (vLLM 0.6's ``--num-scheduler-steps``), where the run set them, its ``memory_fraction``
+    where its version's default differs from the profile's (vLLM's ``gpu_memory_utilization``
+    was 0.9 through its 2024-2025 releases: the v0.6.4 engine arguments, "If unspecified, will
+    use the default value of 0.9"; the profile's 0.92 is 0.33's), and its ``layout``
     ``dep`` where it ran attention data-parallel with expert-parallel MoE."""
     from whichgpu.catalog import load_catalog
     from whichgpu.errors import WhichGPUError
@@ -115,6 +118,8 @@ def check_serving(
             job = evolve(job, attention_dp=True)
         if row.get("scheduler_steps"):  # the version's multi-step scheduling, as it ran
             engine = replace(engine, scheduler_steps=int(row["scheduler_steps"]))
+        if row.get("memory_fraction"):  # the version's KV share of the memory, as it ran
+            engine = replace(engine, memory_fraction=float(row["memory_fraction"]))
         targets = Targets()
         demand = None
         if kind == "server":
