@@ -103,6 +103,9 @@ def test_whole_cards_are_compared(catalog: Catalog) -> None:
     cards = {c.gpu.id: c for c in result.cards}
     assert cards["rtx-a2000-12gb"].cards == 7
     assert "rtx-a2000-12gb" in cards and "a100-80gb-sxm" not in cards
+    # a card holds what its driver reports: an L4's 24 GB are 22.5 GiB with ECC on
+    big = {c.gpu.id for c in plan_mig(catalog, [make_service({"memory_gib": 23})]).cards}
+    assert "rtx-4090" in big and not {"l4", "a10"} & big
 
 
 def test_text_golden() -> None:

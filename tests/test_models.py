@@ -328,3 +328,16 @@ def test_a_format_of_experts_on_a_dense_model_is_one_line() -> None:
     result = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "inference", "--gpu", "h100",
                      "--quant", "mxfp4")  # fmt: skip
     assert result.code == 2 and "has no experts" in result.stderr
+
+
+def test_gemma3_fills_what_its_config_leaves_to_transformers() -> None:
+    """Google's Gemma 3 files leave the window, heads and activation to Gemma3TextConfig:
+    a config without them is Gemma 3 as transformers builds it (a 4,096-token window on
+    five layers in six, GELU), not every layer global under SiLU."""
+    from whichgpu.models.hf import parse_config
+
+    sparse = {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+              "num_hidden_layers": 34}  # fmt: skip
+    arch = parse_config(sparse, "sparse")
+    assert (arch.sliding_window, arch.sliding_layers) == (4096, 29)
+    assert (arch.n_heads, arch.n_kv_heads, arch.head_dim, arch.vocab_size) == (8, 4, 256, 262_208)

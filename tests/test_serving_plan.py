@@ -1198,3 +1198,41 @@ def test_published_prefix_caching_speed_ups_are_reproduced() -> None:
     assert all(abs(c.error) < 0.2 for c in checks.values())
     assert checks["prefix-vllm-l40s-input"].estimated == pytest.approx(1.67, abs=0.05)
     assert checks["prefix-vllm-a100-nohit"].estimated == pytest.approx(1.0)
+
+
+def test_the_layout_review_holds(catalog: Catalog) -> None:
+    """The review of the layouts: an engine's bound counts its data-parallel layout (vLLM's
+    DP8+EP of DeepSeek-R1 serves 11 requests/s; the bound read 4.5, its TP one); vLLM caps
+    sequences a rank under DP attention, and the export says a rank's; a calibrated
+    tensor-parallel split beats an unmeasured data-parallel one that wins only inside its
+    range (Qwen3-235B-A22B FP8 on 8 x H100, TensorRT-LLM: 2 x 4 TP); --tp keeps tensor
+    parallelism; fit's KV pool counts MLA's copy on every GPU as the planner does."""
+    from whichgpu.estimate.engine_choice import layout_lows
+    from whichgpu.estimate.serving_plan import max_load_rps, plan_service
+    from whichgpu.models import resolve_model
+
+    deepseek, h200, vllm = resolve_model("deepseek-r1"), catalog.resolve("h200"), ENGINES["vllm"]
+    job = vllm.served_job(make_job(task="inference", quant="fp8", prompt=1000, generate=1000))
+    lows = layout_lows(vllm, deepseek, h200, job)
+    plan = plan_service(deepseek, job, h200, 8, vllm, Targets(), lows=lows)
+    assert plan is not None and plan.attention_dp and plan.max_sequences > 1024
+    assert max_load_rps(deepseek, job, h200, 8, vllm) >= plan.served_rps * (1 - 1e-6)
+    assert not plan_service(deepseek, job, h200, 8, vllm, Targets(), tp=8, lows=lows).attention_dp
+    qwen, h100, trt = (
+        resolve_model("qwen3-235b-a22b"),
+        catalog.resolve("h100-sxm"),
+        ENGINES["trtllm"],
+    )
+    fp8 = trt.served_job(make_job(task="inference", quant="fp8", prompt=1000, generate=1000))
+    split = plan_service(qwen, fp8, h100, 8, trt, Targets(), lows=layout_lows(trt, qwen, h100, fp8))
+    assert split is not None and not split.attention_dp and split.gpus_per_replica == 4
+    done = run_cli("recommend", "--task", "inference", "-m", "deepseek-r1", "--engine", "vllm",
+                   "--prompt", "1000", "--generate", "1000", "--request-rate", "3", "--export",
+                   "skypilot")  # fmt: skip
+    per_rank = re.search(r"--max-num-seqs (\d+)", done.stdout)
+    assert per_rank is not None and int(per_rank.group(1)) <= 1024
+    fit = run_cli("fit", "-m", "deepseek-r1", "--gpu", "h200", "--tp", "8", "--gpus", "8",
+                  "--gpu-memory-utilization", "0.9", "--task", "inference")  # fmt: skip
+    # 45,074 blocks of 16 tokens over the 8 GPUs' latent copies: 352 sequences of 2,048 (the
+    # block counted once, 2,817)
+    assert "45,074 blocks of 16 tokens → 352 concurrent" in fit.stdout

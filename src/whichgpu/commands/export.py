@@ -247,7 +247,9 @@ def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
             tp=plan.gpus_per_replica,
             max_len=max_len,
             context=max_len * plan.max_sequences,
-            sequences=plan.max_sequences,
+            sequences=math.ceil(plan.max_sequences / plan.gpus_per_replica)
+            if plan.attention_dp and engine.rank_limits
+            else plan.max_sequences,  # each data-parallel rank's own cap
             port=engine.port + replica,
             quant=flag,
         )

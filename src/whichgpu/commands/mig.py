@@ -11,6 +11,7 @@ from whichgpu.catalog.records import GPU, MigProfile
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput, Path, UnknownName
 from whichgpu.estimate.mig_packing import MigPlan, Service, check_mix, pack
+from whichgpu.estimate.parallel import usable_bytes
 from whichgpu.inputs import parse
 from whichgpu.inputs.requests import MAX_MIG_REPLICAS, MAX_SERVICES, MigOptions, ServiceRequest
 from whichgpu.notes import Note, note
@@ -204,7 +205,7 @@ def plan_mig(
     for card in catalog.gpus:
         if plannable(card):
             continue
-        capacity = card.memory_gib
+        capacity = usable_bytes(card) / BYTES_PER_GIB  # as its driver reports it
         if all(need <= capacity for need, _n in replicas):
             count = sum(n for _need, n in replicas)
             price = _price(catalog, card.id, markets, count)

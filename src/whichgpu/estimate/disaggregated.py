@@ -143,7 +143,17 @@ def against_replicas(
     # shrink with the load)
     rate = min(demand_rps or split.capacity_rps, split.capacity_rps)
     at_demand = replace(point, rate_rps=rate, concurrency=held * rate / split.capacity_rps)
-    return replace(aggregated, gpus_per_replica=split.gpus, replicas=1, capacity=point,
-                   operating=at_demand, binding=split.binding,
-                   disaggregated=split, aggregated_rps=aggregated.served_rps,
-                   replicas_plan=aggregated, alternatives=())  # fmt: skip
+    return replace(
+        aggregated,
+        gpus_per_replica=split.gpus,
+        replicas=1,
+        capacity=point,
+        operating=at_demand,
+        binding=split.binding,
+        disaggregated=split,
+        aggregated_rps=aggregated.served_rps,
+        replicas_plan=aggregated,
+        alternatives=(),
+        attention_dp=False,
+        other_layout_rps=0.0,
+    )  # fmt: skip  (workers: TP)

@@ -168,8 +168,9 @@ def choose_engine(
                             max_sequences, tp, layout_lows(engine, arch, gpu, served))  # fmt: skip
         if plan is None:
             continue
-        if plan.attention_dp != served.attention_dp:  # the layout the search chose
-            served = evolve(served, attention_dp=plan.attention_dp)
+        chosen = plan.attention_dp and plan.disaggregated is None
+        if chosen != served.attention_dp:  # the layout the search chose
+            served = evolve(served, attention_dp=chosen)
         choice = EngineChoice(engine, served, plan)
         if best is None or better(choice, best):
             best, choice = choice, best

@@ -96,7 +96,14 @@ def kv_sequences(arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EnginePro
     _used, budget, one = _pool(arch, job, gpu, tp, engine)
     if budget <= 0 or one <= 0:
         return 0
-    return min(engine.limits(gpu)[0], int(budget // one))
+    return min(sequence_cap(job, gpu, tp, engine), int(budget // one))
+
+
+def sequence_cap(job: Job, gpu: GPU, tp: int, engine: EngineProfile) -> int:
+    """The most sequences the engine batches on a replica of ``tp`` GPUs: its cap, once a
+    data-parallel rank where each rank schedules its own (:attr:`EngineProfile.rank_limits`)."""
+    ranks = tp if job.attention_dp and engine.rank_limits else 1
+    return engine.limits(gpu)[0] * ranks
 
 
 def kv_pool_share(

@@ -38,7 +38,9 @@ def serving_capacity(arch: ModelArch, job: Job, gpu: GPU, utilization: float) ->
     total = usable_bytes(gpu) * job.tp
     used = outside_kv_bytes(arch, job, job.tp, nccl=job.tp > 1)
     budget = max(0.0, utilization * total - used)
-    one_block = kv_cache_bytes(arch, replace(job, batch=1, tp=1), tokens=PAGED_BLOCK_TOKENS)
+    # a block on every GPU that holds a copy of it (kv_cache_bytes is a GPU's share)
+    one_block = kv_cache_bytes(arch, replace(job, batch=1), tokens=PAGED_BLOCK_TOKENS)
+    one_block *= max(job.tp, 1)
     blocks = int(budget // one_block) if one_block else 0
     per_sequence = math.ceil(job.tokens / PAGED_BLOCK_TOKENS)
     return ServingCapacity(

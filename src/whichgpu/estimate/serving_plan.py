@@ -485,7 +485,7 @@ def plan_service(
     served_by: list[tuple[int, int, float]] = []
     for per_replica in _splits(arch, job, count, engine, tp):
         plan = None
-        for layout in layouts(arch, job, engine, per_replica):
+        for layout in layouts(arch, job, engine, per_replica, fixed=tp is not None):
             held = _held_targets(targets, lows) if layout.attention_dp else targets
             try:
                 found = replica_plan(arch, layout, gpu, per_replica, engine, held,
@@ -498,7 +498,7 @@ def plan_service(
             continue
         served = plan.served_rps
         served_by.append((per_replica, plan.replicas, served))
-        if best is None or serves_more(plan, best):
+        if best is None or serves_more(_held(plan, lows), _held(best, lows)):
             best = plan
     if best is None:
         return None
@@ -535,14 +535,17 @@ def _split_of(
     return plan_disaggregated(arch, job, gpu, count, targets, curves)
 
 
-def layouts(arch: ModelArch, job: Job, engine: EngineProfile, gpus: int) -> list[Job]:
+def layouts(
+    arch: ModelArch, job: Job, engine: EngineProfile, gpus: int, fixed: bool = False
+) -> list[Job]:
     """The layouts a replica of ``gpus`` GPUs serves ``job`` in: tensor parallelism, and for
     a mixture of experts on an engine that has it, data-parallel attention with
     expert-parallel MoE (:attr:`~whichgpu.job.Job.attention_dp`; vLLM's DeepSeek recipe:
     "Tensor-parallel is usually better for low-latency / low-load scenarios, while
     data-parallel works better for high-load workloads"). A job that already asks for
-    data-parallel attention is planned so only."""
-    if job.attention_dp:
+    data-parallel attention is planned so only; a tensor-parallel degree the user fixed
+    (``fixed``: ``--tp``) keeps tensor parallelism."""
+    if job.attention_dp or fixed:
         return [job]
     if gpus > 1 and arch.is_moe and engine.attention_dp_flags and engine.split == "tensor":
         return [job, evolve(job, attention_dp=True)]
@@ -577,20 +580,24 @@ def _layout_kept(
     if plan is None or kept is None:
         return plan or kept
     dp, tp = (plan, kept) if plan.attention_dp else (kept, plan)
-    tp_low, dp_low = lows
-
-    def held(one: ServingPlan, low: float) -> ServingPlan:
-        low = low if one.binding == "throughput" else 1.0  # a latency target's margin holds it
-        return replace(one, capacity=replace(one.capacity, rate_rps=one.capacity.rate_rps * low))
-
     carries = (
         demand_rps is not None
         and tp.unmet is None
-        and (tp.served_rps * tp_low * TARGET_UTILIZATION >= demand_rps)
+        and (tp.served_rps * lows[0] * TARGET_UTILIZATION >= demand_rps)
     )
-    winner = dp if not carries and serves_more(held(dp, dp_low), held(tp, tp_low)) else tp
+    winner = dp if not carries and serves_more(_held(dp, lows), _held(tp, lows)) else tp
     loser = tp if winner is dp else dp
     return replace(winner, other_layout_rps=loser.served_rps)
+
+
+def _held(plan: ServingPlan, lows: tuple[float, float]) -> ServingPlan:
+    """``plan`` with its capacity at what its layout is held to (``lows``: tensor
+    parallelism's, data-parallel attention's) where its throughput binds (a latency
+    target's margin already holds the other), to compare layouts and splits on."""
+    low = lows[1] if plan.attention_dp else lows[0]
+    if plan.binding != "throughput" or low == 1.0:
+        return plan
+    return replace(plan, capacity=replace(plan.capacity, rate_rps=plan.capacity.rate_rps * low))
 
 
 def _splits(
@@ -620,13 +627,14 @@ def max_load_rps(
 
     most = 0.0
     for n in _splits(arch, job, count, engine, tp):
-        try:
-            found = _replica_curve(arch, job, gpu, n, engine, 1.0, max_sequences,
-                                   fitted_sequence_s(engine.id), at_most_only=True)  # fmt: skip
-        except WhichGPUError:
-            continue
-        if found is not None:
-            most = max(most, count // n * _ceiling(found[0]))
+        for layout in layouts(arch, job, engine, n, fixed=tp is not None):
+            try:
+                found = _replica_curve(arch, layout, gpu, n, engine, 1.0, max_sequences,
+                                       fitted_sequence_s(engine.id), at_most_only=True)  # fmt: skip
+            except WhichGPUError:
+                continue
+            if found is not None:
+                most = max(most, count // n * _ceiling(found[0]))
     return most
 
 

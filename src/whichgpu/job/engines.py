@@ -133,6 +133,10 @@ class EngineProfile:
     #: (TensorRT-LLM's ``enable_attention_dp``); empty: the engine has no such layout
     attention_dp_flags: tuple[str, str] | tuple[()] = ()
     attention_dp_option: str = ""
+    #: Under data-parallel attention each rank is its own engine with its own sequence cap
+    #: (vLLM's "Data Parallel Deployment": each DP rank "a separate core engine process"),
+    #: so a replica of n GPUs batches n times :attr:`max_sequences`
+    rank_limits: bool = False
 
     def served_job(self, job: Job) -> Job:
         """``job`` as this engine serves it: its KV cache in the checkpoint's dtype
@@ -291,6 +295,7 @@ ENGINES: dict[str, EngineProfile] = {
             "--tensor-parallel-size {tp}",
             "--data-parallel-size {tp} --enable-expert-parallel",
         ),
+        rank_limits=True,
         large_gpu=(70.0, 9.0, 1024, 8192),
         format_capability=(("fp8", 8.0), ("mxfp4", 8.0)),
     ),
@@ -334,8 +339,12 @@ ENGINES: dict[str, EngineProfile] = {
         disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
-        # docs.sglang.io DeepSeek V3.2: "--tp 8 --dp 8 --enable-dp-attention" (TP + DP)
-        attention_dp_flags=("--tp {tp}", "--tp {tp} --dp {tp} --enable-dp-attention"),
+        # docs.sglang.io DeepSeek V3.2: "--tp 8 --dp 8 --enable-dp-attention" (TP + DP);
+        # "Expert Parallelism": --ep-size splits the MoE's tensor-parallel ranks into EP groups
+        attention_dp_flags=(
+            "--tp {tp}",
+            "--tp {tp} --dp {tp} --enable-dp-attention --ep-size {tp}",
+        ),
         format_capability=(("fp8", 8.0),),
     ),
     # TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py @0004396,

@@ -451,6 +451,7 @@ GEMMA3_TEXT_DEFAULTS: dict[str, object] = {
     "sliding_window": 4096,
     "sliding_window_pattern": 6,
     "tie_word_embeddings": True,
+    "hidden_activation": "gelu_pytorch_tanh",
 }
 
 
@@ -463,7 +464,7 @@ def gemma3(config: Config, family: str) -> ModelArch:
     run once an image, not a text token's work."""
     from dataclasses import replace
 
-    arch = _llama_like({**GEMMA3_TEXT_DEFAULTS, **config}, "gemma3_text")
+    arch = _llama_like({**GEMMA3_TEXT_DEFAULTS, **config}, "gemma3_text")  # (parse_config's too)
     vision = config.get("vision_config")
     if not isinstance(vision, Mapping):
         return arch
@@ -539,6 +540,8 @@ def parse_config(config: Config, model_id: str = "", name: str = "", source: str
     if not isinstance(family, str) or not family:
         raise InvalidInput("config_no_model_type")
     config = text_config(config)  # a multimodal wrapper's language model
+    if family in GEMMA3_FAMILIES:  # what Google's files leave to Gemma3TextConfig
+        config = {**GEMMA3_TEXT_DEFAULTS, **config}
     parser = FAMILIES.get(family)
     if parser is None:
         raise InvalidInput("config_model_type", family=family, valid=", ".join(sorted(FAMILIES)))
