@@ -713,7 +713,7 @@ def heldout_section() -> list[str]:
         "columns, SGLang's `--enable-dp-attention`) is planned so "
         "(`whichgpu.job.Job.attention_dp`); the others as tensor parallelism, the latent "
         "cache of an MLA model and the KV heads of a model with fewer than the GPUs held on "
-        "every GPU that needs them (`whichgpu.estimate.memory.kv_copies`).",
+        "every GPU that needs them (`whichgpu.estimate.kv_cache.kv_copies`).",
         "",
         *rows,
         "",

@@ -293,7 +293,7 @@ def test_a_sliding_window_layer_caches_only_its_window() -> None:
     sequence would hold; within the window nothing changes."""
     from dataclasses import replace as dc_replace
 
-    from whichgpu.estimate.memory import kv_cache_bytes
+    from whichgpu.estimate.kv_cache import kv_cache_bytes
     from whichgpu.inputs.job_input import make_job
     from whichgpu.models import resolve_model
 

@@ -468,7 +468,7 @@ def test_four_sequences_of_deepseek_v3_read_thirty_of_its_experts() -> None:
 def test_tensor_parallel_gpus_each_read_the_kv_copy_they_hold() -> None:
     """MLA's latent is every head's: on 8 GPUs each holds and reads all of it; Qwen3's 4 KV
     heads on 8 GPUs sit on two GPUs each; Llama 3.1 70B's 8 split over 8 without a copy."""
-    from whichgpu.estimate.memory import kv_cache_bytes, kv_copies
+    from whichgpu.estimate.kv_cache import kv_cache_bytes, kv_copies
     from whichgpu.estimate.perf import kv_read_bytes
 
     deepseek, qwen, llama = (resolve_model(m) for m in ("deepseek-r1", "qwen3-235b-a22b",

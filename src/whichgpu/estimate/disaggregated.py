@@ -39,7 +39,7 @@ def transfer_s(arch: ModelArch, job: Job, gpu: GPU, tp_p: int, tp_d: int, per_no
     network across nodes: :func:`~whichgpu.estimate.parallel.collective_gb_per_s`), each of
     the smaller worker's GPUs sending its shard at once (NIXL's and Mooncake's transfers are
     GPU to GPU, RDMA across nodes)."""
-    from whichgpu.estimate.memory import kv_cache_bytes
+    from whichgpu.estimate.kv_cache import kv_cache_bytes
     from whichgpu.estimate.parallel import collective_gb_per_s
     from whichgpu.frozen import evolve
 

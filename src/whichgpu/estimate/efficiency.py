@@ -347,7 +347,7 @@ def _decode_step(
     ``max(FLOPs / peak, bytes / bandwidth)``): the linear layers read the weights once for the
     batch (``2·N·B`` FLOPs), attention reads each sequence's KV cache
     (:func:`~whichgpu.estimate.perf.decode_attention_flops` a sequence; each tensor-parallel
-    GPU that holds a copy reads it: :func:`~whichgpu.estimate.memory.kv_copies`). At a large
+    GPU that holds a copy reads it: :func:`~whichgpu.estimate.kv_cache.kv_copies`). At a large
     batch the GEMMs are compute-bound and attention's KV reads come on top of them; each
     part then runs at its own resource's efficiency
     (:attr:`Ideal.other_share`)."""

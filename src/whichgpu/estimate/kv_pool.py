@@ -9,12 +9,8 @@ from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB, NCCL_BUFFERS_GIB
-from whichgpu.estimate.memory import (
-    activations_bytes,
-    kv_cache_bytes,
-    replicated_weights_bytes,
-    weights_bytes,
-)
+from whichgpu.estimate.kv_cache import kv_cache_bytes
+from whichgpu.estimate.memory import activations_bytes, replicated_weights_bytes, weights_bytes
 from whichgpu.estimate.parallel import usable_bytes
 from whichgpu.frozen import evolve
 from whichgpu.job import Job

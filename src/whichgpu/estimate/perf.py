@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import RESNET50_PARAMS
-from whichgpu.estimate.memory import expert_weights_bytes, kv_copies, weights_bytes
+from whichgpu.estimate.kv_cache import kv_copies
+from whichgpu.estimate.memory import expert_weights_bytes, weights_bytes
 from whichgpu.job import Job, Precision
 from whichgpu.models.arch import ModelArch
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import PAGED_BLOCK_TOKENS
+from whichgpu.estimate.kv_cache import kv_cache_bytes
 from whichgpu.estimate.kv_pool import outside_kv_bytes
-from whichgpu.estimate.memory import kv_cache_bytes
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB

@@ -36,6 +36,13 @@ from whichgpu.estimate.disaggregated import against_replicas, plan_disaggregated
 from whichgpu.estimate.kv_pool import kv_sequences
 from whichgpu.estimate.queueing import waiting_s
 from whichgpu.estimate.serving_curve import Curve
+from whichgpu.estimate.serving_layouts import (
+    held_targets,
+    held_to,
+    layout_kept,
+    layouts,
+    serves_more,
+)
 from whichgpu.estimate.serving_types import Disaggregated, ServingPlan, ServingPoint, Targets
 from whichgpu.estimate.speculative import verification
 from whichgpu.frozen import evolve
@@ -486,19 +493,19 @@ def plan_service(
     for per_replica in _splits(arch, job, count, engine, tp):
         plan = None
         for layout in layouts(arch, job, engine, per_replica, fixed=tp is not None):
-            held = _held_targets(targets, lows) if layout.attention_dp else targets
+            held = held_targets(targets, lows) if layout.attention_dp else targets
             try:
                 found = replica_plan(arch, layout, gpu, per_replica, engine, held,
                                      demand_rps=demand_rps, replicas=count // per_replica,
                                      max_sequences=max_sequences)  # fmt: skip
             except WhichGPUError:
                 continue
-            plan = _layout_kept(plan, found, demand_rps, lows)
+            plan = layout_kept(plan, found, demand_rps, lows)
         if plan is None:
             continue
         served = plan.served_rps
         served_by.append((per_replica, plan.replicas, served))
-        if best is None or serves_more(_held(plan, lows), _held(best, lows)):
+        if best is None or serves_more(held_to(plan, lows), held_to(best, lows)):
             best = plan
     if best is None:
         return None
@@ -533,71 +540,6 @@ def _split_of(
         if found is not None:
             curves[size] = found[0]
     return plan_disaggregated(arch, job, gpu, count, targets, curves)
-
-
-def layouts(
-    arch: ModelArch, job: Job, engine: EngineProfile, gpus: int, fixed: bool = False
-) -> list[Job]:
-    """The layouts a replica of ``gpus`` GPUs serves ``job`` in: tensor parallelism, and for
-    a mixture of experts on an engine that has it, data-parallel attention with
-    expert-parallel MoE (:attr:`~whichgpu.job.Job.attention_dp`; vLLM's DeepSeek recipe:
-    "Tensor-parallel is usually better for low-latency / low-load scenarios, while
-    data-parallel works better for high-load workloads"). A job that already asks for
-    data-parallel attention is planned so only; a tensor-parallel degree the user fixed
-    (``fixed``: ``--tp``) keeps tensor parallelism."""
-    if job.attention_dp or fixed:
-        return [job]
-    if gpus > 1 and arch.is_moe and engine.attention_dp_flags and engine.split == "tensor":
-        return [job, evolve(job, attention_dp=True)]
-    return [job]
-
-
-def _held_targets(targets: Targets, lows: tuple[float, float]) -> Targets:
-    """Latency targets a data-parallel-attention replica is held to: at the slow end of its
-    range where that lies further than tensor parallelism's (``lows``), where targets are met
-    at the slow end at all (``--confidence likely``)."""
-    tp_low, dp_low = lows
-    if targets.margin > 1.0 and targets.any and dp_low < tp_low:
-        return replace(targets, margin=targets.margin * tp_low / dp_low)
-    return targets
-
-
-def _layout_kept(
-    kept: ServingPlan | None,
-    plan: ServingPlan | None,
-    demand_rps: float | None,
-    lows: tuple[float, float],
-) -> ServingPlan | None:
-    """Of two layouts of the same replicas, tensor parallelism where it carries the demand
-    with a service's headroom (:data:`~whichgpu.estimate.assumptions.TARGET_UTILIZATION`,
-    its capacity held to ``lows[0]``: more capacity buys nothing there, and its latencies are
-    the lower), else the one that serves more, each at what ``lows`` holds it to
-    (data-parallel attention, which no serving run of the fit ran, wins only by more than
-    its wider range; its latency targets are already held there, :func:`_held_targets`);
-    the other's rate kept beside it."""
-    from whichgpu.estimate.assumptions import TARGET_UTILIZATION
-
-    if plan is None or kept is None:
-        return plan or kept
-    dp, tp = (plan, kept) if plan.attention_dp else (kept, plan)
-    carries = (
-        demand_rps is not None
-        and tp.unmet is None
-        and (tp.served_rps * lows[0] * TARGET_UTILIZATION >= demand_rps)
-    )
-    winner = dp if not carries and serves_more(_held(dp, lows), _held(tp, lows)) else tp
-    loser = tp if winner is dp else dp
-    return replace(winner, other_layout_rps=loser.served_rps)
-
-
-def _held(plan: ServingPlan, lows: tuple[float, float]) -> ServingPlan:
-    """``plan`` with its capacity at what its layout is held to (``lows``: tensor
-    parallelism's, data-parallel attention's) where its throughput binds (a latency
-    target's margin already holds the other), to compare layouts and splits on."""
-    low = lows[1] if plan.attention_dp else lows[0]
-    if plan.binding != "throughput" or low == 1.0:
-        return plan
-    return replace(plan, capacity=replace(plan.capacity, rate_rps=plan.capacity.rate_rps * low))
 
 
 def _splits(
@@ -636,26 +578,6 @@ def max_load_rps(
             if found is not None:
                 most = max(most, count // n * _ceiling(found[0]))
     return most
-
-
-def _shortfall(plan: ServingPlan) -> float:
-    """How far a plan that misses a target at every load is from it: what it reaches over
-    the target (1 for a plan that meets its targets)."""
-    if plan.unmet is None:
-        return 1.0
-    target, reached_s = plan.unmet
-    limit_s = plan.targets.limit_s(target)
-    return reached_s * plan.targets.margin / limit_s if limit_s else math.inf
-
-
-def serves_more(plan: ServingPlan, best: ServingPlan) -> bool:
-    """``plan`` serves more than ``best``, or, where neither meets the targets at any load,
-    comes nearer to them (the split a message about the miss should name: tensor parallel
-    8 reaches a shorter first token than 4 replicas of 2, which serve more)."""
-    if plan.unmet is not None or best.unmet is not None:
-        return _shortfall(plan) < _shortfall(best) * (1 - 1e-9)
-    served = plan.served_rps
-    return served > best.served_rps * (1 + 1e-9)
 
 
 #: The latency quantiles a target may be set at

@@ -161,7 +161,7 @@ class Job:
     #: --enable-expert-parallel``, SGLang's ``--dp N --enable-dp-attention``, TensorRT-LLM's
     #: ``enable_attention_dp``): each GPU holds the attention and the other dense weights
     #: whole and runs its own sequences through them, the routed experts split over the
-    #: GPUs; no KV cache is held twice (:func:`~whichgpu.estimate.memory.kv_copies`)
+    #: GPUs; no KV cache is held twice (:func:`~whichgpu.estimate.kv_cache.kv_copies`)
     attention_dp: bool = False
     kv_dtype: KvDtype = "auto"
     #: Micro-batches accumulated per optimizer step (global batch = batch · accumulation · dp)
