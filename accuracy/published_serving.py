@@ -35,8 +35,10 @@ class ServingCheck:
     tp: int
     #: Why the row could not be planned ("" when it was)
     excluded: str = ""
-    #: The likely range a served estimate of this row states, as ratios to the estimate
-    #: (the serving fit's band, wider where it rests on an unmeasured factor)
+    #: The likely range a served estimate of this row states, as ratios of the measurement
+    #: to the estimate (the serving fit's band for a rate, each latency's own for a latency:
+    #: :func:`~whichgpu.estimate.latency_range.latency_band`; wider where it rests on an
+    #: unmeasured factor)
     band: tuple[float, float] = (1.0, 1.0)
 
     @property
@@ -44,10 +46,7 @@ class ServingCheck:
         """Whether the measurement falls in the stated range (None: not estimated)."""
         if self.estimated is None:
             return None
-        ratio = self.measured / self.estimated
-        if not self.metric.endswith("tokens_per_s"):  # a latency: the inverse of a rate
-            ratio = 1 / ratio
-        return self.band[0] <= ratio <= self.band[1]
+        return self.band[0] <= self.measured / self.estimated <= self.band[1]
 
     @property
     def error(self) -> float | None:
@@ -76,6 +75,7 @@ def check_serving(
     from whichgpu.catalog import load_catalog
     from whichgpu.errors import WhichGPUError
     from whichgpu.estimate.engine_choice import serving_provenance
+    from whichgpu.estimate.latency_range import latency_band
     from whichgpu.estimate.serving_plan import Targets, replica_plan
     from whichgpu.estimate.throughput import likely_rate
     from whichgpu.inputs.job_input import make_job
@@ -155,6 +155,9 @@ def check_serving(
             estimated = plan.operating.ttft_s if metric == "ttft_s" else plan.operating.tpot_s
         said = serving_provenance(engine, arch, gpu, attention_dp=dep)
         likely = likely_rate(1.0, "tokens/s", "llm-serve", said)
+        band = (likely.low, likely.high)
+        if metric in ("ttft_s", "tpot_s"):  # a latency: its own range
+            band = latency_band(metric.removesuffix("_s"), said)
         out.append(
             ServingCheck(
                 row["id"],
@@ -167,7 +170,7 @@ def check_serving(
                 gpus,
                 tp,
                 excluded=excluded,
-                band=(likely.low, likely.high),
+                band=band,
             )
         )
     return out

@@ -76,22 +76,32 @@ def coverage(runs: list[ServingCheck], which: str) -> str:
     """How often the range a served estimate states holds the published figure, throughputs
     and latencies apart, and how wide it is."""
     from whichgpu.estimate.efficiency_model import load_efficiency
+    from whichgpu.estimate.latency_range import latency_band
 
     low, high = load_efficiency()[1]["llm-serve"]  # the range a served estimate states
     planned = [r for r in runs if r.error is not None]
-    rates = [r for r in planned if r.metric.endswith("tokens_per_s")]
-    latencies = [r for r in planned if not r.metric.endswith("tokens_per_s")]
-    wide = [r for r in planned if r.band != (1 / (1 + high), 1 / (1 + low))]
+    latencies = [r for r in planned if r.metric in ("ttft_s", "tpot_s")]
+    rates = [r for r in planned if r not in latencies]
+
+    def own(r: ServingCheck) -> tuple[float, float]:
+        if r.metric in ("ttft_s", "tpot_s"):
+            return latency_band(r.metric.removesuffix("_s"))
+        return 1 / (1 + high), 1 / (1 + low)
+
+    wide = [r for r in planned if r.band[1] - r.band[0] > own(r)[1] - own(r)[0] + 1e-9]
     widths = sorted(r.band[1] - r.band[0] for r in planned)
+    ttft, tpot = latency_band("ttft"), latency_band("tpot")
     return (
         f"A served estimate states the serving regime's likely range (the measurement "
         f"{1 / (1 + high) - 1:+.0%} to {1 / (1 + low) - 1:+.0%} of the estimate, from the "
-        f"fit's held-out errors), widened where it rests on a factor no serving run "
-        f"measured (a mixture of experts on an engine whose own runs hold none, an "
-        f"architecture with no serving run: {len(wide)} of these {len(planned)} rows) by how "
-        f"far a regime's own factor has sat from a shared one: it holds "
-        f"{sum(bool(r.inside) for r in rates)} of these {len(rates)} {which} throughputs and "
-        f"{sum(bool(r.inside) for r in latencies)} of their {len(latencies)} latencies "
+        f"fit's held-out errors), its time per output token the same range inverted "
+        f"({tpot[0] - 1:+.0%} to {tpot[1] - 1:+.0%}) and its time to first token the prefill "
+        f"fit's ({ttft[0] - 1:+.0%} to {ttft[1] - 1:+.0%}); each widened where it rests on a "
+        f"factor no serving run measured (a mixture of experts on an engine whose own runs hold "
+        f"none or none as fine, an architecture with no serving run: {len(wide)} of these "
+        f"{len(planned)} rows) by how far a regime's own factor has sat from a shared one: it "
+        f"holds {sum(bool(r.inside) for r in rates)} of these {len(rates)} {which} throughputs "
+        f"and {sum(bool(r.inside) for r in latencies)} of their {len(latencies)} latencies "
         f"(median width {widths[len(widths) // 2]:.0%} of the estimate)."
     )
 

@@ -794,7 +794,7 @@ def test_the_engine_search_meets_the_demand_before_it_weighs_the_margin() -> Non
     serving = json.loads(run_cli("estimate", *args).stdout)["serving"]
     assert serving["replicas"] * serving["capacity_per_replica"]["requests_per_s"] >= 1.27
     long = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm",
-                              "--request-rate", "0.1", "--ttft", "890ms", "--prompt", "16000",
+                              "--request-rate", "0.1", "--ttft", "1560ms", "--prompt", "16000",
                               "--generate", "100", "--json").stdout)  # fmt: skip
     said = [n for n in long["notes"] if n["code"].startswith("chosen_engine")]
     assert said and all("0.00" not in n["text"] for n in said)
@@ -901,10 +901,13 @@ def _served(*args: str) -> dict[str, object]:
 def test_a_served_estimate_on_an_unmeasured_factor_states_a_wider_range_and_says_so() -> None:
     """Issue 44, item 1: a served rate that rests on a factor no serving run measured (a
     mixture of experts on an engine whose own runs hold none; an architecture no serving
-    run measured, as CDNA 3) states the wider range and names what it rests on; the same
-    model on the engine whose calibration holds MoE runs, on a measured GPU, states the
-    serving fit's band."""
-    measured = _served("-m", "deepseek-r1", "--gpu", "h200", "--count", "8", "--engine", "trtllm")
+    run measured, as CDNA 3; or experts finer than any the calibration measured, as
+    DeepSeek-R1's 8 of 256 on TensorRT-LLM) states the wider range and names what it rests
+    on; a mixture as coarse as the calibration's Mixtral 8x7B (Mixtral 8x22B, 2 of 8) on the
+    engine whose calibration holds it, on a measured GPU, states the serving fit's band."""
+    measured = _served("-m", "mixtral-8x22b", "--gpu", "h200", "--count", "8", "--engine",
+                       "trtllm")  # fmt: skip
+    fine = _served("-m", "deepseek-r1", "--gpu", "h200", "--count", "8", "--engine", "trtllm")
     on_vllm = _served("-m", "deepseek-r1", "--gpu", "h200", "--count", "8", "--engine", "vllm")
     on_amd = _served("-m", "llama-3.1-8b", "--gpu", "mi300x")
 
@@ -920,21 +923,45 @@ def test_a_served_estimate_on_an_unmeasured_factor_states_a_wider_range_and_says
 
     assert not warned(measured) and width(measured) == pytest.approx(0.33, abs=0.05)
     assert "no MoE serving run of vLLM" in str(warned(on_vllm)[0]["params"])
+    assert "routing a token to 8 of 256 experts" in str(warned(fine)[0]["params"])
+    assert width(fine) > 2.5 * width(measured)
     assert "serve:CDNA 3 not fitted" in str(warned(on_amd)[0]["params"])
     assert width(on_vllm) > 2.5 * width(measured) and width(on_amd) > 2.5 * width(measured)
 
 
 def test_the_harnesses_said_to_hold_moe_runs_are_those_the_calibration_holds() -> None:
-    """:data:`MOE_CALIBRATED_HARNESSES` is what ``benchmarks.csv`` holds: the serving runs of
-    a mixture-of-experts model, by harness (TensorRT-LLM's Mixtral 8x7B rows)."""
+    """:data:`MOE_CALIBRATED_SHARES` is what ``benchmarks.csv`` holds: the serving runs of
+    a mixture-of-experts model, by harness, and each model's expert share (TensorRT-LLM's
+    Mixtral 8x7B rows: 2 of 8)."""
     from whichgpu.catalog.loader import read_package_table
     from whichgpu.catalog.records import Benchmark
-    from whichgpu.estimate.engine_choice import MOE_CALIBRATED_HARNESSES
+    from whichgpu.estimate.engine_choice import MOE_CALIBRATED_SHARES
     from whichgpu.models import resolve_model
 
     rows = [row for _line, row in read_package_table("benchmarks.csv", Benchmark)]
-    held = {r.harness for r in rows if r.regime == "llm-serve" and resolve_model(r.model).is_moe}
-    assert held == MOE_CALIBRATED_HARNESSES
+    held: dict[str, set[float]] = {}
+    for r in rows:
+        arch = resolve_model(r.model) if r.regime == "llm-serve" else None
+        if arch is not None and arch.is_moe:
+            held.setdefault(r.harness, set()).add(arch.experts_per_token / arch.n_experts)
+    assert {k: tuple(sorted(v)) for k, v in held.items()} == MOE_CALIBRATED_SHARES
+
+
+def test_a_finer_mixture_than_the_calibration_holds_is_an_extrapolation() -> None:
+    """Issue 44, item 1 and issue 45: TensorRT-LLM's calibration holds Mixtral (a token to 2
+    of 8 experts); DeepSeek-R1 routes a token to 8 of 256, so its grouped GEMMs get an 8th
+    of the rows at the same batch, a regime nothing measured: its range is widened and says
+    so, Mixtral 8x22B's (2 of 8) is not, gpt-oss-20b's (4 of 32) lies within reach."""
+    from whichgpu.estimate.efficiency_model import extrapolated
+    from whichgpu.estimate.engine_choice import serving_provenance
+    from whichgpu.job.engines import ENGINES
+    from whichgpu.models import resolve_model
+
+    trt = ENGINES["trtllm"]
+    fine = serving_provenance(trt, resolve_model("deepseek-r1"))
+    assert extrapolated(fine) and "routing a token to 8 of 256 experts" in fine
+    assert not extrapolated(serving_provenance(trt, resolve_model("mixtral-8x22b")))
+    assert not extrapolated(serving_provenance(trt, resolve_model("gpt-oss-20b")))
 
 
 def test_a_target_met_with_room_to_spare_is_not_named_the_limit() -> None:
@@ -1057,8 +1084,8 @@ def test_long_prompts_under_a_tight_tpot_split_prefill_and_decode(catalog: Catal
     served = plan_service(LLAMA_8B, llama_cpp.served_job(long), gpu, 8, llama_cpp, targets)
     assert served is None or served.disaggregated is None  # no disaggregated mode
     done = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--prompt", "8000",
-                   "--generate", "500", "--request-rate", "5", "--ttft", "2s", "--tpot", "30ms",
-                   "--json")  # fmt: skip
+                   "--generate", "500", "--request-rate", "5", "--ttft", "2s", "--tpot", "20ms",
+                   "--mode", "buy", "--json")  # fmt: skip
     assert done.code == 0, done.stderr
     doc = json.loads(done.stdout)
     serving = doc["options"][0]["components"][0]["serving"]
@@ -1205,7 +1232,7 @@ def test_the_layout_review_holds(catalog: Catalog) -> None:
     DP8+EP of DeepSeek-R1 serves 11 requests/s; the bound read 4.5, its TP one); vLLM caps
     sequences a rank under DP attention, and the export says a rank's; a calibrated
     tensor-parallel split beats an unmeasured data-parallel one that wins only inside its
-    range (Qwen3-235B-A22B FP8 on 8 x H100, TensorRT-LLM: 2 x 4 TP); --tp keeps tensor
+    range (Mixtral 8x22B FP8 on 8 x H100, TensorRT-LLM: 2 x 4 TP); --tp keeps tensor
     parallelism; fit's KV pool counts MLA's copy on every GPU as the planner does."""
     from whichgpu.estimate.engine_choice import layout_lows
     from whichgpu.estimate.serving_plan import max_load_rps, plan_service
@@ -1218,14 +1245,16 @@ def test_the_layout_review_holds(catalog: Catalog) -> None:
     assert plan is not None and plan.attention_dp and plan.max_sequences > 1024
     assert max_load_rps(deepseek, job, h200, 8, vllm) >= plan.served_rps * (1 - 1e-6)
     assert not plan_service(deepseek, job, h200, 8, vllm, Targets(), tp=8, lows=lows).attention_dp
-    qwen, h100, trt = (
-        resolve_model("qwen3-235b-a22b"),
+    mixtral, h100, trt = (
+        resolve_model("mixtral-8x22b"),
         catalog.resolve("h100-sxm"),
         ENGINES["trtllm"],
     )
     fp8 = trt.served_job(make_job(task="inference", quant="fp8", prompt=1000, generate=1000))
-    split = plan_service(qwen, fp8, h100, 8, trt, Targets(), lows=layout_lows(trt, qwen, h100, fp8))
+    lows = layout_lows(trt, mixtral, h100, fp8)
+    split = plan_service(mixtral, fp8, h100, 8, trt, Targets(), lows=lows)
     assert split is not None and not split.attention_dp and split.gpus_per_replica == 4
+    assert split.other_layout_rps > split.served_rps  # more, but only inside its range
     done = run_cli("recommend", "--task", "inference", "-m", "deepseek-r1", "--engine", "vllm",
                    "--prompt", "1000", "--generate", "1000", "--request-rate", "3", "--export",
                    "skypilot")  # fmt: skip

@@ -360,7 +360,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
             model=arch.name,
             count=r.count,
             gpu=gpu.name,
-            best_ms=round(1e3 * best_s * run.serving.targets.margin, 1),
+            best_ms=round(1e3 * best_s * run.serving.targets.margin_of(target), 1),
             point_ms=round(1e3 * best_s, 1),
         )
     assert run.estimate is not None

@@ -286,11 +286,27 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
                            method=job.speculative, instead=", ".join(able))  # fmt: skip
 
 
-#: The harnesses whose serving calibration holds runs of a mixture-of-experts model
-#: (``catalog/data/benchmarks.csv``: TensorRT-LLM's Mixtral 8x7B rows; a test keeps this in
-#: step with the data). Another engine borrows its harness's η and fits only its host time,
-#: on dense runs: its MoE kernels were never measured.
-MOE_CALIBRATED_HARNESSES = frozenset({"trtllm"})
+#: The harnesses whose serving calibration holds runs of a mixture-of-experts model, with
+#: the share of its experts each such model routes a token to, ``top_k / E``
+#: (``catalog/data/benchmarks.csv``: TensorRT-LLM's Mixtral 8x7B rows, 2 of 8; a test keeps
+#: this in step with the data). Another engine borrows its harness's η and fits only its
+#: host time, on dense runs: its MoE kernels were never measured.
+MOE_CALIBRATED_SHARES: dict[str, tuple[float, ...]] = {"trtllm": (2 / 8,)}
+#: How far a model's expert share may sit from a calibrated one and count as measured: the
+#: share sets how many tokens each expert's GEMM gets at a batch (``B·k/E``), so a model
+#: routing a token to a 32nd of its experts (DeepSeek-V3's 8 of 256) runs its grouped GEMMs
+#: at an 8th of the rows Mixtral's 2 of 8 give them at the same batch, a regime no run of
+#: the calibration measured (held out, docs/serving-accuracy.md: TensorRT-LLM reads Qwen3-
+#: 235B-A22B and DeepSeek-R1 +33 to +96 % fast, its Mixtral rows within the fit's band)
+MOE_SHARE_REACH = 2.0
+
+
+def moe_measured(harness: str, arch: ModelArch) -> bool:
+    """Whether ``harness``'s serving calibration measured an MoE whose expert share
+    (``top_k / E``) lies within :data:`MOE_SHARE_REACH` of ``arch``'s."""
+    share = arch.experts_per_token / arch.n_experts
+    return any(1 / MOE_SHARE_REACH <= share / held <= MOE_SHARE_REACH
+               for held in MOE_CALIBRATED_SHARES.get(harness, ()))  # fmt: skip
 
 
 def layout_lows(engine: EngineProfile, arch: ModelArch, gpu: GPU, job: Job) -> tuple[float, float]:
@@ -334,7 +350,8 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
     in the terms :func:`~whichgpu.estimate.efficiency_model.extrapolated` reads, where it
     rests on a factor no serving run measured: ``gpu``'s architecture served by no run of
     the harness (another work's factor, a predecessor's, none), or ``arch``'s experts on an
-    engine whose own runs hold no mixture of experts (:data:`MOE_CALIBRATED_HARNESSES`), or
+    engine whose own runs hold no mixture of experts, or none routing a token to a like share
+    of its experts (:func:`moe_measured`), or
     a speculative decoder's gain, which no serving run of the fit measured
     (docs/serving-accuracy.md compares it with published speed-ups), or data-parallel
     attention (``attention_dp``), a layout no calibration run ran."""
@@ -363,12 +380,14 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
             (harness, regime), f"{family}{gpu.architecture}", memory=memory_class(gpu)
         )
         out += "".join(f"; {part}" for part in said.split("; ")[1:])
-    if (
-        arch is not None
-        and arch.is_moe
-        and not (engine.id == harness and harness in MOE_CALIBRATED_HARNESSES)
-    ):
+    if arch is not None and arch.is_moe and engine.id != harness:
         out += f"; {NO_MOE_SERVING_RUN} of {engine.name}: its experts' kernels taken as dense"
+    elif arch is not None and arch.is_moe and not moe_measured(harness, arch):
+        out += (
+            f"; {NO_MOE_SERVING_RUN} of {engine.name} routing a token to "
+            f"{arch.experts_per_token} of {arch.n_experts} experts: its grouped GEMMs taken "
+            "as Mixtral's"
+        )
     if speculative is not None:
         out += f"; {NO_SPECULATIVE_RUN} ({speculative})"
     if attention_dp:

@@ -89,7 +89,7 @@ def shortfall(plan: ServingPlan) -> float:
         return 1.0
     target, reached_s = plan.unmet
     limit_s = plan.targets.limit_s(target)
-    return reached_s * plan.targets.margin / limit_s if limit_s else math.inf
+    return reached_s * plan.targets.margin_of(target) / limit_s if limit_s else math.inf
 
 
 def serves_more(plan: ServingPlan, best: ServingPlan) -> bool:

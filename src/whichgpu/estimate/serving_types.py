@@ -17,6 +17,10 @@ class Targets:
     #: How much slower than its estimate a plan's latencies are held to be (1: the estimate
     #: itself; above 1: the slow end of its likely range, where a target must still be met)
     margin: float = 1.0
+    #: How much further a time to first token is held beyond ``margin``: its prefill's
+    #: likely range is wider than a decode step's
+    #: (:func:`~whichgpu.estimate.latency_range.ttft_extra`; 1 with the estimate itself)
+    ttft_extra: float = 1.0
 
     @property
     def any(self) -> bool:
@@ -30,12 +34,17 @@ class Targets:
     @property
     def ttft_limit_s(self) -> float | None:
         """The estimated time to first token that keeps the slow end within the target."""
-        return None if self.ttft_s is None else self.ttft_s / self.margin
+        return None if self.ttft_s is None else self.ttft_s / self.margin_of("ttft")
 
     @property
     def tpot_limit_s(self) -> float | None:
         """The estimated time per output token that keeps the slow end within the target."""
-        return None if self.tpot_s is None else self.tpot_s / self.margin
+        return None if self.tpot_s is None else self.tpot_s / self.margin_of("tpot")
+
+    def margin_of(self, target: str) -> float:
+        """How much slower than estimated ``target``'s latency (``"ttft"`` or ``"tpot"``) is
+        held to be: the slow end of its own likely range."""
+        return self.margin * (self.ttft_extra if target == "ttft" else 1.0)
 
 
 @dataclass(frozen=True)
@@ -125,6 +134,11 @@ class ServingPlan:
     #: 0 where only one was planned): tensor parallelism's where the plan runs attention
     #: data-parallel, and the other way round
     other_layout_rps: float = 0.0
+    #: The likely range of its time to first token and of its time per output token, as
+    #: ratios to the estimate (:func:`~whichgpu.estimate.latency_range.latency_band`; set
+    #: where the plan is stated, with what it rests on)
+    ttft_band: tuple[float, float] = (1.0, 1.0)
+    tpot_band: tuple[float, float] = (1.0, 1.0)
 
     @property
     def gpus(self) -> int:

@@ -342,7 +342,10 @@ def serve_component(
     if component.precision is None:  # BF16 on a GPU without it: FP16, said
         job, precision = fp16_where_needed(component.label, job, gpu)
     engines, named = engines_for(component.engine, gpu, job)
-    targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile], margin)
+    from whichgpu.estimate.latency_range import ttft_extra
+
+    targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile], margin,
+                      ttft_extra() if margin > 1.0 else 1.0)  # fmt: skip
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
     if (gap := named.gap(gpu, job.quant)) is not None:
         kind = {"CUDA": "cuda_only", "engine": "engine_capability"}.get(gap[0], "format_capability")
@@ -365,6 +368,12 @@ def serve_component(
     # where it rests on a factor no serving run measured
     provenance = serving_provenance(engine, arch, gpu, job.speculative, best.attention_dp)
     likely = likely_rate(rate, "tokens/s", "llm-serve", provenance)
+    from dataclasses import replace
+
+    from whichgpu.estimate.latency_range import latency_band
+
+    best = replace(best, ttft_band=latency_band("ttft", provenance),
+                   tpot_band=latency_band("tpot", provenance))  # fmt: skip
     tp, replicas = best.gpus_per_replica, best.replicas
     if best.disaggregated is not None:
         strategy = f"disaggregated: {best.disaggregated.label()}"

@@ -164,12 +164,18 @@ def print_serving(plan: ServingPlan, demand_rps: float | None, console: Printer)
         fmt(
             _(
                 "At {rate:,.2f} requests/s a replica: {concurrency:,.0f} in flight, time to first "
-                "token {ttft:,.0f} ms, {tpot:,.1f} ms per output token ({quantile:.0%} of requests)"
+                "token {ttft:,.0f} ms (likely {ttft_low:,.0f}–{ttft_high:,.0f} ms), {tpot:,.1f} ms "
+                "per output token (likely {tpot_low:,.1f}–{tpot_high:,.1f} ms) ({quantile:.0%} of "
+                "requests)"
             ),
             rate=point.rate_rps,
             concurrency=point.concurrency,
             ttft=point.ttft_s * 1e3,
+            ttft_low=point.ttft_s * 1e3 * plan.ttft_band[0],
+            ttft_high=point.ttft_s * 1e3 * plan.ttft_band[1],
             tpot=point.tpot_s * 1e3,
+            tpot_low=point.tpot_s * 1e3 * plan.tpot_band[0],
+            tpot_high=point.tpot_s * 1e3 * plan.tpot_band[1],
             quantile=plan.targets.quantile,
         )
     )

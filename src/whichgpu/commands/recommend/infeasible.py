@@ -93,7 +93,7 @@ def out_of_reach(ranked: Sequence[Option], workload: Workload) -> InvalidInput |
             limit_ms=round(1e3 * (targets.limit_s(target) or 0.0), 1),
             component=comp.label,
             option=hw_text(nearest),
-            best_ms=round(1e3 * best_s * targets.margin, 1),
+            best_ms=round(1e3 * best_s * targets.margin_of(target), 1),
             **({"point_ms": round(1e3 * best_s, 1), "setting": Ref(("confidence",))}
                if held else {}),
         )  # fmt: skip

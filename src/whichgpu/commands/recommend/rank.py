@@ -205,7 +205,7 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
         elif run.serving is not None and run.serving.unmet is not None:
             target, best = run.serving.unmet
             limit_s = run.serving.targets.limit_s(target)
-            margin = run.serving.targets.margin
+            margin = run.serving.targets.margin_of(target)
             out.append(
                 note(
                     "block_latency_likely" if margin > 1 else "block_latency",
