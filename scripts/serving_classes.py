@@ -88,8 +88,11 @@ def coverage(runs: list[ServingCheck], which: str) -> str:
             return latency_band(r.metric.removesuffix("_s"))
         return 1 / (1 + high), 1 / (1 + low)
 
-    wide = [r for r in planned if r.band[1] - r.band[0] > own(r)[1] - own(r)[0] + 1e-9]
-    widths = sorted(r.band[1] - r.band[0] for r in planned)
+    def width(band: tuple[float, float]) -> float:
+        return band[1] - band[0]
+
+    wide = [r for r in planned if width(r.band) > width(own(r)) + 1e-9]
+    widths = sorted(width(r.band) for r in planned)
     ttft, tpot = latency_band("ttft"), latency_band("tpot")
     return (
         f"A served estimate states the serving regime's likely range (the measurement "

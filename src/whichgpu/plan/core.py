@@ -325,6 +325,8 @@ def serve_component(
     (tensor parallelism inside each where the engine has it: a degree that splits the heads;
     ``tp`` fixes it), the split that serves the most kept; each replica as
     :func:`~whichgpu.estimate.serving_plan.replica_plan` plans it."""
+    from dataclasses import replace
+
     from whichgpu.estimate.efficiency_model import extrapolated
     from whichgpu.estimate.engine_choice import (
         choose_engine,
@@ -333,6 +335,7 @@ def serve_component(
         serving_provenance,
         tight_kv_notes,
     )
+    from whichgpu.estimate.latency_range import latency_band, ttft_extra
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
     from whichgpu.estimate.throughput import likely_rate
@@ -342,8 +345,6 @@ def serve_component(
     if component.precision is None:  # BF16 on a GPU without it: FP16, said
         job, precision = fp16_where_needed(component.label, job, gpu)
     engines, named = engines_for(component.engine, gpu, job)
-    from whichgpu.estimate.latency_range import ttft_extra
-
     targets = Targets(component.ttft, component.tpot, PERCENTILES[component.percentile], margin,
                       ttft_extra() if margin > 1.0 else 1.0)  # fmt: skip
     capacity_gib = usable_bytes(gpu) / BYTES_PER_GIB
@@ -368,10 +369,6 @@ def serve_component(
     # where it rests on a factor no serving run measured
     provenance = serving_provenance(engine, arch, gpu, job.speculative, best.attention_dp)
     likely = likely_rate(rate, "tokens/s", "llm-serve", provenance)
-    from dataclasses import replace
-
-    from whichgpu.estimate.latency_range import latency_band
-
     best = replace(best, ttft_band=latency_band("ttft", provenance),
                    tpot_band=latency_band("tpot", provenance))  # fmt: skip
     tp, replicas = best.gpus_per_replica, best.replicas
