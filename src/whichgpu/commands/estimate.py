@@ -363,6 +363,16 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
             best_ms=round(1e3 * best_s * run.serving.targets.margin_of(target), 1),
             point_ms=round(1e3 * best_s, 1),
         )
-    assert run.estimate is not None
+    assert run.estimate is not None and run.estimate.serving is not None
+    from whichgpu.estimate.serving_front import serving_front
+    from whichgpu.frozen import evolve
+
+    # the trade-off beside the plan: every layout of these GPUs, a GPU's tokens/s against a
+    # user's (the replica's job, its layout and load set again by each point)
+    engine = ENGINES[run.serving.engine]
+    front = serving_front(arch, evolve(run.job, attention_dp=False), gpu, r.count, engine,
+                          run.serving.targets, r.tp, r.batch)  # fmt: skip
+    serving = replace(run.estimate.serving, front=front)
     linked = tuple(n for n in run.notes if n.code == "note_pcie_link")
-    return msgspec.structs.replace(run.estimate, notes=(*run.estimate.notes, *linked))
+    return msgspec.structs.replace(run.estimate, serving=serving,
+                                   notes=(*run.estimate.notes, *linked))  # fmt: skip

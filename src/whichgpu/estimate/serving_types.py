@@ -90,6 +90,25 @@ class Disaggregated:
 
 
 @dataclass(frozen=True)
+class FrontPoint:
+    """One layout at one load: ``decode_gpus`` GPUs a worker (a replica's, or a decode
+    worker's), ``prefill_gpus`` a prefill worker's (0: replicas, prefill and decode on the
+    same GPUs)."""
+
+    decode_gpus: int
+    prefill_gpus: int
+    tokens_per_s_per_user: float
+    tokens_per_s_per_gpu: float
+    ttft_s: float
+    tpot_s: float
+    attention_dp: bool = False
+
+    @property
+    def disaggregated(self) -> bool:
+        return self.prefill_gpus > 0
+
+
+@dataclass(frozen=True)
 class ServingPlan:
     engine: str
     gpus_per_replica: int
@@ -139,6 +158,9 @@ class ServingPlan:
     #: where the plan is stated, with what it rests on)
     ttft_band: tuple[float, float] = (1.0, 1.0)
     tpot_band: tuple[float, float] = (1.0, 1.0)
+    #: Output tokens a second a GPU against a user's over the layouts the planner weighed
+    #: (:func:`~whichgpu.estimate.serving_front.serving_front`; set where one plan is stated)
+    front: tuple[FrontPoint, ...] = ()
 
     @property
     def gpus(self) -> int:

@@ -22,7 +22,7 @@ from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
-    from whichgpu.estimate.serving_types import ServingPlan
+    from whichgpu.estimate.serving_types import FrontPoint, ServingPlan
 
 
 class Printer(Protocol):
@@ -73,6 +73,37 @@ def estimate_doc(result: ThroughputEstimate) -> dict[str, Any]:
 
 
 def print_serving(plan: ServingPlan, demand_rps: float | None, console: Printer) -> None:
+    """The serving plan (:func:`print_plan`), then the front it was chosen on."""
+    print_plan(plan, demand_rps, console)
+    print_front(plan.front, console)
+
+
+def print_front(front: tuple[FrontPoint, ...], console: Printer) -> None:
+    """Output tokens a second a user gets against those a GPU serves, over the layouts of
+    the same GPUs (:func:`~whichgpu.estimate.serving_front.serving_front`), a line a point."""
+    if not front:
+        return
+    console.print(_("The front of these GPUs' layouts, output tokens/s a user against a GPU:"))
+    for f in front:
+        if f.disaggregated:
+            layout = fmt(_("{prefill}-GPU prefill and {decode}-GPU decode workers"),
+                         prefill=f.prefill_gpus, decode=f.decode_gpus)  # fmt: skip
+        elif f.attention_dp:
+            layout = fmt(_("{gpus}-GPU replicas, attention data-parallel"), gpus=f.decode_gpus)
+        else:
+            layout = fmt(_("{gpus}-GPU replicas"), gpus=f.decode_gpus)
+        line = fmt(
+            _(
+                "{user:,.1f} a user, {gpu:,.1f} a GPU: {layout} (time to first token "
+                "{ttft:,.0f} ms, {tpot:,.1f} ms per output token)"
+            ),
+            user=f.tokens_per_s_per_user, gpu=f.tokens_per_s_per_gpu, layout=layout,
+            ttft=f.ttft_s * 1e3, tpot=f.tpot_s * 1e3,
+        )  # fmt: skip
+        console.print("  " + line)
+
+
+def print_plan(plan: ServingPlan, demand_rps: float | None, console: Printer) -> None:
     """The serving plan: engine, replicas, each replica's capacity under the targets, and
     the operating point; or the target no load meets."""
     from whichgpu.job.engines import ENGINES

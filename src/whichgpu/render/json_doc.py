@@ -306,6 +306,16 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
             "binding": plan.disaggregated.binding,
             "aggregated_requests_per_s": round_sig(plan.aggregated_rps),
         },
+        "front": [{
+            "layout": "disaggregated" if f.disaggregated else (
+                "attention-dp-ep" if f.attention_dp else "tensor-parallel"),
+            "gpus_per_worker": f.decode_gpus,
+            "gpus_per_prefill_worker": f.prefill_gpus or None,
+            "output_tokens_per_s_per_user": round_sig(f.tokens_per_s_per_user),
+            "output_tokens_per_s_per_gpu": round_sig(f.tokens_per_s_per_gpu),
+            "ttft_s": round_sig(f.ttft_s),
+            "tpot_s": round_sig(f.tpot_s),
+        } for f in plan.front],
     }  # fmt: skip
 
 
