@@ -449,3 +449,32 @@ def test_a_disaggregated_pick_exports_its_replicas_and_says_why() -> None:
     assert "--tensor-parallel-size 8" not in split
     assert split.count("vllm serve") >= 2  # the replicas it was weighed against (4 x TP 2)
     assert "ngram speculative decoding" in script("--tpot", "30ms", "--speculative", "ngram")
+
+
+def test_separate_workers_on_an_engine_with_a_pd_mode_are_written_with_its_router() -> None:
+    """On SGLang (whose PD mode is cited: --disaggregation-mode, sglang_router) the script
+    starts each prefill and decode worker on its own GPUs and port, every GPU of the node
+    once, and the router in front naming each worker (a prefill worker with its bootstrap
+    port); a Kubernetes pod is one replica, so its manifest keeps the replicas and says so."""
+    import re
+
+    args = ("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--prompt", "8000",
+            "--generate", "500", "--request-rate", "5", "--ttft", "2s", "--tpot", "20ms",
+            "--mode", "buy", "--engine", "sglang")  # fmt: skip
+    done = run_cli(*args, "--export", "slurm")
+    assert done.code == 0, done.stderr
+    out = done.stdout
+    prefill = re.findall(r"CUDA_VISIBLE_DEVICES=([\d,]+); .*--disaggregation-mode prefill", out)
+    decode = re.findall(r"CUDA_VISIBLE_DEVICES=([\d,]+); .*--disaggregation-mode decode", out)
+    assert prefill and decode
+    gpus = [int(g) for devices in prefill + decode for g in devices.split(",")]
+    assert sorted(gpus) == list(range(8))
+    router = next(line for line in out.splitlines() if "sglang_router.launch_router" in line)
+    assert router.count("--prefill http://127.0.0.1:") == len(prefill)
+    assert router.count("--decode http://127.0.0.1:") == len(decode)
+    assert "--pd-disaggregation" in router and " 8998" in router and "--port 8000" in router
+    ports = re.findall(r"--port (\d+) --disaggregation-mode", out)
+    assert len(set(ports)) == len(prefill) + len(decode)
+    assert "the script starts them" in out
+    pod = run_cli(*args, "--export", "kubernetes")
+    assert pod.code == 0 and "stand in" in pod.stdout and "disaggregation-mode" not in pod.stdout

@@ -212,10 +212,15 @@ def _served(option: Option) -> tuple[Run, ServingPlan, Job] | None:
     return None
 
 
-def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
+def serving_command(
+    option: Option, replica: int = 0, tp: int | None = None, extra: str = "", pods: bool = False
+) -> tuple[str, str] | None:
     """The pick's first served model: a comment on its plan, and the engine's launch command
     for replica ``replica`` of a node (:data:`whichgpu.job.engines.ENGINES` ``launch``: a
-    server that runs until stopped, on the engine's port plus ``replica``).
+    server that runs until stopped, on the engine's port plus ``replica``); ``tp`` and
+    ``extra``: a worker's GPUs and the flags it adds (separate prefill and decode workers,
+    :mod:`whichgpu.commands.pd_deploy`); ``pods``: for a Kubernetes pod a replica, where
+    separate workers are never written.
 
     The weight format is the engine's own flag where it quantizes the 16-bit checkpoint
     as it loads (:meth:`~whichgpu.job.engines.EngineProfile.quantization`); where it loads a
@@ -244,7 +249,7 @@ def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
         before
         + launch.format(
             model=argument,
-            tp=plan.gpus_per_replica,
+            tp=tp or plan.gpus_per_replica,
             max_len=max_len,
             context=max_len * plan.max_sequences,
             sequences=math.ceil(plan.max_sequences / plan.gpus_per_replica)
@@ -254,6 +259,7 @@ def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
             quant=flag,
         )
         + after
+        + extra
     )
     point = plan.operating
     layout = " (attention data-parallel, experts expert-parallel)" if plan.attention_dp else ""
@@ -277,13 +283,10 @@ def serving_command(option: Option, replica: int = 0) -> tuple[str, str] | None:
         )
     split = run.serving.disaggregated if run.serving is not None else None
     if split is not None:
-        comment += (
-            f"; whichgpu's plan runs prefill and decode apart ({split.prefill_workers} prefill "
-            f"× {split.prefill_tp} GPUs, {split.decode_workers} decode × {split.decode_tp}: "
-            f"{split.capacity_rps:.2f} requests/s against these replicas' "
-            f"{plan.served_rps:.2f}); that needs a router passing KV caches between them "
-            "(NVIDIA Dynamo, llm-d, sglang_router --pd-disaggregation), not written here"
-        )
+        from whichgpu.commands.pd_deploy import pd_comment, pd_engine
+
+        written = not pods and pd_engine(split, engine, _nodes(option)[1])
+        comment += "; " + pd_comment(split, engine, written, plan.served_rps)
     return comment, command
 
 
@@ -307,8 +310,19 @@ def node_script(option: Option) -> str | None:
     served = _served(option)
     if served is None:
         return None
-    plan = served[1]
+    run, plan = served[0], served[1]
     engine = ENGINES[plan.engine]
+    split = run.serving.disaggregated if run.serving is not None else None
+    from whichgpu.commands.pd_deploy import pd_engine, pd_script
+
+    if split is not None and pd_engine(split, engine, _nodes(option)[1]):
+
+        def launch(tp: int, port: int, flags: str) -> str:
+            found = serving_command(option, port - engine.port, tp, flags)
+            assert found is not None  # the pick serves (served above)
+            return found[1]
+
+        return pd_script(split, engine, launch)
     count = max(_replicas_a_node(option, plan), 1)
     lines = []
     for replica in range(count):
@@ -437,7 +451,7 @@ def kubernetes_manifest(
         "resources": {"limits": limits},
     }
     annotations = {"whichgpu/pick": _summary(result, option)}
-    serving = serving_command(option)
+    serving = serving_command(option, pods=True)
     if serving is not None:
         annotations["whichgpu/serving"] = serving[0]
     training = _training_settings(result, option)
