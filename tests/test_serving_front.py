@@ -84,3 +84,15 @@ def test_estimate_states_the_front_in_the_terminal_and_json() -> None:
     text = run_cli(*args).stdout
     assert "output tokens/s a user against a GPU" in text
     assert "prefill and 4-GPU decode workers" in text
+
+
+def test_recommend_gives_its_pick_the_front_and_no_other_option() -> None:
+    """The pick's served model carries its front in recommend's JSON (the same function as
+    estimate's); the other candidates of the search do not compute one."""
+    done = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-70b", "--request-rate",
+                   "5", "--tpot", "100ms", "--json")  # fmt: skip
+    assert done.code == 0, done.stderr
+    options = json.loads(done.stdout)["options"]
+    front = options[0]["components"][0]["serving"]["front"]
+    assert front and all(f["tpot_s"] <= 0.1 for f in front)
+    assert all(not (o["components"][0]["serving"] or {}).get("front") for o in options[1:])

@@ -338,7 +338,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     import msgspec
 
     from whichgpu.plan import plan
-    from whichgpu.plan.core import latency_margin
+    from whichgpu.plan.core import latency_margin, with_front
 
     # the one place a job meets hardware (its bridge note passed on below); latency targets
     # held as recommend holds them by default: at the slow end of the
@@ -363,16 +363,9 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
             best_ms=round(1e3 * best_s * run.serving.targets.margin_of(target), 1),
             point_ms=round(1e3 * best_s, 1),
         )
-    assert run.estimate is not None and run.estimate.serving is not None
-    from whichgpu.estimate.serving_front import serving_front
-    from whichgpu.frozen import evolve
-
     # the trade-off beside the plan: every layout of these GPUs, a GPU's tokens/s against a
-    # user's (the replica's job, its layout and load set again by each point)
-    engine = ENGINES[run.serving.engine]
-    front = serving_front(arch, evolve(run.job, attention_dp=False), gpu, r.count, engine,
-                          run.serving.targets, r.tp, r.batch)  # fmt: skip
-    serving = replace(run.estimate.serving, front=front)
+    # user's
+    run = with_front(run, arch, gpu, r.count, r.tp)
+    assert run.estimate is not None
     linked = tuple(n for n in run.notes if n.code == "note_pcie_link")
-    return msgspec.structs.replace(run.estimate, serving=serving,
-                                   notes=(*run.estimate.notes, *linked))  # fmt: skip
+    return msgspec.structs.replace(run.estimate, notes=(*run.estimate.notes, *linked))

@@ -455,6 +455,30 @@ def serve_component(
     )
 
 
+def with_front(run: Run, arch: ModelArch, gpu: GPU, count: int, tp: int | None = None) -> Run:
+    """``run`` with the front its serving plan was chosen on (output tokens/s a GPU against a
+    user's over the layouts of the same GPUs: :func:`~whichgpu.estimate.serving_front.
+    serving_front`): what an answer that states one plan shows (estimate, recommend's pick);
+    a search's candidates do not compute it."""
+    from dataclasses import replace
+
+    import msgspec
+
+    from whichgpu.estimate.serving_front import serving_front
+    from whichgpu.job.engines import ENGINES
+
+    plan = run.serving
+    if plan is None or run.job is None or plan.unmet is not None:
+        return run
+    front = serving_front(arch, evolve(run.job, attention_dp=False), gpu, count,
+                          ENGINES[plan.engine], plan.targets, tp, run.component.batch)  # fmt: skip
+    serving = replace(plan, front=front)
+    estimate = run.estimate
+    if estimate is not None and estimate.serving is not None:
+        estimate = msgspec.structs.replace(estimate, serving=serving)
+    return replace(run, serving=serving, estimate=estimate)
+
+
 def _split_gib(arch: ModelArch, job: Job, count: int) -> float:
     """One sequence's memory of the whole model, GiB, over ``count`` GPUs: the least a
     served model's split needs of each (what it is reported as when no replica holds it)."""

@@ -500,6 +500,19 @@ def evaluate(
     return out
 
 
+def _with_fronts(option: Option, workload: Workload) -> Option:
+    """The pick's served models, each with the front its plan was chosen on
+    (:func:`~whichgpu.plan.core.with_front`; whole GPUs of one service, not MIG slices)."""
+    from whichgpu.plan.core import with_front
+
+    hw = option.hardware
+    if hw.mig is not None or hw.services != 1:
+        return option
+    runs = tuple(run if p is None else with_front(run, p[0], hw.gpu, hw.count)
+                 for run, p in zip(option.runs, prepare(workload), strict=True))  # fmt: skip
+    return evolve(option, runs=runs)
+
+
 def _against_renting(
     catalog: Catalog, workload: Workload, objective: str, pick: Option
 ) -> Note | None:
@@ -557,7 +570,7 @@ def recommend(
             raise unreachable
     if pick is not None:
         ranked = by_other_axis(mark_ties(ranked, workload, objective), objective)
-        pick = ranked[0]
+        pick = ranked[0] = _with_fronts(ranked[0], workload)
     base = None
     if baseline is not None:
         same = [o for o in ranked if o.gpu.id == baseline.id]
