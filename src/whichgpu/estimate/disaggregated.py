@@ -70,6 +70,19 @@ def prefill_capacity(t_p: float, c: float, extra_s: float, targets: Targets) -> 
     return lo, waiting_s(1, lo * c, c, targets.quantile) + t_p + extra_s
 
 
+def prefill_worker(
+    arch: ModelArch, job: Job, gpu: GPU, prefill: Curve, tp_p: int, tp_d: int, targets: Targets
+) -> tuple[float, float, float]:
+    """A prefill worker of ``tp_p`` GPUs (``prefill``: its serving curve) feeding decode
+    workers of ``tp_d``: the most requests/s it takes with the time to first token within
+    the target, that time, and the KV transfer in it (:func:`prefill_capacity`,
+    :func:`transfer_s`)."""
+    moved = transfer_s(arch, job, gpu, tp_p, tp_d, job.gpus_per_node)
+    t_p, c = prefill.prefill_s, prefill.cycle_prefill_at(prefill.b_max)
+    one_p, ttft = prefill_capacity(t_p, c, moved, targets)
+    return one_p, ttft, moved
+
+
 def decode_capacity(
     step_s: Callable[[float], float], b_max: int, generate: int, targets: Targets
 ) -> tuple[float, float]:
@@ -100,18 +113,15 @@ def plan_disaggregated(
     """The layout of ``count`` GPUs into prefill and decode workers (each of a size among
     ``curves``' keys, its serving curve there: a replica's tensor-parallel degrees) that
     serves the most under ``targets``; None where none holds the model on both sides."""
-    per_node = job.gpus_per_node
     best: Disaggregated | None = None
     decoding = {  # a decode worker's capacity depends on its own size alone
         tp: decode_capacity(curve.step_s, curve.b_max, job.generate, targets)
         for tp, curve in curves.items()
     }
     for tp_p, prefill in curves.items():
-        t_p, c = prefill.prefill_s, prefill.cycle_prefill_at(prefill.b_max)
         for tp_d, (one_d, batch) in decoding.items():
             tpot = curves[tp_d].step_s(batch)
-            moved = transfer_s(arch, job, gpu, tp_p, tp_d, per_node)
-            one_p, ttft = prefill_capacity(t_p, c, moved, targets)
+            one_p, ttft, moved = prefill_worker(arch, job, gpu, prefill, tp_p, tp_d, targets)
             if one_p <= 0 or one_d <= 0:
                 continue
             for n_p in range(1, count // tp_p):

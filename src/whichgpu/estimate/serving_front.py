@@ -21,14 +21,9 @@ from whichgpu.job import Job
 from whichgpu.job.engines import EngineProfile
 from whichgpu.models.arch import ModelArch
 
-#: Loads a layout is read at: rates from 1/2^(n-1) of its ceiling up to the ceiling, each
-#: twice the last (a front's ends are its lightest and its fullest load)
+#: Loads a layout of replicas is read at: its capacity under the targets and lighter rates,
+#: each half the last (a front's ends are its lightest and its fullest load)
 LOADS = 8
-
-#: A prefill worker's busy share where no TTFT target sets it (what
-#: :func:`~whichgpu.estimate.disaggregated.prefill_capacity` runs it at)
-PREFILL_BUSY = 0.95
-
 
 #: A point is shown where a user gets this much more speed than at the next point with
 #: more per GPU (lighter loads whose users gain a hair more cost their GPUs much)
@@ -73,27 +68,24 @@ def _split_points(
     workers at each grid batch whose step meets the TPOT target, the prefill workers in the
     share the prompts need (a GPU's figure counts both pools' GPUs, in the ratio that
     matches their rates, as AIConfigurator's per-GPU figures do)."""
-    from whichgpu.estimate.disaggregated import decode_capacity, prefill_capacity, transfer_s
+    from whichgpu.estimate.disaggregated import decode_capacity, prefill_worker
 
     out = []
+    limit = targets.tpot_limit_s
     for tp_p, prefill in curves.items():
-        t_p, c = prefill.prefill_s, prefill.cycle_prefill_at(prefill.b_max)
         for tp_d, decode in curves.items():
             if tp_p + tp_d > count:
                 continue
-            moved = transfer_s(arch, job, gpu, tp_p, tp_d, job.gpus_per_node)
-            one_p, ttft = prefill_capacity(t_p, c, moved, targets)
+            one_p, ttft, _moved = prefill_worker(arch, job, gpu, prefill, tp_p, tp_d, targets)
             if one_p <= 0 or not math.isfinite(ttft):
                 continue
-            limit = targets.tpot_limit_s
             _rps, most = decode_capacity(decode.step_s, decode.b_max, decode.generate, targets)
             for batch in sorted({*(b for b in decode.batches if b < most), most}):
                 step = decode.step_s(batch)
                 if step <= 0 or (limit is not None and step > limit):
                     continue
-                out_tokens = decode.generate
-                gpu_s = tp_p / one_p + tp_d * out_tokens * step / batch  # a request's
-                out.append(FrontPoint(tp_d, tp_p, 1 / step, out_tokens / gpu_s, ttft, step))
+                gpu_s = tp_p / one_p + tp_d * decode.generate * step / batch  # a request's
+                out.append(FrontPoint(tp_d, tp_p, 1 / step, decode.generate / gpu_s, ttft, step))
     return out
 
 
