@@ -311,7 +311,7 @@ def test_a_bridged_pcie_pair_serves_faster_and_the_answer_says_which(catalog: Ca
     plain = estimate_job(gpu, arch, EstimateRequest(**asked))  # type: ignore[arg-type]
     bridged = estimate_job(gpu, arch, EstimateRequest(**asked, nvlink_bridge=True))  # type: ignore[arg-type]
     assert plain.throughput.value == pytest.approx(379, rel=0.05)
-    assert bridged.throughput.value == pytest.approx(492, rel=0.05)
+    assert bridged.throughput.value == pytest.approx(458, rel=0.05)
     # 70B in BF16 on two 80 GB cards leaves the KV cache 14 % of their memory: said too
     assert [n.code for n in plain.notes] == ["warn_tight_kv", "note_pcie_link"]
     gain = plain.notes[1].params["gain"]

@@ -942,7 +942,7 @@ def test_latency_targets_are_met_at_the_slow_end_of_the_range() -> None:
     from whichgpu.plan.core import latency_margin
 
     margin = latency_margin("likely")
-    assert 1.05 < margin < 1.3 and latency_margin("point") == 1.0
+    assert 1.05 < margin < 1.35 and latency_margin("point") == 1.0
     args = ("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--request-rate", "10",
             "--tpot", "50ms", "--json")  # fmt: skip
     for confidence, held in (("likely", margin), ("point", 1.0)):

@@ -95,6 +95,8 @@ class GPU(Record, frozen=True, kw_only=True):
     fp16_fp16acc_tensor_dense_tflops: Tflops
     bf16_tensor_dense_tflops: Tflops | None = None
     fp8_tensor_dense_tflops: Tflops | None = None
+    #: NVFP4 (E2M1 values, an FP8 scale per 16) on fifth-generation tensor cores (Blackwell).
+    fp4_tensor_dense_tflops: Tflops | None = None
     int8_tensor_dense_tops: Tflops | None = None
     #: The FP16 tensor figure the vendor headlines, and whether it assumes 2:4 sparsity.
     vendor_fp16_tensor_tflops: Tflops

@@ -35,7 +35,7 @@ from whichgpu.estimate.perf import (
     train_flops_per_token,
 )
 from whichgpu.estimate.render_roofline import SCORE_METRICS, render_ideal
-from whichgpu.job import MATH_STORAGE, QUANT_BITS, Job, build_job
+from whichgpu.job import ACTIVATION_FORMATS, MATH_STORAGE, QUANT_BITS, Job, build_job
 from whichgpu.models.arch import ModelArch
 
 #: Benchmark model names that are presets under another name, or generic sizes (MosaicML's
@@ -77,12 +77,15 @@ PREDECESSOR: dict[tuple[str, str], str] = {
 
 
 def math_unit(bench: Benchmark, gpu: GPU) -> str:
-    """The execution unit a measurement's math runs on: tensor cores at 16 bits, TF32, FP8 or
-    INT8, FP32 or FP64 cores, or 16-bit tensor cores behind a dequantisation (weight-only
-    quantised weights)."""
+    """The execution unit a measurement's math runs on: tensor cores at 16 bits, TF32, FP8,
+    FP4 or INT8, FP32 or FP64 cores, or 16-bit tensor cores behind a dequantisation
+    (weight-only quantised weights, and NVFP4 weights on a GPU without FP4 tensor cores:
+    vLLM's Marlin FP4 kernels, ``marlin_utils_fp4.is_fp4_marlin_supported``, SM 8.0 up)."""
     precision = bench.precision or "16-true"
     if precision in QUANT_BITS and bench.regime == "diffusion-infer":
         return "tensor-16"  # weight-only: dequantised, then 16-bit (diffusion.dequant_s)
+    if precision == "nvfp4" and gpu.fp4_tensor_dense_tflops:
+        return "fp4"
     if precision in QUANT_BITS and precision not in ("fp8", "int8"):
         return "dequant-16"
     if precision == "32-true" and bench.regime == "diffusion-infer":
@@ -132,9 +135,11 @@ def _job_of(
     """The job a measurement's precision, batch, recomputation, KV cache and MoE layout
     describe (once
     per combination: the serving planner describes each candidate's batches as
-    measurements). An fp8 run without a KV dtype keeps its cache in fp8: TensorRT-LLM's
-    published fp8 runs do ("If you specify FP8 quantization, the KV cache will automatically
-    be set to FP8 as well", perf-overview v0.14)."""
+    measurements). An fp8 or nvfp4 run without a KV dtype keeps its cache in fp8:
+    TensorRT-LLM's published fp8 runs do ("If you specify FP8 quantization, the KV cache will
+    automatically be set to FP8 as well", perf-overview v0.14), and TensorRT Model
+    Optimizer's ``hf_ptq.py`` exports NVFP4 checkpoints with an FP8 cache
+    (``--kv_cache_qformat``, default fp8)."""
     precision = bench_precision or "bf16-true"
     quant = precision if precision in QUANT_BITS else None
     fields: dict[str, object] = {
@@ -147,14 +152,14 @@ def _job_of(
         fields["precision"] = precision
     if kv_dtype is not None:
         fields["kv_dtype"] = kv_dtype
-    elif precision == "fp8":
+    elif precision in ("fp8", "nvfp4"):
         fields["kv_dtype"] = "fp8"
     return build_job(**fields)
 
 
 def _math_precision(bench: Benchmark) -> str:
     precision = bench.precision or "16-true"
-    if precision in QUANT_BITS and precision not in ("fp8", "int8"):
+    if precision in QUANT_BITS and precision not in ACTIVATION_FORMATS:
         return "16-true"  # weight-only quantisation computes in 16 bits
     return precision
 

@@ -62,14 +62,17 @@ def supported_instead(gpu: GPU, precision: str) -> str:
 
 def tensor_tflops(gpu: GPU, precision: str) -> float:
     """The dense peak a precision runs at: tensor cores for 16-bit, TF32, FP8 and INT8 math;
-    FP32 cores for ``32-true`` (PyTorch keeps FP32 matmuls off TF32 by default); weight-only
-    quantised models (int4, GGUF k-quants) compute in FP16."""
+    FP32 cores for ``32-true`` (PyTorch keeps FP32 matmuls off TF32 by default); NVFP4 on
+    FP4 tensor cores (Blackwell); weight-only quantised models (int4, GGUF k-quants) compute
+    in FP16."""
     if precision == "32-true":
         return gpu.fp32_tflops
     if precision == "tf32":
         return gpu.tf32_tensor_dense_tflops or gpu.fp32_tflops
     if precision in ("fp8", "fp8-mixed"):
         return gpu.fp8_tensor_dense_tflops or gpu.fp16_tensor_dense_tflops
+    if precision == "nvfp4":  # W4A4 on FP4 tensor cores; elsewhere dequantised (Marlin)
+        return gpu.fp4_tensor_dense_tflops or gpu.fp16_tensor_dense_tflops
     if precision == "int8":
         return gpu.int8_tensor_dense_tops or gpu.fp16_tensor_dense_tflops
     if precision == "fp64":

@@ -24,6 +24,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "bf16_tensor_dense_tflops": (N_("BF16 tensor, dense"), "TFLOPS"),
     "tf32_tensor_dense_tflops": (N_("TF32 tensor, dense"), "TFLOPS"),
     "fp8_tensor_dense_tflops": (N_("FP8 tensor, dense"), "TFLOPS"),
+    "fp4_tensor_dense_tflops": (N_("FP4 tensor, dense"), "TFLOPS"),
     "int8_tensor_dense_tops": (N_("INT8 tensor, dense"), "TOPS"),
     "vendor_fp16_tensor_tflops": (N_("Vendor's FP16 tensor headline"), "TFLOPS"),
     "vendor_fp16_tensor_basis": (N_("Vendor headline basis"), ""),
@@ -52,6 +53,7 @@ DENSE_TENSOR_FIELDS = frozenset(
         "fp16_fp16acc_tensor_dense_tflops",
         "bf16_tensor_dense_tflops",
         "fp8_tensor_dense_tflops",
+        "fp4_tensor_dense_tflops",
         "int8_tensor_dense_tops",
     }
 )

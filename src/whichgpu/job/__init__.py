@@ -73,13 +73,16 @@ KvDtype = Literal["auto", "fp16", "bf16", "fp8"]
 #: int4 (GPTQ/AWQ, group size 128): 4 bits + an fp16 scale and zero per group = 4.25;
 #: nf4 (QLoRA, Dettmers et al., 2023, §3): 4 bits + 0.127 bits of double-quantized constants;
 #: mxfp4 (OCP Microscaling Formats v1.0, §5: E2M1 elements, one E8M0 scale per block of 32):
-#: 4 + 8/32 = 4.25;
+#: 4 + 8/32 = 4.25; nvfp4 (NVIDIA Technical Blog, 2025-06-24, "Introducing NVFP4 for
+#: Efficient and Accurate Low-Precision Inference": E2M1 elements, an FP8 E4M3 scale per
+#: block of 16 and an FP32 scale per tensor): 4 + 8/16 = 4.5;
 #: GGUF k-quants: bits per weight as llama.cpp's quantize tool reports them.
 QUANT_BITS: dict[str, float] = {
     "fp8": 8.0,
     "int8": 8.0,
     "int4": 4.25,
     "mxfp4": 4.25,
+    "nvfp4": 4.5,
     "nf4": 4.127,
     "q8_0": 8.5,
     "q6_k": 6.5625,
@@ -95,6 +98,10 @@ QUANT_BITS: dict[str, float] = {
 #: ``quantization_config.modules_to_not_convert``: attention, router, embeddings and head
 #: stay in BF16); a format of a mixture's experts needs a model that has some.
 QUANT_ROLES: dict[str, frozenset[str]] = {"mxfp4": frozenset({"expert"})}
+#: Weight formats whose activations are quantised too (W8A8, NVFP4's W4A4), so that the
+#: matmuls run on the format's own tensor cores where the GPU has them; the other formats
+#: are weight-only, dequantised to 16 bits before the matmul
+ACTIVATION_FORMATS = frozenset({"fp8", "int8", "nvfp4"})
 #: The linear layers every other weight format quantises
 ALL_LINEAR_ROLES = frozenset({"attn", "mlp", "expert"})
 

@@ -89,7 +89,8 @@ class EngineProfile:
     #: HIP backend, Ollama's ROCm build, PyTorch for ROCm)
     cuda_only: bool = False
     #: The compute capability a weight format needs on an NVIDIA GPU, where the engine's
-    #: docs set one (vLLM's FP8 Marlin kernels from SM 8.0, TensorRT-LLM's FP8 from Ada)
+    #: docs or code set one (vLLM's FP8 and NVFP4 Marlin kernels from SM 8.0, TensorRT-LLM's
+    #: FP8 from Ada; NVFP4 tensor cores, SGLang's ``ModelOptFp4Config``: SM 10.0, Blackwell)
     format_capability: tuple[tuple[str, float], ...] = ()
     #: The lowest NVIDIA compute capability the engine supports at all (TensorRT-LLM: Ampere)
     min_capability: float = 0.0
@@ -272,7 +273,7 @@ ENGINES: dict[str, EngineProfile] = {
         max_sequences=256,
         prefill_chunk_tokens=2048,
         continuous_batching=True,
-        formats=frozenset({"fp8", "int8", "int4", "mxfp4"}),
+        formats=frozenset({"fp8", "int8", "int4", "mxfp4", "nvfp4"}),
         launch=(
             "vllm serve {model} --tensor-parallel-size {tp} --max-model-len {max_len} "
             "--gpu-memory-utilization 0.92 --max-num-seqs {sequences} "
@@ -286,6 +287,7 @@ ENGINES: dict[str, EngineProfile] = {
             ("int4", "an AWQ or GPTQ INT4 checkpoint"),
             ("int8", "an INT8 W8A8 checkpoint"),
             ("mxfp4", "an MXFP4 checkpoint (gpt-oss's own)"),
+            ("nvfp4", "an NVFP4 checkpoint from TensorRT Model Optimizer"),
         ),
         source="vllm-project/vllm 0.33.0 (wheel, commit 4ba787ec9) vllm/config/cache.py, "
         "config/scheduler.py, engine/arg_utils.py, model_executor/layers/quantization; "
@@ -302,7 +304,7 @@ ENGINES: dict[str, EngineProfile] = {
         ),
         rank_limits=True,
         large_gpu=(70.0, 9.0, 1024, 8192),
-        format_capability=(("fp8", 8.0), ("mxfp4", 8.0)),
+        format_capability=(("fp8", 8.0), ("mxfp4", 8.0), ("nvfp4", 8.0)),
     ),
     # SGLang 0.5.23 (sglang/srt/server_args.py, arg_groups/): mem_fraction_static computed
     # as (weights + KV pool) / memory after an activation and CUDA-graph reserve (≈ 0.9 on
@@ -322,7 +324,7 @@ ENGINES: dict[str, EngineProfile] = {
         max_sequences=1024,
         prefill_chunk_tokens=8192,
         continuous_batching=True,
-        formats=frozenset({"fp8", "int8", "int4"}),
+        formats=frozenset({"fp8", "int8", "int4", "nvfp4"}),
         launch=(
             "python -m sglang.launch_server --model-path {model} --tp {tp} "
             "--context-length {max_len} --max-running-requests {sequences} "
@@ -336,6 +338,7 @@ ENGINES: dict[str, EngineProfile] = {
         prequantized=(
             ("int4", "an AWQ or GPTQ INT4 checkpoint"),
             ("int8", "an INT8 W8A8 checkpoint"),
+            ("nvfp4", "an NVFP4 checkpoint from TensorRT Model Optimizer"),
         ),
         source="sgl-project/sglang 0.5.23 (wheel) sglang/srt/server_args.py, arg_groups; "
         "sglang/srt/layers/quantization/marlin_utils_fp8.py (FP8 without FP8 tensor cores: "
@@ -363,7 +366,7 @@ ENGINES: dict[str, EngineProfile] = {
             "--tp {tp}",
             "--tp {tp} --dp {tp} --enable-dp-attention --ep-size {tp}",
         ),
-        format_capability=(("fp8", 8.0),),
+        format_capability=(("fp8", 8.0), ("nvfp4", 10.0)),
     ),
     # TensorRT-LLM LLM API / trtllm-serve (tensorrt_llm/llmapi/llm_args.py @0004396,
     # commands/serve.py @00209af): KvCacheConfig free_gpu_memory_fraction 0.9 of the memory
@@ -388,7 +391,7 @@ ENGINES: dict[str, EngineProfile] = {
         max_sequences=2048,
         prefill_chunk_tokens=0,
         continuous_batching=True,
-        formats=frozenset({"fp8", "int8", "int4"}),
+        formats=frozenset({"fp8", "int8", "int4", "nvfp4"}),
         launch=(
             "trtllm-serve {model} --tp_size {tp} --max_seq_len {max_len} "
             "--max_batch_size {sequences} --kv_cache_free_gpu_memory_fraction 0.9 "
@@ -399,10 +402,11 @@ ENGINES: dict[str, EngineProfile] = {
             ("fp8", "an FP8 checkpoint from TensorRT Model Optimizer"),
             ("int8", "an INT8 checkpoint from TensorRT Model Optimizer"),
             ("int4", "an INT4 AWQ checkpoint from TensorRT Model Optimizer"),
+            ("nvfp4", "an NVFP4 checkpoint from TensorRT Model Optimizer"),
         ),
         cuda_only=True,
-        format_capability=(("fp8", 8.9),),
-        checkpoint_kv=(("fp8", "fp8"),),
+        format_capability=(("fp8", 8.9), ("nvfp4", 10.0)),
+        checkpoint_kv=(("fp8", "fp8"), ("nvfp4", "fp8")),
         # docs/source/supported-hardware (and the 0.18 support matrix): Blackwell, Hopper,
         # Ada Lovelace and Ampere (SM80/86); an architecture not listed is not tested
         min_capability=8.0,
@@ -548,10 +552,7 @@ ENGINES: dict[str, EngineProfile] = {
         launch="transformers serve {model} --host 0.0.0.0 --port {port}{quant}",
         image="nvcr.io/nvidia/pytorch:24.10-py3",
         quant_flags=(("int8", " --quantization bnb-8bit"), ("nf4", " --quantization bnb-4bit")),
-        prequantized=(
-            ("int4", "an AWQ or GPTQ INT4 checkpoint"),
-            ("fp8", "an FP8 checkpoint"),
-        ),
+        prequantized=(("int4", "an AWQ or GPTQ INT4 checkpoint"), ("fp8", "an FP8 checkpoint")),
         # generate() measured on an H200 (validation/measured_transformers.csv: Llama 3.2 1B,
         # Llama 3.1 8B, Qwen2.5 14B, 16 to 48 layers, 1 to 64 sequences): a token every
         # 0.93 to 1.35 ms a layer whatever the batch, the GPU idle between Python's kernel

@@ -93,8 +93,11 @@ def numerics_fields(config: Config, family: str) -> dict[str, Any]:
 #: A ``quantization_config``'s ``quant_method`` → the weight format whichgpu plans it in:
 #: FP8 checkpoints (DeepSeek-V3's block-scaled e4m3; transformers' ``FineGrainedFP8Config``
 #: and ``fbgemm_fp8``) served as FP8 weights; gpt-oss's ``mxfp4`` (its experts in MXFP4, the
-#: rest in BF16: the config's ``modules_to_not_convert``) as MXFP4 experts.
-CHECKPOINT_FORMATS = {"fp8": "fp8", "fbgemm_fp8": "fp8", "mxfp4": "mxfp4"}
+#: rest in BF16: the config's ``modules_to_not_convert``) as MXFP4 experts; TensorRT Model
+#: Optimizer's (``quant_method`` ``modelopt``, the format in its ``quant_algo``: NVIDIA's
+#: NVFP4 and FP8 checkpoints, e.g. nvidia/DeepSeek-R1-0528-FP4) as that format.
+CHECKPOINT_FORMATS = {"fp8": "fp8", "fbgemm_fp8": "fp8", "mxfp4": "mxfp4", "modelopt_fp4": "nvfp4"}
+MODELOPT_ALGOS = {"NVFP4": "nvfp4", "FP8": "fp8"}
 
 
 def _checkpoint_quant(config: Config) -> str | None:
@@ -103,7 +106,9 @@ def _checkpoint_quant(config: Config) -> str | None:
     quantization = config.get("quantization_config")
     if not isinstance(quantization, Mapping):
         return None
-    method = quantization.get("quant_method")
+    method, algo = quantization.get("quant_method"), quantization.get("quant_algo")
+    if method == "modelopt" and isinstance(algo, str):
+        return MODELOPT_ALGOS.get(algo)
     return CHECKPOINT_FORMATS.get(method) if isinstance(method, str) else None
 
 

@@ -82,6 +82,7 @@ def slice_gpu(gpu: GPU, profile: MigProfile) -> GPU:
         fp16_fp16acc_tensor_dense_tflops=gpu.fp16_fp16acc_tensor_dense_tflops * c,
         bf16_tensor_dense_tflops=scaled(gpu.bf16_tensor_dense_tflops),
         fp8_tensor_dense_tflops=scaled(gpu.fp8_tensor_dense_tflops),
+        fp4_tensor_dense_tflops=scaled(gpu.fp4_tensor_dense_tflops),
         int8_tensor_dense_tops=scaled(gpu.int8_tensor_dense_tops),
         vendor_fp16_tensor_tflops=gpu.vendor_fp16_tensor_tflops * c,
         nvlink_gb_per_s=0.0,

@@ -171,15 +171,22 @@ def cost_chart(result: Recommendation) -> CostChart | None:
 def _capacity_front(points: list[CostPoint]) -> list[CostPoint]:
     """The points with the front redrawn on capacity against cost (an option is on it where
     none costs less and serves at least as much): the ranking's own front weighs time,
-    which a service at a rate does not have."""
-    out = []
-    for p in points:
+    which a service at a rate does not have). Of points that coincide (two offers of one
+    layout at one price) the front keeps one, the pick where it is one of them."""
+    kept: set[tuple[float, float]] = set()
+    on: set[int] = set()
+    for i, p in sorted(enumerate(points), key=lambda ip: ip[1].role != "pick"):
         dominated = any(
             q.cost_usd <= p.cost_usd and q.x >= p.x and (q.cost_usd < p.cost_usd or q.x > p.x)
             for q in points
         )
-        role: Role = p.role if p.role == "pick" else "other" if dominated else "front"
-        out.append(CostPoint(p.x, p.cost_usd, role, p.label, not dominated))
+        if not dominated and (p.x, p.cost_usd) not in kept:
+            kept.add((p.x, p.cost_usd))
+            on.add(i)
+    out = []
+    for i, p in enumerate(points):
+        role: Role = p.role if p.role == "pick" else "front" if i in on else "other"
+        out.append(CostPoint(p.x, p.cost_usd, role, p.label, i in on))
     return out
 
 

@@ -148,6 +148,7 @@ SPEC_ROWS: list[tuple[str, tuple[str, ...], Callable[[GPU], str]]] = [
         _optional("tf32_tensor_dense_tflops"),
     ),
     (N_("FP8 tensor, dense"), ("fp8_tensor_dense_tflops",), _optional("fp8_tensor_dense_tflops")),
+    (N_("FP4 tensor, dense"), ("fp4_tensor_dense_tflops",), _optional("fp4_tensor_dense_tflops")),
     (N_("INT8 tensor, dense"), ("int8_tensor_dense_tops",), _optional("int8_tensor_dense_tops")),
     (N_("FP64"), ("fp64_tflops",), _optional("fp64_tflops")),
     (N_("FP64 tensor"), ("fp64_tensor_tflops",), _optional("fp64_tensor_tflops")),
