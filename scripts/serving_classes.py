@@ -112,11 +112,11 @@ def coverage(runs: list[ServingCheck], which: str) -> str:
 def gathered_section(root: Path) -> list[str]:
     """Serving runs gathered from sources neither the fits nor the held-out file use
     (``validation/published_serving_gathered.csv``): mixture-of-experts models on vLLM and
-    SGLang's 2026 builds, gpt-oss in its MXFP4 checkpoint, AMD, with the dense runs of the
-    same sources beside them."""
+    SGLang's 2026 builds, gpt-oss in its MXFP4 checkpoint, AMD, TensorRT-LLM's Blackwell
+    NVFP4 tables, with the dense runs of the same sources beside them."""
     lines, runs = table(root / "validation" / "published_serving_gathered.csv")
     return [
-        "## Gathered: 2026 builds, gpt-oss in MXFP4, AMD",
+        "## Gathered: 2026 builds, gpt-oss in MXFP4, AMD, Blackwell NVFP4",
         "",
         "`validation/published_serving_gathered.csv`: runs from sources outside the "
         "calibration and the held-out file (`validation/gathered/moe_serving_runs.csv` holds "
@@ -124,7 +124,11 @@ def gathered_section(root: Path) -> list[str]:
         "source leaves unclear are not planned): vLLM's FP8 KV-cache post (v0.19.1, H100: "
         "Llama 3.1 8B beside gpt-oss-20b at 20,000 in and 2,000 out), SemiAnalysis "
         "InferenceX's DeepSeek-R1 on SGLang 0.5.7 (8 × H200) and gpt-oss-120b on vLLM 0.17 "
-        "ROCm (MI300X). No fit reads them.",
+        "ROCm (MI300X); TensorRT-LLM's post-v1.0 performance overview (@03e27c7: DeepSeek-R1, "
+        "Qwen3 235B and 30B, Llama 4 Maverick on B200, GB200 and the RTX PRO 6000 Blackwell in "
+        "NVFP4, Maverick on 8 × H200 in FP8; the file's own H100 and H200 rows of DeepSeek-R1 "
+        "and Qwen3 235B are in the held-out file, so that source is not new to it). No fit "
+        "reads them.",
         "",
         *lines,
         "",
