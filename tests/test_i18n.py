@@ -13,7 +13,8 @@ import pytest
 
 from tests.conftest import golden, run_cli
 from whichgpu.i18n import LANGUAGES, Plural, fmt, format_decimal, set_language, speaking
-from whichgpu.notes import MESSAGES, note, note_doc
+from whichgpu.note_messages import MESSAGES
+from whichgpu.notes import note, note_doc
 
 LOCALE = Path(__file__).parents[1] / "src" / "whichgpu" / "i18n" / "locale"
 

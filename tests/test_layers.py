@@ -10,7 +10,17 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "whichgpu"
 #: The ground floor: codes, units, messages, bounded parsing and files, helpers.
-GROUND = {"errors", "notes", "phrases", "units", "frozen", "files", "untrusted", "i18n"}
+GROUND = {
+    "errors",
+    "notes",
+    "note_messages",
+    "phrases",
+    "units",
+    "frozen",
+    "files",
+    "untrusted",
+    "i18n",
+}
 #: The entry points, which may import anything: the public API and ``python -m whichgpu``.
 ENTRY = {"whichgpu", "whichgpu.__main__"}
 

@@ -87,3 +87,30 @@ def test_llama_70b_on_one_b200_in_nvfp4_reads_as_tensorrt_llm_published_it() -> 
     per_replica = serving["capacity_per_replica"]["output_tokens_per_s"]
     total = per_replica * serving["replicas"]
     assert total == pytest.approx(7007, rel=0.15)
+
+
+def test_a_served_model_names_the_nvfp4_plan_on_blackwell_with_the_vendors_caveat() -> None:
+    """Issue 44, item 4: the search also plans the model in NVFP4 on the GPUs whose tensor
+    cores run it and names the option that beats the pick by more than its error, beside the
+    FP8 one, the caveat said as NVIDIA's own figure; an FP8 checkpoint (DeepSeek-V3's) is
+    planned in NVFP4 too, as NVIDIA publishes such checkpoints."""
+    from whichgpu.catalog import load_catalog
+
+    catalog = load_catalog()
+    args = ("recommend", "--task", "inference", "-m", "llama-3.1-70b", "--request-rate", "15",
+            "--tpot", "50ms", "--json")  # fmt: skip
+    doc = json.loads(run_cli(*args).stdout)
+    said = {r["params"]["quant"]: r for r in doc["reasons"] if r["code"].startswith("reason_quant")}
+    assert set(said) == {"fp8", "nvfp4"}
+    fp4 = said["nvfp4"]
+    assert fp4["code"] == "reason_quant_cheaper_nvfp4" and "a vendor's figure" in fp4["text"]
+    assert fp4["params"]["usd_per_h"] < said["fp8"]["params"]["usd_per_h"]
+    named = fp4["params"]["option"].split(" × ")[-1]
+    assert catalog.resolve(named).fp4_tensor_dense_tflops
+    # asked in NVFP4, nothing lower is offered again
+    asked = json.loads(run_cli(*args, "--quant", "nvfp4").stdout)
+    assert not [r for r in asked["reasons"] if r["code"].startswith("reason_quant")]
+    deepseek = json.loads(run_cli("recommend", "--task", "inference", "-m", "deepseek-v3",
+                                  "--request-rate", "5", "--tpot", "50ms", "--json").stdout)  # fmt: skip
+    notes = deepseek["infeasible"] if deepseek["pick"] is None else deepseek["reasons"]
+    assert [n for n in notes if n["params"].get("quant") == "nvfp4"]

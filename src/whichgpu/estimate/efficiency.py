@@ -31,6 +31,7 @@ from whichgpu.estimate.perf import (
     image_flops,
     kv_read_bytes,
     routed_active_params,
+    runs_natively,
     tensor_tflops,
     train_flops_per_token,
 )
@@ -84,7 +85,7 @@ def math_unit(bench: Benchmark, gpu: GPU) -> str:
     precision = bench.precision or "16-true"
     if precision in QUANT_BITS and bench.regime == "diffusion-infer":
         return "tensor-16"  # weight-only: dequantised, then 16-bit (diffusion.dequant_s)
-    if precision == "nvfp4" and gpu.fp4_tensor_dense_tflops:
+    if precision == "nvfp4" and runs_natively(gpu, precision):
         return "fp4"
     if precision in QUANT_BITS and precision not in ("fp8", "int8"):
         return "dequant-16"

@@ -43,6 +43,14 @@ def missing_math_unit(gpu: GPU, precision: str) -> str | None:
     return None
 
 
+def runs_natively(gpu: GPU, quant: str) -> bool:
+    """Whether ``gpu``'s tensor cores compute in the weight format ``quant`` itself (FP8 on
+    Ada, Hopper, Blackwell and CDNA 3; NVFP4 on Blackwell), not behind a dequantisation."""
+    if quant == "fp8":
+        return bool(gpu.fp8_tensor_dense_tflops)
+    return quant == "nvfp4" and bool(gpu.fp4_tensor_dense_tflops)
+
+
 def fp16_instead(gpu: GPU, precision: str) -> Precision | None:
     """The FP16 twin of a BF16 precision on a GPU without BF16 tensor cores (T4, V100:
     what a precision left open runs as there), else None."""

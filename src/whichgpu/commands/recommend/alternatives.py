@@ -1,17 +1,23 @@
-"""The same served workload in the lower weight format engineers commonly serve it in.
+"""The same served workload in the lower weight formats engineers commonly serve it in.
 
 A 16-bit model served at a request rate costs about half as much in FP8 on the GPUs whose
 tensor cores run FP8 (Ada, Hopper, Blackwell; and CDNA 3 through the engines' ROCm builds):
-half the weight bytes a decode step reads, twice the KV cache room. Where the search in FP8
-finds an option cheaper (or faster) than the pick by more than the pick's estimate error,
-or one at all where nothing met the request, the answer names it, with its quality caveat:
-FP8 weights and activations keep accuracy within about 1 % of BF16 across model sizes
-(Kurtic et al., 2024, "Give Me BF16 or Give Me Death? Accuracy-Performance Trade-Offs in
-LLM Quantization", arXiv:2411.02355, §4).
+half the weight bytes a decode step reads, twice the KV cache room. On Blackwell, NVFP4
+halves the weights again (4.5 bits) and runs the GEMMs on FP4 tensor cores; an FP8
+checkpoint (DeepSeek-V3's) is planned in it too, as NVIDIA publishes such models
+(nvidia/DeepSeek-R1-0528-FP4). Where the search in a format finds an option cheaper (or
+faster) than the pick by more than the pick's estimate error, or one at all where nothing met
+the request, the answer names it, with its quality caveat: FP8 weights and activations keep
+accuracy within about 1 % of BF16 across model sizes (Kurtic et al., 2024, "Give Me BF16 or
+Give Me Death? Accuracy-Performance Trade-Offs in LLM Quantization", arXiv:2411.02355, §4);
+NVFP4 within about 1 % of FP8 on the models NVIDIA measured (NVIDIA Technical Blog,
+2025-06-24, "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference": a
+vendor's figure, said as one).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -19,35 +25,70 @@ from whichgpu.errors import Ref
 from whichgpu.notes import Note, note
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
+    from whichgpu.catalog.records import GPU
     from whichgpu.commands.recommend.options import Option
     from whichgpu.inputs.requests import Workload
 
-#: The weight format the alternative is planned in (``--quant``)
-LOWER_FORMAT = "fp8"
+#: The weight formats the alternatives are planned in (``--quant``), each with the notes that
+#: name it where it beats the pick and where it alone meets the request (their caveats differ)
+LOWER_FORMATS: dict[str, tuple[str, str]] = {
+    "fp8": ("reason_quant_cheaper", "infeasible_quant"),
+    "nvfp4": ("reason_quant_cheaper_nvfp4", "infeasible_quant_nvfp4"),
+}
 
 
-def in_lower_format(workload: Workload) -> Workload | None:
-    """``workload`` with each served 16-bit model component (a request rate, a latency target
-    or an engine given; no precision, no quantisation asked, a 16-bit checkpoint) in
-    :data:`LOWER_FORMAT`; None where no component changes."""
+def in_lower_format(workload: Workload, quant: str) -> Workload | None:
+    """``workload`` with each served model component (a request rate, a latency target or an
+    engine given; no precision, no quantisation asked, no engine that cannot run ``quant``)
+    whose checkpoint ships in more bits than ``quant`` (16 bits, or FP8 for NVFP4) in
+    ``quant``; None where no component changes."""
+    from whichgpu.job import QUANT_BITS
+    from whichgpu.job.engines import ENGINES
     from whichgpu.plan.jobs import model_job, serves
 
     changed = False
     components = []
     for component in workload.components:
-        if serves(component) and component.quant is None and component.precision is None:
+        engine = ENGINES.get(component.engine or "")
+        runs = engine is None or quant in engine.formats
+        if serves(component) and runs and component.quant is None and component.precision is None:
             _arch, job = model_job(component)
-            if job.quant is None:  # a 16-bit checkpoint (an FP8 one is served in FP8 already)
-                component = replace(component, quant=LOWER_FORMAT)
+            shipped = 16.0 if job.quant is None else QUANT_BITS[job.quant]
+            if job.quant in (None, "fp8") and shipped > QUANT_BITS[quant]:
+                component = replace(component, quant=quant)
                 changed = True
         components.append(component)
     return replace(workload, components=tuple(components)) if changed else None
 
 
-def lower_format_note(ranked: Sequence[Option], objective: str, pick: Option | None) -> Note | None:
-    """What the workload would take in :data:`LOWER_FORMAT` (``ranked``: the options of
+def lower_format_notes(
+    workload: Workload,
+    gpus: Sequence[GPU],
+    objective: str,
+    pick: Option | None,
+    search: Callable[[Workload, list[GPU]], Sequence[Option]],
+) -> list[Note]:
+    """What the workload would take in each of :data:`LOWER_FORMATS`, searched (``search``:
+    the workload's options on those GPUs, ranked on ``objective``) on the GPUs whose tensor
+    cores run the format (elsewhere the engines refuse it or dequantise it)."""
+    from whichgpu.estimate.perf import runs_natively
+
+    out = []
+    for quant in LOWER_FORMATS:
+        lower = in_lower_format(workload, quant)
+        able = [g for g in gpus if runs_natively(g, quant)]
+        if lower is None or not able:
+            continue
+        said = lower_format_note(search(lower, able), objective, pick, quant)
+        if said is not None:
+            out.append(said)
+    return out
+
+
+def lower_format_note(
+    ranked: Sequence[Option], objective: str, pick: Option | None, quant: str
+) -> Note | None:
+    """What the workload would take in ``quant`` (``ranked``: the options of
     :func:`in_lower_format`'s workload, ranked on ``objective``) where that beats the pick
     by more than its estimate error, or where nothing met the request: the option, its
     figure beside the pick's, the field that asks for it."""
@@ -56,10 +97,11 @@ def lower_format_note(ranked: Sequence[Option], objective: str, pick: Option | N
     best = ranked[0] if ranked and ranked[0].feasible else None
     if best is None:
         return None
+    cheaper, alone = LOWER_FORMATS[quant]
     field = Ref(("quant",))
     if pick is None:
-        return note("infeasible_quant", quant=LOWER_FORMAT, option=hw_text(best),
-                    usd_per_h=money(best.usd_per_h), field=field)  # fmt: skip
+        return note(alone, quant=quant, option=hw_text(best), usd_per_h=money(best.usd_per_h),
+                    field=field)  # fmt: skip
     mine, theirs = score_of(pick, objective), score_of(best, objective)
     if mine is None or theirs is None or not mine:
         return None
@@ -67,7 +109,6 @@ def lower_format_note(ranked: Sequence[Option], objective: str, pick: Option | N
     gain = (theirs - mine) / mine if higher_better else (mine - theirs) / mine
     if gain <= typical_error(pick):
         return None
-    return note("reason_quant_cheaper", quant=LOWER_FORMAT, option=hw_text(best),
-                pick=hw_text(pick), usd_per_h=money(best.usd_per_h),
-                pick_usd_per_h=money(pick.usd_per_h), gain=round(gain, 3),
-                field=field)  # fmt: skip
+    return note(cheaper, quant=quant, option=hw_text(best), pick=hw_text(pick),
+                usd_per_h=money(best.usd_per_h), pick_usd_per_h=money(pick.usd_per_h),
+                gain=round(gain, 3), field=field)  # fmt: skip

@@ -580,16 +580,12 @@ def recommend(
         versus = _against_renting(catalog, workload, objective, pick)
         if versus is not None:
             result = evolve(result, reasons=(*result.reasons, versus))
-    from whichgpu.commands.recommend.alternatives import in_lower_format, lower_format_note
+    from whichgpu.commands.recommend.alternatives import lower_format_notes
 
-    in_lower = in_lower_format(workload)
-    # the GPUs whose tensor cores run the format (elsewhere the engines refuse it)
-    able = [g for g in catalog.gpus if g.fp8_tensor_dense_tflops]
-    if in_lower is None or not able:
-        return result
-    lower = lower_format_note(rank(evaluate(catalog, in_lower, able), objective), objective, pick)
-    if lower is None:
-        return result
+    def search(lower: Workload, gpus: list[GPU]) -> list[Option]:
+        return rank(evaluate(catalog, lower, gpus), objective)
+
+    lower = lower_format_notes(workload, catalog.gpus, objective, pick, search)
     if pick is None:
-        return evolve(result, infeasible=(*result.infeasible, lower))
-    return evolve(result, reasons=(*result.reasons, lower))
+        return evolve(result, infeasible=(*result.infeasible, *lower))
+    return evolve(result, reasons=(*result.reasons, *lower))
