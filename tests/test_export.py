@@ -425,7 +425,7 @@ def test_skypilot_refuses_a_gpu_it_has_no_name_for_in_one_line(tmp_path: Path) -
 def test_a_context_parallel_layout_reaches_the_launch_arguments() -> None:
     """Issue 46, item 1: a layout with context parallelism launches as one
     (Megatron-LM's --context-parallel-size)."""
-    out = run_cli("recommend", "--task", "train", "-m", "llama-3.1-70b", "--seq", "8192",
+    out = run_cli("recommend", "--task", "train", "-m", "llama-3.1-70b", "--seq", "16384",
                   "--framework", "megatron", "--tokens", "1e10", "--max-gpus", "64",
                   "--objective", "time", "--export", "slurm").stdout  # fmt: skip
     assert "--context-parallel-size 2" in out and "context parallel 2" in out

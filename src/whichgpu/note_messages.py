@@ -108,6 +108,10 @@ MESSAGES: dict[str, str | Plural] = {
         "cross {network} (an assumption: {gbit:,g} Gb/s an instance; give network to set "
         "it)."
     ),
+    "reason_nodes_nvlink": N_(
+        "{option} spans {instances} instances, {gpus} per instance, of one NVLink domain of "
+        "{domain} GPUs: rings between them stay on NVLink, not the network."
+    ),
     "reason_nodes_sold": N_(
         "{option} spans {instances} instances, {gpus} per instance: rings between them "
         "cross {fabric} at {gbit:,g} Gb/s an instance, the network {provider} sells "

@@ -103,6 +103,9 @@ class GPU(Record, frozen=True, kw_only=True):
     vendor_fp16_tensor_basis: Literal["dense", "sparse"]
     tdp_w: Annotated[float, Meta(gt=0, le=3_000)]
     nvlink_gb_per_s: Annotated[float, Meta(ge=0, le=10_000)]
+    #: GPUs one NVLink fabric joins where it spans several nodes (GB200 NVL72: 72, over
+    #: compute trays of 4); empty: one node's (an HGX baseboard's 8, a bridged pair)
+    nvlink_domain_gpus: Annotated[int, Meta(ge=2, le=1_024)] | None = None
     mig_max_instances: Annotated[int, Meta(ge=0, le=7)]
     display_outputs: Annotated[int, Meta(ge=0, le=8)]
     display_connectors: Text | None = None

@@ -253,9 +253,13 @@ def nvlink_domain(gpu: GPU, bridged: bool = False) -> int:
     ``bridged`` says so, or where the card is sold as bridged pairs (:data:`SOLD_BRIDGED`):
     TensorRT-LLM's v0.14 tables measure 2 × A100 PCIe at 0.55-0.66 of 2 × A100 SXM (the
     same NVLink rate, were they bridged) at every length, as a pair over PCIe runs
-    (validation/published_serving.csv, s81)."""
+    (validation/published_serving.csv, s81). A rack-scale fabric joins more than a node
+    (:attr:`~whichgpu.catalog.records.GPU.nvlink_domain_gpus`: GB200 NVL72's 72 GPUs, sold as
+    trays of 4)."""
     if not gpu.nvlink_gb_per_s:
         return 1
+    if gpu.nvlink_domain_gpus:
+        return gpu.nvlink_domain_gpus
     if gpu.form_factor.startswith("PCIe"):
         paired = bridged or SOLD_BRIDGED in gpu.form_factor
         return BRIDGE_NVLINK_DOMAIN if paired else 1
@@ -402,13 +406,15 @@ def collective_gb_per_s(
     """One direction of the slowest link a ring over ``ranks`` GPUs crosses: NVLink (half its
     bidirectional figure, at what NCCL's payloads carry of it, :data:`NVLINK_PAYLOAD_SHARE`,
     and for an ``allreduce`` NVLink SHARP's gain where the switch has it) while it stays
-    inside one NVLink domain (:func:`nvlink_domain`:
+    inside one NVLink domain (:func:`nvlink_domain`: across nodes only in a rack-scale one;
     PCIe cards only where ``bridged``), PCIe x16 of the card's generation inside a node of
     ``per_node`` GPUs at what NCCL reaches of it (with peer-to-peer, or staged through host
     memory between GeForce cards, whose driver allows peer-to-peer only over a bridge), and
     the network once it spans nodes (``network_gbit`` an instance, as sold)."""
     domain = nvlink_domain(gpu, bridged)
-    if domain > 1 and ranks <= min(domain, per_node):
+    # a rack-scale domain spans the nodes (instances) it is sold as; any other stays in one
+    reach = domain if gpu.nvlink_domain_gpus else min(domain, per_node)
+    if domain > 1 and ranks <= reach:
         wire = gpu.nvlink_gb_per_s / 2
         if gpu.vendor != "NVIDIA":  # another vendor's fabric: no measurement to scale it by
             return wire

@@ -102,19 +102,19 @@ def serving_front(
     """The front of ``job`` served by ``engine`` on ``count`` × ``gpu`` under ``targets``
     (``tp``: the replica size the user fixed), over the layouts the planner weighs."""
     from whichgpu.estimate.serving_layouts import layouts
-    from whichgpu.estimate.serving_plan import _capacity, _splits
+    from whichgpu.estimate.serving_plan import _capacity, _splits, replica_reach
     from whichgpu.job.engines import sequence_s as fitted_sequence_s
 
     per_sequence_s = fitted_sequence_s(engine.id)
     curves: dict[int, Curve] = {}
     points: list[FrontPoint] = []
-    for size in _splits(arch, job, count, engine, tp):
+    for size in _splits(arch, job, gpu, count, engine, tp):
         for layout in layouts(arch, job, engine, size, fixed=tp is not None):
             found = _capacity(arch, layout, gpu, size, engine, targets, 1.0, max_sequences,
                               per_sequence_s)  # fmt: skip
             if found is None or found.unmet is not None:
                 continue
-            if not layout.attention_dp and size <= job.gpus_per_node:
+            if not layout.attention_dp and size <= replica_reach(job, gpu):
                 curves[size] = found.curve
             points += _replica_points(found.capacity, found.curve, size, targets,
                                       layout.attention_dp)  # fmt: skip

@@ -490,7 +490,7 @@ def plan_service(
 
     best: ServingPlan | None = None
     served_by: list[tuple[int, int, float]] = []
-    for per_replica in _splits(arch, job, count, engine, tp):
+    for per_replica in _splits(arch, job, gpu, count, engine, tp):
         plan = None
         for layout in layouts(arch, job, engine, per_replica, fixed=tp is not None):
             held = held_targets(targets, lows) if layout.attention_dp else targets
@@ -534,7 +534,7 @@ def _split_of(
     """:func:`~whichgpu.estimate.disaggregated.plan_disaggregated` over the replica sizes
     ``count`` GPUs split into, once per shape (a GPU's offers share it)."""
     curves = {}
-    for size in _splits(arch, job, min(count, job.gpus_per_node), engine, tp):
+    for size in _splits(arch, job, gpu, count, engine, tp):
         found = _replica_curve(arch, job, gpu, size, engine, 1.0, max_sequences,
                                fitted_sequence_s(engine.id))  # fmt: skip
         if found is not None:
@@ -542,13 +542,20 @@ def _split_of(
     return plan_disaggregated(arch, job, gpu, count, targets, curves)
 
 
+def replica_reach(job: Job, gpu: GPU) -> int:
+    """The most GPUs one replica spans: a node's (an instance's), or a rack-scale NVLink
+    domain's where one joins the nodes (GB200 NVL72: its tensor-parallel all-reduces and
+    expert exchanges stay on NVLink across the trays of 4 it is sold as)."""
+    return max(job.gpus_per_node, gpu.nvlink_domain_gpus or 0)
+
+
 def _splits(
-    arch: ModelArch, job: Job, count: int, engine: EngineProfile, tp: int | None
+    arch: ModelArch, job: Job, gpu: GPU, count: int, engine: EngineProfile, tp: int | None
 ) -> list[int]:
     """The replica sizes ``count`` GPUs split into (:func:`plan_service`)."""
     from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
 
-    sizes = [tp] if tp else gpu_counts(min(count, job.gpus_per_node))  # a replica in one node
+    sizes = [tp] if tp else gpu_counts(min(count, replica_reach(job, gpu)))
     return [n for n in sizes if not count % n and (engine.split != "tensor"
             or tensor_parallel_degree(arch, n) == n)]  # fmt: skip
 
@@ -568,7 +575,7 @@ def max_load_rps(
     from whichgpu.errors import WhichGPUError
 
     most = 0.0
-    for n in _splits(arch, job, count, engine, tp):
+    for n in _splits(arch, job, gpu, count, engine, tp):
         for layout in layouts(arch, job, engine, n, fixed=tp is not None):
             try:
                 found = _replica_curve(arch, layout, gpu, n, engine, 1.0, max_sequences,

@@ -32,6 +32,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "fp64_tensor_tflops": (N_("FP64 tensor"), "TFLOPS"),
     "tdp_w": (N_("TDP"), "W"),
     "nvlink_gb_per_s": (N_("NVLink"), "GB/s"),
+    "nvlink_domain_gpus": (N_("NVLink domain (GPUs, over nodes)"), ""),
     "mig_max_instances": (N_("MIG instances (max)"), ""),
     "ecc": (N_("ECC memory"), ""),
     "display_outputs": (N_("Display outputs"), ""),

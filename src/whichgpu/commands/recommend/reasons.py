@@ -204,6 +204,9 @@ def _nodes_reason(pick: Option) -> Note | None:
     between = between_instances(pick)
     if between is None or hw.node_gpus is None:
         return None
+    if between.network == "nvlink":  # a rack-scale fabric over the instances (NVL72)
+        return note("reason_nodes_nvlink", option=hw_text(pick), instances=hw.instances,
+                    gpus=hw.node_gpus, domain=pick.gpu.nvlink_domain_gpus or 0)  # fmt: skip
     if between.fabric is not None and pick.listing is not None:
         return note(
             "reason_nodes_sold",
