@@ -96,3 +96,31 @@ def test_recommend_gives_its_pick_the_front_and_no_other_option() -> None:
     front = options[0]["components"][0]["serving"]["front"]
     assert front and all(f["tpot_s"] <= 0.1 for f in front)
     assert all(not (o["components"][0]["serving"] or {}).get("front") for o in options[1:])
+
+
+def test_recommend_states_the_picks_front_in_the_terminal_and_on_its_page() -> None:
+    """Issue 50: the front shows where a reader of recommend looks, under the pick's reasons
+    (each point a hanging-indented line), and on the web page, as estimate states it."""
+    from fastapi.testclient import TestClient
+
+    from whichgpu.catalog import load_catalog
+    from whichgpu.web import create_app
+
+    args = ("recommend", "--task", "inference", "-m", "llama-3.1-70b", "--request-rate", "5",
+            "--tpot", "100ms")  # fmt: skip
+    doc = json.loads(run_cli(*args, "--json").stdout)
+    front = doc["options"][0]["components"][0]["serving"]["front"]
+    text = run_cli(*args).stdout
+    heading = "The front of these GPUs' layouts, output tokens/s a user against a GPU:"
+    assert heading in text
+    lines = text[text.index(heading) :].splitlines()[1:]
+    block = lines[: next(i for i, line in enumerate(lines) if not line.startswith(" "))]
+    points = [line for line in block if line.startswith("  · ")]
+    assert len(points) == len(front)
+    assert f"{front[0]['output_tokens_per_s_per_user']:,.1f} a user" in points[0]
+    page = TestClient(create_app(load_catalog())).post(
+        "/recommend", data={"task": "inference", "model": "llama-3.1-70b", "request_rate": "5",
+                            "tpot": "100ms"},
+    ).text  # fmt: skip
+    assert heading.replace("'", "&#39;") in page or heading in page
+    assert page.count(" a user, ") >= len(front)

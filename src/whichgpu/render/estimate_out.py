@@ -81,9 +81,17 @@ def print_serving(plan: ServingPlan, demand_rps: float | None, console: Printer)
 def print_front(front: tuple[FrontPoint, ...], console: Printer) -> None:
     """Output tokens a second a user gets against those a GPU serves, over the layouts of
     the same GPUs (:func:`~whichgpu.estimate.serving_front.serving_front`), a line a point."""
-    if not front:
+    lines = front_lines(front)
+    if not lines:
         return
     console.print(_("The front of these GPUs' layouts, output tokens/s a user against a GPU:"))
+    for line in lines:
+        console.print("  " + line)
+
+
+def front_lines(front: tuple[FrontPoint, ...]) -> list[str]:
+    """:func:`print_front`'s points, a sentence each, in the reader's language."""
+    out = []
     for f in front:
         if f.disaggregated:
             layout = fmt(_("{prefill}-GPU prefill and {decode}-GPU decode workers"),
@@ -100,7 +108,8 @@ def print_front(front: tuple[FrontPoint, ...], console: Printer) -> None:
             user=f.tokens_per_s_per_user, gpu=f.tokens_per_s_per_gpu, layout=layout,
             ttft=f.ttft_s * 1e3, tpot=f.tpot_s * 1e3,
         )  # fmt: skip
-        console.print("  " + line)
+        out.append(line)
+    return out
 
 
 def print_plan(plan: ServingPlan, demand_rps: float | None, console: Printer) -> None:

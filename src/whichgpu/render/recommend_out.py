@@ -291,6 +291,7 @@ def print_recommend(
 ) -> None:
     from rich.text import Text
 
+    from whichgpu.render.estimate_out import front_lines
     from whichgpu.render.tables import fitted_table
 
     shown = shown_options(result, every, top, top)
@@ -306,6 +307,12 @@ def print_recommend(
         pick = fmt(_("Pick: {option}"), option=hardware_cell(result.pick, " "))
         console.print(Text(pick, style="bold"))
         bullets(console, "✓", [n.render() for n in result.reasons])
+        for run in result.pick.runs:  # the front a served pick was chosen on (issue 50)
+            front = front_lines(run.serving.front) if run.serving is not None else []
+            if front:
+                console.print(_("The front of these GPUs' layouts, output tokens/s a user "
+                                "against a GPU:"))  # fmt: skip
+                bullets(console, "·", front)
     warnings = [_folded(n, every) for n in result.warnings]
     if warnings:
         console.print(Text(_("Warnings"), style="bold yellow"))

@@ -56,6 +56,17 @@ def recommend_context(
     }
 
 
+def pick_front(result: Any) -> list[str]:
+    """The front a served pick was chosen on, a sentence a point, as the CLI prints it under
+    the pick's reasons (:func:`~whichgpu.render.estimate_out.front_lines`)."""
+    from whichgpu.render.estimate_out import front_lines
+
+    pick = None if result is None else result.pick
+    runs = [] if pick is None else pick.runs
+    return [line for run in runs if run.serving is not None
+            for line in front_lines(run.serving.front)]  # fmt: skip
+
+
 def summary_of(result: Any) -> str:
     """The answer in one line, for the top of the page: ``Pick: 4 × RTX 4090 · $9.90 ·
     7.1 h`` (or that nothing meets every constraint)."""

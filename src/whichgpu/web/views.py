@@ -21,6 +21,7 @@ from whichgpu.web.contexts import (
     estimate_context,
     fit_context,
     mig_context,
+    pick_front,
     recommend_context,
     rows_of,
     summary_of,
@@ -111,6 +112,7 @@ def recommend_view(
             "rows": rows_of(result, bool(fields.get("all"))) if result is not None else [],
             "served": result is not None and is_service(result),  # its serving columns
             "summary": summary_of(result),
+            "front": pick_front(result),
             "charts": charts,
             "charts_by_time": result is not None and by_time(result),
         },
