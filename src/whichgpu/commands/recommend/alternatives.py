@@ -26,8 +26,13 @@ from whichgpu.notes import Note, note
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
+    from whichgpu.catalog.store import Catalog
     from whichgpu.commands.recommend.options import Option
     from whichgpu.inputs.requests import Workload
+
+    #: The workload's options on some GPUs (unranked), and options ranked on the objective
+    Search = tuple[Callable[[Workload, list[GPU]], list[Option]],
+                   Callable[[list[Option]], list[Option]]]  # fmt: skip
 
 #: The weight formats the alternatives are planned in (``--quant``), each with the notes that
 #: name it where it beats the pick and where it alone meets the request (their caveats differ)
@@ -62,27 +67,63 @@ def in_lower_format(workload: Workload, quant: str) -> Workload | None:
 
 
 def lower_format_notes(
-    workload: Workload,
-    gpus: Sequence[GPU],
-    objective: str,
-    pick: Option | None,
-    search: Callable[[Workload, list[GPU]], Sequence[Option]],
+    catalog: Catalog, workload: Workload, objective: str, pick: Option | None, search: Search
 ) -> list[Note]:
     """What the workload would take in each of :data:`LOWER_FORMATS`, searched (``search``:
-    the workload's options on those GPUs, ranked on ``objective``) on the GPUs whose tensor
-    cores run the format (elsewhere the engines refuse it or dequantise it)."""
+    the workload's options on some GPUs, and a ranking on ``objective``) on the GPUs whose
+    tensor cores run the format (elsewhere the engines refuse it or dequantise it)."""
     from whichgpu.estimate.perf import runs_natively
 
     out = []
     for quant in LOWER_FORMATS:
         lower = in_lower_format(workload, quant)
-        able = [g for g in gpus if runs_natively(g, quant)]
+        able = [g for g in catalog.gpus if runs_natively(g, quant)]
         if lower is None or not able:
             continue
-        said = lower_format_note(search(lower, able), objective, pick, quant)
+        said = lower_format_note(_ranked(catalog, lower, able, objective, search), objective,
+                                 pick, quant)  # fmt: skip
         if said is not None:
             out.append(said)
     return out
+
+
+def _ranked(
+    catalog: Catalog, lower: Workload, gpus: list[GPU], objective: str, search: Search
+) -> list[Option]:
+    """``lower``'s options on ``gpus``, ranked, as far as their first (all that
+    :func:`lower_format_note` reads). On cost, where every component is a service whose cost
+    is its $/h (times its hours), the GPUs are planned cheapest offer first and the search
+    stops at the first GPU whose cheapest offer costs more an hour than the best option found
+    on a dated offer (the ranking puts dated offers first, then the lowest figure): none of
+    its options could come first. Elsewhere every GPU is planned."""
+    from whichgpu.plan.jobs import serves
+
+    options_on, rank_of = search
+    per_hour = lower.constraints.mode == "rent" and all(
+        serves(c) and c.tokens is None and c.images is None for c in lower.components
+    )
+    if objective != "cost" or not per_hour:
+        return rank_of(options_on(lower, gpus))
+    markets = lower.constraints.markets
+
+    def floor(gpu: GPU) -> float:  # the least a GPU of it costs an hour on a dated offer
+        offers = catalog.prices_for(gpu.id, markets)  # type: ignore[arg-type]
+        dated = [p.price_usd_per_h for p in offers if p.as_of != "undated"]
+        return min(dated, default=float("inf"))
+
+    options: list[Option] = []
+    ranked: list[Option] = []
+    for gpu in sorted(gpus, key=floor):
+        best = ranked[0] if ranked and ranked[0].feasible else None
+        if (
+            best is not None
+            and best.price_as_of != "undated"
+            and floor(gpu) > (best.usd_per_h or 0)
+        ):
+            break
+        options += options_on(lower, [gpu])
+        ranked = rank_of(options)
+    return ranked
 
 
 def lower_format_note(

@@ -582,10 +582,13 @@ def recommend(
             result = evolve(result, reasons=(*result.reasons, versus))
     from whichgpu.commands.recommend.alternatives import lower_format_notes
 
-    def search(lower: Workload, gpus: list[GPU]) -> list[Option]:
-        return rank(evaluate(catalog, lower, gpus), objective)
+    def options_on(lower: Workload, gpus: list[GPU]) -> list[Option]:
+        return evaluate(catalog, lower, gpus)
 
-    lower = lower_format_notes(workload, catalog.gpus, objective, pick, search)
+    def rank_of(options: list[Option]) -> list[Option]:
+        return rank(options, objective)
+
+    lower = lower_format_notes(catalog, workload, objective, pick, (options_on, rank_of))
     if pick is None:
         return evolve(result, infeasible=(*result.infeasible, *lower))
     return evolve(result, reasons=(*result.reasons, *lower))
