@@ -534,7 +534,7 @@ def _split_of(
     """:func:`~whichgpu.estimate.disaggregated.plan_disaggregated` over the replica sizes
     ``count`` GPUs split into, once per shape (a GPU's offers share it)."""
     curves = {}
-    for size in _splits(arch, job, gpu, count, engine, tp):
+    for size in _splits(arch, job, gpu, min(count, replica_reach(job, gpu)), engine, tp):
         found = _replica_curve(arch, job, gpu, size, engine, 1.0, max_sequences,
                                fitted_sequence_s(engine.id))  # fmt: skip
         if found is not None:
