@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from whichgpu.catalog.cache_paths import snapshot_dir
 from whichgpu.catalog.records import Price, Source
 from whichgpu.catalog.store import Catalog
 from whichgpu.catalog.userprices import SKYPILOT_PROVIDERS, date_problem, parse_skypilot_vms
@@ -114,19 +115,6 @@ class SnapshotRead:
     snapshot: Snapshot | None
     clouds: tuple[CloudRead, ...] = ()
     warnings: tuple[InvalidInput, ...] = ()
-
-
-def cache_dir() -> Path:
-    """``$WHICHGPU_CACHE``, else ``$XDG_CACHE_HOME/whichgpu`` (``~/.cache/whichgpu``)."""
-    explicit = os.environ.get("WHICHGPU_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "whichgpu"
-
-
-def snapshot_dir() -> Path:
-    return cache_dir() / "prices"
 
 
 def check_clouds(clouds: tuple[str, ...]) -> tuple[str, ...]:

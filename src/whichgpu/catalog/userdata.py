@@ -180,9 +180,15 @@ def catalog_with_user_data(
     their providers' shipped offers; a price file replaces the GPU's prices in its market.
     A part of the snapshot that cannot be read is left out, with one line to ``warn`` (by
     default the ``whichgpu`` logger's warning: a server's log)."""
-    from whichgpu.catalog.pricefeed import snapshot_prices
+    from whichgpu.catalog.cache_paths import snapshot_dir
 
-    snapshot, snapshot_sources, warnings = snapshot_prices(catalog, today())
+    snapshot: tuple[Price, ...] = ()
+    snapshot_sources: tuple[Source, ...] = ()
+    warnings: tuple[InvalidInput, ...] = ()
+    if os.path.lexists(snapshot_dir()):  # none (the usual case): its reader is not imported
+        from whichgpu.catalog.pricefeed import snapshot_prices
+
+        snapshot, snapshot_sources, warnings = snapshot_prices(catalog, today())
     for warning in warnings:
         if warn is None:
             import logging

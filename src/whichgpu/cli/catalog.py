@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -45,11 +45,16 @@ def gpus(
 
     catalog = user_catalog(prices, skypilot)
     found = filter_gpus(catalog, min_vram, arch, feature or [])
-    from whichgpu.render import json_doc, tables
+    from whichgpu.render import tables
+
+    def doc() -> dict[str, Any]:  # json_doc imported for --json only (cold start)
+        from whichgpu.render.json_doc import gpu_list_doc
+
+        return gpu_list_doc(found, catalog)
 
     emit(
         json_out,
-        lambda: json_doc.gpu_list_doc(found, catalog),
+        doc,
         lambda console: tables.print_gpu_list(found, catalog, console),
     )
 
@@ -65,11 +70,16 @@ def show(
 
     catalog = user_catalog(prices, skypilot)
     found = catalog.resolve(gpu)
-    from whichgpu.render import json_doc, tables
+    from whichgpu.render import tables
+
+    def doc() -> dict[str, Any]:
+        from whichgpu.render.json_doc import show_doc
+
+        return show_doc(found, catalog, today())
 
     emit(
         json_out,
-        lambda: json_doc.show_doc(found, catalog, today()),
+        doc,
         lambda console: tables.print_gpu(found, catalog, today(), console),
     )
 
@@ -97,11 +107,16 @@ def compare(
 
     catalog = user_catalog(prices, skypilot)
     comparison = compare_gpus(catalog, gpus, parse_markets(market))
-    from whichgpu.render import json_doc, tables
+    from whichgpu.render import tables
+
+    def doc() -> dict[str, Any]:
+        from whichgpu.render.json_doc import compare_doc
+
+        return compare_doc(comparison, catalog, today())
 
     emit(
         json_out,
-        lambda: json_doc.compare_doc(comparison, catalog, today()),
+        doc,
         lambda console: tables.print_compare(comparison, catalog, today(), console),
     )
 
