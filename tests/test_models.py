@@ -39,6 +39,7 @@ TRANSFORMERS_COUNTS = {
     "llama-3.1-405b": 405_853_388_800,
     "llama-3.2-1b": 1_235_814_400,
     "llama-3.2-3b": 3_212_749_824,
+    "mistral-7b-v0.1": 7_241_732_096,  # from the config's shapes (the Hub's 7.24B)
     "mistral-7b-v0.3": 7_248_023_552,
     "mixtral-8x7b": 46_702_792_704,
     "mixtral-8x22b": 140_620_634_112,
@@ -246,7 +247,7 @@ def test_models_lists_the_presets_smallest_first_with_a_filter() -> None:
 
     doc = json.loads(run_cli("models", "--json").stdout)
     ids = [m["id"] for m in doc["models"]]
-    assert len(ids) == 53 and ids[0] == "resnet-50" and ids[-1] == "kimi-k2"
+    assert len(ids) == 54 and ids[0] == "resnet-50" and ids[-1] == "kimi-k2"
     qwen = json.loads(run_cli("models", "--family", "qwen", "--max-params", "10B", "--json").stdout)
     assert [m["id"] for m in qwen["models"]] == [
         "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-7b", "qwen3-8b"
@@ -286,6 +287,8 @@ def test_models_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
         ("meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"),
         ("deepseek-ai/DeepSeek-R1", "deepseek-r1"),
         ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"),
+        ("mistralai/Mistral-7B-v0.1", "mistral-7b-v0.1"),
+        ("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3"),
         ("google/gemma-2-9b-it", "gemma-2-9b"),
         ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"),
         ("qwen/qwen2.5-7b-instruct", "qwen2.5-7b"),
