@@ -266,6 +266,13 @@ def nvlink_domain(gpu: GPU, bridged: bool = False) -> int:
     return SXM_NVLINK_DOMAIN
 
 
+def in_rack_domain(gpu: GPU, gpus: int) -> bool:
+    """Whether ``gpus`` of ``gpu`` lie in one rack-scale NVLink domain, whatever instances
+    they are sold as (GB200 NVL72: up to 72 over trays of 4), so that their rings and
+    replicas stay on NVLink across nodes."""
+    return bool(gpu.nvlink_domain_gpus) and gpus <= (gpu.nvlink_domain_gpus or 0)
+
+
 def bridgeable(gpu: GPU, count: int, per_instance: int | None = None) -> bool:
     """``count`` cards (``per_instance`` a rented instance, None: one machine) that NVLink
     bridges could join in pairs where :func:`nvlink_domain` does not assume them: PCIe
@@ -412,9 +419,7 @@ def collective_gb_per_s(
     memory between GeForce cards, whose driver allows peer-to-peer only over a bridge), and
     the network once it spans nodes (``network_gbit`` an instance, as sold)."""
     domain = nvlink_domain(gpu, bridged)
-    # a rack-scale domain spans the nodes (instances) it is sold as; any other stays in one
-    reach = domain if gpu.nvlink_domain_gpus else min(domain, per_node)
-    if domain > 1 and ranks <= reach:
+    if domain > 1 and (ranks <= min(domain, per_node) or in_rack_domain(gpu, ranks)):
         wire = gpu.nvlink_gb_per_s / 2
         if gpu.vendor != "NVIDIA":  # another vendor's fabric: no measurement to scale it by
             return wire

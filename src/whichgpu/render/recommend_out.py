@@ -291,7 +291,6 @@ def print_recommend(
 ) -> None:
     from rich.text import Text
 
-    from whichgpu.render.estimate_out import front_lines
     from whichgpu.render.tables import fitted_table
 
     shown = shown_options(result, every, top, top)
@@ -308,7 +307,11 @@ def print_recommend(
         console.print(Text(pick, style="bold"))
         bullets(console, "✓", [n.render() for n in result.reasons])
         for run in result.pick.runs:  # the front a served pick was chosen on (issue 50)
-            front = front_lines(run.serving.front) if run.serving is not None else []
+            if run.serving is None or not run.serving.front:
+                continue
+            from whichgpu.render.estimate_out import front_lines  # a served pick's only
+
+            front = front_lines(run.serving.front)
             if front:
                 console.print(_("The front of these GPUs' layouts, output tokens/s a user "
                                 "against a GPU:"))  # fmt: skip

@@ -111,14 +111,15 @@ def _ranked(
         dated = [p.price_usd_per_h for p in offers if p.as_of != "undated"]
         return min(dated, default=float("inf"))
 
+    floors = {gpu.id: floor(gpu) for gpu in gpus}
     options: list[Option] = []
     ranked: list[Option] = []
-    for gpu in sorted(gpus, key=floor):
+    for gpu in sorted(gpus, key=lambda g: floors[g.id]):
         best = ranked[0] if ranked and ranked[0].feasible else None
         if (
             best is not None
             and best.price_as_of != "undated"
-            and floor(gpu) > (best.usd_per_h or 0)
+            and floors[gpu.id] > (best.usd_per_h or 0)
         ):
             break
         options += options_on(lower, [gpu])

@@ -169,13 +169,12 @@ def between_instances(option: Option) -> Between | None:
     the table row, the JSON and the reason share): NVLink where the instances lie in one
     rack-scale NVLink domain (GB200 NVL72's 72 GPUs, sold as trays of 4), the GPUs' own
     links then, one direction's Gb/s an instance."""
-    from whichgpu.estimate.parallel import instance_gbit
+    from whichgpu.estimate.parallel import in_rack_domain, instance_gbit
 
     hw = option.hardware
     if hw.node_gpus is None:
         return None
-    domain = option.gpu.nvlink_domain_gpus
-    if domain and option.gpus <= domain:
+    if in_rack_domain(option.gpu, option.gpus):
         return Between("nvlink", option.gpu.nvlink_gb_per_s / 2 * 8 * hw.node_gpus, "NVLink")
     job = next((run.job for run in option.runs if run.job is not None), None)
     network = "ethernet" if job is None else job.network
