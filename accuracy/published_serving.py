@@ -70,10 +70,13 @@ def check_serving(
     (vLLM 0.6's ``--num-scheduler-steps``), where the run set them, its ``memory_fraction``
     where its version's default differs from the profile's (vLLM's ``gpu_memory_utilization``
     was 0.9 through its 2024-2025 releases: the v0.6.4 engine arguments, "If unspecified, will
-    use the default value of 0.9"; the profile's 0.92 is 0.33's), and its ``layout``
-    ``dep`` where it ran attention data-parallel with expert-parallel MoE."""
+    use the default value of 0.9"; the profile's 0.92 is 0.33's), its ``layout`` ``dep``
+    where it ran attention data-parallel with expert-parallel MoE, and its ``harness``
+    ``trtllm-bench`` where that command set the batch limit
+    (:func:`~whichgpu.estimate.bench_batch.bench_max_batch`)."""
     from whichgpu.catalog import load_catalog
     from whichgpu.errors import WhichGPUError
+    from whichgpu.estimate.bench_batch import bench_max_batch
     from whichgpu.estimate.engine_choice import serving_provenance
     from whichgpu.estimate.latency_range import latency_band
     from whichgpu.estimate.serving_plan import Targets, replica_plan
@@ -131,12 +134,14 @@ def check_serving(
             targets = Targets(quantile=0.5)
         estimated: float | None = None
         excluded = ""
+        limit = int(row.get("max_sequences") or 0) or concurrency
+        if row.get("harness") == "trtllm-bench":  # the batch its heuristic set, a rank's
+            limit = bench_max_batch(arch, job, gpu, tp) * (tp if dep else 1)
         try:
             plan = replica_plan(arch, job, gpu, tp, engine, targets, demand_rps=demand,
                                 sequence_s=sequence_times.get(engine.id, 0.0),
                                 replicas=1 if kind != "server" else replicas,
-                                max_sequences=int(row.get("max_sequences") or 0)
-                                or concurrency)  # fmt: skip
+                                max_sequences=limit)  # fmt: skip
         except WhichGPUError as err:
             plan, excluded = None, str(err)
         if plan is None:

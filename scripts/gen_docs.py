@@ -635,7 +635,14 @@ def serving_page() -> str:
         "configuration twice: 742 tokens/s in v0.20 (s146) and 410 in v0.14 (s87), which "
         "left its cache less of the memory than v0.20 does; the model reads the one, not the "
         "other. Until 2026-12 an fp8 run's decode step read half its 8-bit weights (they "
-        "were halved twice), which the fit had made up for elsewhere.",
+        "were halved twice), which the fit had made up for elsewhere. A TensorRT-LLM table "
+        "that states no batch ran at the max_batch_size `trtllm-bench` set for its lengths "
+        "(`whichgpu.estimate.bench_batch`, its tuning.py heuristic as of the published "
+        "overviews: every model's KV cache counted as multi-head attention's, so DeepSeek-R1's "
+        "latent 25 times its size, and an NVFP4 engine at a quarter of its bytes), each "
+        "attention-DP rank up to that many, and no more sequences than its KV cache holds; "
+        "until 2026-12 every such table was planned at the engine's 2,048 (DeepSeek-R1 on 4 × "
+        "B200 at 1000/1000 ran 384 a rank, and read +59 % at 2,048).",
         "",
         *transformers_section(),
         "",

@@ -509,10 +509,12 @@ def observe(
 def _at_full_batch(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> Benchmark:
     """A maximum-throughput run published without its batch (TensorRT-LLM's perf overview
     since v0.12 gives lengths, not batches) ran as many sequences as its KV cache held, up to
-    the engine's max_batch_size: :func:`~whichgpu.estimate.serving_plan.kv_sequences` with
-    TensorRT-LLM's defaults."""
+    the max_batch_size trtllm-bench set for its lengths
+    (:func:`~whichgpu.estimate.bench_batch.bench_max_batch`):
+    :func:`~whichgpu.estimate.kv_pool.kv_sequences` with TensorRT-LLM's defaults."""
     import msgspec
 
+    from whichgpu.estimate.bench_batch import bench_max_batch
     from whichgpu.estimate.kv_pool import kv_sequences
     from whichgpu.job.engines import ENGINES
 
@@ -522,7 +524,8 @@ def _at_full_batch(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> Benchm
     job = _job(bench, "inference")
     prompt, out = bench.seq or 128, bench.generate or 128
     job = replace(job, prompt=prompt, generate=out, seq=prompt)
-    batch = kv_sequences(arch, job, gpu, bench.gpus, ENGINES["trtllm"])
+    engine = replace(ENGINES["trtllm"], max_sequences=bench_max_batch(arch, job, gpu, bench.gpus))
+    batch = kv_sequences(arch, job, gpu, bench.gpus, engine)
     if batch < 1:
         return bench
     return msgspec.structs.replace(bench, batch=batch)

@@ -132,7 +132,7 @@ def trainable_parameters(arch: ModelArch, job: Job) -> int:
     return arch.total_params
 
 
-def _linear_params(arch: ModelArch, roles: set[str]) -> int:
+def linear_params(arch: ModelArch, roles: set[str]) -> int:
     return sum(lin.d_in * lin.d_out * lin.count for lin in arch.linears if lin.role in roles)
 
 
@@ -157,7 +157,7 @@ def weights_bytes(arch: ModelArch, job: Job) -> float:
     per_param = weight_bytes_per_param(job)
     total = arch.total_params * per_param
     if job.quant is not None and job.quantised:
-        quantised = _linear_params(arch, set(job.quant_roles))
+        quantised = linear_params(arch, set(job.quant_roles))
         total = quantised * QUANT_BITS[job.quant] / 8 + (arch.total_params - quantised) * 2.0
     if job.task in ("lora", "qlora"):
         total += lora_parameters(arch, job) * adapter_bytes_per_param(job)
@@ -234,7 +234,7 @@ def optimizer_bytes(arch: ModelArch, job: Job) -> float:
         if job.task in ("lora", "qlora"):
             return 4.0 * lora_parameters(arch, job)  # adapters: small matrices, ~full states
         matrices = sum((lin.d_in + lin.d_out) * lin.count for lin in arch.linears)
-        vectors = arch.total_params - _linear_params(arch, {"attn", "mlp", "expert", "head"})
+        vectors = arch.total_params - linear_params(arch, {"attn", "mlp", "expert", "head"})
         return 4.0 * (matrices + vectors)
     return trainable_parameters(arch, job) * optimizer_state_bytes_per_param(job)
 
@@ -253,7 +253,7 @@ def autocast_weight_copies_bytes(arch: ModelArch, job: Job) -> float:
     are saved for the backward pass and live from the forward to the end of backward."""
     if not (job.training and numerics(job).autocast and job.task not in ("lora", "qlora")):
         return 0.0
-    return 2.0 * _linear_params(arch, {"attn", "mlp", "expert", "head"})
+    return 2.0 * linear_params(arch, {"attn", "mlp", "expert", "head"})
 
 
 # --- activations, logits, KV cache ------------------------------------------------------
@@ -393,7 +393,7 @@ def gathered_weights_bytes(arch: ModelArch, weights: float) -> float:
     all-gathers in flight at most; DeepSpeed prefetches likewise), of the decoder layers'
     share of the weights (the embeddings and head are one unit each, gathered at the ends)."""
     layers = max(arch.n_layers, 1)
-    in_layers = _linear_params(arch, {"attn", "mlp", "expert"}) / max(arch.total_params, 1)
+    in_layers = linear_params(arch, {"attn", "mlp", "expert"}) / max(arch.total_params, 1)
     return weights * min(1.0, in_layers * OFFLOAD_RESIDENT_LAYERS / layers)
 
 

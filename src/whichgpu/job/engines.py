@@ -139,9 +139,9 @@ class EngineProfile:
     #: (TensorRT-LLM's ``enable_attention_dp``); empty: the engine has no such layout
     attention_dp_flags: tuple[str, str] | tuple[()] = ()
     attention_dp_option: str = ""
-    #: Under data-parallel attention each rank is its own engine with its own sequence cap
-    #: (vLLM's "Data Parallel Deployment": each DP rank "a separate core engine process"),
-    #: so a replica of n GPUs batches n times :attr:`max_sequences`
+    #: Data-parallel attention ranks cap their sequences apiece (vLLM's "Data Parallel
+    #: Deployment": a DP rank is "a separate core engine process"; TensorRT-LLM's
+    #: max_batch_size is a rank's, ai-dynamo/dynamo#11982): n GPUs hold n × max_sequences
     rank_limits: bool = False
 
     def served_job(self, job: Job) -> Job:
@@ -426,6 +426,7 @@ ENGINES: dict[str, EngineProfile] = {
         # file, --tp_size 8 --ep_size 8
         attention_dp_flags=("--tp_size {tp}", "--tp_size {tp} --ep_size {tp}"),
         attention_dp_option="enable_attention_dp: true",
+        rank_limits=True,
     ),
     # TGI v3.3.7 (launcher/src/main.rs @db931fc, server/.../flash_causal_lm.py warmup):
     # cuda_memory_fraction 1.0 with a 0.90 wiggle room when the KV pool is sized, block 1
