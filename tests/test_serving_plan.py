@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from accuracy.published_serving import check_serving
@@ -1265,3 +1265,33 @@ def test_the_layout_review_holds(catalog: Catalog) -> None:
     # 44,560 blocks of 16 tokens over the 8 GPUs' latent copies: 348 sequences of 2,048 (the
     # block counted once read about 2,800)
     assert "44,560 blocks of 16 tokens → 348 concurrent" in fit.stdout
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    tp=st.sampled_from([1, 2, 4, 8]),
+    per_node=st.sampled_from([1, 2, 4, 8, 16]),
+    network=st.sampled_from(["ethernet", "infiniband"]),
+    gbit=st.sampled_from([None, 25.0, 400.0]),
+)
+def test_a_replica_inside_one_instance_plans_alike_on_every_instance_shape(
+    tp: int, per_node: int, network: str, gbit: float | None
+) -> None:
+    """A replica that one instance holds whole is the same replica whatever the instances'
+    size and network (the search computes its curve once for all of them): its plan on a
+    default node and on ``per_node``-GPU instances joined by ``network`` agree exactly."""
+    from whichgpu.catalog import load_catalog
+    from whichgpu.estimate.parallel import one_instance
+    from whichgpu.estimate.serving_plan import _replica_curve
+    from whichgpu.frozen import evolve
+
+    assume(tp <= per_node)
+    h100, arch = load_catalog().resolve("h100-sxm"), resolve_model("llama-3.1-8b")
+    engine = ENGINES["vllm"]
+    job = engine.served_job(make_job(task="inference", prompt=1000, generate=200))
+    placed = evolve(job, gpus_per_node=per_node, network=network, network_gbit=gbit)
+    assert one_instance(placed, tp) == one_instance(job, tp) == job
+    # the curve itself does not read the instances' shape either
+    one = _replica_curve.__wrapped__(arch, job, h100, tp, engine, 1.0, None, 0.0)
+    other = _replica_curve.__wrapped__(arch, placed, h100, tp, engine, 1.0, None, 0.0)
+    assert one == other

@@ -401,6 +401,22 @@ def ethernet_gbit(per_node: int) -> float:
     return ETHERNET_GBIT_PER_NODE * min(1.0, per_node / GPUS_PER_NODE)
 
 
+@lru_cache(maxsize=1024)
+def one_instance(job: Job, gpus: int) -> Job:
+    """``job`` as a group of ``gpus`` GPUs inside one instance sees it: the instances' shape
+    and the network between them play no part in what such a group computes
+    (:func:`collective_gb_per_s` stays on the node's own links up to ``per_node``; the memory
+    key drops them too, :func:`~whichgpu.estimate.memory.memory_key`), so one serving replica
+    planned on 2-, 4- and 8-GPU instances is one replica, its curve computed once. A group
+    wider than its instance, or than a default node, keeps them."""
+    alone = (Job.gpus_per_node, Job.network, None)
+    if gpus > min(job.gpus_per_node, Job.gpus_per_node):
+        return job
+    if (job.gpus_per_node, job.network, job.network_gbit) == alone:
+        return job
+    return evolve(job, gpus_per_node=Job.gpus_per_node, network=Job.network, network_gbit=None)
+
+
 def collective_gb_per_s(
     gpu: GPU,
     ranks: int,

@@ -101,6 +101,7 @@ def serving_front(
 ) -> tuple[FrontPoint, ...]:
     """The front of ``job`` served by ``engine`` on ``count`` × ``gpu`` under ``targets``
     (``tp``: the replica size the user fixed), over the layouts the planner weighs."""
+    from whichgpu.estimate.parallel import one_instance
     from whichgpu.estimate.serving_layouts import layouts
     from whichgpu.estimate.serving_plan import _capacity, _splits, replica_reach
     from whichgpu.job.engines import sequence_s as fitted_sequence_s
@@ -110,8 +111,8 @@ def serving_front(
     points: list[FrontPoint] = []
     for size in _splits(arch, job, gpu, count, engine, tp):
         for layout in layouts(arch, job, engine, size, fixed=tp is not None):
-            found = _capacity(arch, layout, gpu, size, engine, targets, 1.0, max_sequences,
-                              per_sequence_s)  # fmt: skip
+            found = _capacity(arch, one_instance(layout, size), gpu, size, engine, targets,
+                              1.0, max_sequences, per_sequence_s)  # fmt: skip
             if found is None or found.unmet is not None:
                 continue
             if not layout.attention_dp and size <= replica_reach(job, gpu):

@@ -34,6 +34,7 @@ from functools import lru_cache
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.disaggregated import against_replicas, plan_disaggregated
 from whichgpu.estimate.kv_pool import kv_sequences
+from whichgpu.estimate.parallel import one_instance
 from whichgpu.estimate.queueing import waiting_s
 from whichgpu.estimate.serving_curve import Curve
 from whichgpu.estimate.serving_layouts import (
@@ -435,7 +436,8 @@ def replica_plan(
     sequence in a decode step (None: its fitted one, :func:`~whichgpu.job.engines.sequence_s`)."""
     if sequence_s is None:
         sequence_s = fitted_sequence_s(engine.id)
-    found = _capacity(arch, job, gpu, tp, engine, targets, factor, max_sequences, sequence_s)
+    found = _capacity(arch, one_instance(job, tp), gpu, tp, engine, targets, factor,
+                      max_sequences, sequence_s)  # fmt: skip
     if found is None:
         return None
     curve, capacity = found.curve, found.capacity
@@ -535,8 +537,8 @@ def _split_of(
     ``count`` GPUs split into, once per shape (a GPU's offers share it)."""
     curves = {}
     for size in _splits(arch, job, gpu, min(count, replica_reach(job, gpu)), engine, tp):
-        found = _replica_curve(arch, job, gpu, size, engine, 1.0, max_sequences,
-                               fitted_sequence_s(engine.id))  # fmt: skip
+        found = _replica_curve(arch, one_instance(job, size), gpu, size, engine, 1.0,
+                               max_sequences, fitted_sequence_s(engine.id))  # fmt: skip
         if found is not None:
             curves[size] = found[0]
     return plan_disaggregated(arch, job, gpu, count, targets, curves)
@@ -578,8 +580,9 @@ def max_load_rps(
     for n in _splits(arch, job, gpu, count, engine, tp):
         for layout in layouts(arch, job, engine, n, fixed=tp is not None):
             try:
-                found = _replica_curve(arch, layout, gpu, n, engine, 1.0, max_sequences,
-                                       fitted_sequence_s(engine.id), at_most_only=True)  # fmt: skip
+                found = _replica_curve(arch, one_instance(layout, n), gpu, n, engine, 1.0,
+                                       max_sequences, fitted_sequence_s(engine.id),
+                                       at_most_only=True)  # fmt: skip
             except WhichGPUError:
                 continue
             if found is not None:
