@@ -479,3 +479,34 @@ def test_separate_workers_on_an_engine_with_a_pd_mode_are_written_with_its_route
     assert "the script starts them" in out
     pod = run_cli(*args, "--export", "kubernetes")
     assert pod.code == 0 and "stand in" in pod.stdout and "disaggregation-mode" not in pod.stdout
+
+
+def test_separate_vllm_workers_are_written_with_nixl_and_vllm_router() -> None:
+    """On vLLM (the NixlConnector usage guide; vllm-project/router's PD mode) each worker
+    serves with the NixlConnector on its own port and its own NIXL side channel (5600 up:
+    every worker on a host needs one), none on the router's 8000, and vllm-router names each
+    prefill and decode worker; the SkyPilot task runs the same script."""
+    import re
+
+    args = ("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--prompt", "8000",
+            "--generate", "500", "--request-rate", "5", "--ttft", "2s", "--tpot", "20ms",
+            "--mode", "buy", "--engine", "vllm")  # fmt: skip
+    done = run_cli(*args, "--export", "slurm")
+    assert done.code == 0, done.stderr
+    workers = [line for line in done.stdout.splitlines() if "vllm serve" in line]
+    assert len(workers) >= 2
+    assert all('--kv-transfer-config \'{"kv_connector":"NixlConnector","kv_role":"kv_both"}\''
+               in line for line in workers)  # fmt: skip
+    sides = [re.search(r"VLLM_NIXL_SIDE_CHANNEL_PORT=(\d+)", line) for line in workers]
+    ports = [re.search(r"--port (\d+)", line) for line in workers]
+    assert all(sides) and all(ports)
+    assert len({m.group(1) for m in sides if m}) == len(workers)
+    worker_ports = {m.group(1) for m in ports if m}
+    assert len(worker_ports) == len(workers) and "8000" not in worker_ports
+    router = next(line for line in done.stdout.splitlines() if line.startswith("vllm-router"))
+    assert "--vllm-pd-disaggregation" in router and "--port 8000" in router
+    named = re.findall(r"--(?:prefill|decode) http://127.0.0.1:(\d+)", router)
+    assert sorted(named) == sorted(worker_ports)
+    assert "pip install vllm-router" in done.stdout
+    sky = run_cli(*args, "--export", "skypilot")
+    assert sky.code == 0 and "vllm-router --vllm-pd-disaggregation" in sky.stdout

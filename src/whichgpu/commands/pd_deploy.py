@@ -1,35 +1,101 @@
 """A served pick whose plan runs prefill and decode on separate workers, deployed as the
 engine's own PD mode runs it on one node: each prefill and decode worker a server on its own
-GPUs and port, and the engine's router in front, which passes each request's KV cache from
-its prefill worker to a decode worker (:attr:`~whichgpu.job.engines.EngineProfile.pd_flags`;
-SGLang's "PD Disaggregation" page, its NIXL single-node example). Used by the SkyPilot and
-Slurm exports (:func:`~whichgpu.commands.export.node_script`); a Kubernetes pod is one
-replica, so its manifest keeps the replicas and says so."""
+GPUs and port, and a router in front, which sends each request to a prefill worker and then
+to a decode worker that pulls its KV cache over NIXL (:data:`PD_LAUNCH`, cited per engine).
+Used by the SkyPilot and Slurm exports (:func:`~whichgpu.commands.export.node_script`); a
+Kubernetes pod is one replica, so its manifest keeps the replicas and says so."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from whichgpu.estimate.serving_types import Disaggregated
     from whichgpu.job.engines import EngineProfile
 
-#: The port the router listens on (SGLang's examples: ``--port 8000``)
+#: The port the router listens on (SGLang's examples and vllm-router's: ``--port 8000``)
 ROUTER_PORT = 8000
 
 #: A prefill worker's bootstrap port, where the decode workers arrange its KV transfers
 #: (SGLang's ``--disaggregation-bootstrap-port``, default 8998); a worker a port
 BOOTSTRAP_PORT = 8998
 
+#: A worker's NIXL side channel, where vLLM's NixlConnector hands KV blocks over
+#: (``VLLM_NIXL_SIDE_CHANNEL_PORT``, default 5600 in vllm/envs.py): "every worker on a host
+#: needs a unique port" (the NixlConnector usage guide), so a worker a port from here
+SIDE_CHANNEL_PORT = 5600
+
+
+@dataclass(frozen=True)
+class PdLaunch:
+    """How whichgpu writes an engine's PD mode on one node."""
+
+    #: What a prefill worker adds to the engine's launch ({bootstrap}: its bootstrap port)
+    prefill_flags: str
+    #: What a decode worker adds (a format string too: braces doubled)
+    decode_flags: str
+    #: The router in front ({prefills}, {decodes}: the workers' entries; {port})
+    router: str
+    #: A prefill worker's entry on the router's command line ({url}, {bootstrap})
+    prefill_entry: str
+    #: A decode worker's ({url})
+    decode_entry: str
+    #: Variables each worker exports ({side}: its own side-channel port)
+    worker_env: str = ""
+    #: The first worker's port, counted up a worker (0: the engine's own port)
+    first_port: int = 0
+    #: What to install where the engine's image lacks it
+    needs: str = "pip install nixl where the image lacks it"
+
+
+PD_LAUNCH: dict[str, PdLaunch] = {
+    # docs/advanced_features/pd_disaggregation.md (sgl-project/sglang@08edc50, "NIXL",
+    # "Llama Single Node"): --disaggregation-mode prefill|decode,
+    # --disaggregation-transfer-backend nixl, `python -m sglang_router.launch_router
+    # --pd-disaggregation`; router.md (@046ed66, "Prefill/Decode Disaggregation"):
+    # "--prefill URL BOOTSTRAP_PORT", "--decode URL"; server_args.py
+    # --disaggregation-bootstrap-port (default 8998)
+    "sglang": PdLaunch(
+        prefill_flags=" --disaggregation-mode prefill --disaggregation-transfer-backend nixl "
+        "--disaggregation-bootstrap-port {bootstrap}",
+        decode_flags=" --disaggregation-mode decode --disaggregation-transfer-backend nixl",
+        router="python -m sglang_router.launch_router --pd-disaggregation {prefills} "
+        "{decodes} --host 0.0.0.0 --port {port}",
+        prefill_entry="--prefill {url} {bootstrap}",
+        decode_entry="--decode {url}",
+    ),
+    # vllm-project/vllm docs/features/nixl_connector_usage.md (@026c83f): each worker
+    # `vllm serve … --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":
+    # "kv_both"}'` with its own VLLM_NIXL_SIDE_CHANNEL_PORT (5600, 5601 on one host; the
+    # guide's ports 8100 for prefill, 8200 for decode); the router is vllm-project/router
+    # (`pip install vllm-router`; docs/model-routing/pd-disaggregation.md @a07dacb,
+    # docs/cli_reference.md @df71929): `vllm-router --vllm-pd-disaggregation --prefill URL
+    # --decode URL --host --port`, its KV connector nixl by default
+    "vllm": PdLaunch(
+        prefill_flags=' --kv-transfer-config \'{{"kv_connector":"NixlConnector",'
+        '"kv_role":"kv_both"}}\'',
+        decode_flags=' --kv-transfer-config \'{{"kv_connector":"NixlConnector",'
+        '"kv_role":"kv_both"}}\'',
+        router="vllm-router --vllm-pd-disaggregation {prefills} {decodes} --host 0.0.0.0 "
+        "--port {port}",
+        prefill_entry="--prefill {url}",
+        decode_entry="--decode {url}",
+        worker_env=" VLLM_NIXL_SIDE_CHANNEL_PORT={side}",
+        first_port=8100,
+        needs="pip install vllm-router, and nixl where the image lacks it",
+    ),
+}
+
 
 def pd_engine(split: Disaggregated | None, engine: EngineProfile, node_gpus: int) -> bool:
     """Whether the pick's separate workers are written as such: a disaggregated plan, on an
-    engine whose PD mode whichgpu can launch (:attr:`pd_flags`), run from the host (not from
-    an image's entrypoint), its workers in one node of ``node_gpus`` GPUs."""
+    engine whose PD mode whichgpu can launch (:data:`PD_LAUNCH`), run from the host (not
+    from an image's entrypoint), its workers in one node of ``node_gpus`` GPUs."""
     return (
         split is not None
-        and bool(engine.pd_flags)
+        and engine.id in PD_LAUNCH
         and not engine.host_docker
         and split.gpus <= node_gpus
     )
@@ -39,30 +105,34 @@ def pd_script(
     split: Disaggregated, engine: EngineProfile, launch: Callable[[int, int, str], str]
 ) -> str:
     """The node's script: ``split``'s prefill workers, then its decode workers, each in the
-    background on its GPUs (``CUDA_VISIBLE_DEVICES``) and its port (the engine's, counted
-    up), the router in front of them, and a ``wait``. ``launch(tp, port, flags)``: the
+    background on its GPUs (``CUDA_VISIBLE_DEVICES``), its port (counted up from
+    :attr:`PdLaunch.first_port`, else the engine's) and its side channel where the engine
+    has one, the router in front of them, and a ``wait``. ``launch(tp, port, flags)``: the
     engine's launch command for a worker of ``tp`` GPUs on ``port`` with ``flags`` added."""
-    prefill_flags, decode_flags, router = engine.pd_flags  # type: ignore[misc]
+    how = PD_LAUNCH[engine.id]
     lines: list[str] = []
     prefills: list[str] = []
     decodes: list[str] = []
-    gpu = port = 0
+    gpu = worker = 0
     roles = [("prefill", split.prefill_tp)] * split.prefill_workers
     roles += [("decode", split.decode_tp)] * split.decode_workers
     for role, tp in roles:
         devices = ",".join(str(g) for g in range(gpu, gpu + tp))
-        where = engine.port + port
+        where = (how.first_port or engine.port) + worker
+        url = f"http://127.0.0.1:{where}"
         if role == "prefill":
             bootstrap = BOOTSTRAP_PORT + len(prefills)
-            flags = prefill_flags.format(bootstrap=bootstrap)
-            prefills.append(f"--prefill http://127.0.0.1:{where} {bootstrap}")
+            flags = how.prefill_flags.format(bootstrap=bootstrap)
+            prefills.append(how.prefill_entry.format(url=url, bootstrap=bootstrap))
         else:
-            flags = decode_flags
-            decodes.append(f"--decode http://127.0.0.1:{where}")
-        lines.append(f"(export CUDA_VISIBLE_DEVICES={devices}; {launch(tp, where, flags)}) &")
-        gpu, port = gpu + tp, port + 1
-    front = router.format(prefills=" ".join(prefills), decodes=" ".join(decodes),
-                          port=ROUTER_PORT)  # fmt: skip
+            flags = how.decode_flags.format()
+            decodes.append(how.decode_entry.format(url=url))
+        env = how.worker_env.format(side=SIDE_CHANNEL_PORT + worker)
+        lines.append(f"(export CUDA_VISIBLE_DEVICES={devices}{env}; "
+                     f"{launch(tp, where, flags)}) &")  # fmt: skip
+        gpu, worker = gpu + tp, worker + 1
+    front = how.router.format(prefills=" ".join(prefills), decodes=" ".join(decodes),
+                              port=ROUTER_PORT)  # fmt: skip
     return "\n".join([*lines, f"{front} &", "wait"])
 
 
@@ -78,9 +148,8 @@ def pd_comment(
     )
     if written:
         return (
-            f"{head}: the script starts them and {engine.name}'s router on port "
-            f"{ROUTER_PORT} in front, KV caches moved over NIXL (pip install nixl where the "
-            "image lacks it)"
+            f"{head}: the script starts them and a router on port {ROUTER_PORT} in front, "
+            f"KV caches moved over NIXL ({PD_LAUNCH[engine.id].needs})"
         )
     return (
         f"{head}; these replicas stand in for them: separate workers need a router passing "

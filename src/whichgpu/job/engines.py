@@ -126,13 +126,9 @@ class EngineProfile:
     speculative: frozenset[str] = frozenset()
     #: Serves prefill and decode on separate workers, the KV cache moved between them
     #: (vLLM's KV connectors with NIXL, SGLang's ``--disaggregation-mode``, TensorRT-LLM's
-    #: disaggregated serving; NVIDIA Dynamo and llm-d deploy all three so)
+    #: disaggregated serving; NVIDIA Dynamo and llm-d deploy all three so); how whichgpu
+    #: writes a PD deployment: :data:`whichgpu.commands.pd_deploy.PD_LAUNCH`
     disaggregation: bool = False
-    #: The engine's own PD mode on one node: the flags a prefill worker adds to :attr:`launch`
-    #: (with {bootstrap}: the port its KV transfers are arranged on), a decode worker's, and
-    #: the router in front of them ({prefills}, {decodes}: the workers' options; {port});
-    #: empty where whichgpu does not write it (:mod:`whichgpu.commands.pd_deploy`)
-    pd_flags: tuple[str, str, str] | tuple[()] = ()
     #: How a replica runs a mixture of experts with data-parallel attention and
     #: expert-parallel MoE: the tensor-parallel fragment of :attr:`launch` and what replaces
     #: it (both with {tp}), and a line for the options file where the engine reads it there
@@ -345,19 +341,6 @@ ENGINES: dict[str, EngineProfile] = {
         "weight-only through gptq_marlin_gemm, Marlin's SM 8.0 floor)",
         as_of="2026-11",
         disaggregation=True,
-        # docs/advanced_features/pd_disaggregation.md (sgl-project/sglang@08edc50, "NIXL",
-        # "Llama Single Node"): --disaggregation-mode prefill|decode,
-        # --disaggregation-transfer-backend nixl, `python -m sglang_router.launch_router
-        # --pd-disaggregation`; router.md (@046ed66, "Prefill/Decode Disaggregation"):
-        # "--prefill URL BOOTSTRAP_PORT", "--decode URL"; server_args.py
-        # --disaggregation-bootstrap-port (default 8998)
-        pd_flags=(
-            " --disaggregation-mode prefill --disaggregation-transfer-backend nixl "
-            "--disaggregation-bootstrap-port {bootstrap}",
-            " --disaggregation-mode decode --disaggregation-transfer-backend nixl",
-            "python -m sglang_router.launch_router --pd-disaggregation {prefills} {decodes} "
-            "--host 0.0.0.0 --port {port}",
-        ),
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
         # docs.sglang.io DeepSeek V3.2: "--tp 8 --dp 8 --enable-dp-attention" (TP + DP);
