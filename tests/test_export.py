@@ -510,3 +510,55 @@ def test_separate_vllm_workers_are_written_with_nixl_and_vllm_router() -> None:
     assert "pip install vllm-router" in done.stdout
     sky = run_cli(*args, "--export", "skypilot")
     assert sky.code == 0 and "vllm-router --vllm-pd-disaggregation" in sky.stdout
+
+
+def test_a_served_pick_exports_as_an_nvidia_dynamo_deployment() -> None:
+    """NVIDIA Dynamo's DynamoGraphDeployment (its vLLM disagg.yaml example): a Frontend, and
+    the plan's prefill and decode workers as two services of its worker counts, each pod its
+    worker's GPUs, running dynamo.vllm with the engine's own flags, the disaggregation mode
+    and the NixlConnector (no --host/--port: the frontend serves HTTP); replicas without a
+    split are one worker service; Dynamo takes no training job, nor an engine it does not
+    run."""
+    import re
+
+    args = ("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--prompt", "8000",
+            "--generate", "500", "--request-rate", "5", "--ttft", "2s", "--tpot", "20ms",
+            "--mode", "buy", "--engine", "vllm", "--export", "dynamo")  # fmt: skip
+    done = run_cli(*args)
+    assert done.code == 0, done.stderr
+    text = done.stdout[done.stdout.index("# whichgpu pick") :]
+    doc = yaml.safe_load(text)
+    assert doc["apiVersion"] == "nvidia.com/v1alpha1" and doc["kind"] == "DynamoGraphDeployment"
+    services = doc["spec"]["services"]
+    assert services["Frontend"]["componentType"] == "frontend"
+    prefill, decode = services["VllmPrefillWorker"], services["VllmDecodeWorker"]
+    split = re.search(r"(\d+) prefill × (\d+) GPUs, (\d+) decode × (\d+)", text)
+    assert split is not None
+    p_workers, p_tp, d_workers, d_tp = (int(g) for g in split.groups())
+    assert (prefill["replicas"], prefill["resources"]["limits"]["gpu"]) == (p_workers, str(p_tp))
+    assert (decode["replicas"], decode["resources"]["limits"]["gpu"]) == (d_workers, str(d_tp))
+    assert p_workers * p_tp + d_workers * d_tp == 8
+    for service, mode in ((prefill, "prefill"), (decode, "decode")):
+        main = service["extraPodSpec"]["mainContainer"]
+        assert main["command"] == ["python3", "-m", "dynamo.vllm"]
+        flags = main["args"]
+        assert flags[:2] == ["--model", "meta-llama/Llama-3.1-8B"]
+        assert flags[flags.index("--disaggregation-mode") + 1] == mode
+        assert '"kv_connector":"NixlConnector"' in flags[flags.index("--kv-transfer-config") + 1]
+        assert "--port" not in flags and "--host" not in flags
+        gpus = service["resources"]["limits"]["gpu"]
+        assert flags[flags.index("--tensor-parallel-size") + 1] == str(gpus)
+    together = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b",
+                       "--request-rate", "5", "--engine", "sglang", "--export", "dynamo")  # fmt: skip
+    assert together.code == 0, together.stderr
+    agg = yaml.safe_load(together.stdout[together.stdout.index("# whichgpu pick") :])
+    workers = {k: v for k, v in agg["spec"]["services"].items() if k != "Frontend"}
+    assert list(workers) == ["decode"] and "subComponentType" not in workers["decode"]
+    assert "--disaggregation-mode" not in workers["decode"]["extraPodSpec"]["mainContainer"]["args"]
+    for refused in (("--task", "inference", "-m", "llama-3.1-8b", "--request-rate", "5",
+                     "--engine", "trtllm"), ("--task", "lora", "-m", "llama-2-7b", "--tokens",
+                     "1e8")):  # fmt: skip
+        out = run_cli("recommend", *refused, "--export", "dynamo")
+        assert (
+            out.code == 2 and "Dynamo" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+        )

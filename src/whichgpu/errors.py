@@ -428,6 +428,19 @@ MESSAGES: dict[str, str] = {
         "multi-node operator (Kubeflow PyTorchJob)"
     ),
     "nothing_to_export": N_("nothing to export: no option meets the workload's constraints"),
+    "dynamo_not_served": N_(
+        "NVIDIA Dynamo deploys a served model; export a training job to skypilot, kubernetes "
+        "or slurm"
+    ),
+    "dynamo_engine": N_(
+        "this export writes NVIDIA Dynamo's {valid} workers, not {engine}: give --engine "
+        "vllm or sglang, or export to skypilot, kubernetes or slurm"
+    ),
+    "dynamo_mig": N_("NVIDIA Dynamo's workers take whole GPUs; export a MIG plan to kubernetes"),
+    "dynamo_checkpoint": N_(
+        "the pick loads a pre-quantized checkpoint whichgpu cannot name; export to skypilot "
+        "or slurm, which read it from $WHICHGPU_MODEL"
+    ),
     # optional parts
     "missing_extra": N_("{feature} needs {modules}: pip install 'whichgpu[{extra}]'"),
     # the CLI's own options

@@ -47,7 +47,9 @@ def recommend(
     ] = None,
     export_format: Annotated[
         str | None,
-        typer.Option("--export", help=_("Print the pick as skypilot, kubernetes or slurm.")),
+        typer.Option(
+            "--export", help=_("Print the pick as skypilot, kubernetes, slurm or dynamo.")
+        ),
     ] = None,
     job_name: JobName = "whichgpu-job",
     run_command: RunCommand = None,
@@ -180,11 +182,12 @@ def mig(
 @app.command(
     help=_(
         "The recommended pick for a workload file as a SkyPilot task, a Kubernetes "
-        "manifest or a Slurm batch script (same as recommend --export)."
+        "manifest, a Slurm batch script or an NVIDIA Dynamo deployment (same as recommend "
+        "--export)."
     )
 )
 def export(
-    export_format: Annotated[str, typer.Argument(help=_("skypilot, kubernetes or slurm."))],
+    export_format: Annotated[str, typer.Argument(help=_("skypilot, kubernetes, slurm or dynamo."))],
     file: Annotated[
         Path, typer.Option("--file", "-f", help=_("The workload file (TOML or YAML)."))
     ],

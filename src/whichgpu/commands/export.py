@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from whichgpu.job import Job
     from whichgpu.plan import Run
 
-FORMATS = ("skypilot", "kubernetes", "slurm")
+FORMATS = ("skypilot", "kubernetes", "slurm", "dynamo")
 #: The environment variable the exports set to the launch arguments.
 LAUNCH_ARGS_ENV = "WHICHGPU_LAUNCH_ARGS"
 #: GPUs per node: HGX/DGX baseboards and the usual PCIe servers hold 8.
@@ -553,6 +553,23 @@ def export(
         return kubernetes_manifest(result, option, name, pod_run, image)
     if kind == "slurm":
         return slurm_header(result, option, name, host_run)
+    if kind == "dynamo":
+        from whichgpu.commands.dynamo_deploy import dynamo_manifest
+
+        if served is None:
+            raise InvalidInput("dynamo_not_served")
+
+        def launch(tp: int) -> str:
+            found = serving_command(option, 0, tp)
+            assert found is not None  # the pick serves
+            if MODEL_ENV in found[1]:  # a checkpoint only the user can name
+                raise InvalidInput("dynamo_checkpoint")
+            return found[1]
+
+        summary = _summary(result, option)
+        lines, doc = dynamo_manifest(served, option.hardware.mig is not None, summary, name,
+                                     launch)  # fmt: skip
+        return "".join(f"# {line}\n" for line in lines) + _dump(doc)
     from whichgpu.catalog.names import closest
 
     raise InvalidInput(

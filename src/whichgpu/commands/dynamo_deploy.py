@@ -1,0 +1,197 @@
+"""A served pick as NVIDIA Dynamo deploys it on Kubernetes: one ``DynamoGraphDeployment``
+(ai-dynamo/dynamo examples/backends/vllm/deploy/disagg.yaml @7893f26 and agg.yaml, API
+``nvidia.com/v1alpha1``), its ``Frontend`` (``python -m dynamo.frontend``: the OpenAI API,
+port 8000) in front of the engine's workers, each worker a pod with its replica's GPUs
+(``resources.limits.gpu``). A plan that runs prefill and decode apart is two services, the
+prefill workers and the decode workers (``componentType: worker``, ``subComponentType:
+prefill|decode``, ``--disaggregation-mode prefill|decode``), KV caches moved between them
+over NIXL (vLLM's NixlConnector, SGLang's ``--disaggregation-transfer-backend nixl``); one
+that runs replicas is one decode-worker service of that many replicas (Dynamo's aggregated
+example). The worker's arguments are the engine's own serving flags
+(:func:`~whichgpu.commands.export.serving_command`), which ``dynamo.vllm`` and
+``dynamo.sglang`` pass through to the engine."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from whichgpu.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from whichgpu.estimate.serving_types import ServingPlan
+    from whichgpu.job import Job
+    from whichgpu.plan.run import Run
+
+
+@dataclass(frozen=True)
+class DynamoBackend:
+    """How Dynamo runs an engine's workers."""
+
+    #: The runtime image (ai-dynamo/dynamo v1beta1 examples: vllm-runtime:1.3.0; the SGLang
+    #: disaggregated example: sglang-runtime:1.3.1)
+    image: str
+    #: The worker's module (``python3 -m dynamo.vllm``)
+    module: str
+    #: The services' names, prefill then decode (the examples' own)
+    names: tuple[str, str]
+    #: What the engine's launch starts with, dropped for the module (``vllm serve``)
+    program: tuple[str, ...]
+    #: The engine's positional model argument, where it takes one, as an option
+    model_option: str
+    #: What a prefill and a decode worker add beyond ``--disaggregation-mode``
+    prefill_args: tuple[str, ...] = ()
+    decode_args: tuple[str, ...] = ()
+
+
+#: The examples' worker arguments: vLLM's workers both run the NixlConnector ("kv_both");
+#: SGLang's name the NIXL transfer backend (ai-dynamo/dynamo SGLang disagg.yaml @04521f4)
+_NIXL = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
+_SGLANG_NIXL = ("--disaggregation-transfer-backend", "nixl")
+
+DYNAMO_BACKENDS: dict[str, DynamoBackend] = {
+    "vllm": DynamoBackend(
+        image="nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.0",
+        module="dynamo.vllm",
+        names=("VllmPrefillWorker", "VllmDecodeWorker"),
+        program=("vllm", "serve"),
+        model_option="--model",
+        prefill_args=("--kv-transfer-config", _NIXL),
+        decode_args=("--kv-transfer-config", _NIXL),
+    ),
+    "sglang": DynamoBackend(
+        image="nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",
+        module="dynamo.sglang",
+        names=("prefill", "decode"),
+        program=("python", "-m", "sglang.launch_server"),
+        model_option="",
+        prefill_args=_SGLANG_NIXL,
+        decode_args=_SGLANG_NIXL,
+    ),
+}
+
+#: The GPUs one worker pod may ask for: one node's (a multi-node worker is Dynamo's
+#: LeaderWorkerSet deployment, which this export does not write)
+NODE_GPUS = 8
+
+
+def _engine_args(command: str, backend: DynamoBackend) -> list[str]:
+    """The engine's serving flags from its launch ``command``: without the program, with a
+    positional model as ``model_option``, and without ``--host``/``--port`` (the frontend
+    serves HTTP; a worker registers with it)."""
+    words = shlex.split(command)
+    if tuple(words[: len(backend.program)]) != backend.program:
+        raise ValueError(f"not a {backend.module} launch: {command}")  # a programming error
+    words = words[len(backend.program) :]
+    if backend.model_option:
+        words = [backend.model_option, words[0], *words[1:]]
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word in ("--host", "--port"):
+            skip = True
+            continue
+        out.append(word)
+    return out
+
+
+def _service(
+    backend: DynamoBackend, gpus: int, replicas: int, args: list[str], sub: str | None
+) -> dict[str, Any]:
+    service: dict[str, Any] = {
+        "envFromSecret": "hf-token-secret",
+        "componentType": "worker",
+    }
+    if sub is not None:
+        service["subComponentType"] = sub
+    service |= {
+        "replicas": replicas,
+        "resources": {"limits": {"gpu": str(gpus)}},
+        "extraPodSpec": {
+            "mainContainer": {
+                "image": backend.image,
+                "command": ["python3", "-m", backend.module],
+                "args": args,
+            }
+        },
+    }
+    return service
+
+
+def dynamo_manifest(
+    served: tuple[Run, ServingPlan, Job],
+    mig: bool,
+    summary: str,
+    name: str,
+    launch: Callable[[int], str],
+) -> tuple[list[str], dict[str, Any]]:
+    """A served pick (its run, plan and job: ``served``) on vLLM or SGLang as a
+    ``DynamoGraphDeployment``: the lines of its header comment and the document.
+    ``launch(tp)``: the engine's launch command for a worker of ``tp`` GPUs. One line where
+    Dynamo cannot take it as planned (another engine, a MIG slice, a worker wider than a
+    node)."""
+    from whichgpu.job.engines import ENGINES
+
+    run, plan, job = served
+    backend = DYNAMO_BACKENDS.get(plan.engine)
+    if backend is None:
+        raise InvalidInput("dynamo_engine", engine=ENGINES[plan.engine].name,
+                           valid=", ".join(ENGINES[e].name for e in DYNAMO_BACKENDS))  # fmt: skip
+    if mig:
+        raise InvalidInput("dynamo_mig")
+    split = run.serving.disaggregated if run.serving is not None else None
+    widest = max(split.prefill_tp, split.decode_tp) if split else plan.gpus_per_replica
+    if widest > NODE_GPUS:
+        raise InvalidInput("kubernetes_nodes", n=widest)
+
+    def args(tp: int, extra: tuple[str, ...], mode: str | None) -> list[str]:
+        flags = ["--disaggregation-mode", mode] if mode else []
+        return [*_engine_args(launch(tp), backend), *flags, *extra]
+
+    services: dict[str, Any] = {
+        "Frontend": {
+            "componentType": "frontend",
+            "replicas": 1,
+            "extraPodSpec": {"mainContainer": {"image": backend.image}},
+        }
+    }
+    prefill_name, decode_name = backend.names
+    if split is not None:
+        services[decode_name] = _service(
+            backend, split.decode_tp, split.decode_workers,
+            args(split.decode_tp, backend.decode_args, "decode"), "decode",
+        )  # fmt: skip
+        services[prefill_name] = _service(
+            backend, split.prefill_tp, split.prefill_workers,
+            args(split.prefill_tp, backend.prefill_args, "prefill"), "prefill",
+        )  # fmt: skip
+        layout = (f"prefill and decode apart: {split.prefill_workers} prefill × "
+                  f"{split.prefill_tp} GPUs, {split.decode_workers} decode × {split.decode_tp}, "
+                  "KV caches over NIXL")  # fmt: skip
+    else:
+        services[decode_name] = _service(
+            backend, plan.gpus_per_replica, plan.replicas,
+            args(plan.gpus_per_replica, (), None), None,
+        )  # fmt: skip
+        layout = f"{plan.replicas} × {plan.gpus_per_replica}-GPU replica"
+        layout += "" if plan.replicas == 1 else "s"
+    doc = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name, "annotations": {"whichgpu/pick": summary}},
+        "spec": {"services": services},
+    }
+    lines = [
+        summary,
+        f"NVIDIA Dynamo, {ENGINES[plan.engine].name} workers: {layout}",
+        "kubectl apply -f it where Dynamo's operator runs; a Secret hf-token-secret holds HF_TOKEN",
+    ]
+    if job.speculative:
+        lines.append(f"the plan assumes {job.speculative} speculative decoding: add the "
+                     "engine's options to the workers' args")  # fmt: skip
+    return lines, doc
