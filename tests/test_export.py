@@ -512,6 +512,35 @@ def test_separate_vllm_workers_are_written_with_nixl_and_vllm_router() -> None:
     assert sky.code == 0 and "vllm-router --vllm-pd-disaggregation" in sky.stdout
 
 
+def test_separate_tensorrt_llm_servers_are_written_with_trtllm_serve_disaggregated() -> None:
+    """On TensorRT-LLM (its disaggregated-serving docs) each context and generation server
+    is trtllm-serve on its own port with a cache_transceiver_config in its options file (the
+    context servers' overlap scheduler off), and `trtllm-serve disaggregated` in front reads
+    a config naming each, as many as it says, on the router's port 8000."""
+    import re
+
+    done = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--prompt", "8000",
+                   "--generate", "500", "--request-rate", "5", "--ttft", "2s", "--tpot", "20ms",
+                   "--mode", "buy", "--engine", "trtllm", "--export", "slurm")  # fmt: skip
+    assert done.code == 0, done.stderr
+    out = done.stdout
+    servers = [line for line in out.splitlines() if "trtllm-serve meta-llama" in line]
+    contexts = [line for line in servers if "disable_overlap_scheduler: true" in line]
+    assert contexts and len(contexts) < len(servers)
+    assert all("cache_transceiver_config:\\n  backend: NIXL" in line for line in servers)
+    ports = [m.group(1) for line in servers if (m := re.search(r"--port (\d+)", line))]
+    assert len(set(ports)) == len(servers) and "8000" not in ports
+    config = out[out.index("cat > /tmp/whichgpu-disagg.yaml") :]
+    text = config[config.index("\n") + 1 : config.index("\nEOF")]
+    doc = yaml.safe_load(text)
+    assert doc["port"] == 8000
+    named = doc["context_servers"]["urls"] + doc["generation_servers"]["urls"]
+    assert sorted(u.rsplit(":", 1)[1] for u in named) == sorted(ports)
+    assert doc["context_servers"]["num_instances"] == len(contexts)
+    assert doc["generation_servers"]["num_instances"] == len(servers) - len(contexts)
+    assert "trtllm-serve disaggregated -c /tmp/whichgpu-disagg.yaml &" in out
+
+
 def test_a_served_pick_exports_as_an_nvidia_dynamo_deployment() -> None:
     """NVIDIA Dynamo's DynamoGraphDeployment (its vLLM disagg.yaml example): a Frontend, and
     the plan's prefill and decode workers as two services of its worker counts, each pod its

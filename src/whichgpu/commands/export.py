@@ -213,14 +213,20 @@ def _served(option: Option) -> tuple[Run, ServingPlan, Job] | None:
 
 
 def serving_command(
-    option: Option, replica: int = 0, tp: int | None = None, extra: str = "", pods: bool = False
+    option: Option,
+    replica: int = 0,
+    tp: int | None = None,
+    extra: str = "",
+    pods: bool = False,
+    options: tuple[str, ...] = (),
 ) -> tuple[str, str] | None:
     """The pick's first served model: a comment on its plan, and the engine's launch command
     for replica ``replica`` of a node (:data:`whichgpu.job.engines.ENGINES` ``launch``: a
     server that runs until stopped, on the engine's port plus ``replica``); ``tp`` and
     ``extra``: a worker's GPUs and the flags it adds (separate prefill and decode workers,
-    :mod:`whichgpu.commands.pd_deploy`); ``pods``: for a Kubernetes pod a replica, where
-    separate workers are never written.
+    :mod:`whichgpu.commands.pd_deploy`), ``options`` the lines it adds to the engine's
+    options file; ``pods``: for a Kubernetes pod a replica, where separate workers are never
+    written.
 
     The weight format is the engine's own flag where it quantizes the 16-bit checkpoint
     as it loads (:meth:`~whichgpu.job.engines.EngineProfile.quantization`); where it loads a
@@ -243,7 +249,7 @@ def serving_command(
         argument = f'"${{{MODEL_ENV}:?set it to {checkpoint} of {model}}}"'
     max_len = job.prompt + max(job.generate, 1)
     # a KV dtype the engine would not take by itself
-    before, after = engine.kv_launch(job, engine.port + replica)
+    before, after = engine.kv_launch(job, engine.port + replica, options)
     launch = engine.parallel_launch(engine.launch, plan.attention_dp)
     command = (
         before
@@ -317,8 +323,8 @@ def node_script(option: Option) -> str | None:
 
     if split is not None and pd_engine(split, engine, _nodes(option)[1]):
 
-        def launch(tp: int, port: int, flags: str) -> str:
-            found = serving_command(option, port - engine.port, tp, flags)
+        def launch(tp: int, port: int, flags: str, options: tuple[str, ...]) -> str:
+            found = serving_command(option, port - engine.port, tp, flags, options=options)
             assert found is not None  # the pick serves (served above)
             return found[1]
 

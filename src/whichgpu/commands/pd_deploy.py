@@ -36,12 +36,18 @@ class PdLaunch:
     prefill_flags: str
     #: What a decode worker adds (a format string too: braces doubled)
     decode_flags: str
-    #: The router in front ({prefills}, {decodes}: the workers' entries; {port})
+    #: The router in front ({prefills}, {decodes}: the workers' entries, {n_prefill},
+    #: {n_decode}: how many; {port}); lines before its command write its configuration
     router: str
-    #: A prefill worker's entry on the router's command line ({url}, {bootstrap})
+    #: A prefill worker's entry for the router ({url}, {host_port}, {bootstrap})
     prefill_entry: str
-    #: A decode worker's ({url})
+    #: A decode worker's ({url}, {host_port})
     decode_entry: str
+    #: What joins the entries (a space on a command line, a newline in a YAML list)
+    entry_sep: str = " "
+    #: Lines a prefill worker and a decode worker add to the engine's options file
+    prefill_options: tuple[str, ...] = ()
+    decode_options: tuple[str, ...] = ()
     #: Variables each worker exports ({side}: its own side-channel port)
     worker_env: str = ""
     #: The first worker's port, counted up a worker (0: the engine's own port)
@@ -86,6 +92,32 @@ PD_LAUNCH: dict[str, PdLaunch] = {
         first_port=8100,
         needs="pip install vllm-router, and nixl where the image lacks it",
     ),
+    # NVIDIA/TensorRT-LLM docs/source/features/disagg-serving.md (@0434b98) and
+    # examples/disaggregated/README.md (@c3c3d76): context (prefill) and generation (decode)
+    # servers are `trtllm-serve` with a cache_transceiver_config in their options file
+    # (backend NIXL; the context servers' disable_overlap_scheduler: True), the front is
+    # `trtllm-serve disaggregated -c disagg_config.yaml` naming them (hostname, port,
+    # context_servers and generation_servers: num_instances, urls "host:port"); the
+    # example's servers on 8001 up, the front on 8000
+    "trtllm": PdLaunch(
+        prefill_flags="",
+        decode_flags="",
+        router="cat > /tmp/whichgpu-disagg.yaml <<'EOF'\nhostname: 0.0.0.0\nport: {port}\n"
+        "backend: pytorch\ncontext_servers:\n  num_instances: {n_prefill}\n  urls:\n"
+        "{prefills}\ngeneration_servers:\n  num_instances: {n_decode}\n  urls:\n{decodes}\n"
+        "EOF\ntrtllm-serve disaggregated -c /tmp/whichgpu-disagg.yaml",
+        prefill_entry='    - "{host_port}"',
+        decode_entry='    - "{host_port}"',
+        entry_sep="\n",
+        prefill_options=(
+            "disable_overlap_scheduler: true",
+            "cache_transceiver_config:",
+            "  backend: NIXL",
+        ),
+        decode_options=("cache_transceiver_config:", "  backend: NIXL"),
+        first_port=8001,
+        needs="the TensorRT-LLM image ships NIXL",
+    ),
 }
 
 
@@ -102,13 +134,16 @@ def pd_engine(split: Disaggregated | None, engine: EngineProfile, node_gpus: int
 
 
 def pd_script(
-    split: Disaggregated, engine: EngineProfile, launch: Callable[[int, int, str], str]
+    split: Disaggregated,
+    engine: EngineProfile,
+    launch: Callable[[int, int, str, tuple[str, ...]], str],
 ) -> str:
     """The node's script: ``split``'s prefill workers, then its decode workers, each in the
     background on its GPUs (``CUDA_VISIBLE_DEVICES``), its port (counted up from
     :attr:`PdLaunch.first_port`, else the engine's) and its side channel where the engine
     has one, the router in front of them, and a ``wait``. ``launch(tp, port, flags)``: the
-    engine's launch command for a worker of ``tp`` GPUs on ``port`` with ``flags`` added."""
+    engine's launch command for a worker of ``tp`` GPUs on ``port`` with ``flags`` added and
+    ``options`` in its options file."""
     how = PD_LAUNCH[engine.id]
     lines: list[str] = []
     prefills: list[str] = []
@@ -119,19 +154,23 @@ def pd_script(
     for role, tp in roles:
         devices = ",".join(str(g) for g in range(gpu, gpu + tp))
         where = (how.first_port or engine.port) + worker
-        url = f"http://127.0.0.1:{where}"
+        host_port = f"127.0.0.1:{where}"
+        url = f"http://{host_port}"
         if role == "prefill":
             bootstrap = BOOTSTRAP_PORT + len(prefills)
             flags = how.prefill_flags.format(bootstrap=bootstrap)
-            prefills.append(how.prefill_entry.format(url=url, bootstrap=bootstrap))
+            options = how.prefill_options
+            prefills.append(how.prefill_entry.format(url=url, host_port=host_port,
+                                                     bootstrap=bootstrap))  # fmt: skip
         else:
-            flags = how.decode_flags.format()
-            decodes.append(how.decode_entry.format(url=url))
+            flags, options = how.decode_flags.format(), how.decode_options
+            decodes.append(how.decode_entry.format(url=url, host_port=host_port))
         env = how.worker_env.format(side=SIDE_CHANNEL_PORT + worker)
         lines.append(f"(export CUDA_VISIBLE_DEVICES={devices}{env}; "
-                     f"{launch(tp, where, flags)}) &")  # fmt: skip
+                     f"{launch(tp, where, flags, options)}) &")  # fmt: skip
         gpu, worker = gpu + tp, worker + 1
-    front = how.router.format(prefills=" ".join(prefills), decodes=" ".join(decodes),
+    front = how.router.format(prefills=how.entry_sep.join(prefills), n_prefill=len(prefills),
+                              decodes=how.entry_sep.join(decodes), n_decode=len(decodes),
                               port=ROUTER_PORT)  # fmt: skip
     return "\n".join([*lines, f"{front} &", "wait"])
 

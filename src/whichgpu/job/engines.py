@@ -171,12 +171,15 @@ class EngineProfile:
         """Whether this engine keeps a KV cache of dtype ``kv`` (auto and 16 bits: all)."""
         return kv in ("auto", "fp16", "bf16") or kv in dict(self.kv_flags)
 
-    def kv_launch(self, job: Job, port: int | None = None) -> tuple[str, str]:
+    def kv_launch(
+        self, job: Job, port: int | None = None, options: tuple[str, ...] = ()
+    ) -> tuple[str, str]:
         """What the launch command needs around it for ``job``'s KV cache (and data-parallel
         attention, where the engine reads it from its options file): a command to run
         before it and flags after it (nothing where the engine takes that dtype by itself:
         the model's 16 bits, or the checkpoint's). ``port``: the server's, which names its
-        options file (replicas on one node write their own)."""
+        options file (replicas on one node write their own); ``options``: more of its lines
+        (a disaggregated worker's KV transfer)."""
         default = dict(self.checkpoint_kv).get(job.quant or "", "auto")
         wanted = job.kv_dtype
         flag = ""
@@ -187,6 +190,7 @@ class EngineProfile:
             lines += ["kv_cache_config:", f"  dtype: {flag}"]
         if job.attention_dp and self.attention_dp_option:
             lines.append(self.attention_dp_option)
+        lines += options
         if not lines:
             return "", "" if self.kv_in_options else flag
         path = f"/tmp/whichgpu-kv-cache-{port or self.port}.yaml"
