@@ -639,7 +639,7 @@ def serving_page() -> str:
         "that states no batch ran at the max_batch_size `trtllm-bench` set for its lengths "
         "(`whichgpu.estimate.bench_batch`, its tuning.py heuristic as of the published "
         "overviews: every model's KV cache counted as multi-head attention's, so DeepSeek-R1's "
-        "latent 25 times its size, and an NVFP4 engine at a quarter of its bytes), each "
+        "latent 25 times its size, and an NVFP4 engine at half its bytes), each "
         "attention-DP rank up to that many, and no more sequences than its KV cache holds; "
         "until 2026-12 every such table was planned at the engine's 2,048 (DeepSeek-R1 on 4 × "
         "B200 at 1000/1000 ran 384 a rank, and read +59 % at 2,048).",

@@ -582,8 +582,8 @@ def test_a_served_pick_exports_as_an_nvidia_dynamo_deployment() -> None:
     assert together.code == 0, together.stderr
     agg = yaml.safe_load(together.stdout[together.stdout.index("# whichgpu pick") :])
     workers = {k: v for k, v in agg["spec"]["services"].items() if k != "Frontend"}
-    assert list(workers) == ["decode"] and "subComponentType" not in workers["decode"]
-    assert "--disaggregation-mode" not in workers["decode"]["extraPodSpec"]["mainContainer"]["args"]
+    assert list(workers) == ["worker"] and "subComponentType" not in workers["worker"]
+    assert "--disaggregation-mode" not in workers["worker"]["extraPodSpec"]["mainContainer"]["args"]
     for refused in (("--task", "inference", "-m", "llama-3.1-8b", "--request-rate", "5",
                      "--engine", "trtllm"), ("--task", "lora", "-m", "llama-2-7b", "--tokens",
                      "1e8")):  # fmt: skip

@@ -1,13 +1,13 @@
 """A served pick as NVIDIA Dynamo deploys it on Kubernetes: one ``DynamoGraphDeployment``
-(ai-dynamo/dynamo examples/backends/vllm/deploy/disagg.yaml @7893f26 and agg.yaml, API
-``nvidia.com/v1alpha1``), its ``Frontend`` (``python -m dynamo.frontend``: the OpenAI API,
-port 8000) in front of the engine's workers, each worker a pod with its replica's GPUs
+(ai-dynamo/dynamo examples/backends/vllm/deploy/disagg.yaml @7893f26 and agg.yaml @01c9413,
+API ``nvidia.com/v1alpha1``), its ``Frontend`` (``python -m dynamo.frontend``: the OpenAI
+API, port 8000) in front of the engine's workers, each worker a pod with its replica's GPUs
 (``resources.limits.gpu``). A plan that runs prefill and decode apart is two services, the
 prefill workers and the decode workers (``componentType: worker``, ``subComponentType:
 prefill|decode``, ``--disaggregation-mode prefill|decode``), KV caches moved between them
 over NIXL (vLLM's NixlConnector, SGLang's ``--disaggregation-transfer-backend nixl``); one
-that runs replicas is one decode-worker service of that many replicas (Dynamo's aggregated
-example). The worker's arguments are the engine's own serving flags
+that runs replicas is one ``worker`` service of that many replicas (the aggregated
+example's). The worker's arguments are the engine's own serving flags
 (:func:`~whichgpu.commands.export.serving_command`), which ``dynamo.vllm`` and
 ``dynamo.sglang`` pass through to the engine."""
 
@@ -155,6 +155,7 @@ def dynamo_manifest(
 
     services: dict[str, Any] = {
         "Frontend": {
+            "envFromSecret": "hf-token-secret",
             "componentType": "frontend",
             "replicas": 1,
             "extraPodSpec": {"mainContainer": {"image": backend.image}},
@@ -174,7 +175,7 @@ def dynamo_manifest(
                   f"{split.prefill_tp} GPUs, {split.decode_workers} decode × {split.decode_tp}, "
                   "KV caches over NIXL")  # fmt: skip
     else:
-        services[decode_name] = _service(
+        services["worker"] = _service(
             backend, plan.gpus_per_replica, plan.replicas,
             args(plan.gpus_per_replica, (), None), None,
         )  # fmt: skip

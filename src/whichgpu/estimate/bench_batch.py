@@ -13,7 +13,8 @@ to a multiple of 32 (at least 64), 128 from 256 and 256 from 1,024. Two quirks f
 the checkpoint as it is stored, and both were fixed only after the published overviews
 were measured (pull requests #13498, 2026-04, and #16707, 2026-07): an NVFP4 checkpoint's
 packed weights count two values an element and were charged half a byte each, so its engine
-reads a little over a quarter of its bytes; and MLA's one compressed latent a token
+reads half its bytes (the pull request measured 183.70 GB against 386.54 on DeepSeek-V3.2's
+NVFP4 checkpoint); and MLA's one compressed latent a token
 (DeepSeek-V3) was counted as 128 heads of ``hidden / heads``, 25 times its size. Under
 attention data parallelism the figure, computed for the whole group, limits each rank
 (ai-dynamo/dynamo#11982 traced the PyTorch executor: ``max_batch_size`` is a rank's)."""
