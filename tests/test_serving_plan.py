@@ -701,7 +701,7 @@ def test_with_no_engine_named_the_search_keeps_the_one_that_serves_the_most(
     (said,) = [n for n in estimate_job(h100, LLAMA_70B, request).notes
                if n.code.startswith("chosen_engine")]  # fmt: skip
     runner_up = max((e for e in searched if e != chosen), key=lambda e: served[e])
-    assert said.params["engine"] == ENGINES[chosen].name
+    assert said.params["engine"] == ENGINES[chosen].labelled  # with its version
     assert said.params["other"] == ENGINES[runner_up].name
     if said.code == "chosen_engine":  # planned: what it serves under the targets
         assert said.params["other_rate"] == pytest.approx(served[runner_up], abs=0.01)
@@ -1295,3 +1295,14 @@ def test_a_replica_inside_one_instance_plans_alike_on_every_instance_shape(
     one = _replica_curve.__wrapped__(arch, job, h100, tp, engine, 1.0, None, 0.0)
     other = _replica_curve.__wrapped__(arch, placed, h100, tp, engine, 1.0, None, 0.0)
     assert one == other
+
+
+def test_a_served_answer_names_the_engine_release_its_profile_reads() -> None:
+    """Issue 45, item 4: each engine profile says which version it models, and the answer
+    names it (the chosen engine's note and the serving provenance)."""
+    from whichgpu.estimate.engine_choice import serving_provenance
+
+    assert all(engine.version for engine in ENGINES.values())
+    assert ENGINES["vllm"].labelled == "vLLM 0.33.0"
+    assert ENGINES["sglang"].labelled == "SGLang 0.5.23"
+    assert serving_provenance(ENGINES["vllm"]).endswith("; vLLM 0.33.0's defaults")

@@ -208,7 +208,7 @@ def engine_notes(component: str, choice: EngineChoice, asked: Job) -> tuple[Note
             note(
                 code,
                 component=component,
-                engine=choice.engine.name,
+                engine=choice.engine.labelled,
                 rate=round(plan.served_rps, 2),
                 other=other,
                 other_rate=round(other_rps, 2),
@@ -354,7 +354,8 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
     of its experts (:func:`moe_measured`), or
     a speculative decoder's gain, which no serving run of the fit measured
     (docs/serving-accuracy.md compares it with published speed-ups), or data-parallel
-    attention (``attention_dp``), a layout no calibration run ran."""
+    attention (``attention_dp``), a layout no calibration run ran; last, the engine release
+    whose defaults the plan reads (:attr:`~whichgpu.job.engines.EngineProfile.version`)."""
     from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES
     from whichgpu.estimate.efficiency import SERVE_FAMILY, memory_class
     from whichgpu.estimate.efficiency_model import (
@@ -392,4 +393,4 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
         out += f"; {NO_SPECULATIVE_RUN} ({speculative})"
     if attention_dp:
         out += f"; {NO_ATTENTION_DP_RUN} of {engine.name}: its exchange and batches as planned"
-    return out
+    return out + f"; {engine.labelled}'s defaults"

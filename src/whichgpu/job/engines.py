@@ -66,6 +66,8 @@ class EngineProfile:
     image: str
     source: str
     as_of: str
+    #: The release (or commit) whose defaults the profile reads, named in the answer
+    version: str = ""
     #: The port the server listens on by default; replicas on one node take the next ones
     port: int = 8000
     #: The flag that quantizes the 16-bit checkpoint as it loads, per weight format
@@ -242,6 +244,10 @@ class EngineProfile:
             return flag, None
         return "", dict(self.prequantized).get(quant, f"a {quant.upper()} checkpoint")
 
+    @property
+    def labelled(self) -> str:  # "vLLM 0.33.0": the name and the version the profile reads
+        return f"{self.name} {self.version}" if self.version else self.name
+
     def limits(self, gpu: GPU) -> tuple[int, int]:
         """The most sequences and the prefill chunk this engine defaults to on ``gpu``."""
         if self.large_gpu is not None:
@@ -294,6 +300,7 @@ ENGINES: dict[str, EngineProfile] = {
         "vllm-project/recipes OpenAI/GPT-OSS.md (MXFP4 experts: H100, H200, B200, MI300X, "
         "MI325X, MI355X; Ampere through Marlin MXFP4 MoE)",
         as_of="2026-11",
+        version="0.33.0",
         disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
@@ -344,6 +351,7 @@ ENGINES: dict[str, EngineProfile] = {
         "sglang/srt/layers/quantization/marlin_utils_fp8.py (FP8 without FP8 tensor cores: "
         "weight-only through gptq_marlin_gemm, Marlin's SM 8.0 floor)",
         as_of="2026-11",
+        version="0.5.23",
         disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
@@ -406,6 +414,7 @@ ENGINES: dict[str, EngineProfile] = {
         "@0f34bf0 (kv_cache_config dtype: auto, the checkpoint's); NVIDIA/TensorRT-Model-"
         "Optimizer examples/llm_ptq/hf_ptq.py @42bb023 (--kv_cache_qformat default fp8)",
         as_of="2026-11",
+        version="main @0004396",
         disaggregation=True,
         prefix_caching=True,
         speculative=frozenset({"eagle3", "mtp", "ngram"}),
@@ -456,6 +465,7 @@ ENGINES: dict[str, EngineProfile] = {
         "(kernels-community/quantization build.toml: fp8 and gptq Marlin built for CUDA "
         "capabilities 8.0 to 12.0)",
         as_of="2026-11",
+        version="3.3.7",
         prefix_caching=True,
         speculative=frozenset({"ngram"}),
         format_capability=(("fp8", 8.0),),
@@ -488,6 +498,7 @@ ENGINES: dict[str, EngineProfile] = {
         image_dir="/app/",
         source="ggml-org/llama.cpp tools/server/server.cpp @00dd081, common/common.h @001d906",
         as_of="2026-11",
+        version="@00dd081",
     ),
     # Ollama v0.33.0-rc2 (@fb30760 envconfig/config.go, llm/llama_server.go): llama-server
     # underneath, OLLAMA_NUM_PARALLEL 1 (since #11330), layers spread across GPUs when the
@@ -518,6 +529,7 @@ ENGINES: dict[str, EngineProfile] = {
         gguf_name="hf.co/<user>/<repo>-GGUF:{tag}",
         source="ollama/ollama @fb30760 (v0.33.0-rc2) envconfig/config.go, llm/llama_server.go",
         as_of="2026-11",
+        version="0.33.0-rc2",
     ),
     # transformers 5.24 generate(): static batching (a batch runs until its longest
     # sequence ends), a contiguous KV cache, device_map="auto" splits layers; bitsandbytes,
@@ -550,6 +562,7 @@ ENGINES: dict[str, EngineProfile] = {
         source="huggingface/transformers 5.24.0 generation/utils.py, integrations/accelerate.py, "
         "cli/serve.py; validation/measured_transformers.csv (H200, transformers 5.17.0)",
         as_of="2026-11",
+        version="5.24.0",
     ),
 }
 ENGINE_IDS: tuple[str, ...] = tuple(ENGINES)
