@@ -32,12 +32,13 @@ def estimated_speedup(row: dict[str, str]) -> float:
     from whichgpu.catalog import load_catalog
     from whichgpu.estimate.serving_plan import Targets, replica_plan
     from whichgpu.inputs.job_input import make_job
-    from whichgpu.job.engines import ENGINES, sequence_s
+    from whichgpu.job.engine_releases import engine_profile
+    from whichgpu.job.engine_times import sequence_s
     from whichgpu.models import resolve_model
 
     arch = resolve_model(row["model"])
     gpu = load_catalog().resolve(row["gpu"])
-    engine = ENGINES[row["engine"]]
+    engine = engine_profile(row["engine"])
     tp, prompt = int(row["gpus"]), int(row["prompt"])
     job = make_job(task="inference", prompt=prompt, generate=int(row["generate"]), seq=prompt,
                    quant=row["quant"] or None, gpus=tp, all_logits=False)  # fmt: skip

@@ -83,12 +83,12 @@ def check_serving(
     from whichgpu.estimate.throughput import likely_rate
     from whichgpu.inputs.job_input import make_job
     from whichgpu.job import QUANT_BITS
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import engine_profile
     from whichgpu.models import resolve_model
 
     catalog = load_catalog()
     if sequence_times is None:
-        from whichgpu.job.engines import load_sequence_times
+        from whichgpu.job.engine_times import load_sequence_times
 
         sequence_times = {engine: s for engine, (s, _n) in load_sequence_times().items()}
     out = []
@@ -112,7 +112,7 @@ def check_serving(
         # sequences in flight, every slot busy
         concurrency = int(row.get("concurrency") or 0) or None
         replicas = max(1, gpus // tp)
-        engine = ENGINES[row["engine"]]
+        engine = engine_profile(row["engine"])
         job = engine.served_job(job)  # its KV cache as the engine takes it from the checkpoint
         dep = row.get("layout") == "dep"  # attention data-parallel, experts expert-parallel
         if dep:

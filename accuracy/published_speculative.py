@@ -32,12 +32,12 @@ def estimated_speedup(row: dict[str, str]) -> float:
     from whichgpu.catalog import load_catalog
     from whichgpu.estimate.serving_plan import static_batch_s
     from whichgpu.inputs.job_input import make_job
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import engine_profile
     from whichgpu.models import resolve_model
 
     arch = resolve_model(row["model"])
     gpu = load_catalog().resolve(row["gpu"])
-    engine = ENGINES[row["engine"]]
+    engine = engine_profile(row["engine"])
     tp, batch = int(row["gpus"]), int(row["batch"])
     job = make_job(task="inference", prompt=int(row["prompt"]), generate=int(row["generate"]),
                    seq=int(row["prompt"]), quant=row["quant"] or None, gpus=tp)  # fmt: skip

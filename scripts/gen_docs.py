@@ -519,7 +519,7 @@ def serving_page() -> str:
 
     path = DOCS.parent / "validation" / "published_serving.csv"
     from accuracy.published_serving import leave_one_source_out
-    from whichgpu.job.engines import load_sequence_times
+    from whichgpu.job.engine_times import load_sequence_times
 
     text = path.read_text("utf-8")
     runs = check_serving(text)

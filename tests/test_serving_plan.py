@@ -23,6 +23,7 @@ from whichgpu.estimate.serving_plan import Targets, replica_plan
 from whichgpu.inputs.job_input import make_job
 from whichgpu.inputs.requests import Workload
 from whichgpu.inputs.workload_files import make_component
+from whichgpu.job.engine_releases import engine_profile
 from whichgpu.job.engines import ENGINES
 from whichgpu.models import resolve_model
 
@@ -448,7 +449,7 @@ def test_an_engine_time_is_kept_only_where_it_carries_from_source_to_source() ->
     runs better than none: vLLM's three sources (the SGLang team's, NanoFlow's v0.5.3,
     Bekman's 0.6.2), SGLang's two campaigns. The shipped table is the fit's."""
     from accuracy.published_serving import fit_sequence_times, leave_one_source_out
-    from whichgpu.job.engines import load_sequence_times
+    from whichgpu.job.engine_times import load_sequence_times
 
     text = (ROOT / "validation" / "published_serving.csv").read_text()
     fitted = fit_sequence_times(text)
@@ -483,7 +484,7 @@ def test_the_reasons_name_an_engines_fitted_host_time(
     """The pick's provenance says what the rate rests on: the serving roofline's measurements
     and, for vLLM, its host time per sequence and the runs it is fitted on, in the reader's
     language."""
-    from whichgpu.job.engines import load_sequence_times
+    from whichgpu.job.engine_times import load_sequence_times
 
     seconds, runs = load_sequence_times()["vllm"]
     component = make_component(
@@ -1306,3 +1307,27 @@ def test_a_served_answer_names_the_engine_release_its_profile_reads() -> None:
     assert ENGINES["vllm"].labelled == "vLLM 0.33.0"
     assert ENGINES["sglang"].labelled == "SGLang 0.5.23"
     assert serving_provenance(ENGINES["vllm"]).endswith("; vLLM 0.33.0's defaults")
+
+
+def test_a_user_can_ask_for_vllm_0_6_and_gets_its_defaults() -> None:
+    """Issue 45, item 4: ``--engine vllm@0.6`` plans vLLM's V0 engine at its release's
+    defaults (256 sequences on every GPU, 0.9 of the memory, no chunked prefill) at vLLM's
+    fitted speed, launches it so in its own image, and names the release; an unknown
+    release is one line with the closest."""
+    from whichgpu.catalog import load_catalog
+    from whichgpu.estimate.engine_choice import serving_provenance
+    from whichgpu.job.engine_times import sequence_s
+
+    old, new = engine_profile("vllm@0.6"), ENGINES["vllm"]
+    h200 = load_catalog().resolve("h200")
+    assert old.limits(h200) == (256, 0) and new.limits(h200)[0] == 1024
+    assert old.memory_fraction == 0.90 and sequence_s("vllm@0.6") == sequence_s("vllm") > 0
+    assert serving_provenance(old).endswith("vLLM 0.6.4's defaults")
+    done = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--request-rate",
+                   "5", "--engine", "vllm@0.6", "--export", "kubernetes")  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert "--gpu-memory-utilization 0.9 " in done.stdout
+    assert "image: vllm/vllm-openai:v0.6.4" in done.stdout
+    wrong = run_cli("estimate", "--task", "inference", "-m", "llama-3.1-8b", "--gpu", "h100",
+                    "--engine", "vllm@0.5")  # fmt: skip
+    assert wrong.code == 2 and "vllm@0.6" in wrong.stderr

@@ -135,12 +135,13 @@ def dynamo_manifest(
     ``launch(tp)``: the engine's launch command for a worker of ``tp`` GPUs. One line where
     Dynamo cannot take it as planned (another engine, a MIG slice, a worker wider than a
     node)."""
+    from whichgpu.job.engine_releases import engine_profile
     from whichgpu.job.engines import ENGINES
 
     run, plan, job = served
     backend = DYNAMO_BACKENDS.get(plan.engine)
     if backend is None:
-        raise InvalidInput("dynamo_engine", engine=ENGINES[plan.engine].name,
+        raise InvalidInput("dynamo_engine", engine=engine_profile(plan.engine).name,
                            valid=", ".join(ENGINES[e].name for e in DYNAMO_BACKENDS))  # fmt: skip
     if mig:
         raise InvalidInput("dynamo_mig")
@@ -189,7 +190,7 @@ def dynamo_manifest(
     }
     lines = [
         summary,
-        f"NVIDIA Dynamo, {ENGINES[plan.engine].name} workers: {layout}",
+        f"NVIDIA Dynamo, {engine_profile(plan.engine).name} workers: {layout}",
         "kubectl apply -f it where Dynamo's operator runs; a Secret hf-token-secret holds HF_TOKEN",
     ]
     if job.speculative:

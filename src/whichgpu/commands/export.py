@@ -232,14 +232,14 @@ def serving_command(
     as it loads (:meth:`~whichgpu.job.engines.EngineProfile.quantization`); where it loads a
     pre-quantized or GGUF checkpoint instead, the command reads it from ``$WHICHGPU_MODEL``
     and the comment says which (never the 16-bit checkpoint served as if quantized)."""
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import engine_profile
     from whichgpu.models.presets import presets
 
     served = _served(option)
     if served is None:
         return None
     run, plan, job = served
-    engine = ENGINES[plan.engine]
+    engine = engine_profile(plan.engine)
     component = run.component
     preset = presets().get(component.model or "")
     model = preset.hf_id if preset is not None and preset.hf_id else component.model or ""
@@ -311,13 +311,13 @@ def node_script(option: Option) -> str | None:
     '"device=0,1"'`` for an engine run from its image (NVIDIA Container Toolkit, "GPU
     enumeration"); its port the engine's plus its index. One replica a node (or one
     spanning nodes) is its command alone. None for a pick that serves nothing."""
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import engine_profile
 
     served = _served(option)
     if served is None:
         return None
     run, plan = served[0], served[1]
-    engine = ENGINES[plan.engine]
+    engine = engine_profile(plan.engine)
     split = run.serving.disaggregated if run.serving is not None else None
     from whichgpu.commands.pd_deploy import pd_engine, pd_script
 
@@ -354,12 +354,12 @@ def node_script(option: Option) -> str | None:
 def pod_command(option: Option) -> str | None:
     """A served pick's command in one Kubernetes pod (one replica, in the engine's image,
     its GPUs the pod's): the launch command, its program where the image keeps it."""
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import engine_profile
 
     served, command = _served(option), serving_command(option)
     if served is None or command is None:
         return None
-    return ENGINES[served[1].engine].image_dir + command[1]
+    return engine_profile(served[1].engine).image_dir + command[1]
 
 
 def _dump(doc: dict[str, Any]) -> str:
@@ -538,7 +538,7 @@ def export(
     """``result``'s pick in ``kind``'s format, running ``run`` in ``image`` (None: for a
     served model, the serving engine's launch command and image; else :data:`TRAIN_COMMAND`
     in :data:`TRAIN_IMAGE`)."""
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import engine_profile
 
     check_export_args(name, run)
     option = result.pick
@@ -552,7 +552,7 @@ def export(
         if kind == "slurm" and _nodes(option)[0] > 1:  # the batch script runs on one node
             host_run = f"srun --ntasks-per-node=1 bash -c {shlex.quote(host_run)}"
     if image is None:
-        image = ENGINES[served[1].engine].image if served is not None else TRAIN_IMAGE
+        image = engine_profile(served[1].engine).image if served is not None else TRAIN_IMAGE
     if kind == "skypilot":
         return skypilot_task(catalog, result, option, name, host_run, setup)
     if kind == "kubernetes":

@@ -18,12 +18,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from whichgpu.frozen import evolve
+from whichgpu.job.engine_releases import engine_profile
+from whichgpu.job.engine_times import load_sequence_times, timed
 from whichgpu.job.engines import (
     ENGINES,
     GGUF_FORMATS,
     REFERENCE_ENGINE,
     EngineProfile,
-    load_sequence_times,
 )
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def candidate_engines(
     (:meth:`~whichgpu.job.engines.EngineProfile.gap`); where none of them runs the format at
     all (bitsandbytes NF4), the engines that do (TGI, then ``generate()``)."""
     if engine_id is not None:
-        return [ENGINES[engine_id]]
+        return [engine_profile(engine_id)]
     names = tuple(n for n in searched(quant) if ENGINES[n].keeps_kv(kv_dtype))
     if quant is not None and not any(quant in ENGINES[name].formats for name in names):
         names = tuple(e.id for e in ENGINES.values()
@@ -266,7 +267,7 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
                            quant=job.quant, engines=", ".join(e.name for e in runs))  # fmt: skip
     if engine_id is None:
         return
-    engine = ENGINES[engine_id]
+    engine = engine_profile(engine_id)
     if job.quant is not None and job.quant not in engine.formats:
         able = [e.id for e in ENGINES.values() if job.quant in e.formats]
         raise InvalidInput(
@@ -369,11 +370,11 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
     harness = engine.harness
     regime = "llm-decode" if harness in LAYER_SPLIT_HARNESSES else "llm-serve"
     out = f"fitted on {model.fitted_on.get(f'{harness}|{regime}', 0)} measurements"
-    timed = load_sequence_times().get(engine.id)
-    if timed is not None:
+    timed_at = timed(engine.id)
+    if timed_at is not None:
         out += (
-            f"; + {timed[0] * 1e6:.0f} µs a running sequence a step for {engine.name}, "
-            f"fitted on {timed[1]} published runs"
+            f"; + {timed_at[0] * 1e6:.0f} µs a running sequence a step for {engine.name}, "
+            f"fitted on {timed_at[1]} published runs"
         )
     if gpu is not None:  # the compute factor's own provenance, past its η's
         family = SERVE_FAMILY if regime == "llm-serve" else ""

@@ -104,7 +104,7 @@ def serving_front(
     from whichgpu.estimate.parallel import one_instance
     from whichgpu.estimate.serving_layouts import layouts
     from whichgpu.estimate.serving_plan import _capacity, _splits, replica_reach
-    from whichgpu.job.engines import sequence_s as fitted_sequence_s
+    from whichgpu.job.engine_times import sequence_s as fitted_sequence_s
 
     per_sequence_s = fitted_sequence_s(engine.id)
     curves: dict[int, Curve] = {}

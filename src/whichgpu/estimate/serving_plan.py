@@ -47,8 +47,8 @@ from whichgpu.estimate.serving_layouts import (
 from whichgpu.estimate.serving_types import Disaggregated, ServingPlan, ServingPoint, Targets
 from whichgpu.estimate.speculative import verification
 from whichgpu.frozen import evolve
+from whichgpu.job.engine_times import sequence_s as fitted_sequence_s
 from whichgpu.job.engines import EngineProfile
-from whichgpu.job.engines import sequence_s as fitted_sequence_s
 
 __all__ = [
     "PERCENTILES",

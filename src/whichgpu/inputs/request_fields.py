@@ -17,7 +17,7 @@ from whichgpu.job import (
     QUANTIZE_ONS,
     SPECULATIVE_METHODS,
 )  # fmt: skip
-from whichgpu.job.engines import ENGINE_IDS
+from whichgpu.job.engine_releases import ENGINE_IDS
 from whichgpu.job.length_presets import LENGTH_IDS
 from whichgpu.job.recipes import FRAMEWORKS
 
@@ -288,9 +288,9 @@ MARKET_NAMES = Input(
 #: Serving settings shared by recommend's components and estimate
 SERVE_ENGINE = Input(
     "choice",
-    N_("Serving engine: vllm, sglang, trtllm, tgi, llama.cpp, ollama or transformers "
-       "(default: the one of vllm, sglang and trtllm that serves the most; llama.cpp or "
-       "ollama for GGUF)."),
+    N_("Serving engine: vllm, sglang, trtllm, tgi, llama.cpp, ollama or transformers, or "
+       "a release: vllm@0.6 (vLLM's V0 defaults) (default: the one of vllm, sglang and trtllm "
+       "that serves the most; llama.cpp or ollama for GGUF)."),
     choices=ENGINE_IDS,
 )  # fmt: skip
 TTFT = Input("latency", N_("Serving: time to first token to meet, e.g. 2s."), low=1e-4, high=3600)

@@ -15,7 +15,6 @@ fit_sequence_times`). TensorRT-LLM has none: the roofline is fitted on its runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -553,11 +552,9 @@ ENGINES: dict[str, EngineProfile] = {
         image="nvcr.io/nvidia/pytorch:24.10-py3",
         quant_flags=(("int8", " --quantization bnb-8bit"), ("nf4", " --quantization bnb-4bit")),
         prequantized=(("int4", "an AWQ or GPTQ INT4 checkpoint"), ("fp8", "an FP8 checkpoint")),
-        # generate() measured on an H200 (validation/measured_transformers.csv: Llama 3.2 1B,
-        # Llama 3.1 8B, Qwen2.5 14B, 16 to 48 layers, 1 to 64 sequences): a token every
-        # 0.93 to 1.35 ms a layer whatever the batch, the GPU idle between Python's kernel
-        # launches; the median of the seven runs. It is the host CPU's speed (a virtual
-        # machine's Xeon there): a faster host takes less.
+        # generate() measured on an H200 (validation/measured_transformers.csv: Llama 3.2 1B
+        # to Qwen2.5 14B, 1 to 64 sequences): 0.93 to 1.35 ms a layer whatever the batch, the
+        # GPU idle between Python's launches; the median of seven runs, a VM's Xeon's speed.
         host_layer_s=1.12e-3,
         source="huggingface/transformers 5.24.0 generation/utils.py, integrations/accelerate.py, "
         "cli/serve.py; validation/measured_transformers.csv (H200, transformers 5.17.0)",
@@ -566,34 +563,9 @@ ENGINES: dict[str, EngineProfile] = {
     ),
 }
 ENGINE_IDS: tuple[str, ...] = tuple(ENGINES)
-#: The engine named where a weight format runs on none of the engines searched
-#: (:mod:`whichgpu.estimate.engine_choice`) and the answer must name one: the most deployed
+#: The engine the answer names where a format runs on none searched: the most deployed
 DEFAULT_ENGINE = "vllm"
-
 
 #: The engine the serving roofline is calibrated on (its η is TensorRT-LLM's): its host
 #: work is in the calibration, so it has no fitted per-sequence time
 REFERENCE_ENGINE = "trtllm"
-
-
-@cache
-def load_sequence_times() -> dict[str, tuple[float, int]]:
-    """Each engine's fitted host seconds per running sequence in a decode step and the
-    published maximum-load runs it rests on (``framework_efficiency.csv``, kind
-    ``overhead``, regime ``llm-serve``, written by scripts/fit_frameworks.py)."""
-    from whichgpu.catalog.loader import read_package_table
-    from whichgpu.catalog.records import EfficiencyRow
-
-    rows = [row for _line, row in read_package_table("framework_efficiency.csv", EfficiencyRow)]
-    return {
-        row.key: (row.value, row.fitted_on or 0)
-        for row in rows
-        if row.kind == "overhead" and row.regime == "llm-serve"
-    }
-
-
-def sequence_s(engine: str) -> float:
-    """``engine``'s fitted host seconds per running sequence in a decode step (0 where none
-    is fitted)."""
-    found = load_sequence_times().get(engine)
-    return 0.0 if found is None else found[0]

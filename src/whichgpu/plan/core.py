@@ -399,12 +399,13 @@ def serve_component(
                            provenance=provenance),)  # fmt: skip
     tight = () if best.disaggregated else tight_kv_notes(component.label, arch, gpu, choice)
     notes: list[Note] = [*unmeasured, *tight]
-    from whichgpu.job.engines import REFERENCE_ENGINE, load_sequence_times
+    from whichgpu.job.engine_times import timed
+    from whichgpu.job.engines import REFERENCE_ENGINE
 
     if (
         engine.harness == REFERENCE_ENGINE
         and engine.id != REFERENCE_ENGINE
-        and engine.id not in load_sequence_times()
+        and timed(engine.id) is None
     ):  # TensorRT-LLM's calibration, nothing fitted on the engine's own runs
         notes.append(
             note(
@@ -465,13 +466,14 @@ def with_front(run: Run, arch: ModelArch, gpu: GPU, count: int, tp: int | None =
     import msgspec
 
     from whichgpu.estimate.serving_front import serving_front
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import engine_profile
 
     plan = run.serving
     if plan is None or run.job is None or plan.unmet is not None:
         return run
-    front = serving_front(arch, evolve(run.job, attention_dp=False), gpu, count,
-                          ENGINES[plan.engine], plan.targets, tp, run.component.batch)  # fmt: skip
+    engine = engine_profile(plan.engine)
+    front = serving_front(arch, evolve(run.job, attention_dp=False), gpu, count, engine,
+                          plan.targets, tp, run.component.batch)  # fmt: skip
     serving = replace(plan, front=front)
     estimate = run.estimate
     if estimate is not None and estimate.serving is not None:

@@ -115,9 +115,9 @@ def front_lines(front: tuple[FrontPoint, ...]) -> list[str]:
 def print_plan(plan: ServingPlan, demand_rps: float | None, console: Printer) -> None:
     """The serving plan: engine, replicas, each replica's capacity under the targets, and
     the operating point; or the target no load meets."""
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import engine_profile
 
-    engine = ENGINES[plan.engine].name
+    engine = engine_profile(plan.engine).name
     if plan.unmet is not None:
         target, best = plan.unmet
         console.print(

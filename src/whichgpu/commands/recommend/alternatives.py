@@ -48,13 +48,13 @@ def in_lower_format(workload: Workload, quant: str) -> Workload | None:
     whose checkpoint ships in more bits than ``quant`` (16 bits, or FP8 for NVFP4) in
     ``quant``; None where no component changes."""
     from whichgpu.job import QUANT_BITS
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import engine_profile
     from whichgpu.plan.jobs import model_job, serves
 
     changed = False
     components = []
     for component in workload.components:
-        engine = ENGINES.get(component.engine or "")
+        engine = engine_profile(component.engine) if component.engine else None
         runs = engine is None or quant in engine.formats
         if serves(component) and runs and component.quant is None and component.precision is None:
             _arch, job = model_job(component)

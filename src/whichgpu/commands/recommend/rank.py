@@ -166,9 +166,10 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
                 )
             )
         elif run.blocker is not None and run.blocker.kind != "math_unit":
-            from whichgpu.job.engines import DEFAULT_ENGINE, ENGINES
+            from whichgpu.job.engine_releases import engine_profile
+            from whichgpu.job.engines import DEFAULT_ENGINE
 
-            engine = ENGINES[run.component.engine or DEFAULT_ENGINE].name
+            engine = engine_profile(run.component.engine or DEFAULT_ENGINE).name
             common = {"component": run.component.label, "engine": engine, "gpu": gpu.short_name}
             blocker = run.blocker
             needed = f"{blocker.needed or 0.0:.1f}"
