@@ -283,3 +283,23 @@ def test_a_family_name_reads_as_its_most_rented_variant_and_says_so() -> None:
         h100.stderr
     )
     assert run_cli("show", "h100-sxm", "--json").stderr == ""
+
+
+def test_a_variant_with_no_row_reads_as_its_twin_and_says_so() -> None:
+    """Issues 47 and 49: ``show a10g`` and ``show "rtx pro 6000 server"`` resolve. Neither
+    has published tensor rates of its own, so each reads as the GPU whose chip, memory and
+    bandwidth it shares (AWS's A10G as the A10, the Server Edition as the Workstation
+    Edition), and the answer says so and what it means; the JSON carries the same line, and
+    a recommend on the name runs on the twin."""
+    for typed, twin in (("a10g", "a10"), ("rtx pro 6000 server", "rtx-pro-6000-blackwell"),
+                        ("A10G", "a10")):  # fmt: skip
+        result = run_cli("show", typed, "--json")
+        assert result.code == 0, result.stderr
+        assert json.loads(result.stdout)["gpu"]["id"] == twin
+        assert result.stderr.startswith(f"whichgpu: {typed} read as the NVIDIA ")
+        assert "its own tensor rates are not published" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    doc = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "a10g", "--request-rate",
+                             "1", "--json").stdout)  # fmt: skip
+    assert doc["read_as"][0]["typed"] == "a10g" and doc["read_as"][0]["others"] == []
+    assert doc["read_as"][0]["gpu"] == "a10"

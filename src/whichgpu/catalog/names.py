@@ -111,6 +111,8 @@ class FamilyChoice:
     others: tuple[str, ...]
     offers: int
     total: int
+    #: A variant with no row of its own, read as the GPU it shares chip and memory with
+    variant: bool = False
 
 
 _family_choices: ContextVar[list[FamilyChoice] | None] = ContextVar(
@@ -139,6 +141,13 @@ def say_family_choice(choice: FamilyChoice) -> None:
 
 def family_choice_text(choice: FamilyChoice, name: str) -> str:
     """What the answer says of ``choice`` (``name``: the chosen GPU's name), one line."""
+    if choice.variant:
+        return fmt(
+            _("{typed} read as the {gpu}: the same chip, memory and bandwidth, rated and "
+              "priced as it; its own tensor rates are not published, so a compute-bound "
+              "estimate may be off"),
+            typed=choice.typed, gpu=name,
+        )  # fmt: skip
     return fmt(
         _("{typed} read as the {gpu}, the variant most offers rent ({n} of {total}); name "
           "{others} for another"),

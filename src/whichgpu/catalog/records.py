@@ -292,11 +292,13 @@ class FieldSource(Record, frozen=True, kw_only=True):
 class Alias(Record, frozen=True, kw_only=True):
     """Another name for a GPU. ``scope`` says whose vocabulary it is (a user's, SkyPilot's),
     or that it names a family of variants (``family``: one row per variant; a name typed
-    alone reads as the variant most offers rent, and the answer says which)."""
+    alone reads as the variant most offers rent, and the answer says which), or a variant
+    the catalog has no row of (``variant``: the same chip and memory as ``gpu``, its own
+    tensor rates unpublished; read as ``gpu``, and the answer says so)."""
 
     alias: Text
     gpu: Id
-    scope: Literal["user", "skypilot", "family"]
+    scope: Literal["user", "skypilot", "family", "variant"]
     note: Text | None = None
 
 

@@ -149,7 +149,22 @@ class Catalog:
         variants = self._families().get(normalize(name))
         if variants and normalize(name) not in index:
             return self._by_id[self._family_variant(name, variants)]
+        stand_in = self._stand_ins().get(normalize(name))
+        if stand_in and normalize(name) not in index:
+            from whichgpu.catalog.names import FamilyChoice, say_family_choice
+
+            say_family_choice(FamilyChoice(name, stand_in[0], (), 0, 0, variant=True))
+            return self._by_id[stand_in[0]]
         return self._by_id[resolve_name(name, index, self._by_id)]
+
+    def _stand_ins(self) -> dict[str, tuple[str, ...]]:
+        """Variants with no row of their own (aliases of scope ``variant``) to the GPU they
+        are read as."""
+        if "@variants" not in self._indexes:
+            self._indexes["@variants"] = build_index(
+                (a.alias, a.gpu) for a in self.aliases if a.scope == "variant"
+            )
+        return self._indexes["@variants"]
 
     def _families(self) -> dict[str, tuple[str, ...]]:
         """Family names (aliases of scope ``family``) to their variants in this catalog."""
