@@ -64,7 +64,7 @@ def check_serving(
 ) -> list[ServingCheck]:
     """Plan every row of the CSV ``text`` and compare with what its source measured, each
     engine at its host time per sequence in ``sequence_times`` (0 where it has none; None:
-    the shipped ones, :func:`~whichgpu.job.engines.load_sequence_times`). A row's
+    the shipped ones, :func:`~whichgpu.job.engine_times.load_sequence_times`). A row's
     ``max_sequences`` is its engine's batch limit at the version it ran, where that differs
     from the profile's, and its ``scheduler_steps`` the decode steps a scheduler pass ran
     (vLLM 0.6's ``--num-scheduler-steps``), where the run set them, its ``memory_fraction``
@@ -84,6 +84,7 @@ def check_serving(
     from whichgpu.inputs.job_input import make_job
     from whichgpu.job import QUANT_BITS
     from whichgpu.job.engine_releases import engine_profile
+    from whichgpu.job.engine_times import family
     from whichgpu.models import resolve_model
 
     catalog = load_catalog()
@@ -139,7 +140,7 @@ def check_serving(
             limit = bench_max_batch(arch, job, gpu, tp) * (tp if dep else 1)
         try:
             plan = replica_plan(arch, job, gpu, tp, engine, targets, demand_rps=demand,
-                                sequence_s=sequence_times.get(engine.id, 0.0),
+                                sequence_s=sequence_times.get(family(engine.id), 0.0),
                                 replicas=1 if kind != "server" else replicas,
                                 max_sequences=limit)  # fmt: skip
         except WhichGPUError as err:

@@ -160,20 +160,21 @@ class Catalog:
     def _stand_ins(self) -> dict[str, tuple[str, ...]]:
         """Variants with no row of their own (aliases of scope ``variant``) to the GPU they
         are read as."""
-        if "@variants" not in self._indexes:
-            self._indexes["@variants"] = build_index(
-                (a.alias, a.gpu) for a in self.aliases if a.scope == "variant"
-            )
-        return self._indexes["@variants"]
+        return self._scoped("variant")
 
     def _families(self) -> dict[str, tuple[str, ...]]:
         """Family names (aliases of scope ``family``) to their variants in this catalog."""
-        if "@families" not in self._indexes:
-            found = build_index((a.alias, a.gpu) for a in self.aliases if a.scope == "family")
-            self._indexes["@families"] = {
+        return self._scoped("family")
+
+    def _scoped(self, scope: str) -> dict[str, tuple[str, ...]]:
+        """The names of aliases of ``scope`` to the GPUs of this catalog they name."""
+        key = f"@{scope}"
+        if key not in self._indexes:
+            found = build_index((a.alias, a.gpu) for a in self.aliases if a.scope == scope)
+            self._indexes[key] = {
                 k: tuple(i for i in ids if i in self._by_id) for k, ids in found.items()
             }
-        return self._indexes["@families"]
+        return self._indexes[key]
 
     def _family_variant(self, typed: str, variants: tuple[str, ...]) -> str:
         """The variant of a family most offers rent (the first listed on a tie), said."""

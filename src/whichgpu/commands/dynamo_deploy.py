@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.commands.pd_deploy import NIXL_CONNECTOR
 from whichgpu.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -46,9 +47,9 @@ class DynamoBackend:
     decode_args: tuple[str, ...] = ()
 
 
-#: The examples' worker arguments: vLLM's workers both run the NixlConnector ("kv_both");
-#: SGLang's name the NIXL transfer backend (ai-dynamo/dynamo SGLang disagg.yaml @04521f4)
-_NIXL = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
+#: The examples' worker arguments: vLLM's workers both run the NixlConnector
+#: (:data:`~whichgpu.commands.pd_deploy.NIXL_CONNECTOR`); SGLang's name the NIXL transfer
+#: backend (ai-dynamo/dynamo SGLang disagg.yaml @04521f4)
 _SGLANG_NIXL = ("--disaggregation-transfer-backend", "nixl")
 
 DYNAMO_BACKENDS: dict[str, DynamoBackend] = {
@@ -58,8 +59,8 @@ DYNAMO_BACKENDS: dict[str, DynamoBackend] = {
         names=("VllmPrefillWorker", "VllmDecodeWorker"),
         program=("vllm", "serve"),
         model_option="--model",
-        prefill_args=("--kv-transfer-config", _NIXL),
-        decode_args=("--kv-transfer-config", _NIXL),
+        prefill_args=("--kv-transfer-config", NIXL_CONNECTOR),
+        decode_args=("--kv-transfer-config", NIXL_CONNECTOR),
     ),
     "sglang": DynamoBackend(
         image="nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1",

@@ -27,6 +27,10 @@ BOOTSTRAP_PORT = 8998
 #: needs a unique port" (the NixlConnector usage guide), so a worker a port from here
 SIDE_CHANNEL_PORT = 5600
 
+#: vLLM's KV connector as the NixlConnector usage guide and Dynamo's examples configure it
+#: on every worker, prefill and decode alike (``--kv-transfer-config``)
+NIXL_CONNECTOR = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
+
 
 @dataclass(frozen=True)
 class PdLaunch:
@@ -34,7 +38,7 @@ class PdLaunch:
 
     #: What a prefill worker adds to the engine's launch ({bootstrap}: its bootstrap port)
     prefill_flags: str
-    #: What a decode worker adds (a format string too: braces doubled)
+    #: What a decode worker adds
     decode_flags: str
     #: The router in front ({prefills}, {decodes}: the workers' entries, {n_prefill},
     #: {n_decode}: how many; {port}); lines before its command write its configuration
@@ -80,10 +84,8 @@ PD_LAUNCH: dict[str, PdLaunch] = {
     # docs/cli_reference.md @df71929): `vllm-router --vllm-pd-disaggregation --prefill URL
     # --decode URL --host --port`, its KV connector nixl by default
     "vllm": PdLaunch(
-        prefill_flags=' --kv-transfer-config \'{{"kv_connector":"NixlConnector",'
-        '"kv_role":"kv_both"}}\'',
-        decode_flags=' --kv-transfer-config \'{{"kv_connector":"NixlConnector",'
-        '"kv_role":"kv_both"}}\'',
+        prefill_flags=f" --kv-transfer-config '{NIXL_CONNECTOR}'",
+        decode_flags=f" --kv-transfer-config '{NIXL_CONNECTOR}'",
         router="vllm-router --vllm-pd-disaggregation {prefills} {decodes} --host 0.0.0.0 "
         "--port {port}",
         prefill_entry="--prefill {url}",
@@ -158,12 +160,12 @@ def pd_script(
         url = f"http://{host_port}"
         if role == "prefill":
             bootstrap = BOOTSTRAP_PORT + len(prefills)
-            flags = how.prefill_flags.format(bootstrap=bootstrap)
+            flags = how.prefill_flags.replace("{bootstrap}", str(bootstrap))
             options = how.prefill_options
             prefills.append(how.prefill_entry.format(url=url, host_port=host_port,
                                                      bootstrap=bootstrap))  # fmt: skip
         else:
-            flags, options = how.decode_flags.format(), how.decode_options
+            flags, options = how.decode_flags, how.decode_options
             decodes.append(how.decode_entry.format(url=url, host_port=host_port))
         env = how.worker_env.format(side=SIDE_CHANNEL_PORT + worker)
         lines.append(f"(export CUDA_VISIBLE_DEVICES={devices}{env}; "

@@ -6,7 +6,7 @@ serves the most requests a second under the targets kept, and the next one named
 The engines searched are the ones a team serving traffic deploys (continuous batching over
 a paged KV cache, tensor parallelism inside a node) whose speed rests on their own published
 runs: TensorRT-LLM, on which the serving roofline is calibrated, and the engines with a host
-time fitted on theirs (vLLM, SGLang: :func:`~whichgpu.job.engines.load_sequence_times`). TGI,
+time fitted on theirs (vLLM, SGLang: :func:`~whichgpu.job.engine_times.load_sequence_times`). TGI,
 with nothing of its own fitted, would run at TensorRT-LLM's speed for want of data, not on
 it: it is planned when named, as Hugging Face ``generate()`` is. GGUF weights are the
 llama.cpp server's and Ollama's."""
@@ -347,7 +347,7 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
                        attention_dp: bool = False) -> str:  # fmt: skip
     """What the served rate rests on: the measurements its harness's serving η is fitted on
     (llama.cpp's on decode steps), the engine's host time per sequence where one is fitted
-    on its own published runs (:func:`~whichgpu.job.engines.load_sequence_times`); and, said
+    on its own published runs (:func:`~whichgpu.job.engine_times.load_sequence_times`); and, said
     in the terms :func:`~whichgpu.estimate.efficiency_model.extrapolated` reads, where it
     rests on a factor no serving run measured: ``gpu``'s architecture served by no run of
     the harness (another work's factor, a predecessor's, none), or ``arch``'s experts on an

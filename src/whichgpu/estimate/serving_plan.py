@@ -433,7 +433,8 @@ def replica_plan(
     """Replicas of ``tp`` GPUs serving ``job`` (``prompt`` in, ``generate`` out) under
     ``targets``: as many as ``demand_rps`` needs, or ``replicas`` sharing it; None where
     the model's KV cache holds no sequence. ``sequence_s``: the engine's host time per
-    sequence in a decode step (None: its fitted one, :func:`~whichgpu.job.engines.sequence_s`)."""
+    sequence in a decode step (None: its fitted one,
+    :func:`~whichgpu.job.engine_times.sequence_s`)."""
     if sequence_s is None:
         sequence_s = fitted_sequence_s(engine.id)
     found = _capacity(arch, one_instance(job, tp), gpu, tp, engine, targets, factor,

@@ -43,5 +43,6 @@ def engine_profile(engine_id: str) -> EngineProfile:
     return RELEASES.get(engine_id) or ENGINES[engine_id]
 
 
-#: Every id ``--engine`` takes: the engines, then their releases
-ENGINE_IDS: tuple[str, ...] = (*ENGINES, *RELEASES)
+#: Every profile ``--engine`` names: the engines, then their releases
+PROFILES: tuple[EngineProfile, ...] = (*ENGINES.values(), *RELEASES.values())
+ENGINE_IDS: tuple[str, ...] = tuple(p.id for p in PROFILES)

@@ -22,8 +22,7 @@ def recommend_context(
 ) -> dict[str, Any]:
     from whichgpu.inputs.requests import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
     from whichgpu.job import PRECISIONS, QUANT_BITS, SPECULATIVE_METHODS
-    from whichgpu.job.engine_releases import RELEASES
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import PROFILES
     from whichgpu.job.length_presets import LENGTHS
     from whichgpu.models.presets import presets
 
@@ -50,7 +49,7 @@ def recommend_context(
         "capabilities": CAPABILITIES,
         "objectives": OBJECTIVES,
         "gpus": [(g.id, g.name) for g in service.catalog().gpus],
-        "engines": [(e.id, e.labelled) for e in (*ENGINES.values(), *RELEASES.values())],
+        "engines": [(e.id, e.labelled) for e in PROFILES],
         "speculatives": SPECULATIVE_METHODS,
         "lengths": [(p.id, p.name) for p in LENGTHS.values()],
         "percentiles": ("p50", "p95", "p99"),
@@ -300,8 +299,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
     from whichgpu.inputs.fields import format_rate
     from whichgpu.inputs.requests import KINDS
     from whichgpu.job import PRECISIONS, SPECULATIVE_METHODS
-    from whichgpu.job.engine_releases import RELEASES
-    from whichgpu.job.engines import ENGINES
+    from whichgpu.job.engine_releases import PROFILES
     from whichgpu.job.length_presets import LENGTHS
     from whichgpu.job.recipes import FRAMEWORKS
     from whichgpu.models.presets import presets
@@ -330,7 +328,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
         "gpus": [(g.id, g.name) for g in service.catalog().gpus],
         "precisions": PRECISIONS,
         "frameworks": FRAMEWORKS,
-        "engines": [(e.id, e.labelled) for e in (*ENGINES.values(), *RELEASES.values())],
+        "engines": [(e.id, e.labelled) for e in PROFILES],
         "speculatives": SPECULATIVE_METHODS,
         "lengths": [(p.id, p.name) for p in LENGTHS.values()],
         "summary": summary,
