@@ -20,6 +20,14 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.records import GPU
+    from whichgpu.estimate.serving_types import ServingPlan
+    from whichgpu.job import Job
+    from whichgpu.job.engines import EngineProfile
+    from whichgpu.models.arch import ModelArch
 
 
 @dataclass(frozen=True)
@@ -149,6 +157,9 @@ def check_serving(
             excluded = excluded or "the KV cache holds no sequence"
         elif kind in ("max", "concurrency") and metric.endswith("tokens_per_s"):
             estimated = plan.capacity.tokens_per_s(job.generate) * replicas
+            if requests := int(row.get("requests") or 0):  # sent at once: the run drains
+                estimated = _finite_rate(arch, job, gpu, engine, plan, row, requests, replicas,
+                                         sequence_times.get(family(engine.id), 0.0))  # fmt: skip
             if metric == "total_tokens_per_s":  # prompts and outputs, as vllm bench counts
                 estimated *= (job.prompt + job.generate) / job.generate
         elif kind == "concurrency":
@@ -180,6 +191,33 @@ def check_serving(
             )
         )
     return out
+
+
+def _finite_rate(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    engine: EngineProfile,
+    plan: ServingPlan,
+    row: Mapping[str, str],
+    requests: int,
+    replicas: int,
+    sequence_s: float,
+) -> float:
+    """Output tokens/s over a run of ``requests`` sent at once (``--request-rate inf``, the
+    ``requests`` column): their work at the replicas' ceiling, then the drain
+    (:func:`~whichgpu.estimate.burst.drain_s`), ShareGPT's lengths exponential up to what
+    vLLM's sampler keeps (2,048 tokens in all), a random dataset's fixed."""
+    from whichgpu.estimate.burst import run_drain_s
+
+    rate_rps = plan.capacity.rate_rps * replicas
+    if rate_rps <= 0:
+        return 0.0
+    sharegpt = (row.get("dataset") or "") == "sharegpt"
+    longest = 2048 - job.prompt if sharegpt else job.generate
+    drain = run_drain_s(arch, job, gpu, engine, plan, math.ceil(requests / replicas),
+                        "exponential" if sharegpt else "fixed", longest, sequence_s)  # fmt: skip
+    return requests * job.generate / (requests / rate_rps + drain)
 
 
 #: The range searched for an engine's host time per sequence in a decode step (s)
@@ -259,7 +297,8 @@ def fit_sequence_times(text: str) -> dict[str, tuple[float, int]]:
     time per sequence fitted on its maximum-load runs and how many there are: only engines
     with runs from :data:`MIN_SOURCES` sources, and only times that predict each source's
     runs, fitted on the others, better than none (the median absolute error): a time that
-    does not carry from one publication to the next is not a property of the engine."""
+    does not carry from one publication to the next is not a property of the engine, which
+    then runs at none (0, on its runs: checked, and searched as such)."""
     from whichgpu.job.engines import REFERENCE_ENGINE
 
     engines = sorted({row["engine"] for row in csv.DictReader(io.StringIO(text))})
@@ -270,6 +309,6 @@ def fit_sequence_times(text: str) -> dict[str, tuple[float, int]]:
             continue
         held_out = leave_one_source_out(text, engine)
         without = [abs(math.expm1(e)) for e in _log_errors(rows, engine, 0.0)]
-        if statistics.median(abs(e) for e in held_out.values()) < statistics.median(without):
-            out[engine] = (fit_time(rows, engine), len(rows))
+        carries = statistics.median(abs(e) for e in held_out.values()) < statistics.median(without)
+        out[engine] = (fit_time(rows, engine) if carries else 0.0, len(rows))
     return out

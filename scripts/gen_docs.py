@@ -597,10 +597,14 @@ def serving_page() -> str:
         "other sources predicts each source better than none (`scripts/fit_frameworks.py`, "
         "`accuracy.published_serving.fit_sequence_times`): "
         + ", ".join(f"{e} {s * 1e6:.0f} µs on {n} runs" for e, (s, n) in sorted(times.items()))
-        + ". The class rows of such an engine count its maximum-load runs at their "
-        "leave-one-source-out error. vLLM's runs span two generations (NanoFlow's v0.5.3, the "
-        "0.6.x of the others, whose release cut the scheduler's and API server's time): one "
-        "time for both is what the fit can tell apart from three sources. A row's "
+        + " (0: no time carried from one source to the next, the engine checked on its runs "
+        "and searched at none). The class rows of such an engine count its maximum-load runs "
+        "at their leave-one-source-out error. Six of those runs are bursts sent at once "
+        "(ShareGPT at an infinite rate, `requests` and `dataset`), planned with their drain "
+        "since 2026-12 (`whichgpu.estimate.burst`); read as steady states, their drain had "
+        "been taken for host time (vLLM 50 µs, SGLang 49). vLLM's runs span two generations "
+        "(NanoFlow's v0.5.3, which reads too fast at any time the others allow, and the 0.6.x "
+        "of the others, whose release cut the scheduler's and API server's time). A row's "
         "`max_sequences` is its engine's batch limit at the version it ran "
         "(vLLM before V1: 256), and its `scheduler_steps` the decode steps one scheduler pass "
         "ran (vLLM 0.6's `--num-scheduler-steps`: 10 in SGLang's comparison, 8 in Bekman's "
@@ -690,9 +694,11 @@ def reading(runs: list[ServingCheck]) -> str:
         f"{ttft.estimated:.2f} s. A single factor an engine carries does not fix it: one on "
         "the routed experts' reads, tried per engine on these rows, did not carry from one "
         "source to the next (DeepSeek-R1 wants a larger one than Qwen3-235B-A22B, "
-        "Qwen3-30B-A3B none), so none ships. ShareGPT bursts read too fast for dense and MoE "
-        "models alike: the burst's tail, not the model. These are the next terms to model, "
-        "on sources other than the ones judged here."
+        "Qwen3-30B-A3B none), so none ships. These are the next terms to model, on sources "
+        "other than the ones judged here. ShareGPT bursts read too fast for dense and MoE "
+        "models alike (-41 % to -91 %) until 2026-12, when the burst's drain was modelled: "
+        f"they read {span('h026', 'h029', 'h030', 'h031', 'h032', 'h036', 'h038', 'h039', 'h052')} "
+        "now (h041 is TensorRT-LLM at a third party's defaults, above)."
     )
 
 
@@ -711,10 +717,15 @@ def heldout_section() -> list[str]:
         "performance lab (vLLM 0.10-0.11, SGLang 0.5, TensorRT-LLM 1.0-1.2), TensorRT-LLM's "
         "v1.0 and later performance pages, dstack's DeepSeek-R1 benchmark (H200 against "
         "MI300X, early-2025 builds), a vLLM pull request and Baseten. `max`: a burst of "
-        "requests at once or an infinite rate (a ShareGPT burst of 1,000 requests ends "
-        "when its longest output does: its tail runs at a small batch, which planning at "
-        "the mean lengths in a steady state does not see, so those rows are a class of "
-        "their own); `concurrency`: a closed loop of N users, "
+        "requests at once or an infinite rate, planned as the finite run it was where the "
+        "source says how many requests it sent (`requests`): their work at the replica's "
+        "full-batch pace, then the drain once none wait, its last sequences a few to a "
+        "decode step (`whichgpu.estimate.burst`; ShareGPT's outputs exponential up to the "
+        "2,048 tokens vLLM's sampler keeps, a random dataset's fixed). GPUStack's own output "
+        "shows the drain: DeepSeek-R1 on vLLM 0.11 peaked at 7,451 output tokens/s and "
+        "averaged 2,621 over the run's 76.6 s; planned at the mean lengths in a steady "
+        "state, it read the peak. ShareGPT bursts stay a class of their own; "
+        "`concurrency`: a closed loop of N users, "
         "planned as a replica with N sequences in flight. A run whose source says it ran "
         "attention data-parallel with expert-parallel MoE (`layout` dep: TensorRT-LLM's DEP "
         "columns, SGLang's `--enable-dp-attention`) is planned so "
@@ -726,7 +737,7 @@ def heldout_section() -> list[str]:
         "",
         coverage(runs, "held-out")
         + " The ranges say what the calibration knows, and these classes are where it knows "
-        "little: an engine's own MoE kernels, a third party's deployment, a burst's tail.",
+        "little: an engine's own MoE kernels, a third party's deployment.",
         "",
         reading(runs),
         "",

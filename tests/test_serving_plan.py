@@ -142,12 +142,12 @@ def test_targets_bind_and_replicas_cover_the_demand(catalog: Catalog) -> None:
     gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
     job = serving_job(1000, 1000)
     free = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets())
-    tight = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(0.5, 0.03, 0.95), demand_rps=12)
+    tight = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(0.5, 0.02, 0.95), demand_rps=12)
     assert free is not None and tight is not None
     assert free.binding == "throughput"
     assert tight.binding in ("ttft", "tpot")
     assert tight.capacity.rate_rps < free.capacity.rate_rps
-    assert tight.capacity.tpot_s <= 0.03 + 1e-9 and tight.capacity.ttft_s <= 0.5 + 1e-9
+    assert tight.capacity.tpot_s <= 0.02 + 1e-9 and tight.capacity.ttft_s <= 0.5 + 1e-9
     assert tight.replicas == math.ceil(12 / tight.capacity.rate_rps)
     assert tight.operating.rate_rps == pytest.approx(12 / tight.replicas)
     # replicas fixed below the demand (estimate's --count) run at their capacity under the
@@ -343,8 +343,11 @@ def test_the_held_out_moe_runs_are_planned_and_their_errors_stated() -> None:
     h058 = runs["h058"]
     assert h058.error is not None and 0.3 < h058.error < 1.2
     assert h058.estimated is not None and h058.band[0] <= h058.measured / h058.estimated
-    # DeepSeek-R1 on 8 × H200, vLLM 0.11 at maximum load: the gap the next fit must close
-    assert runs["h036"].error is not None and runs["h036"].error > 1.0
+    # DeepSeek-R1 on 8 × H200, vLLM 0.11, 1,000 ShareGPT requests at once: planned with the
+    # burst's drain, inside its range (as a steady state it read +198 %, the run's peak)
+    h036 = runs["h036"]
+    assert h036.error is not None and h036.estimated is not None and h036.error < 0.7
+    assert h036.band[0] <= h036.measured / h036.estimated <= h036.band[1]
     # a closed loop's TPOT is the step at its N sequences (Qwen3-8B, 1 user, vLLM 0.11)
     assert runs["h056"].estimated == pytest.approx(0.0093, rel=0.05)
 
@@ -456,10 +459,13 @@ def test_an_engine_time_is_kept_only_where_it_carries_from_source_to_source() ->
     assert sorted(fitted) == ["sglang", "vllm"]
     shipped = load_sequence_times()
     for engine, runs in (("sglang", 3), ("vllm", 6)):
-        assert fitted[engine][0] == pytest.approx(shipped[engine][0], rel=1e-2)
-        assert 20e-6 < fitted[engine][0] < 100e-6 and fitted[engine][1] == runs
-        held_out = leave_one_source_out(text, engine)
-        assert len(held_out) == runs and max(abs(e) for e in held_out.values()) < 0.40
+        assert fitted[engine][0] == pytest.approx(shipped[engine][0], rel=1e-2, abs=1e-9)
+        assert fitted[engine][1] == runs
+        assert len(leave_one_source_out(text, engine)) == runs
+    # SGLang's time carries from source to source; vLLM's does not (NanoFlow's v0.5.3 reads
+    # too fast at any time the others allow), so vLLM runs at none, checked on its 6 runs
+    assert 20e-6 < fitted["sglang"][0] < 100e-6 and fitted["vllm"][0] == 0.0
+    assert max(abs(e) for e in leave_one_source_out(text, "sglang").values()) < 0.40
 
 
 @pytest.mark.parametrize(("engine", "warned"), [("vllm", False), ("sglang", False), ("tgi", True)])
@@ -486,20 +492,25 @@ def test_the_reasons_name_an_engines_fitted_host_time(
     language."""
     from whichgpu.job.engine_times import load_sequence_times
 
-    seconds, runs = load_sequence_times()["vllm"]
+    seconds, runs = load_sequence_times()["sglang"]
     component = make_component(
         {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 2, "hours": 10,
-         "engine": "vllm"}
+         "engine": "sglang"}
     )  # fmt: skip
     pick = recommend(catalog, Workload((component,))).pick
     assert pick is not None
-    expected = f"+ {seconds * 1e6:.0f} µs a running sequence a step for vLLM, fitted on {runs}"
+    expected = f"+ {seconds * 1e6:.0f} µs a running sequence a step for SGLang, fitted on {runs}"
     assert expected in pick.runs[0].provenance
     monkeypatch.setenv("COLUMNS", "400")  # one line a reason: nothing wraps
     result = run_cli("--lang", "fr", "recommend", "--task", "inference", "-m", "llama-3.1-8b",
-                     "--request-rate", "2", "--hours", "10", "--engine", "vllm")  # fmt: skip
+                     "--request-rate", "2", "--hours", "10", "--engine", "sglang")  # fmt: skip
     assert result.code == 0
-    assert f"+ {seconds * 1e6:.0f} µs par séquence en cours et par pas pour vLLM" in result.stdout
+    assert f"+ {seconds * 1e6:.0f} µs par séquence en cours et par pas pour SGLang" in result.stdout
+    # vLLM's runs, checked, carry no time: the answer says so (in French too)
+    vllm = run_cli("--lang", "fr", "recommend", "--task", "inference", "-m", "llama-3.1-8b",
+                   "--request-rate", "2", "--hours", "10", "--engine", "vllm")  # fmt: skip
+    assert vllm.code == 0 and "6 " in vllm.stdout and "vLLM" in vllm.stdout
+    assert "n’ajoutent aucun temps hôte" in vllm.stdout
 
 
 def test_transformers_generate_is_host_bound_as_measured(catalog: Catalog) -> None:
@@ -561,7 +572,8 @@ def test_multi_step_scheduling_holds_an_arrival_for_its_window(catalog: Catalog)
     arrival waits for the window it lands in (the median one q·(k − 1) steps beyond a
     single-step scheduler), the time per token does not change. SGLang's comparison ran vLLM
     0.6.0 at k = 10: its median TTFT, 100 and 120 ms for 8B on an A100 at 4 and 8 req/s,
-    read −67 % and −71 % without the window, within 20 % with it (−7 and −17 %)."""
+    read −67 % and −71 % without the window, within a quarter with it (−8 and −21 % since
+    vLLM's runs carry no host time, −7 and −17 % at the 50 µs fitted before)."""
     from dataclasses import replace
 
     gpu = catalog.gpu("a100-80gb-sxm")
@@ -580,7 +592,7 @@ def test_multi_step_scheduling_holds_an_arrival_for_its_window(catalog: Catalog)
                                            .read_text(encoding="utf-8"))}  # fmt: skip
     for run in ("s169", "s173"):
         error = rows[run].error
-        assert error is not None and abs(error) < 0.20
+        assert error is not None and abs(error) < 0.25
 
 
 def test_a_tensor_parallel_pool_leaves_nccls_buffers_out(catalog: Catalog) -> None:
@@ -1283,7 +1295,7 @@ def test_a_replica_inside_one_instance_plans_alike_on_every_instance_shape(
     default node and on ``per_node``-GPU instances joined by ``network`` agree exactly."""
     from whichgpu.catalog import load_catalog
     from whichgpu.estimate.parallel import one_instance
-    from whichgpu.estimate.serving_plan import _replica_curve
+    from whichgpu.estimate.serving_plan import replica_curve
     from whichgpu.frozen import evolve
 
     assume(tp <= per_node)
@@ -1293,8 +1305,8 @@ def test_a_replica_inside_one_instance_plans_alike_on_every_instance_shape(
     placed = evolve(job, gpus_per_node=per_node, network=network, network_gbit=gbit)
     assert one_instance(placed, tp) == one_instance(job, tp) == job
     # the curve itself does not read the instances' shape either
-    one = _replica_curve.__wrapped__(arch, job, h100, tp, engine, 1.0, None, 0.0)
-    other = _replica_curve.__wrapped__(arch, placed, h100, tp, engine, 1.0, None, 0.0)
+    one = replica_curve.__wrapped__(arch, job, h100, tp, engine, 1.0, None, 0.0)
+    other = replica_curve.__wrapped__(arch, placed, h100, tp, engine, 1.0, None, 0.0)
     assert one == other
 
 
@@ -1321,7 +1333,7 @@ def test_a_user_can_ask_for_vllm_0_6_and_gets_its_defaults() -> None:
     old, new = engine_profile("vllm@0.6"), ENGINES["vllm"]
     h200 = load_catalog().resolve("h200")
     assert old.limits(h200) == (256, 0) and new.limits(h200)[0] == 1024
-    assert old.memory_fraction == 0.90 and sequence_s("vllm@0.6") == sequence_s("vllm") > 0
+    assert old.memory_fraction == 0.90 and sequence_s("vllm@0.6") == sequence_s("vllm")
     assert serving_provenance(old).endswith("vLLM 0.6.4's defaults")
     done = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--request-rate",
                    "5", "--engine", "vllm@0.6", "--export", "kubernetes")  # fmt: skip

@@ -278,6 +278,17 @@ MESSAGES: dict[str, str | Plural] = {
         "{component}: {name}'s mean lengths, {prompt} tokens in and {generate} out ({source}, "
         "{as_of}); every request is planned at those means."
     ),
+    "chosen_drain": N_(
+        "{component}: {requests:,} requests sent at once. Once none wait, the batch drains and "
+        "its last sequences run a few to a step: {drain_s:,.1f} s beyond the full batch's pace, "
+        "{share:.0%} of the time ({name}'s outputs spread as an exponential of mean {generate} "
+        "tokens, up to {longest})."
+    ),
+    "chosen_drain_fixed": N_(
+        "{component}: {requests:,} requests sent at once. The last {left:,} on a replica run as "
+        "a batch of their own once the others end: {drain_s:,.1f} s beyond the full batch's "
+        "pace, {share:.0%} of the time."
+    ),
     "chosen_engine_unmet": N_(
         "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
         "{other} misses them at every load (of {order}, a later engine is taken only where it "

@@ -180,6 +180,10 @@ PHRASES: tuple[tuple[str, str], ...] = (
         N_("+ {us} µs a running sequence a step for {engine}, fitted on {n} published runs"),
     ),
     (
+        (r"^(?P<engine>.+)'s (?P<n>\d+) published runs add no host time a sequence$"),
+        N_("{engine}'s {n} published runs add no host time a sequence"),
+    ),
+    (
         (r"^no MoE serving run of (?P<engine>.+): its experts' kernels taken as dense$"),
         N_("no MoE serving run of {engine}: its experts' kernels taken as dense"),
     ),

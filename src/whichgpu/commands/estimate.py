@@ -209,6 +209,7 @@ def _component(arch: ModelArch | None, r: EstimateRequest) -> Component:
         cpu_offload=r.cpu_offload,
         vae_tiling=r.vae_tiling, cache_latents=r.cache_latents, request_rate=r.request_rate,
         engine=r.engine, ttft=r.ttft, tpot=r.tpot, percentile=r.percentile, arch=arch,
+        lengths=r.lengths,
         **r.settings(),
     )  # fmt: skip
 

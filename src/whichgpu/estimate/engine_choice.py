@@ -371,11 +371,13 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
     regime = "llm-decode" if harness in LAYER_SPLIT_HARNESSES else "llm-serve"
     out = f"fitted on {model.fitted_on.get(f'{harness}|{regime}', 0)} measurements"
     timed_at = timed(engine.id)
-    if timed_at is not None:
+    if timed_at is not None and timed_at[0] > 0:
         out += (
             f"; + {timed_at[0] * 1e6:.0f} µs a running sequence a step for {engine.name}, "
             f"fitted on {timed_at[1]} published runs"
         )
+    elif timed_at is not None:  # checked on its runs: no time carried from one to the next
+        out += f"; {engine.name}'s {timed_at[1]} published runs add no host time a sequence"
     if gpu is not None:  # the compute factor's own provenance, past its η's
         family = SERVE_FAMILY if regime == "llm-serve" else ""
         _eta, said = model.efficiency(

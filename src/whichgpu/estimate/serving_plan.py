@@ -321,7 +321,7 @@ def _highest(curve: Curve, ok: ServingPoint, bad: float, targets: Targets) -> Se
 
 
 @lru_cache(maxsize=4096)
-def _replica_curve(
+def replica_curve(
     arch: ModelArch,
     job: Job,
     gpu: GPU,
@@ -366,7 +366,7 @@ def _capacity(
 ) -> _Capacity | None:
     """A replica's highest rate under ``targets`` (once per replica shape: the candidates
     that run 1, 2 or 4 such replicas share it)."""
-    found = _replica_curve(arch, job, gpu, tp, engine, factor, max_sequences, sequence_s)
+    found = replica_curve(arch, job, gpu, tp, engine, factor, max_sequences, sequence_s)
     if found is None:
         return None
     curve, eta = found
@@ -538,7 +538,7 @@ def _split_of(
     ``count`` GPUs split into, once per shape (a GPU's offers share it)."""
     curves = {}
     for size in _splits(arch, job, gpu, min(count, replica_reach(job, gpu)), engine, tp):
-        found = _replica_curve(arch, one_instance(job, size), gpu, size, engine, 1.0,
+        found = replica_curve(arch, one_instance(job, size), gpu, size, engine, 1.0,
                                max_sequences, fitted_sequence_s(engine.id))  # fmt: skip
         if found is not None:
             curves[size] = found[0]
@@ -581,7 +581,7 @@ def max_load_rps(
     for n in _splits(arch, job, gpu, count, engine, tp):
         for layout in layouts(arch, job, engine, n, fixed=tp is not None):
             try:
-                found = _replica_curve(arch, one_instance(layout, n), gpu, n, engine, 1.0,
+                found = replica_curve(arch, one_instance(layout, n), gpu, n, engine, 1.0,
                                        max_sequences, fitted_sequence_s(engine.id),
                                        at_most_only=True)  # fmt: skip
             except WhichGPUError:

@@ -1,7 +1,9 @@
 """Serving lengths as users name them: a dataset's mean tokens in and out, as the benchmarks
 that serve it report them. The serving planner sees every request at the means (its queueing
 model is of means, :mod:`whichgpu.estimate.serving_plan`); a preset says where its figures
-come from, so the answer can."""
+come from, so the answer can. A dataset's outputs spread about their mean, which a finite run
+of its requests pays for as it drains (:mod:`whichgpu.estimate.burst`: exponential lengths up
+to the longest the dataset keeps)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ class Lengths:
     generate: int
     source: str
     as_of: str
+    #: The most tokens a request generates: what the benchmark's sampler keeps
+    longest: int
 
 
 LENGTHS: dict[str, Lengths] = {
@@ -35,6 +39,10 @@ LENGTHS: dict[str, Lengths] = {
         189,
         "vllm-project/vllm#9476: 453,502 tokens in and 377,235 out over 2,000 ShareGPT prompts",
         "2024-10",
+        # vLLM's benchmark sampler (benchmarks/benchmark_serving.py, sample_sharegpt_requests)
+        # drops a pair "if prompt_len > 1024 or prompt_len + output_len > 2048": 2,048 less
+        # the mean prompt
+        2048 - 227,
     ),
     # MLPerf Inference Llama 2 70B (OpenOrca, MLCommons' processorca.py --seqlen_limit=1024):
     # reference README "Tokens per sample: 294.45"; inputs' mean 222.33 over the 24,576
@@ -46,6 +54,7 @@ LENGTHS: dict[str, Lengths] = {
         294,
         "MLCommons inference, language/llama2-70b: 294.45 tokens out a sample; 222.33 in",
         "2024-08",
+        1024,  # processorca.py's --seqlen_limit=1024
     ),
 }
 LENGTH_IDS: tuple[str, ...] = tuple(LENGTHS)

@@ -391,8 +391,15 @@ def serve_component(
         demand is None or demand <= held_rps * TARGET_UTILIZATION * (1 + 1e-9)
     )
     time_s = component.hours * 3600.0 if component.hours is not None else None
+    drained: tuple[Note, ...] = ()
     if time_s is None and component.tokens is not None and rate > 0:
         time_s = component.tokens / rate
+        if demand is None:  # a batch of requests sent at once, not a stream: it drains
+            from whichgpu.estimate.burst import batch_drain
+
+            drain_s, drained = batch_drain(component.label, arch, job, gpu, engine, best,
+                                           component.tokens, rate, component.lengths)  # fmt: skip
+            time_s += drain_s
     unmeasured: tuple[Note, ...] = ()
     if extrapolated(provenance):
         unmeasured = (note("warn_prior_efficiency", component=component.label, gpu=gpu.name,
@@ -420,12 +427,12 @@ def serve_component(
 
     detail = None if missed else ThroughputEstimate(
         gpu=gpu, count=hw.count, regime="llm-serve", harness=engine.harness, throughput=likely,
-        bound=best.bound, mfu=None, time_s=None, ttft_s=best.operating.ttft_s,
+        bound=best.bound, mfu=None, time_s=time_s, ttft_s=best.operating.ttft_s,
         tokens_per_s_per_sequence=1 / best.operating.tpot_s if best.operating.tpot_s else None,
         efficiency=best.eta, provenance=provenance, serving=best,
         demand_rps=demand, memory_gib=needed, fits=True,
         notes=unmeasured + engine_notes(component.label, choice, asked)
-        + tight_kv_notes(component.label, arch, gpu, choice),
+        + tight_kv_notes(component.label, arch, gpu, choice) + drained,
     )  # fmt: skip
     return Run(
         component,
@@ -444,6 +451,7 @@ def serve_component(
         notes=tuple(notes),
         chosen=precision
         + checkpoint_note(component.label, arch, job, component.quant)
+        + drained
         + (
             serving_notes(component, engine.name, best)
             + engine_notes(component.label, choice, asked)

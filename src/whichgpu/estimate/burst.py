@@ -1,0 +1,146 @@
+"""A finite run of requests sent at once: an offline batch of prompts, or a benchmark at an
+infinite request rate (``vllm bench serve --request-rate inf``, which "sends all requests at
+once"). Under iteration-level batching (Yu et al., 2022, Orca §3.2) the replica fills its
+slots and, while requests wait, refills each as it frees: every decode step runs the full
+batch, the rate :func:`~whichgpu.estimate.serving_plan._ceiling` gives. Once none wait, the
+batch drains: its last sequences run decode steps that read every weight for a few tokens.
+That drain is what a finite run costs beyond ``requests / ceiling``, and where lengths
+spread it is long: the last of a thousand ShareGPT outputs runs about a thousand steps at a
+batch of a few (GPUStack's DeepSeek-R1 run on 8 × H200, vLLM 0.11: a peak of 7,451 output
+tokens/s, 2,621 over the run's 76.6 s).
+
+Two laws for the outputs' lengths: ``fixed`` (every request the same, a benchmark's random
+dataset at its default range of 0), whose slots fill and empty in waves, the last wave the
+``requests mod slots`` left; and ``exponential``, a dataset's lengths as the maximum-entropy
+law for a positive length of known mean (Jaynes, 1957), truncated at the longest the dataset
+holds. The exponential is memoryless: whatever ran before, the sequences in flight when the
+queue empties have exponential residual lengths of the same mean, so the drain is that of
+``min(requests, slots)`` fresh ones."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from whichgpu.catalog.records import GPU
+    from whichgpu.estimate.serving_curve import Curve
+    from whichgpu.estimate.serving_types import ServingPlan
+    from whichgpu.job import Job
+    from whichgpu.job.engines import EngineProfile
+    from whichgpu.models.arch import ModelArch
+    from whichgpu.notes import Note
+
+Law = Literal["fixed", "exponential"]
+
+
+def _log_integral(curve: Curve, low: float, high: float) -> float:
+    """``∫ t_d(b) d(ln b)`` from ``low`` to ``high`` sequences: the curve is linear in log-batch
+    between its grid points, so the trapezoid over them (and the ends) is exact."""
+    if high <= low:
+        return 0.0
+    knots = [low, *(b for b in curve.batches if low < b < high), high]
+    steps = [curve.step_s(b) for b in knots]
+    return sum(
+        (s0 + s1) / 2 * math.log(b1 / b0)
+        for b0, b1, s0, s1 in zip(knots, knots[1:], steps, steps[1:], strict=False)
+    )
+
+
+def drain_s(curve: Curve, requests: int, law: Law, mean: float, longest: float) -> float:
+    """Seconds a run of ``requests`` spends beyond serving their tokens at the full batch's
+    cost per token (``t_d(B)/B``): the decode steps of its drain, less that cost of their
+    tokens. ``mean``: the outputs' mean tokens, ``longest``: the most a request generates.
+
+    ``fixed``: the last wave's ``r`` sequences run ``mean`` steps at ``r``,
+    ``mean·(t_d(r) − r·t_d(B)/B)``. ``exponential``: ``n = min(requests, B)`` sequences whose
+    count falls as ``n·e^(−k/μ)`` over decode steps ``k``, so the steps from ``b`` to
+    ``b − db`` sequences number ``μ·db/b`` and the drain is ``μ·∫(t_d(b) − b·t_d(B)/B) db/b``
+    down to one sequence (or to the count the truncation at ``longest`` ends at once), and
+    the last one's expected residual ``μ`` (memoryless) at ``t_d(1)``."""
+    slots = curve.b_max
+    per_token = curve.step_s(slots) / slots
+    if requests < 1 or mean <= 0:
+        return 0.0
+    if law == "fixed":
+        left = requests if requests <= slots else requests % slots
+        return mean * max(0.0, curve.step_s(left) - left * per_token) if left else 0.0
+    n = float(min(requests, slots))
+    ends_at = n * math.exp(-longest / mean)  # still running when the longest ends
+    low = max(1.0, ends_at)
+    drain = mean * (_log_integral(curve, low, n) - per_token * (n - low))
+    if ends_at < 1.0:  # the last sequence alone, for the rest of its length
+        last = min(mean, max(longest - mean * math.log(n), 0.0))
+        drain += last * (curve.step_s(1.0) - per_token)
+    return max(drain, 0.0)
+
+
+def run_drain_s(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    engine: EngineProfile,
+    plan: ServingPlan,
+    requests: int,
+    law: Law,
+    longest: float,
+    seconds_per_sequence: float | None = None,
+) -> float:
+    """:func:`drain_s` of ``plan``'s replicas, sharing ``requests`` evenly, on the curve the
+    plan was searched on (its GPUs a replica, its slots, the engine's host time per sequence:
+    ``seconds_per_sequence``, else its fitted one)."""
+    from whichgpu.estimate.parallel import one_instance
+    from whichgpu.estimate.serving_plan import replica_curve
+    from whichgpu.job.engine_times import sequence_s
+
+    tp = plan.gpus_per_replica
+    if seconds_per_sequence is None:
+        seconds_per_sequence = sequence_s(engine.id)
+    found = replica_curve(arch, one_instance(job, tp), gpu, tp, engine, 1.0, plan.max_sequences,
+                          seconds_per_sequence)  # fmt: skip
+    if found is None:
+        return 0.0
+    each = math.ceil(requests / max(plan.replicas, 1))
+    return drain_s(found[0], each, law, max(job.generate, 1), longest)
+
+
+def batch_drain(
+    component: str,
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    engine: EngineProfile,
+    plan: ServingPlan,
+    tokens: float,
+    rate: float,
+    lengths: str | None,
+) -> tuple[float, tuple[Note, ...]]:
+    """A served job of ``tokens`` to generate and no request rate, a batch of requests sent
+    at once: its drain (:func:`run_drain_s`) beyond ``tokens / rate``, and the note that says
+    so where it is 1 % of the time or more. A dataset's lengths (``lengths``, a preset) spread
+    as an exponential up to the longest it keeps; lengths the user gave are every request's."""
+    from whichgpu.job.length_presets import LENGTHS
+    from whichgpu.notes import note
+
+    if plan.disaggregated is not None or rate <= 0 or tokens <= 0:
+        return 0.0, ()
+    out = max(job.generate, 1)
+    requests = math.ceil(tokens / out)
+    preset = LENGTHS[lengths] if lengths is not None else None
+    law: Law = "exponential" if preset is not None else "fixed"
+    longest = preset.longest if preset is not None else out
+    drain = run_drain_s(arch, job, gpu, engine, plan, requests, law, longest)
+    total = tokens / rate + drain
+    if drain < 0.01 * total:
+        return drain, ()
+    share = drain / total
+    if preset is not None:
+        said = note("chosen_drain", component=component, requests=requests, drain_s=drain,
+                    share=share, name=preset.name, generate=out, longest=longest)  # fmt: skip
+    else:
+        slots = plan.max_sequences
+        each = math.ceil(requests / max(plan.replicas, 1))
+        left = each if each <= slots else each % slots
+        said = note("chosen_drain_fixed", component=component, requests=requests, left=left,
+                    drain_s=drain, share=share)  # fmt: skip
+    return drain, (said,)
