@@ -125,3 +125,24 @@ def test_a_served_job_of_a_fixed_size_says_what_its_drain_costs() -> None:
                      "--request-rate", "5", "--json")  # fmt: skip
     assert stream.code == 0
     assert not [n for n in json.loads(stream.stdout)["notes"] if n["code"] == "chosen_drain"]
+
+
+def test_a_decoders_job_of_tokens_is_an_offline_batch_an_encoders_is_not() -> None:
+    """A job of tokens to generate with no batch of the user's runs as engines run an
+    offline batch (every slot busy, then the drain), not one sequence at a time: 2 million
+    ShareGPT tokens of Llama 3.1 8B take minutes on one RTX 4090, not the 11 hours a single
+    sequence would; a batch the user fixes keeps their batch, and an encoder's tokens (BERT
+    reads them, it does not generate) keep the one-copy estimate."""
+    done = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--lengths",
+                   "sharegpt", "--tokens", "2e6", "--json")  # fmt: skip
+    assert done.code == 0, done.stderr
+    answer = json.loads(done.stdout)
+    run = answer["pick"]["components"][0]
+    assert run["serving"] is not None and run["time_s"] < 3600
+    assert any(n["code"] == "chosen_drain" for n in answer["reasons"])
+    fixed = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "inference", "--gpu",
+                    "rtx-4090", "--tokens", "2e6", "--batch", "1", "--json")  # fmt: skip
+    assert fixed.code == 0 and json.loads(fixed.stdout)["serving"] is None
+    bert = run_cli("estimate", "-m", "bert-base-uncased", "--task", "inference", "--gpu",
+                   "a100-80gb-sxm", "--tokens", "1e6", "--json")  # fmt: skip
+    assert bert.code == 0 and json.loads(bert.stdout)["regime"] == "llm-prefill"

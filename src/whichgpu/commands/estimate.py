@@ -129,7 +129,7 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
             "estimate_needs_model", field=("model",), model=Ref(("model",)), params=Ref(("params",))
         )
     training = r.task != "inference"
-    one_copy = not training and not r.serves  # the serving planner sizes its replicas
+    one_copy = not training and not r.serves(arch.kind)  # the planner sizes replicas
     if one_copy and r.count > 1 and tensor_parallel_degree(arch, r.count) != r.count:
         valid = [n for n in gpu_counts(64) if tensor_parallel_degree(arch, n) == n]
         raise InvalidInput(
@@ -159,9 +159,9 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         job, said = fp16_where_needed(arch.name, job, gpu)
         notes += said
     work = job_size(arch, job, r.tokens, r.images, epochs)
-    if job.speculative is not None and not r.serves:
+    if job.speculative is not None and not r.serves(arch.kind):
         raise InvalidInput("speculative_not_served", field=("speculative",))
-    if r.serves:
+    if r.serves(arch.kind):
         import msgspec
 
         served = estimate_service(arch, job, gpu, r)  # with what was chosen before it (FP16)

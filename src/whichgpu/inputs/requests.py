@@ -328,12 +328,11 @@ class EstimateRequest(TrainingSettings):
     tpot: float | None = given(None, TPOT)
     percentile: str = given("p50", PERCENTILE)
 
-    @property
-    def serves(self) -> bool:
-        """Inference sized by the serving planner: an engine, a rate or a target given."""
-        return self.task == "inference" and any(
-            v is not None for v in (self.engine, self.request_rate, self.ttft, self.tpot)
-        )
+    def serves(self, model_kind: str) -> bool:
+        """Inference of a ``model_kind`` model sized by the serving planner
+        (:func:`planned_service`)."""
+        return planned_service(self.task, self.engine, self.request_rate, self.ttft, self.tpot,
+                               self.tokens, self.batch, model_kind)  # fmt: skip
 
     @property
     def uses_model(self) -> bool:
@@ -573,3 +572,25 @@ REQUEST_TYPES: tuple[type, ...] = (
     Constraints,
     Ranking,
 )
+
+
+def planned_service(
+    kind: str,
+    engine: str | None,
+    rate: float | None,
+    ttft: float | None,
+    tpot: float | None,
+    tokens: float | None,
+    batch: int | None,
+    model_kind: str | None,
+) -> bool:
+    """Inference the serving planner sizes: an engine, a request rate or a latency target
+    given, or, for a decoder, a job of ``tokens`` to generate with no batch of the user's (an
+    offline batch of requests, run as engines run one: every slot busy, then the drain,
+    :mod:`whichgpu.estimate.burst`). Interactive use (hours, or one batch the user fixes)
+    and an encoder's tokens keep the one-copy estimate."""
+    if kind != "inference":
+        return False
+    if any(v is not None for v in (engine, rate, ttft, tpot)):
+        return True
+    return tokens is not None and batch is None and model_kind == "decoder"

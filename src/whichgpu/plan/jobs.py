@@ -19,14 +19,28 @@ if TYPE_CHECKING:
 
 
 def serves(component: Component) -> bool:
-    """A served model the serving planner sizes: a request rate, a latency target or an
-    engine named (interactive use without them keeps the one-sequence estimate)."""
-    return component.kind == "inference" and (
-        component.request_rate is not None
-        or component.ttft is not None
-        or component.tpot is not None
-        or component.engine is not None
-    )
+    """A served model the serving planner sizes (:func:`~whichgpu.inputs.requests.
+    planned_service`: a request rate, a latency target, an engine, or a job of tokens with no
+    batch given; interactive use keeps the one-sequence estimate)."""
+    from whichgpu.inputs.requests import planned_service
+
+    c = component
+    kind = c.arch.kind if c.arch is not None else _model_kind(c.model)
+    return planned_service(c.kind, c.engine, c.request_rate, c.ttft, c.tpot, c.tokens, c.batch,
+                           kind)  # fmt: skip
+
+
+def _model_kind(model: str | None) -> str | None:
+    """The kind of the preset ``model`` names (None: no preset of that name)."""
+    from whichgpu.errors import WhichGPUError
+    from whichgpu.models import resolve_model
+
+    if model is None:
+        return None
+    try:
+        return resolve_model(model).kind
+    except WhichGPUError:
+        return None
 
 
 def served_quant(
