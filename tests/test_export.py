@@ -541,6 +541,13 @@ def test_separate_tensorrt_llm_servers_are_written_with_trtllm_serve_disaggregat
     assert "trtllm-serve disaggregated -c /tmp/whichgpu-disagg.yaml &" in out
 
 
+#: A served pick whose plan runs prefill and decode apart on 8 × H100 (long prompts, a tight
+#: TPOT: DistServe's case), on vLLM
+PD_PICK = ("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--prompt", "8000",
+           "--generate", "500", "--request-rate", "5", "--ttft", "2s", "--tpot", "20ms",
+           "--mode", "buy", "--engine", "vllm")  # fmt: skip
+
+
 def test_a_served_pick_exports_as_an_nvidia_dynamo_deployment() -> None:
     """NVIDIA Dynamo's DynamoGraphDeployment (its vLLM disagg.yaml example): a Frontend, and
     the plan's prefill and decode workers as two services of its worker counts, each pod its
@@ -550,10 +557,7 @@ def test_a_served_pick_exports_as_an_nvidia_dynamo_deployment() -> None:
     run."""
     import re
 
-    args = ("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--prompt", "8000",
-            "--generate", "500", "--request-rate", "5", "--ttft", "2s", "--tpot", "20ms",
-            "--mode", "buy", "--engine", "vllm", "--export", "dynamo")  # fmt: skip
-    done = run_cli(*args)
+    done = run_cli(*PD_PICK, "--export", "dynamo")
     assert done.code == 0, done.stderr
     text = done.stdout[done.stdout.index("# whichgpu pick") :]
     doc = yaml.safe_load(text)
@@ -591,3 +595,49 @@ def test_a_served_pick_exports_as_an_nvidia_dynamo_deployment() -> None:
         assert (
             out.code == 2 and "Dynamo" in out.stderr and len(out.stderr.strip().splitlines()) == 1
         )
+
+
+def test_a_served_pick_exports_as_llm_d_modelservice_values() -> None:
+    """llm-d's ModelService chart (its values-pd.yaml example): the plan's prefill and
+    decode workers as the chart's prefill and decode pods, each its workers' count and
+    GPUs (parallelism.tensor), vLLM started by the chart (modelCommand vllmServe: the model,
+    port, tensor-parallel size and served name are the chart's, never repeated in args) with
+    the engine's other flags and the NixlConnector, the routing sidecar in front of decode;
+    replicas without a split are decode pods alone, no sidecar; llm-d takes no training job,
+    nor an engine other than vLLM."""
+    import re
+
+    done = run_cli(*PD_PICK, "--export", "llm-d")
+    assert done.code == 0, done.stderr
+    text = done.stdout[done.stdout.index("# whichgpu pick") :]
+    values = yaml.safe_load(text)
+    assert values["modelArtifacts"]["uri"] == "hf://meta-llama/Llama-3.1-8B"
+    assert values["routing"]["proxy"]["enabled"] is True
+    split = re.search(r"(\d+) prefill × (\d+) GPUs, (\d+) decode × (\d+)", text)
+    assert split is not None
+    p_workers, p_tp, d_workers, d_tp = (int(g) for g in split.groups())
+    for role, workers, tp in (("prefill", p_workers, p_tp), ("decode", d_workers, d_tp)):
+        pod = values[role]
+        assert pod["create"] is True and pod["replicas"] == workers
+        assert pod["parallelism"]["tensor"] == tp
+        container = pod["containers"][0]
+        assert container["modelCommand"] == "vllmServe"
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == str(tp)
+        flags = container["args"]
+        assert '"kv_connector":"NixlConnector"' in flags[flags.index("--kv-transfer-config") + 1]
+        for chart_flag in ("--port", "--host", "--tensor-parallel-size", "--served-model-name"):
+            assert chart_flag not in flags
+        assert "meta-llama/Llama-3.1-8B" not in flags and "--max-num-seqs" in flags
+    assert p_workers * p_tp + d_workers * d_tp == 8
+    together = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b",
+                       "--request-rate", "5", "--engine", "vllm", "--export", "llm-d")  # fmt: skip
+    assert together.code == 0, together.stderr
+    agg = yaml.safe_load(together.stdout[together.stdout.index("# whichgpu pick") :])
+    assert agg["prefill"]["create"] is False and agg["routing"]["proxy"]["enabled"] is False
+    assert "--kv-transfer-config" not in agg["decode"]["containers"][0]["args"]
+    for refused in (("--task", "inference", "-m", "llama-3.1-8b", "--request-rate", "5",
+                     "--engine", "sglang"), ("--task", "lora", "-m", "llama-2-7b", "--tokens",
+                     "1e8")):  # fmt: skip
+        out = run_cli("recommend", *refused, "--export", "llm-d")
+        assert out.code == 2 and "llm-d" in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1

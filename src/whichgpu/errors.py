@@ -428,16 +428,15 @@ MESSAGES: dict[str, str] = {
         "multi-node operator (Kubeflow PyTorchJob)"
     ),
     "nothing_to_export": N_("nothing to export: no option meets the workload's constraints"),
-    "dynamo_not_served": N_(
-        "NVIDIA Dynamo deploys a served model; export a training job to skypilot, kubernetes "
-        "or slurm"
+    "deploy_not_served": N_(
+        "{system} deploys a served model; export a training job to skypilot, kubernetes or slurm"
     ),
-    "dynamo_engine": N_(
-        "this export writes NVIDIA Dynamo's {valid} workers, not {engine}: give --engine "
-        "vllm or sglang, or export to skypilot, kubernetes or slurm"
+    "deploy_engine": N_(
+        "this export writes {system}'s {valid} workers, not {engine}: give --engine "
+        "{engines}, or export to skypilot, kubernetes or slurm"
     ),
-    "dynamo_mig": N_("NVIDIA Dynamo's workers take whole GPUs; export a MIG plan to kubernetes"),
-    "dynamo_checkpoint": N_(
+    "deploy_mig": N_("{system}'s workers take whole GPUs; export a MIG plan to kubernetes"),
+    "deploy_checkpoint": N_(
         "the pick loads a pre-quantized checkpoint whichgpu cannot name; export to skypilot "
         "or slurm, which read it from $WHICHGPU_MODEL"
     ),

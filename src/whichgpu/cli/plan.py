@@ -48,7 +48,7 @@ def recommend(
     export_format: Annotated[
         str | None,
         typer.Option(
-            "--export", help=_("Print the pick as skypilot, kubernetes, slurm or dynamo.")
+            "--export", help=_("Print the pick as skypilot, kubernetes, slurm, dynamo or llm-d.")
         ),
     ] = None,
     job_name: JobName = "whichgpu-job",
@@ -187,7 +187,9 @@ def mig(
     )
 )
 def export(
-    export_format: Annotated[str, typer.Argument(help=_("skypilot, kubernetes, slurm or dynamo."))],
+    export_format: Annotated[
+        str, typer.Argument(help=_("skypilot, kubernetes, slurm, dynamo or llm-d."))
+    ],
     file: Annotated[
         Path, typer.Option("--file", "-f", help=_("The workload file (TOML or YAML)."))
     ],

@@ -22,7 +22,7 @@ from whichgpu.commands.pd_deploy import NIXL_CONNECTOR
 from whichgpu.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from whichgpu.estimate.serving_types import ServingPlan
+    from whichgpu.estimate.serving_types import Disaggregated, ServingPlan
     from whichgpu.job import Job
     from whichgpu.plan.run import Run
 
@@ -73,32 +73,65 @@ DYNAMO_BACKENDS: dict[str, DynamoBackend] = {
     ),
 }
 
+#: The system's name in an answer
+SYSTEM = "NVIDIA Dynamo"
+
 #: The GPUs one worker pod may ask for: one node's (a multi-node worker is Dynamo's
 #: LeaderWorkerSet deployment, which this export does not write)
 NODE_GPUS = 8
 
 
-def _engine_args(command: str, backend: DynamoBackend) -> list[str]:
-    """The engine's serving flags from its launch ``command``: without the program, with a
-    positional model as ``model_option``, and without ``--host``/``--port`` (the frontend
-    serves HTTP; a worker registers with it)."""
+def engine_args(
+    command: str,
+    program: tuple[str, ...],
+    model_option: str | None,
+    drop: tuple[str, ...] = ("--host", "--port"),
+) -> list[str]:
+    """The engine's serving flags from its launch ``command``: without the ``program``, with
+    a positional model as ``model_option`` (None: without it), and without the options in
+    ``drop`` and their values (Dynamo's frontend serves HTTP, a worker registers with it)."""
     words = shlex.split(command)
-    if tuple(words[: len(backend.program)]) != backend.program:
-        raise ValueError(f"not a {backend.module} launch: {command}")  # a programming error
-    words = words[len(backend.program) :]
-    if backend.model_option:
-        words = [backend.model_option, words[0], *words[1:]]
+    if tuple(words[: len(program)]) != program:
+        raise ValueError(f"not a {' '.join(program)} launch: {command}")  # a programming error
+    words = words[len(program) :]
+    if model_option is None:
+        words = words[1:]
+    elif model_option:
+        words = [model_option, words[0], *words[1:]]
     out: list[str] = []
     skip = False
     for word in words:
         if skip:
             skip = False
             continue
-        if word in ("--host", "--port"):
+        if word in drop:
             skip = True
             continue
         out.append(word)
     return out
+
+
+def deployable(
+    run: Run, plan: ServingPlan, mig: bool, system: str, engines: tuple[str, ...]
+) -> Disaggregated | None:
+    """The plan's prefill/decode split (None: replicas) where an operator's pods can take it:
+    one line naming what would where its engine is not one of ``engines`` (the operator's),
+    it runs on a MIG slice, or a worker is wider than a node (a multi-node worker is the
+    operators' LeaderWorkerSet deployment, which these exports do not write)."""
+    from whichgpu.job.engine_releases import engine_profile
+
+    if plan.engine not in engines:
+        names = dict.fromkeys(engine_profile(e).name for e in engines)
+        asked = engine_profile(plan.engine).labelled
+        raise InvalidInput("deploy_engine", system=system, engine=asked, valid=", ".join(names),
+                           engines=" or ".join(engines))  # fmt: skip
+    if mig:
+        raise InvalidInput("deploy_mig", system=system)
+    split = run.serving.disaggregated if run.serving is not None else None
+    widest = max(split.prefill_tp, split.decode_tp) if split else plan.gpus_per_replica
+    if widest > NODE_GPUS:
+        raise InvalidInput("kubernetes_nodes", n=widest)
+    return split
 
 
 def _service(
@@ -137,23 +170,16 @@ def dynamo_manifest(
     Dynamo cannot take it as planned (another engine, a MIG slice, a worker wider than a
     node)."""
     from whichgpu.job.engine_releases import engine_profile
-    from whichgpu.job.engines import ENGINES
 
     run, plan, job = served
     backend = DYNAMO_BACKENDS.get(plan.engine)
-    if backend is None:
-        raise InvalidInput("dynamo_engine", engine=engine_profile(plan.engine).name,
-                           valid=", ".join(ENGINES[e].name for e in DYNAMO_BACKENDS))  # fmt: skip
-    if mig:
-        raise InvalidInput("dynamo_mig")
-    split = run.serving.disaggregated if run.serving is not None else None
-    widest = max(split.prefill_tp, split.decode_tp) if split else plan.gpus_per_replica
-    if widest > NODE_GPUS:
-        raise InvalidInput("kubernetes_nodes", n=widest)
+    split = deployable(run, plan, mig, SYSTEM, tuple(DYNAMO_BACKENDS))
+    assert backend is not None  # deployable() refused the others
 
     def args(tp: int, extra: tuple[str, ...], mode: str | None) -> list[str]:
         flags = ["--disaggregation-mode", mode] if mode else []
-        return [*_engine_args(launch(tp), backend), *flags, *extra]
+        own = engine_args(launch(tp), backend.program, backend.model_option)
+        return [*own, *flags, *extra]
 
     services: dict[str, Any] = {
         "Frontend": {

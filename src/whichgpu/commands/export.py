@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from whichgpu.job import Job
     from whichgpu.plan import Run
 
-FORMATS = ("skypilot", "kubernetes", "slurm", "dynamo")
+FORMATS = ("skypilot", "kubernetes", "slurm", "dynamo", "llm-d")
 #: The environment variable the exports set to the launch arguments.
 LAUNCH_ARGS_ENV = "WHICHGPU_LAUNCH_ARGS"
 #: GPUs per node: HGX/DGX baseboards and the usual PCIe servers hold 8.
@@ -559,22 +559,29 @@ def export(
         return kubernetes_manifest(result, option, name, pod_run, image)
     if kind == "slurm":
         return slurm_header(result, option, name, host_run)
-    if kind == "dynamo":
-        from whichgpu.commands.dynamo_deploy import dynamo_manifest
+    if kind in ("dynamo", "llm-d"):  # a Kubernetes operator's own resource for a served pick
+        from whichgpu.commands import dynamo_deploy, llmd_deploy
 
+        system = dynamo_deploy.SYSTEM if kind == "dynamo" else llmd_deploy.SYSTEM
         if served is None:
-            raise InvalidInput("dynamo_not_served")
+            raise InvalidInput("deploy_not_served", system=system)
 
         def launch(tp: int) -> str:
             found = serving_command(option, 0, tp)
             assert found is not None  # the pick serves
             if MODEL_ENV in found[1]:  # a checkpoint only the user can name
-                raise InvalidInput("dynamo_checkpoint")
+                raise InvalidInput("deploy_checkpoint")
             return found[1]
 
-        summary = _summary(result, option)
-        lines, doc = dynamo_manifest(served, option.hardware.mig is not None, summary, name,
-                                     launch)  # fmt: skip
+        mig, summary = option.hardware.mig is not None, _summary(result, option)
+        if kind == "dynamo":
+            lines, doc = dynamo_deploy.dynamo_manifest(served, mig, summary, name, launch)
+        else:
+            from whichgpu.models import resolve_model
+
+            model = shlex.split(launch(served[1].gpus_per_replica))[2]  # vllm serve MODEL
+            arch = served[0].component.arch or resolve_model(served[0].component.model or "")
+            lines, doc = llmd_deploy.llmd_values(served, arch, mig, summary, model, launch)
         return "".join(f"# {line}\n" for line in lines) + _dump(doc)
     from whichgpu.catalog.names import closest
 
