@@ -158,8 +158,9 @@ def check_serving(
         elif kind in ("max", "concurrency") and metric.endswith("tokens_per_s"):
             estimated = plan.capacity.tokens_per_s(job.generate) * replicas
             if requests := int(row.get("requests") or 0):  # sent at once: the run drains
+                host_s = sequence_times.get(family(engine.id), 0.0)
                 estimated = _finite_rate(arch, job, gpu, engine, plan, row, requests, replicas,
-                                         sequence_times.get(family(engine.id), 0.0))  # fmt: skip
+                                         limit, host_s)  # fmt: skip
             if metric == "total_tokens_per_s":  # prompts and outputs, as vllm bench counts
                 estimated *= (job.prompt + job.generate) / job.generate
         elif kind == "concurrency":
@@ -202,6 +203,7 @@ def _finite_rate(
     row: Mapping[str, str],
     requests: int,
     replicas: int,
+    limit: int | None,
     sequence_s: float,
 ) -> float:
     """Output tokens/s over a run of ``requests`` sent at once (``--request-rate inf``, the
@@ -216,7 +218,8 @@ def _finite_rate(
     sharegpt = (row.get("dataset") or "") == "sharegpt"
     longest = 2048 - job.prompt if sharegpt else job.generate
     drain = run_drain_s(arch, job, gpu, engine, plan, math.ceil(requests / replicas),
-                        "exponential" if sharegpt else "fixed", longest, sequence_s)  # fmt: skip
+                        "exponential" if sharegpt else "fixed", longest, limit or None,
+                        sequence_s)  # fmt: skip
     return requests * job.generate / (requests / rate_rps + drain)
 
 

@@ -84,11 +84,13 @@ def run_drain_s(
     requests: int,
     law: Law,
     longest: float,
+    limit: int | None = None,
     seconds_per_sequence: float | None = None,
 ) -> float:
     """:func:`drain_s` of ``plan``'s replicas, sharing ``requests`` evenly, on the curve the
-    plan was searched on (its GPUs a replica, its slots, the engine's host time per sequence:
-    ``seconds_per_sequence``, else its fitted one)."""
+    plan was searched on (its GPUs a replica, the batch ``limit`` it was searched under, None:
+    what the KV cache holds, the engine's host time per sequence: ``seconds_per_sequence``,
+    else its fitted one)."""
     from whichgpu.estimate.parallel import one_instance
     from whichgpu.estimate.serving_plan import replica_curve
     from whichgpu.job.engine_times import sequence_s
@@ -96,7 +98,7 @@ def run_drain_s(
     tp = plan.gpus_per_replica
     if seconds_per_sequence is None:
         seconds_per_sequence = sequence_s(engine.id)
-    found = replica_curve(arch, one_instance(job, tp), gpu, tp, engine, 1.0, plan.max_sequences,
+    found = replica_curve(arch, one_instance(job, tp), gpu, tp, engine, 1.0, limit,
                           seconds_per_sequence)  # fmt: skip
     if found is None:
         return 0.0
@@ -114,11 +116,13 @@ def batch_drain(
     tokens: float,
     rate: float,
     lengths: str | None,
+    limit: int | None = None,
 ) -> tuple[float, tuple[Note, ...]]:
     """A served job of ``tokens`` to generate and no request rate, a batch of requests sent
     at once: its drain (:func:`run_drain_s`) beyond ``tokens / rate``, and the note that says
     so where it is 1 % of the time or more. A dataset's lengths (``lengths``, a preset) spread
-    as an exponential up to the longest it keeps; lengths the user gave are every request's."""
+    as an exponential up to the longest it keeps; lengths the user gave are every request's.
+    ``limit``: the batch the plan was searched under (the user's), None where none was."""
     from whichgpu.job.length_presets import LENGTHS
     from whichgpu.notes import note
 
@@ -129,7 +133,7 @@ def batch_drain(
     preset = LENGTHS[lengths] if lengths is not None else None
     law: Law = "exponential" if preset is not None else "fixed"
     longest = preset.longest if preset is not None else out
-    drain = run_drain_s(arch, job, gpu, engine, plan, requests, law, longest)
+    drain = run_drain_s(arch, job, gpu, engine, plan, requests, law, longest, limit)
     total = tokens / rate + drain
     if drain < 0.01 * total:
         return drain, ()

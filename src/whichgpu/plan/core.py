@@ -398,7 +398,8 @@ def serve_component(
             from whichgpu.estimate.burst import batch_drain
 
             drain_s, drained = batch_drain(component.label, arch, job, gpu, engine, best,
-                                           component.tokens, rate, component.lengths)  # fmt: skip
+                                           component.tokens, rate, component.lengths,
+                                           component.batch)  # fmt: skip
             time_s += drain_s
     unmeasured: tuple[Note, ...] = ()
     if extrapolated(provenance):
