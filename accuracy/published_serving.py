@@ -209,7 +209,9 @@ def _finite_rate(
     """Output tokens/s over a run of ``requests`` sent at once (``--request-rate inf``, the
     ``requests`` column): their work at the replicas' ceiling, then the drain
     (:func:`~whichgpu.estimate.burst.drain_s`), ShareGPT's lengths exponential up to what
-    vLLM's sampler keeps (2,048 tokens in all), a random dataset's fixed."""
+    vLLM's sampler keeps (2,048 tokens in all; SGLang's bench_serving keeps longer ones only
+    where asked, and at these means the fluid drain ends before either), a random
+    dataset's fixed."""
     from whichgpu.estimate.burst import run_drain_s
 
     rate_rps = plan.capacity.rate_rps * replicas

@@ -612,7 +612,12 @@ def test_a_served_pick_exports_as_llm_d_modelservice_values() -> None:
     text = done.stdout[done.stdout.index("# whichgpu pick") :]
     values = yaml.safe_load(text)
     assert values["modelArtifacts"]["uri"] == "hf://meta-llama/Llama-3.1-8B"
+    assert values["modelArtifacts"]["labels"]["llm-d.ai/model"] == "whichgpu-job"
     assert values["routing"]["proxy"]["enabled"] is True
+    # vLLM behind the decode pods' sidecar on its target port; prefill on the service's
+    ports = {role: values[role]["containers"][0]["ports"][0]["containerPort"]
+             for role in ("prefill", "decode")}  # fmt: skip
+    assert ports == {"prefill": 8000, "decode": 8200}
     split = re.search(r"(\d+) prefill × (\d+) GPUs, (\d+) decode × (\d+)", text)
     assert split is not None
     p_workers, p_tp, d_workers, d_tp = (int(g) for g in split.groups())
@@ -637,7 +642,11 @@ def test_a_served_pick_exports_as_llm_d_modelservice_values() -> None:
     assert "--kv-transfer-config" not in agg["decode"]["containers"][0]["args"]
     for refused in (("--task", "inference", "-m", "llama-3.1-8b", "--request-rate", "5",
                      "--engine", "sglang"), ("--task", "lora", "-m", "llama-2-7b", "--tokens",
-                     "1e8")):  # fmt: skip
+                     "1e8"), ("--task", "inference", "-m", "llama-3.1-8b", "--quant",
+                     "q4_k_m", "--request-rate", "1")):  # fmt: skip
         out = run_cli("recommend", *refused, "--export", "llm-d")
-        assert out.code == 2 and "llm-d" in out.stderr
+        assert out.code == 2 and "llm-d" in out.stderr, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1
+    fr = run_cli("--lang", "fr", "recommend", "--task", "inference", "-m", "llama-3.1-8b",
+                 "--request-rate", "5", "--engine", "sglang", "--export", "llm-d")  # fmt: skip
+    assert fr.code == 2 and " or " not in fr.stderr and "pour vllm, vllm@0.6" in fr.stderr

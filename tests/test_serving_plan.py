@@ -142,12 +142,12 @@ def test_targets_bind_and_replicas_cover_the_demand(catalog: Catalog) -> None:
     gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
     job = serving_job(1000, 1000)
     free = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets())
-    tight = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(0.5, 0.02, 0.95), demand_rps=12)
+    tight = replica_plan(LLAMA_8B, job, gpu, 1, engine, Targets(0.5, 0.03, 0.95), demand_rps=12)
     assert free is not None and tight is not None
     assert free.binding == "throughput"
     assert tight.binding in ("ttft", "tpot")
     assert tight.capacity.rate_rps < free.capacity.rate_rps
-    assert tight.capacity.tpot_s <= 0.02 + 1e-9 and tight.capacity.ttft_s <= 0.5 + 1e-9
+    assert tight.capacity.tpot_s <= 0.03 + 1e-9 and tight.capacity.ttft_s <= 0.5 + 1e-9
     assert tight.replicas == math.ceil(12 / tight.capacity.rate_rps)
     assert tight.operating.rate_rps == pytest.approx(12 / tight.replicas)
     # replicas fixed below the demand (estimate's --count) run at their capacity under the
@@ -459,13 +459,11 @@ def test_an_engine_time_is_kept_only_where_it_carries_from_source_to_source() ->
     assert sorted(fitted) == ["sglang", "vllm"]
     shipped = load_sequence_times()
     for engine, runs in (("sglang", 3), ("vllm", 6)):
-        assert fitted[engine][0] == pytest.approx(shipped[engine][0], rel=1e-2, abs=1e-9)
-        assert fitted[engine][1] == runs
-        assert len(leave_one_source_out(text, engine)) == runs
-    # SGLang's time carries from source to source; vLLM's does not (NanoFlow's v0.5.3 reads
-    # too fast at any time the others allow), so vLLM runs at none, checked on its 6 runs
-    assert 20e-6 < fitted["sglang"][0] < 100e-6 and fitted["vllm"][0] == 0.0
-    assert max(abs(e) for e in leave_one_source_out(text, "sglang").values()) < 0.40
+        assert fitted[engine][0] == pytest.approx(shipped[engine][0], rel=1e-2)
+        assert 20e-6 < fitted[engine][0] < 100e-6 and fitted[engine][1] == runs
+        held_out = leave_one_source_out(text, engine)
+        # NanoFlow's v0.5.3 reads +45 % at the time the other vLLM sources fit
+        assert len(held_out) == runs and max(abs(e) for e in held_out.values()) < 0.50
 
 
 @pytest.mark.parametrize(("engine", "warned"), [("vllm", False), ("sglang", False), ("tgi", True)])
@@ -492,25 +490,26 @@ def test_the_reasons_name_an_engines_fitted_host_time(
     language."""
     from whichgpu.job.engine_times import load_sequence_times
 
-    seconds, runs = load_sequence_times()["sglang"]
+    seconds, runs = load_sequence_times()["vllm"]
     component = make_component(
         {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 2, "hours": 10,
-         "engine": "sglang"}
+         "engine": "vllm"}
     )  # fmt: skip
     pick = recommend(catalog, Workload((component,))).pick
     assert pick is not None
-    expected = f"+ {seconds * 1e6:.0f} µs a running sequence a step for SGLang, fitted on {runs}"
+    expected = f"+ {seconds * 1e6:.0f} µs a running sequence a step for vLLM, fitted on {runs}"
     assert expected in pick.runs[0].provenance
     monkeypatch.setenv("COLUMNS", "400")  # one line a reason: nothing wraps
     result = run_cli("--lang", "fr", "recommend", "--task", "inference", "-m", "llama-3.1-8b",
-                     "--request-rate", "2", "--hours", "10", "--engine", "sglang")  # fmt: skip
+                     "--request-rate", "2", "--hours", "10", "--engine", "vllm")  # fmt: skip
     assert result.code == 0
-    assert f"+ {seconds * 1e6:.0f} µs par séquence en cours et par pas pour SGLang" in result.stdout
-    # vLLM's runs, checked, carry no time: the answer says so (in French too)
-    vllm = run_cli("--lang", "fr", "recommend", "--task", "inference", "-m", "llama-3.1-8b",
-                   "--request-rate", "2", "--hours", "10", "--engine", "vllm")  # fmt: skip
-    assert vllm.code == 0 and "6 " in vllm.stdout and "vLLM" in vllm.stdout
-    assert "n’ajoutent aucun temps hôte" in vllm.stdout
+    assert f"+ {seconds * 1e6:.0f} µs par séquence en cours et par pas pour vLLM" in result.stdout
+    # an engine whose runs, checked, carry no time from source to source runs at none, said
+    from whichgpu.estimate import engine_choice
+
+    monkeypatch.setattr(engine_choice, "timed", lambda engine: (0.0, 6))
+    said = engine_choice.serving_provenance.__wrapped__(ENGINES["sglang"])
+    assert "no host time a sequence carries across SGLang's 6 published runs: none assumed" in said
 
 
 def test_transformers_generate_is_host_bound_as_measured(catalog: Catalog) -> None:
@@ -572,8 +571,7 @@ def test_multi_step_scheduling_holds_an_arrival_for_its_window(catalog: Catalog)
     arrival waits for the window it lands in (the median one q·(k − 1) steps beyond a
     single-step scheduler), the time per token does not change. SGLang's comparison ran vLLM
     0.6.0 at k = 10: its median TTFT, 100 and 120 ms for 8B on an A100 at 4 and 8 req/s,
-    read −67 % and −71 % without the window, within a quarter with it (−8 and −21 % since
-    vLLM's runs carry no host time, −7 and −17 % at the 50 µs fitted before)."""
+    read −67 % and −71 % without the window, within 20 % with it (−6 and −18 %)."""
     from dataclasses import replace
 
     gpu = catalog.gpu("a100-80gb-sxm")
@@ -592,7 +590,7 @@ def test_multi_step_scheduling_holds_an_arrival_for_its_window(catalog: Catalog)
                                            .read_text(encoding="utf-8"))}  # fmt: skip
     for run in ("s169", "s173"):
         error = rows[run].error
-        assert error is not None and abs(error) < 0.25
+        assert error is not None and abs(error) < 0.20
 
 
 def test_a_tensor_parallel_pool_leaves_nccls_buffers_out(catalog: Catalog) -> None:

@@ -424,18 +424,22 @@ MESSAGES: dict[str, str] = {
     "skypilot_mig": N_("SkyPilot rents whole GPUs; export a MIG plan to kubernetes"),
     "slurm_mig": N_("export a MIG plan to kubernetes, or configure MIG GRES in Slurm"),
     "kubernetes_nodes": N_(
-        "{n} GPUs span nodes: export to skypilot or slurm, or use a "
-        "multi-node operator (Kubeflow PyTorchJob)"
+        "{n} GPUs span nodes: export to skypilot or slurm, or use a multi-node operator "
+        "(Kubeflow PyTorchJob to train, LeaderWorkerSet to serve)"
     ),
     "nothing_to_export": N_("nothing to export: no option meets the workload's constraints"),
     "deploy_not_served": N_(
         "{system} deploys a served model; export a training job to skypilot, kubernetes or slurm"
     ),
     "deploy_engine": N_(
-        "this export writes {system}'s {valid} workers, not {engine}: give --engine "
-        "{engines}, or export to skypilot, kubernetes or slurm"
+        "this export writes {system}'s workers for {valid}, not {engine}: give --engine with "
+        "one of them, or export to skypilot, kubernetes or slurm"
     ),
     "deploy_mig": N_("{system}'s workers take whole GPUs; export a MIG plan to kubernetes"),
+    "deploy_vendor": N_(
+        "{system}'s pods here ask for NVIDIA GPUs and CUDA images, not the {gpu}: give "
+        "--requires cuda, or export to skypilot or slurm"
+    ),
     "deploy_checkpoint": N_(
         "the pick loads a pre-quantized checkpoint whichgpu cannot name; export to skypilot "
         "or slurm, which read it from $WHICHGPU_MODEL"

@@ -129,6 +129,21 @@ MESSAGES: dict[str, str | Plural] = {
         "objective: NVIDIA reports NVFP4 within about 1% of FP8's accuracy on the models it "
         "measured (NVIDIA Technical Blog, 2025-06-24), a vendor's figure: check it on your task."
     ),
+    "reason_quant_cheaper_job": N_(
+        "In {quant} weights ({field} {quant}), {option} would do this job for ${cost:,.2f} "
+        "in {hours:,.2f} h against ${pick_cost:,.2f} in {pick_hours:,.2f} h for {pick} in "
+        "16-bit, {gain:.0%} "
+        "better on the objective: FP8 weights and activations keep accuracy within about 1% "
+        "of BF16 (Kurtic et al., 2024, arXiv:2411.02355)."
+    ),
+    "reason_quant_cheaper_nvfp4_job": N_(
+        "In {quant} weights ({field} {quant}), {option} would do this job for ${cost:,.2f} "
+        "in {hours:,.2f} h against ${pick_cost:,.2f} in {pick_hours:,.2f} h for {pick} as "
+        "planned, {gain:.0%} "
+        "better on the objective: NVIDIA reports NVFP4 within about 1% of FP8's accuracy on "
+        "the models it measured (NVIDIA Technical Blog, 2025-06-24), a vendor's figure: check "
+        "it on your task."
+    ),
     "reason_tie_axis_cost": N_(
         "{option} and {other} cost the same inside the estimate's typical error ({band:.0%}): "
         "${cost:,.2f} and ${other_cost:,.2f}; {option} finishes sooner ({hours:,.2f} h against "
@@ -287,6 +302,11 @@ MESSAGES: dict[str, str | Plural] = {
     "chosen_drain_fixed": N_(
         "{component}: {requests:,} requests sent at once. The last {left:,} on a replica run as "
         "a batch of their own once the others end: {drain_s:,.1f} s beyond the full batch's "
+        "pace, {share:.0%} of the time."
+    ),
+    "chosen_drain_one_wave": N_(
+        "{component}: every request sent at once fills fewer sequence slots than a replica "
+        "has, so they run as one smaller batch: {drain_s:,.1f} s beyond the full batch's "
         "pace, {share:.0%} of the time."
     ),
     "chosen_engine_unmet": N_(

@@ -180,8 +180,11 @@ PHRASES: tuple[tuple[str, str], ...] = (
         N_("+ {us} µs a running sequence a step for {engine}, fitted on {n} published runs"),
     ),
     (
-        (r"^(?P<engine>.+)'s (?P<n>\d+) published runs add no host time a sequence$"),
-        N_("{engine}'s {n} published runs add no host time a sequence"),
+        (
+            r"^no host time a sequence carries across (?P<engine>.+)'s (?P<n>\d+) published "
+            r"runs: none assumed$"
+        ),
+        N_("no host time a sequence carries across {engine}'s {n} published runs: none assumed"),
     ),
     (
         (r"^no MoE serving run of (?P<engine>.+): its experts' kernels taken as dense$"),

@@ -121,10 +121,9 @@ def deployable(
     from whichgpu.job.engine_releases import engine_profile
 
     if plan.engine not in engines:
-        names = dict.fromkeys(engine_profile(e).name for e in engines)
         asked = engine_profile(plan.engine).labelled
-        raise InvalidInput("deploy_engine", system=system, engine=asked, valid=", ".join(names),
-                           engines=" or ".join(engines))  # fmt: skip
+        raise InvalidInput("deploy_engine", system=system, engine=asked,
+                           valid=", ".join(engines))  # fmt: skip
     if mig:
         raise InvalidInput("deploy_mig", system=system)
     split = run.serving.disaggregated if run.serving is not None else None

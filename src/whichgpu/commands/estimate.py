@@ -164,8 +164,14 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     if r.serves(arch.kind):
         import msgspec
 
-        served = estimate_service(arch, job, gpu, r)  # with what was chosen before it (FP16)
-        return msgspec.structs.replace(served, notes=(*notes, *served.notes))
+        asked = any(v is not None for v in (r.engine, r.request_rate, r.ttft, r.tpot))
+        try:
+            served = estimate_service(arch, job, gpu, r)  # with what was chosen before (FP16)
+        except InvalidInput as error:  # a batch of tokens no replica holds: how far it is
+            if asked or error.code != "serving_no_fit":
+                raise
+        else:
+            return msgspec.structs.replace(served, notes=(*notes, *served.notes))
     if training:
         planned = _planned_training(arch, job, gpu, r, notes)
         if planned is not None:

@@ -573,15 +573,11 @@ def export(
                 raise InvalidInput("deploy_checkpoint")
             return found[1]
 
+        if option.hardware.gpu.vendor != "NVIDIA":  # the resource and images are CUDA's
+            raise InvalidInput("deploy_vendor", system=system, gpu=option.hardware.gpu.name)
         mig, summary = option.hardware.mig is not None, _summary(result, option)
-        if kind == "dynamo":
-            lines, doc = dynamo_deploy.dynamo_manifest(served, mig, summary, name, launch)
-        else:
-            from whichgpu.models import resolve_model
-
-            model = shlex.split(launch(served[1].gpus_per_replica))[2]  # vllm serve MODEL
-            arch = served[0].component.arch or resolve_model(served[0].component.model or "")
-            lines, doc = llmd_deploy.llmd_values(served, arch, mig, summary, model, launch)
+        deploy = dynamo_deploy.dynamo_manifest if kind == "dynamo" else llmd_deploy.llmd_values
+        lines, doc = deploy(served, mig, summary, name, launch)
         return "".join(f"# {line}\n" for line in lines) + _dump(doc)
     from whichgpu.catalog.names import closest
 

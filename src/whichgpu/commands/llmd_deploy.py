@@ -88,24 +88,29 @@ def _pod(
 
 def llmd_values(
     served: tuple[Run, ServingPlan, Job],
-    arch: ModelArch,
     mig: bool,
     summary: str,
-    model: str,
+    name: str,
     launch: Callable[[int], str],
 ) -> tuple[list[str], dict[str, Any]]:
     """A served pick (its run, plan and job: ``served``) on vLLM as the ModelService chart's
-    values: the lines of its header comment and the document. ``model``: the checkpoint's
-    Hugging Face id; ``launch(tp)``: vLLM's launch command for a worker of ``tp`` GPUs. One
-    line where llm-d cannot take it as planned (another engine, a MIG slice, a worker wider
-    than a node)."""
+    values: the lines of its header comment and the document. ``name``: the release's (the
+    pods' model label); ``launch(tp)``: vLLM's launch command for a worker of ``tp`` GPUs,
+    ``vllm serve MODEL …``. One line where llm-d cannot take it as planned (another engine, a
+    MIG slice, a worker wider than a node)."""
+    import shlex
+
     from whichgpu.job.engine_releases import ENGINE_IDS, engine_profile
     from whichgpu.job.engine_times import family
+    from whichgpu.models import resolve_model
 
     run, plan, job = served
     engine = engine_profile(plan.engine)
     vllm = tuple(e for e in ENGINE_IDS if family(e) == "vllm")  # each in its release's image
     split = deployable(run, plan, mig, SYSTEM, vllm)
+    model = shlex.split(launch(plan.gpus_per_replica))[2]  # the checkpoint vLLM serves
+    component = run.component
+    arch = component.arch or resolve_model(component.model, component.params)
 
     def args(tp: int, pd: bool) -> list[str]:
         own = engine_args(launch(tp), ("vllm", "serve"), None, CHART_FLAGS)
@@ -119,6 +124,8 @@ def llmd_values(
             "uri": f"hf://{model}",
             "size": f"{_checkpoint_gib(arch)}Gi",
             "authSecretName": "hf-token-secret",
+            # the pods' labels, which the chart's InferencePool selects on: this model's own
+            "labels": {"llm-d.ai/inferenceServing": "true", "llm-d.ai/model": name},
         },
         "routing": {
             "servicePort": SERVICE_PORT,

@@ -47,6 +47,13 @@ def _log_integral(curve: Curve, low: float, high: float) -> float:
     )
 
 
+def _harmonic(n: float) -> float:
+    """``H_n``, the ``n``-th harmonic number (its asymptotic series past 20 terms)."""
+    if n <= 20:
+        return sum(1.0 / k for k in range(1, round(n) + 1))
+    return math.log(n) + 0.5772156649015329 + 1 / (2 * n) - 1 / (12 * n * n)
+
+
 def drain_s(curve: Curve, requests: int, law: Law, mean: float, longest: float) -> float:
     """Seconds a run of ``requests`` spends beyond serving their tokens at the full batch's
     cost per token (``t_d(B)/B``): the decode steps of its drain, less that cost of their
@@ -57,7 +64,10 @@ def drain_s(curve: Curve, requests: int, law: Law, mean: float, longest: float) 
     count falls as ``n·e^(−k/μ)`` over decode steps ``k``, so the steps from ``b`` to
     ``b − db`` sequences number ``μ·db/b`` and the drain is ``μ·∫(t_d(b) − b·t_d(B)/B) db/b``
     down to one sequence (or to the count the truncation at ``longest`` ends at once), and
-    the last one's expected residual ``μ`` (memoryless) at ``t_d(1)``."""
+    the last one's remainder at ``t_d(1)``: the longest of ``n`` exponentials runs
+    ``μ·H_n`` steps (``H_n`` the harmonic number, about ``ln n + 0.577``), ``μ·(H_n − ln n)``
+    past the fluid's ``μ·ln n``, truncated at ``longest`` as an exponential of that mean
+    is (``m·(1 − e^(−T/m))``)."""
     slots = curve.b_max
     per_token = curve.step_s(slots) / slots
     if requests < 1 or mean <= 0:
@@ -70,7 +80,9 @@ def drain_s(curve: Curve, requests: int, law: Law, mean: float, longest: float) 
     low = max(1.0, ends_at)
     drain = mean * (_log_integral(curve, low, n) - per_token * (n - low))
     if ends_at < 1.0:  # the last sequence alone, for the rest of its length
-        last = min(mean, max(longest - mean * math.log(n), 0.0))
+        room = max(longest - mean * math.log(n), 0.0)  # steps the truncation leaves it
+        tail = mean * (_harmonic(n) - math.log(n))
+        last = tail * -math.expm1(-room / tail) if tail > 0 else 0.0
         drain += last * (curve.step_s(1.0) - per_token)
     return max(drain, 0.0)
 
@@ -86,11 +98,14 @@ def run_drain_s(
     longest: float,
     limit: int | None = None,
     seconds_per_sequence: float | None = None,
+    mean: float | None = None,
 ) -> float:
     """:func:`drain_s` of ``plan``'s replicas, sharing ``requests`` evenly, on the curve the
     plan was searched on (its GPUs a replica, the batch ``limit`` it was searched under, None:
     what the KV cache holds, the engine's host time per sequence: ``seconds_per_sequence``,
-    else its fitted one)."""
+    else its fitted one), the outputs ``mean`` tokens (None: the job's). An engine that
+    batches statically runs its waves to their longest request, which its steady state
+    already counts: no drain beyond it."""
     from whichgpu.estimate.parallel import one_instance
     from whichgpu.estimate.serving_plan import replica_curve
     from whichgpu.job.engine_times import sequence_s
@@ -100,10 +115,10 @@ def run_drain_s(
         seconds_per_sequence = sequence_s(engine.id)
     found = replica_curve(arch, one_instance(job, tp), gpu, tp, engine, 1.0, limit,
                           seconds_per_sequence)  # fmt: skip
-    if found is None:
+    if found is None or not found[0].continuous:
         return 0.0
     each = math.ceil(requests / max(plan.replicas, 1))
-    return drain_s(found[0], each, law, max(job.generate, 1), longest)
+    return drain_s(found[0], each, law, mean or max(job.generate, 1), longest)
 
 
 def batch_drain(
@@ -130,10 +145,12 @@ def batch_drain(
         return 0.0, ()
     out = max(job.generate, 1)
     requests = math.ceil(tokens / out)
+    mean = tokens / requests  # a job smaller than one request's output generates less
     preset = LENGTHS[lengths] if lengths is not None else None
     law: Law = "exponential" if preset is not None else "fixed"
-    longest = preset.longest if preset is not None else out
-    drain = run_drain_s(arch, job, gpu, engine, plan, requests, law, longest, limit)
+    longest = preset.longest if preset is not None else mean
+    drain = run_drain_s(arch, job, gpu, engine, plan, requests, law, longest, limit,
+                        mean=mean)  # fmt: skip
     total = tokens / rate + drain
     if drain < 0.01 * total:
         return drain, ()
@@ -141,10 +158,10 @@ def batch_drain(
     if preset is not None:
         said = note("chosen_drain", component=component, requests=requests, drain_s=drain,
                     share=share, name=preset.name, generate=out, longest=longest)  # fmt: skip
-    else:
-        slots = plan.max_sequences
-        each = math.ceil(requests / max(plan.replicas, 1))
-        left = each if each <= slots else each % slots
-        said = note("chosen_drain_fixed", component=component, requests=requests, left=left,
+    elif (each := math.ceil(requests / max(plan.replicas, 1))) <= plan.max_sequences:
+        said = note("chosen_drain_one_wave", component=component, requests=requests,
                     drain_s=drain, share=share)  # fmt: skip
+    else:
+        said = note("chosen_drain_fixed", component=component, requests=requests,
+                    left=each % plan.max_sequences, drain_s=drain, share=share)  # fmt: skip
     return drain, (said,)

@@ -377,7 +377,10 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
             f"fitted on {timed_at[1]} published runs"
         )
     elif timed_at is not None:  # checked on its runs: no time carried from one to the next
-        out += f"; {engine.name}'s {timed_at[1]} published runs add no host time a sequence"
+        out += (
+            f"; no host time a sequence carries across {engine.name}'s {timed_at[1]} "
+            "published runs: none assumed"
+        )
     if gpu is not None:  # the compute factor's own provenance, past its η's
         family = SERVE_FAMILY if regime == "llm-serve" else ""
         _eta, said = model.efficiency(

@@ -122,7 +122,8 @@ CHOSEN_BATCH = replace(
     BATCH,
     help=N_(
         "Sequences or images per GPU step (default: training takes the largest that fits, up "
-        "to a recipe's; serving at a request rate the fewest in flight that sustain it; else 1)."
+        "to a recipe's; serving at a request rate the fewest in flight that sustain it; a "
+        "decoder's tokens as many as the engine batches; else 1)."
     ),
 )
 TOKENS = Input("size", N_("Job size: tokens to train on or generate (1e9, 2B)."), low=1, high=1e18)

@@ -332,7 +332,7 @@ class EstimateRequest(TrainingSettings):
         """Inference of a ``model_kind`` model sized by the serving planner
         (:func:`planned_service`)."""
         return planned_service(self.task, self.engine, self.request_rate, self.ttft, self.tpot,
-                               self.tokens, self.batch, model_kind)  # fmt: skip
+                               self.tokens, self.batch, self.generate, model_kind)  # fmt: skip
 
     @property
     def uses_model(self) -> bool:
@@ -582,15 +582,17 @@ def planned_service(
     tpot: float | None,
     tokens: float | None,
     batch: int | None,
+    generate: int,
     model_kind: str | None,
 ) -> bool:
     """Inference the serving planner sizes: an engine, a request rate or a latency target
-    given, or, for a decoder, a job of ``tokens`` to generate with no batch of the user's (an
-    offline batch of requests, run as engines run one: every slot busy, then the drain,
-    :mod:`whichgpu.estimate.burst`). Interactive use (hours, or one batch the user fixes)
-    and an encoder's tokens keep the one-copy estimate."""
+    given, or, for a decoder that generates, a job of ``tokens`` to generate with no batch of
+    the user's (an offline batch of requests, run as engines run one: every slot busy, then
+    the drain, :mod:`whichgpu.estimate.burst`). Interactive use (hours, or one batch the user
+    fixes), a prefill alone (``generate`` 0) and an encoder's tokens keep the one-copy
+    estimate."""
     if kind != "inference":
         return False
     if any(v is not None for v in (engine, rate, ttft, tpot)):
         return True
-    return tokens is not None and batch is None and model_kind == "decoder"
+    return tokens is not None and batch is None and generate > 0 and model_kind == "decoder"

@@ -394,7 +394,7 @@ def serve_component(
     drained: tuple[Note, ...] = ()
     if time_s is None and component.tokens is not None and rate > 0:
         time_s = component.tokens / rate
-        if demand is None:  # a batch of requests sent at once, not a stream: it drains
+        if demand is None and targets.tpot_s is None and targets.ttft_s is None:  # a batch
             from whichgpu.estimate.burst import batch_drain
 
             drain_s, drained = batch_drain(component.label, arch, job, gpu, engine, best,

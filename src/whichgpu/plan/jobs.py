@@ -25,18 +25,20 @@ def serves(component: Component) -> bool:
     from whichgpu.inputs.requests import planned_service
 
     c = component
-    kind = c.arch.kind if c.arch is not None else _model_kind(c.model)
+    kind = c.arch.kind if c.arch is not None else _model_kind(c.model, c.params)
     return planned_service(c.kind, c.engine, c.request_rate, c.ttft, c.tpot, c.tokens, c.batch,
-                           kind)  # fmt: skip
+                           c.generate, kind)  # fmt: skip
 
 
-def _model_kind(model: str | None) -> str | None:
-    """The kind of the preset ``model`` names (None: no preset of that name)."""
+def _model_kind(model: str | None, params: str | None) -> str | None:
+    """The kind of the preset ``model`` names, a decoder for a size alone (``params``: the
+    generic decoder :func:`~whichgpu.models.resolve_model` builds), None where neither
+    resolves."""
     from whichgpu.errors import WhichGPUError
     from whichgpu.models import resolve_model
 
     if model is None:
-        return None
+        return "decoder" if params is not None else None
     try:
         return resolve_model(model).kind
     except WhichGPUError:

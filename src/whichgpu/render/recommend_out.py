@@ -401,8 +401,8 @@ def _job_line(run: Run) -> str:
                 size += fmt(_(", {method} speculative decoding ({k} drafted, {tau} tokens a step)"),
                             method=job.speculative, k=job.draft_tokens,
                             tau=format_decimal(job.acceptance, 2))  # fmt: skip
-    if run.serving is not None and run.throughput is not None:
-        plan = run.serving
+    if run.serving is not None and run.throughput is not None and component.tokens is None:
+        plan = run.serving  # a service: its rate and latencies (a batch of tokens: its time)
         capacity = plan.served_rps
         return size + fmt(
             _(": serves up to {rps} requests/s; at the demand, {ttft} ms to the first token "

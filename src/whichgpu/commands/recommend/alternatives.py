@@ -43,8 +43,9 @@ LOWER_FORMATS: dict[str, tuple[str, str]] = {
 
 
 def in_lower_format(workload: Workload, quant: str) -> Workload | None:
-    """``workload`` with each served model component (a request rate, a latency target or an
-    engine given; no precision, no quantisation asked, no engine that cannot run ``quant``)
+    """``workload`` with each served model component (a request rate, a latency target, an
+    engine or an offline batch of tokens: :func:`~whichgpu.plan.jobs.serves`; no precision,
+    no quantisation asked, no engine that cannot run ``quant``)
     whose checkpoint ships in more bits than ``quant`` (16 bits, or FP8 for NVFP4) in
     ``quant``; None where no component changes."""
     from whichgpu.job import QUANT_BITS
@@ -151,6 +152,11 @@ def lower_format_note(
     gain = (theirs - mine) / mine if higher_better else (mine - theirs) / mine
     if gain <= typical_error(pick):
         return None
+    if pick.time_s is not None and pick.cost_usd is not None and best.cost_usd is not None:
+        return note(f"{cheaper}_job", quant=quant, option=hw_text(best), pick=hw_text(pick),
+                    cost=best.cost_usd, pick_cost=pick.cost_usd, gain=round(gain, 3),
+                    hours=(best.time_s or 0.0) / 3600, pick_hours=pick.time_s / 3600,
+                    field=field)  # fmt: skip
     return note(cheaper, quant=quant, option=hw_text(best), pick=hw_text(pick),
                 usd_per_h=money(best.usd_per_h), pick_usd_per_h=money(pick.usd_per_h),
                 gain=round(gain, 3), field=field)  # fmt: skip
