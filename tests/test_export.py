@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -588,8 +589,23 @@ def test_a_served_pick_exports_as_an_nvidia_dynamo_deployment() -> None:
     workers = {k: v for k, v in agg["spec"]["services"].items() if k != "Frontend"}
     assert list(workers) == ["worker"] and "subComponentType" not in workers["worker"]
     assert "--disaggregation-mode" not in workers["worker"]["extraPodSpec"]["mainContainer"]["args"]
+    # TensorRT-LLM's workers: dynamo.trtllm's own flags, the options file as its JSON
+    trt = run_cli(*PD_PICK[:-1], "trtllm", "--export", "dynamo")
+    assert trt.code == 0, trt.stderr
+    roles = yaml.safe_load(trt.stdout[trt.stdout.index("# whichgpu pick") :])["spec"]["services"]
+    for role in ("prefill", "decode"):
+        main = roles[role]["extraPodSpec"]["mainContainer"]
+        assert main["command"] == ["python3", "-m", "dynamo.trtllm"]
+        flags = main["args"]
+        assert flags[flags.index("--tensor-parallel-size") + 1] == roles[role]["resources"][
+            "limits"]["gpu"]  # fmt: skip
+        options = json.loads(flags[flags.index("--override-engine-args") + 1])
+        assert options["cache_transceiver_config"] == {"backend": "NIXL"}
+        assert options.get("disable_overlap_scheduler") is (True if role == "prefill" else None)
+        for theirs in ("--tp_size", "--host", "--port", "--extra_llm_api_options"):
+            assert theirs not in flags
     for refused in (("--task", "inference", "-m", "llama-3.1-8b", "--request-rate", "5",
-                     "--engine", "trtllm"), ("--task", "lora", "-m", "llama-2-7b", "--tokens",
+                     "--engine", "tgi"), ("--task", "lora", "-m", "llama-2-7b", "--tokens",
                      "1e8")):  # fmt: skip
         out = run_cli("recommend", *refused, "--export", "dynamo")
         assert (

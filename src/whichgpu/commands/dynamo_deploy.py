@@ -9,16 +9,20 @@ over NIXL (vLLM's NixlConnector, SGLang's ``--disaggregation-transfer-backend ni
 that runs replicas is one ``worker`` service of that many replicas (the aggregated
 example's). The worker's arguments are the engine's own serving flags
 (:func:`~whichgpu.commands.export.serving_command`), which ``dynamo.vllm`` and
-``dynamo.sglang`` pass through to the engine."""
+``dynamo.sglang`` pass through to the engine; ``dynamo.trtllm`` names them its own way and
+takes the LLM API's options file as JSON (``--override-engine-args``), a prefill or decode
+worker's with the ``cache_transceiver_config`` TensorRT-LLM's own disaggregated servers
+run (:data:`~whichgpu.commands.pd_deploy.PD_LAUNCH`)."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.commands.pd_deploy import NIXL_CONNECTOR
+from whichgpu.commands.pd_deploy import NIXL_CONNECTOR, PD_LAUNCH
 from whichgpu.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -45,6 +49,13 @@ class DynamoBackend:
     #: What a prefill and a decode worker add beyond ``--disaggregation-mode``
     prefill_args: tuple[str, ...] = ()
     decode_args: tuple[str, ...] = ()
+    #: The launch's options the module names otherwise (``--tp_size`` → its own), and those
+    #: it does not take (``--host``/``--port``: the frontend serves HTTP)
+    renamed: tuple[tuple[str, str], ...] = ()
+    dropped: tuple[str, ...] = ("--host", "--port")
+    #: Where the module takes the engine's options-file lines, as JSON (its
+    #: ``--override-engine-args``); "" where the engine has no options file
+    options_arg: str = ""
 
 
 #: The examples' worker arguments: vLLM's workers both run the NixlConnector
@@ -71,6 +82,29 @@ DYNAMO_BACKENDS: dict[str, DynamoBackend] = {
         prefill_args=_SGLANG_NIXL,
         decode_args=_SGLANG_NIXL,
     ),
+    # examples/backends/trtllm/deploy/disagg.yaml and agg-with-config.yaml @04521f4
+    # (tensorrtllm-runtime:1.3.1, services prefill and decode); dynamo.trtllm's arguments
+    # (components/src/dynamo/trtllm/utils/trtllm_utils.py): --model-path,
+    # --tensor-parallel-size, --expert-parallel-size, --max-batch-size, --max-seq-len,
+    # --free-gpu-memory-fraction, and --override-engine-args, a JSON of the LLM API's
+    # options (the worker's options file: its KV cache's dtype, data-parallel attention,
+    # cache_transceiver_config for prefill and decode apart)
+    "trtllm": DynamoBackend(
+        image="nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:1.3.1",
+        module="dynamo.trtllm",
+        names=("prefill", "decode"),
+        program=("trtllm-serve",),
+        model_option="--model-path",
+        renamed=(
+            ("--tp_size", "--tensor-parallel-size"),
+            ("--ep_size", "--expert-parallel-size"),
+            ("--max_batch_size", "--max-batch-size"),
+            ("--max_seq_len", "--max-seq-len"),
+            ("--kv_cache_free_gpu_memory_fraction", "--free-gpu-memory-fraction"),
+        ),
+        dropped=("--host", "--port", "--extra_llm_api_options"),
+        options_arg="--override-engine-args",
+    ),
 }
 
 #: The system's name in an answer
@@ -91,6 +125,8 @@ def engine_args(
     a positional model as ``model_option`` (None: without it), and without the options in
     ``drop`` and their values (Dynamo's frontend serves HTTP, a worker registers with it)."""
     words = shlex.split(command)
+    if "&&" in words:  # what runs before the engine (writing its options file)
+        words = words[words.index("&&") + 1 :]
     if tuple(words[: len(program)]) != program:
         raise ValueError(f"not a {' '.join(program)} launch: {command}")  # a programming error
     words = words[len(program) :]
@@ -163,7 +199,7 @@ def dynamo_manifest(
     name: str,
     launch: Callable[[int], str],
 ) -> tuple[list[str], dict[str, Any]]:
-    """A served pick (its run, plan and job: ``served``) on vLLM or SGLang as a
+    """A served pick (its run, plan and job: ``served``) on vLLM, SGLang or TensorRT-LLM as a
     ``DynamoGraphDeployment``: the lines of its header comment and the document.
     ``launch(tp)``: the engine's launch command for a worker of ``tp`` GPUs. One line where
     Dynamo cannot take it as planned (another engine, a MIG slice, a worker wider than a
@@ -175,9 +211,21 @@ def dynamo_manifest(
     split = deployable(run, plan, mig, SYSTEM, tuple(DYNAMO_BACKENDS))
     assert backend is not None  # deployable() refused the others
 
+    import yaml
+
+    renamed = dict(backend.renamed)
+
     def args(tp: int, extra: tuple[str, ...], mode: str | None) -> list[str]:
         flags = ["--disaggregation-mode", mode] if mode else []
-        own = engine_args(launch(tp), backend.program, backend.model_option)
+        own = engine_args(launch(tp), backend.program, backend.model_option, backend.dropped)
+        own = [renamed.get(word, word) for word in own]
+        if backend.options_arg:  # the options file's lines, and a role's, as the module's JSON
+            how = PD_LAUNCH[plan.engine]
+            role = {"prefill": how.prefill_options, "decode": how.decode_options}.get(mode or "")
+            lines = engine_profile(plan.engine).option_lines(job, role or ())
+            if lines:
+                own += [backend.options_arg, json.dumps(yaml.safe_load("\n".join(lines)),
+                                                        separators=(",", ":"))]  # fmt: skip
         return [*own, *flags, *extra]
 
     services: dict[str, Any] = {

@@ -181,22 +181,30 @@ class EngineProfile:
         the model's 16 bits, or the checkpoint's). ``port``: the server's, which names its
         options file (replicas on one node write their own); ``options``: more of its lines
         (a disaggregated worker's KV transfer)."""
-        default = dict(self.checkpoint_kv).get(job.quant or "", "auto")
-        wanted = job.kv_dtype
-        flag = ""
-        if not (wanted == default or (default == "auto" and wanted in ("auto", "fp16", "bf16"))):
-            flag = dict(self.kv_flags).get(wanted, "")
-        lines = []
-        if flag and self.kv_in_options:
-            lines += ["kv_cache_config:", f"  dtype: {flag}"]
-        if job.attention_dp and self.attention_dp_option:
-            lines.append(self.attention_dp_option)
-        lines += options
+        flag, lines = self._kv_flag(job), self.option_lines(job, options)
         if not lines:
             return "", "" if self.kv_in_options else flag
         path = f"/tmp/whichgpu-kv-cache-{port or self.port}.yaml"
         text = "".join(f"{line}\\n" for line in lines)
         return f"printf '{text}' > {path} && ", f" --extra_llm_api_options {path}"
+
+    def _kv_flag(self, job: Job) -> str:
+        """The engine's name for ``job``'s KV-cache dtype where it must be asked for (""
+        where the engine takes it by itself: the model's 16 bits, or the checkpoint's)."""
+        default = dict(self.checkpoint_kv).get(job.quant or "", "auto")
+        wanted = job.kv_dtype
+        if wanted == default or (default == "auto" and wanted in ("auto", "fp16", "bf16")):
+            return ""
+        return dict(self.kv_flags).get(wanted, "")
+
+    def option_lines(self, job: Job, options: tuple[str, ...] = ()) -> list[str]:
+        """The lines of the engine's options file for ``job`` (its KV cache's dtype and
+        data-parallel attention, where the engine reads them there), then ``options``."""
+        flag = self._kv_flag(job)
+        lines = ["kv_cache_config:", f"  dtype: {flag}"] if flag and self.kv_in_options else []
+        if job.attention_dp and self.attention_dp_option:
+            lines.append(self.attention_dp_option)
+        return [*lines, *options]
 
     def kv_note(self, component: str, asked: Job, served: Job) -> tuple[Note, ...]:
         """What :meth:`served_job` chose, said: the KV cache's dtype where the engine took
