@@ -291,7 +291,7 @@ MESSAGES: dict[str, str | Plural] = {
     ),
     "chosen_lengths": N_(
         "{component}: {name}'s mean lengths, {prompt} tokens in and {generate} out ({source}, "
-        "{as_of}); every request is planned at those means."
+        "{as_of}); the replicas are planned at those means, a batch's drain at their spread."
     ),
     "chosen_drain": N_(
         "{component}: {requests:,} requests sent at once. Once none wait, the batch drains and "
