@@ -275,7 +275,7 @@ MESSAGES: dict[str, str | Plural] = {
     "reason_aggregated": N_(
         "{component}: replicas that prefill and decode ({aggregated:,.2f} requests/s under "
         "the targets) rather than separate prefill and decode workers of the same GPUs "
-        "({disaggregated:,.2f}): the prompts are too short for the split to pay; either way "
+        "({disaggregated:,.2f}): the split serves no more under these targets; either way "
         "${usd_h:,.2f}/h, ${per_million:,.3f} per million output tokens at the demand."
     ),
     "chosen_engine": N_(
