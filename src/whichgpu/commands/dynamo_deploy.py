@@ -169,6 +169,17 @@ def deployable(
     return split
 
 
+def layout_said(plan: ServingPlan, split: Disaggregated | None) -> str:
+    """The header comment's line on how the plan's GPUs are deployed: its prefill and decode
+    workers where it splits them, else its replicas."""
+    if split is not None:
+        return (f"prefill and decode apart: {split.prefill_workers} prefill × "
+                f"{split.prefill_tp} GPUs, {split.decode_workers} decode × {split.decode_tp}, "
+                "KV caches over NIXL")  # fmt: skip
+    plural = "" if plan.replicas == 1 else "s"
+    return f"{plan.replicas} × {plan.gpus_per_replica}-GPU replica{plural}"
+
+
 def _service(
     backend: DynamoBackend, gpus: int, replicas: int, args: list[str], sub: str | None
 ) -> dict[str, Any]:
@@ -246,16 +257,12 @@ def dynamo_manifest(
             backend, split.prefill_tp, split.prefill_workers,
             args(split.prefill_tp, backend.prefill_args, "prefill"), "prefill",
         )  # fmt: skip
-        layout = (f"prefill and decode apart: {split.prefill_workers} prefill × "
-                  f"{split.prefill_tp} GPUs, {split.decode_workers} decode × {split.decode_tp}, "
-                  "KV caches over NIXL")  # fmt: skip
     else:
         services["worker"] = _service(
             backend, plan.gpus_per_replica, plan.replicas,
             args(plan.gpus_per_replica, (), None), None,
         )  # fmt: skip
-        layout = f"{plan.replicas} × {plan.gpus_per_replica}-GPU replica"
-        layout += "" if plan.replicas == 1 else "s"
+    layout = layout_said(plan, split)
     doc = {
         "apiVersion": "nvidia.com/v1alpha1",
         "kind": "DynamoGraphDeployment",

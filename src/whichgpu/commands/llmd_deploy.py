@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.commands.dynamo_deploy import deployable, engine_args
+from whichgpu.commands.dynamo_deploy import deployable, engine_args, layout_said
 from whichgpu.commands.pd_deploy import NIXL_CONNECTOR
 
 if TYPE_CHECKING:
@@ -98,8 +98,6 @@ def llmd_values(
     pods' model label); ``launch(tp)``: vLLM's launch command for a worker of ``tp`` GPUs,
     ``vllm serve MODEL …``. One line where llm-d cannot take it as planned (another engine, a
     MIG slice, a worker wider than a node)."""
-    import shlex
-
     from whichgpu.job.engine_releases import ENGINE_IDS, engine_profile
     from whichgpu.job.engine_times import family
     from whichgpu.models import resolve_model
@@ -108,7 +106,8 @@ def llmd_values(
     engine = engine_profile(plan.engine)
     vllm = tuple(e for e in ENGINE_IDS if family(e) == "vllm")  # each in its release's image
     split = deployable(run, plan, mig, SYSTEM, vllm)
-    model = shlex.split(launch(plan.gpus_per_replica))[2]  # the checkpoint vLLM serves
+    # the checkpoint vLLM serves: the launch's positional model, kept as the first word
+    model = engine_args(launch(plan.gpus_per_replica), ("vllm", "serve"), "", CHART_FLAGS)[0]
     component = run.component
     arch = component.arch or resolve_model(component.model, component.params)
 
@@ -141,19 +140,14 @@ def llmd_values(
                                 args(split.decode_tp, True), PROXY_PORT, True, 1)  # fmt: skip
         values["prefill"] = _pod(engine.image, split.prefill_tp, split.prefill_workers,
                                  args(split.prefill_tp, True), SERVICE_PORT, True, 1)  # fmt: skip
-        layout = (f"prefill and decode apart: {split.prefill_workers} prefill × "
-                  f"{split.prefill_tp} GPUs, {split.decode_workers} decode × {split.decode_tp}, "
-                  "KV caches over NIXL")  # fmt: skip
     else:
         tp = plan.gpus_per_replica
         values["decode"] = _pod(engine.image, tp, plan.replicas, args(tp, False), SERVICE_PORT,
                                 False, data)  # fmt: skip
         values["prefill"] = {"create": False, "replicas": 0}
-        layout = f"{plan.replicas} × {plan.gpus_per_replica}-GPU replica"
-        layout += "" if plan.replicas == 1 else "s"
     lines = [
         summary,
-        f"llm-d ModelService values, {engine.labelled} pods: {layout}",
+        f"llm-d ModelService values, {engine.labelled} pods: {layout_said(plan, split)}",
         "helm install it with the llm-d-modelservice chart where llm-d's infrastructure "
         "runs; a Secret hf-token-secret holds HF_TOKEN",
     ]

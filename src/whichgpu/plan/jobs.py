@@ -25,22 +25,19 @@ def serves(component: Component) -> bool:
     from whichgpu.inputs.requests import planned_service
 
     c = component
-    kind = c.arch.kind if c.arch is not None else _model_kind(c.model, c.params)
+    kind = _model_kind(c) if c.kind == "inference" else None  # only inference asks it
     return planned_service(c.kind, c.engine, c.request_rate, c.ttft, c.tpot, c.tokens, c.batch,
                            c.generate, kind)  # fmt: skip
 
 
-def _model_kind(model: str | None, params: str | None) -> str | None:
-    """The kind of the preset ``model`` names, a decoder for a size alone (``params``: the
-    generic decoder :func:`~whichgpu.models.resolve_model` builds), None where neither
-    resolves."""
+def _model_kind(component: Component) -> str | None:
+    """The kind of the component's model (its own, a preset's, or the generic decoder of a
+    size alone, as :func:`model_job` resolves it); None where it names none."""
     from whichgpu.errors import WhichGPUError
     from whichgpu.models import resolve_model
 
-    if model is None:
-        return "decoder" if params is not None else None
     try:
-        return resolve_model(model).kind
+        return (component.arch or resolve_model(component.model, component.params)).kind
     except WhichGPUError:
         return None
 
