@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -64,6 +65,13 @@ FIT_RTOL = 1e-2
 #: 0.1 %. The other block converges on ``xtol`` in about 50.
 MAX_NFEV = 400
 CV_RTOL, CV_ATOL_POINTS = 0.1, 1.0
+#: A cross-validated error of several times the measurement comes from a fold that leaves
+#: a factor free (a GPU held out with the only rows of its family in that harness): where
+#: its fit stops moves with the BLAS build far more than elsewhere (the leave-one-GPU-out
+#: 90th percentile of TF1's ResNet inference read 478 % on one sandbox and 714 % on
+#: another, 2026-12-07, same lock). A line holding such a figure is compared within this.
+CV_FREE_RTOL, CV_FREE_POINTS = 0.5, 200.0
+PERCENT = re.compile(r"(\d+(?:\.\d+)?)%")
 
 
 def refit_tolerance(line: str) -> tuple[float, float]:
@@ -72,6 +80,8 @@ def refit_tolerance(line: str) -> tuple[float, float]:
     fitted value."""
     if line.startswith("spread_"):
         return CV_RTOL, CV_ATOL_POINTS / 100
+    if any(float(p) >= CV_FREE_POINTS for p in PERCENT.findall(line)):
+        return CV_FREE_RTOL, CV_ATOL_POINTS
     if "%" in line:
         return CV_RTOL, CV_ATOL_POINTS
     return FIT_RTOL, 0.0

@@ -5,7 +5,9 @@ fitted values without any change to the model; a real change to the model or the
 them further, or changes the words. Two texts *agree* when their words are identical and each
 pair of numbers is within ``RTOL`` of each other (relative), or within one unit of the last
 digit printed (a value on a rounding edge can print either way). Integers without a decimal
-point get no such unit: a count of measurements that changes is a change.
+point get no such unit: a count of measurements that changes is a change. A percentage
+(``90%``) is a share, not a count, whether or not it prints decimals: a row on a range's
+edge moves it a point from one BLAS build to the next.
 
 A generator may give some lines a wider tolerance (``tolerance``: a function of the
 committed line, returning its relative tolerance and an absolute one in the printed units
@@ -40,6 +42,11 @@ def _unit(token: str) -> float:
     return 10.0 ** (exponent - len(mantissa.split(".")[1]))
 
 
+def _is_share(line: str, match: re.Match[str]) -> bool:
+    """Whether a number printed without decimals is a percentage (followed by ``%``)."""
+    return line[match.end() : match.end() + 1] == "%"
+
+
 #: A committed line's (relative, absolute) tolerance
 Tolerance = Callable[[str], tuple[float, float]]
 
@@ -67,14 +74,14 @@ def first_difference(
             continue
         line_rtol, atol = (rtol, 0.0) if tolerance is None else tolerance(a)
         words_a, words_b = NUMBER.split(a), NUMBER.split(b)
-        nums_a, nums_b = NUMBER.findall(a), NUMBER.findall(b)
+        nums_a, nums_b = list(NUMBER.finditer(a)), list(NUMBER.finditer(b))
         if (
             words_a != words_b
             or len(nums_a) != len(nums_b)
             or not all(
-                numbers_agree(p, q, line_rtol, atol)
-                if _unit(p) or _unit(q)
-                else numbers_agree(p, q, rtol)
+                numbers_agree(p[0], q[0], line_rtol, atol)
+                if _unit(p[0]) or _unit(q[0]) or _is_share(a, p)
+                else numbers_agree(p[0], q[0], rtol)
                 for p, q in zip(nums_a, nums_b, strict=True)
             )
         ):

@@ -92,6 +92,20 @@ def test_readme_quotes_the_generated_accuracy_figures() -> None:
             False,
         ),
         ("spread_high,,cnn-infer,0.323315,error,", "spread_high,,cnn-infer,0.260834,error,", False),
+        # a share printed without decimals is not a count: a row on a range's edge moves it
+        ("| one at a time | 529 | 90% | 61% |", "| one at a time | 529 | 91% | 61% |", True),
+        ("| one at a time | 529 | 90% | 61% |", "| one at a time | 529 | 75% | 61% |", False),
+        # a fold that leaves a factor free: several times the measurement, within half
+        (
+            "| cnn-infer | tf1 | 10 | 33.0% | 478.1% |",
+            "| cnn-infer | tf1 | 10 | 34.6% | 714.1% |",
+            True,
+        ),
+        (
+            "| cnn-infer | tf1 | 10 | 33.0% | 478.1% |",
+            "| cnn-infer | tf1 | 10 | 34.6% | 1,014% |",
+            False,
+        ),
         (
             "eta,torch-copy,bandwidth,0.823138,fraction,6",
             "eta,torch-copy,bandwidth,0.843138,fraction,6",
