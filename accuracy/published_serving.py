@@ -86,9 +86,13 @@ def check_serving(
     from whichgpu.errors import WhichGPUError
     from whichgpu.estimate.bench_batch import bench_max_batch
     from whichgpu.estimate.engine_choice import serving_provenance
-    from whichgpu.estimate.latency_range import latency_band
+    from whichgpu.estimate.latency_range import (
+        borrowed_step_s,
+        latency_band,
+        rate_band,
+        widened,
+    )
     from whichgpu.estimate.serving_plan import Targets, replica_plan
-    from whichgpu.estimate.throughput import likely_rate
     from whichgpu.inputs.job_input import make_job
     from whichgpu.job import QUANT_BITS
     from whichgpu.job.engine_releases import engine_profile
@@ -172,10 +176,14 @@ def check_serving(
         else:
             estimated = plan.operating.ttft_s if metric == "ttft_s" else plan.operating.tpot_s
         said = serving_provenance(engine, arch, gpu, attention_dp=dep)
-        likely = likely_rate(1.0, "tokens/s", "llm-serve", said)
-        band = (likely.low, likely.high)
-        if metric in ("ttft_s", "tpot_s"):  # a latency: its own range
-            band = latency_band(metric.removesuffix("_s"), said)
+        band = (1.0, 1.0)
+        if plan is not None:  # the ranges the answer states (plan.core), at the point read
+            point = plan.operating if kind == "online" else plan.capacity
+            borrowed_s = borrowed_step_s(engine.id, engine.harness)
+            band = rate_band(said, borrowed_s, plan.capacity.tpot_s, engine.id)
+            if metric in ("ttft_s", "tpot_s"):  # a latency: its own range
+                time_s = point.ttft_s if metric == "ttft_s" else point.tpot_s
+                band = widened(latency_band(metric.removesuffix("_s"), said), borrowed_s, time_s)
         out.append(
             ServingCheck(
                 row["id"],
@@ -297,13 +305,17 @@ def leave_one_source_out(text: str, engine: str) -> dict[str, float]:
     return out
 
 
-def fit_sequence_times(text: str) -> dict[str, tuple[float, int]]:
+def fit_sequence_times(text: str) -> dict[str, tuple[float, int, float, float]]:
     """Per engine but the reference (:data:`~whichgpu.job.engines.REFERENCE_ENGINE`), the host
-    time per sequence fitted on its maximum-load runs and how many there are: only engines
-    with runs from :data:`MIN_SOURCES` sources, and only times that predict each source's
-    runs, fitted on the others, better than none (the median absolute error): a time that
-    does not carry from one publication to the next is not a property of the engine, which
-    then runs at none (0, on its runs: checked, and searched as such)."""
+    time per sequence fitted on its maximum-load runs, how many there are, and the 10th and
+    90th percentiles of their leave-one-source-out errors (the range an estimate on the
+    engine states where it is wider than the serving fit's): only engines with runs from
+    :data:`MIN_SOURCES` sources, and only times that predict each source's runs, fitted on
+    the others, better than none (the median absolute error): a time that does not carry
+    from one publication to the next is not a property of the engine, which then runs at
+    none (0, on its runs: checked, and searched as such; its range then the errors at
+    none)."""
+    from accuracy.published_runs import _percentile
     from whichgpu.job.engines import REFERENCE_ENGINE
 
     engines = sorted({row["engine"] for row in csv.DictReader(io.StringIO(text))})
@@ -315,5 +327,8 @@ def fit_sequence_times(text: str) -> dict[str, tuple[float, int]]:
         held_out = leave_one_source_out(text, engine)
         without = [abs(math.expm1(e)) for e in _log_errors(rows, engine, 0.0)]
         carries = statistics.median(abs(e) for e in held_out.values()) < statistics.median(without)
-        out[engine] = (fit_time(rows, engine) if carries else 0.0, len(rows))
+        errors = sorted(held_out.values() if carries else (math.expm1(e) for e in
+                        _log_errors(rows, engine, 0.0)))  # fmt: skip
+        out[engine] = (fit_time(rows, engine) if carries else 0.0, len(rows),
+                       _percentile(errors, 0.1), _percentile(errors, 0.9))  # fmt: skip
     return out

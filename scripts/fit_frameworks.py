@@ -57,8 +57,10 @@ def table() -> str:
     from accuracy.published_serving import fit_sequence_times
 
     times = fit_sequence_times(SERVING_RUNS.read_text(encoding="utf-8"))
-    for engine, (seconds, runs) in times.items():
+    for engine, (seconds, runs, low, high) in times.items():
         lines.append(f"overhead,{engine},llm-serve,{seconds:.9f},s/sequence,{runs}")
+        lines.append(f"spread_low,{engine},llm-serve,{low:.6f},error,")
+        lines.append(f"spread_high,{engine},llm-serve,{high:.6f},error,")
     # fine-tuning an image pipeline: one factor over the published runs' steps a second
     # (their trainers: diffusers scripts, SimpleTuner, kohya's sd-scripts), against the
     # estimate without it

@@ -75,7 +75,7 @@ def table(path: Path) -> tuple[list[str], list[ServingCheck]]:
 def coverage(runs: list[ServingCheck], which: str) -> str:
     """How often the range a served estimate states holds the published figure, throughputs
     and latencies apart, and how wide it is."""
-    from whichgpu.estimate.efficiency_model import load_efficiency
+    from whichgpu.estimate.efficiency_model import load_efficiency, load_framework_spreads
     from whichgpu.estimate.latency_range import latency_band
 
     low, high = load_efficiency()[1]["llm-serve"]  # the range a served estimate states
@@ -94,6 +94,7 @@ def coverage(runs: list[ServingCheck], which: str) -> str:
     wide = [r for r in planned if width(r.band) > width(own(r)) + 1e-9]
     widths = sorted(width(r.band) for r in planned)
     ttft, tpot = latency_band("ttft"), latency_band("tpot")
+    vllm = load_framework_spreads()["vllm"]
     return (
         f"A served estimate states the serving regime's likely range (the measurement "
         f"{1 / (1 + high) - 1:+.0%} to {1 / (1 + low) - 1:+.0%} of the estimate, from the "
@@ -101,8 +102,14 @@ def coverage(runs: list[ServingCheck], which: str) -> str:
         f"({tpot[0] - 1:+.0%} to {tpot[1] - 1:+.0%}) and its time to first token the prefill "
         f"fit's ({ttft[0] - 1:+.0%} to {ttft[1] - 1:+.0%}); each widened where it rests on a "
         f"factor no serving run measured (a mixture of experts on an engine whose own runs hold "
-        f"none or none as fine, an architecture with no serving run: {len(wide)} of these "
-        f"{len(planned)} rows) by how far a regime's own factor has sat from a shared one: it "
+        f"none or none as fine, an architecture with no serving run) by how far a regime's own "
+        f"factor has sat from a shared one; a rate on an engine whose host time is fitted on "
+        f"its own maximum-load runs within those runs' leave-one-source-out errors where "
+        f"they are wider (`framework_efficiency.csv`: vLLM's {vllm[0]:+.0%} to {vllm[1]:+.0%} "
+        f"at their 10th and 90th percentiles); and at its fast end, for an engine that carries "
+        f"TensorRT-LLM's fitted overhead a step (vLLM, SGLang: their own runs fit a host time "
+        f"a sequence at maximum load, never a light-load step), by that overhead "
+        f"(`latency_range.serving_bands`; {len(wide)} of these {len(planned)} rows widened): it "
         f"holds {sum(bool(r.inside) for r in rates)} of these {len(rates)} {which} throughputs "
         f"and {sum(bool(r.inside) for r in latencies)} of their {len(latencies)} latencies "
         f"(median width {widths[len(widths) // 2]:.0%} of the estimate)."

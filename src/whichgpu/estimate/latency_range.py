@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from whichgpu.estimate.overhead_band import kept_share, widened
+
+__all__ = ["borrowed_step_s", "kept_share", "latency_band", "rate_band", "ttft_extra", "widened"]
+
 #: The fitted regime each latency rests on
 LATENCY_REGIME = {"ttft": "llm-prefill", "tpot": "llm-serve"}
 
@@ -30,3 +34,34 @@ def ttft_extra() -> float:
     (the prefill fit's band over the serving fit's, unwidened): what a time-to-first-token
     target is held to beyond the serving margin, so that it is met at its own slow end."""
     return latency_band("ttft")[1] / latency_band("tpot")[1]
+
+
+def borrowed_step_s(engine_id: str, harness: str) -> float:
+    """The fixed time a step that an engine's serving estimate charges and that no run of
+    the engine measured: its harness's fitted per-step overhead (TensorRT-LLM's, fitted on
+    its maximum-load tables, ``catalog/data/efficiency.csv``) where the engine is another
+    one (vLLM, SGLang), whose own calibration fits a host time a sequence on maximum-load
+    runs only; 0 for the harness's own engine."""
+    if engine_id == harness:
+        return 0.0
+    from whichgpu.estimate.efficiency_model import load_efficiency
+
+    return load_efficiency()[0].overhead_s.get(harness, 0.0)
+
+
+def rate_band(
+    provenance: str, borrowed_s: float, full_step_s: float, engine_id: str = ""
+) -> tuple[float, float]:
+    """A served rate's likely band (ratios to it), as
+    :func:`~whichgpu.estimate.throughput.likely_rate` states it from ``provenance``, wider
+    where the engine's own maximum-load runs, each predicted from the other sources' (its
+    host time's fit, ``framework_efficiency.csv``), erred further (vLLM's six: −36 % to
+    +45 %, against the serving fit's −23 % to +14 %); its fast end without the borrowed
+    overhead of the full batch's step, ``full_step_s``."""
+    from whichgpu.estimate.efficiency_model import load_framework_spreads
+    from whichgpu.estimate.throughput import likely_rate
+    from whichgpu.job.engine_times import family
+
+    own = load_framework_spreads().get(family(engine_id)) if engine_id else None
+    rate = likely_rate(1.0, "tokens/s", "llm-serve", provenance, own)
+    return rate.low, rate.high / kept_share(borrowed_s, full_step_s)

@@ -158,6 +158,10 @@ class ServingPlan:
     #: where the plan is stated, with what it rests on)
     ttft_band: tuple[float, float] = (1.0, 1.0)
     tpot_band: tuple[float, float] = (1.0, 1.0)
+    #: The step overhead the plan carries from another engine's harness
+    #: (:func:`~whichgpu.estimate.latency_range.borrowed_step_s`): the fast end of a
+    #: latency's likely range is the time without it (:meth:`likely_s`)
+    borrowed_step_s: float = 0.0
     #: Output tokens a second a GPU against a user's over the layouts the planner weighed
     #: (:func:`~whichgpu.estimate.serving_front.serving_front`; set where one plan is stated)
     front: tuple[FrontPoint, ...] = ()
@@ -165,6 +169,15 @@ class ServingPlan:
     @property
     def gpus(self) -> int:
         return self.gpus_per_replica * self.replicas
+
+    def likely_s(self, time_s: float, target: str) -> tuple[float, float]:
+        """The likely range of a latency the plan states, ``time_s`` of ``target``
+        (``"ttft"`` or ``"tpot"``): its band, the fast end without the borrowed overhead."""
+        from whichgpu.estimate.overhead_band import widened
+
+        band = self.ttft_band if target == "ttft" else self.tpot_band
+        low, high = widened(band, self.borrowed_step_s, time_s)
+        return time_s * low, time_s * high
 
     @property
     def served_rps(self) -> float:

@@ -335,10 +335,10 @@ def serve_component(
         serving_provenance,
         tight_kv_notes,
     )
-    from whichgpu.estimate.latency_range import latency_band, ttft_extra
+    from whichgpu.estimate.latency_range import borrowed_step_s, latency_band, rate_band, ttft_extra
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
-    from whichgpu.estimate.throughput import likely_rate
+    from whichgpu.estimate.throughput import Rate
     from whichgpu.plan.settings import fp16_where_needed
 
     precision: tuple[Note, ...] = ()
@@ -368,9 +368,12 @@ def serve_component(
     # the serving fit's band, as estimate states it (it served a point alone here), wider
     # where it rests on a factor no serving run measured
     provenance = serving_provenance(engine, arch, gpu, job.speculative, best.attention_dp)
-    likely = likely_rate(rate, "tokens/s", "llm-serve", provenance)
+    borrowed_s = borrowed_step_s(engine.id, engine.harness)
+    low, high = rate_band(provenance, borrowed_s, best.capacity.tpot_s, engine.id)
+    likely = Rate(rate, "tokens/s", rate * low, rate * high)
     best = replace(best, ttft_band=latency_band("ttft", provenance),
-                   tpot_band=latency_band("tpot", provenance))  # fmt: skip
+                   tpot_band=latency_band("tpot", provenance),
+                   borrowed_step_s=borrowed_s)  # fmt: skip
     tp, replicas = best.gpus_per_replica, best.replicas
     if best.disaggregated is not None:
         strategy = f"disaggregated: {best.disaggregated.label()}"

@@ -211,11 +211,11 @@ def print_plan(plan: ServingPlan, demand_rps: float | None, console: Printer) ->
             rate=point.rate_rps,
             concurrency=point.concurrency,
             ttft=point.ttft_s * 1e3,
-            ttft_low=point.ttft_s * 1e3 * plan.ttft_band[0],
-            ttft_high=point.ttft_s * 1e3 * plan.ttft_band[1],
+            ttft_low=plan.likely_s(point.ttft_s, "ttft")[0] * 1e3,
+            ttft_high=plan.likely_s(point.ttft_s, "ttft")[1] * 1e3,
             tpot=point.tpot_s * 1e3,
-            tpot_low=point.tpot_s * 1e3 * plan.tpot_band[0],
-            tpot_high=point.tpot_s * 1e3 * plan.tpot_band[1],
+            tpot_low=plan.likely_s(point.tpot_s, "tpot")[0] * 1e3,
+            tpot_high=plan.likely_s(point.tpot_s, "tpot")[1] * 1e3,
             quantile=plan.targets.quantile,
         )
     )

@@ -263,17 +263,17 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
     def point(p: ServingPoint) -> dict[str, Any]:
         finite = math.isfinite(p.ttft_s)
 
-        def likely(value_s: float, band: tuple[float, float]) -> list[float | None] | None:
-            return [round_sig(value_s * band[0]), round_sig(value_s * band[1])] if finite else None
+        def likely(value_s: float, target: str) -> list[float | None] | None:
+            return [round_sig(t) for t in plan.likely_s(value_s, target)] if finite else None
 
         return {
             "requests_per_s": round_sig(p.rate_rps),
             "output_tokens_per_s": round_sig(p.tokens_per_s(plan.generate)),
             "concurrency": round_sig(p.concurrency),
             "ttft_s": round_sig(p.ttft_s) if finite else None,
-            "ttft_s_likely": likely(p.ttft_s, plan.ttft_band),
+            "ttft_s_likely": likely(p.ttft_s, "ttft"),
             "tpot_s": round_sig(p.tpot_s) if finite else None,
-            "tpot_s_likely": likely(p.tpot_s, plan.tpot_band),
+            "tpot_s_likely": likely(p.tpot_s, "tpot"),
         }
 
     per_million = plan.usd_per_million_tokens(usd_per_h)
