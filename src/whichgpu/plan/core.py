@@ -338,7 +338,7 @@ def serve_component(
     from whichgpu.estimate.latency_range import borrowed_step_s, latency_band, rate_band, ttft_extra
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
-    from whichgpu.estimate.throughput import Rate
+    from whichgpu.estimate.throughput import Rate, likely_rate
     from whichgpu.plan.settings import fp16_where_needed
 
     precision: tuple[Note, ...] = ()
@@ -388,8 +388,10 @@ def serve_component(
     else:
         strategy = f"data parallel {replicas}" if replicas > 1 else "1 GPU"
     # the demand within the share of the capacity a service is planned to run at, that
-    # capacity at the slow end of its range where it rests on an unmeasured factor
-    held_rps = served_rps * (likely.low / rate if extrapolated(provenance) and rate else 1.0)
+    # capacity at the slow end of its range where it rests on an unmeasured factor (the
+    # inherited band's, as the engine choice holds it: engine_choice.layout_lows)
+    held = likely_rate(1.0, "tokens/s", "llm-serve", provenance).low
+    held_rps = served_rps * (held if extrapolated(provenance) else 1.0)
     meets = best.unmet is None and (
         demand is None or demand <= held_rps * TARGET_UTILIZATION * (1 + 1e-9)
     )
