@@ -315,3 +315,23 @@ def test_a_default_fine_tune_is_timed_as_the_recipe_it_runs() -> None:
     pretraining = run_cli("estimate", "-m", "llama-3.2-1b", "--task", "train", "--gpu",
                           "h100-sxm", "--json")  # fmt: skip
     assert "padded" not in json.loads(pretraining.stdout)["efficiency_provenance"]
+
+
+def test_a_training_configuration_says_the_format_its_matmuls_run_in() -> None:
+    """An FP8 training job stores like bf16-mixed and runs its GEMMs in FP8 (Transformer
+    Engine's recipe): the JSON configuration says both, not bf16-mixed alone."""
+    import json
+
+    from tests.conftest import run_cli
+
+    def configuration(precision: str) -> dict[str, object]:
+        result = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "train", "--gpu",
+                         "h100-sxm", "--count", "8", "--precision", precision, "--json")  # fmt: skip
+        assert result.code == 0, result.stderr
+        config: dict[str, object] = json.loads(result.stdout)["configuration"]
+        return config
+
+    fp8 = configuration("fp8-mixed")
+    assert (fp8["precision"], fp8["math"]) == ("bf16-mixed", "fp8-mixed")
+    bf16 = configuration("bf16-mixed")
+    assert (bf16["precision"], bf16["math"]) == ("bf16-mixed", None)

@@ -28,6 +28,7 @@ SCHEMA_VERSION = 1
 #: The settings of a training job as whichgpu estimated it (``configuration``).
 CONFIGURATION_FIELDS = (
     "precision",
+    "math",
     "runtime",
     "batch",
     "grad_accum",
