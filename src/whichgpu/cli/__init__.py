@@ -150,7 +150,7 @@ def _renamed(error: Exception) -> str | None:
 def _say_family_choices(choices: list[FamilyChoice]) -> None:
     """One line on stderr for each family name read as one of its variants (``h100``: the
     H100 SXM, the variant most offers rent), naming the others."""
-    from whichgpu.render.json_doc import read_as_doc
+    from whichgpu.render.read_as import read_as_doc
 
     for said in read_as_doc(choices):
         typer.echo(f"whichgpu: {said['text']}", err=True)

@@ -185,7 +185,7 @@ def print_json(doc: object) -> None:
     import msgspec
 
     from whichgpu.catalog.names import family_choices_said
-    from whichgpu.render.json_doc import read_as_doc
+    from whichgpu.render.read_as import read_as_doc
 
     said = family_choices_said()
     if said and isinstance(doc, dict):

@@ -18,7 +18,6 @@ from whichgpu.estimate.serving_types import ServingPlan, ServingPoint
 from whichgpu.job import Job
 
 if TYPE_CHECKING:
-    from whichgpu.catalog.names import FamilyChoice
     from whichgpu.commands.compare import Comparison, GpuComparison
     from whichgpu.models.diffusion import DiffusionPipeline
     from whichgpu.models.presets import ModelSummary
@@ -318,17 +317,3 @@ def serving_doc(plan: ServingPlan, usd_per_h: float | None) -> dict[str, Any]:
             "tpot_s": round_sig(f.tpot_s),
         } for f in plan.front],
     }  # fmt: skip
-
-
-def read_as_doc(choices: Sequence[FamilyChoice]) -> list[dict[str, object]]:
-    """The family names an answer read, each as the variant it was read as and why (the
-    JSON of the CLI and of the API alike)."""
-    from whichgpu.catalog import load_catalog
-    from whichgpu.catalog.names import family_choice_text
-
-    catalog = load_catalog()
-    return [
-        {"typed": c.typed, "gpu": c.chosen, "others": list(c.others), "offers": c.offers,
-         "of_offers": c.total, "text": family_choice_text(c, catalog.gpu(c.chosen).name)}
-        for c in choices
-    ]  # fmt: skip

@@ -80,7 +80,7 @@ def document_bytes(service: Service, method: str, args: tuple[Any, ...]) -> byte
     """The JSON of ``service.method(*args)``: what a worker thread or a compute process
     answers for one API route, with the family names it read (``h100``) and as what."""
     from whichgpu.catalog.names import recording_family_choices
-    from whichgpu.render.json_doc import read_as_doc
+    from whichgpu.render.read_as import read_as_doc
 
     with recording_family_choices() as read_as:
         doc = getattr(service, method)(*args)
