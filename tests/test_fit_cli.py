@@ -309,3 +309,22 @@ def test_engine_has_one_meaning_fit_names_its_runtime() -> None:
     # gradients beside its fp32 masters; torch autocast keeps fp32 weights and gradients,
     # the 16-bit copies it casts, and AdamW(foreach)'s temporary
     assert peak("deepspeed") < peak("torch")
+
+
+def test_a_megatron_recipe_shards_its_optimizer_as_the_layout_search_does() -> None:
+    """NeMo's and Megatron's recipes run the distributed optimizer (ZeRO-1): ``fit`` with a
+    layout given takes it from the recipe, as ``estimate``'s layout search does, and a
+    ZeRO stage the user names is kept; without a framework the stage stays 0."""
+
+    def stage(*extra: str) -> int:
+        result = run_cli("fit", "-m", "llama-3.1-70b", "--task", "train", "--gpu", "h100-sxm",
+                         "--gpus", "64", "--tp", "4", "--pp", "4", "--seq", "8192", "--json",
+                         *extra)  # fmt: skip
+        assert result.code == 0, result.stderr
+        zero: int = json.loads(result.stdout)["job"]["zero"]
+        return zero
+
+    assert stage("--framework", "nemo") == 1
+    assert stage("--framework", "megatron") == 1
+    assert stage("--framework", "nemo", "--zero", "0") == 0
+    assert stage() == 0

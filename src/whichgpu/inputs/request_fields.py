@@ -264,6 +264,12 @@ NVLINK_BRIDGE = Input(
     ),
 )
 TP = Input("int", N_("Tensor-parallel degree."), low=1, high=1024)
+ZERO = Input(
+    "int",
+    N_("ZeRO stage 0-3 (3 = FSDP full shard; default: the framework's, else 0)."),
+    low=0,
+    high=3,
+)
 PP = Input("int", N_("Pipeline-parallel degree."), low=1, high=1024)
 CP = Input(
     "int",

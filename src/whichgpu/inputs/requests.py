@@ -82,6 +82,7 @@ from whichgpu.inputs.request_fields import (
     TTFT,
     VAE_TILING,
     VP,
+    ZERO,
 )
 from whichgpu.inputs.request_fields import MARKETS as MARKETS
 from whichgpu.inputs.request_fields import QUANTS as QUANTS
@@ -213,7 +214,7 @@ class FitRequest(TrainingSettings):
         ),
     )
     attention: str = given("sdpa", ATTENTION)
-    zero: int = given(0, Input("int", N_("ZeRO stage 0-3 (3 = FSDP full shard)."), low=0, high=3))
+    zero: int | None = given(None, ZERO)
     tp: int = given(1, TP)
     pp: int = given(1, PP)
     cp: int = given(1, CP)

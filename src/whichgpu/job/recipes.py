@@ -238,7 +238,9 @@ RECIPES: dict[str, Recipe] = {
     # nemo/collections/llm/recipes/llama3_8b.py …): bf16 mixed with the distributed
     # optimizer (fp32 master weights and Adam states sharded over data parallelism),
     # micro_batch_size 1, tensor parallelism inside a node and pipeline stages across nodes.
-    # Megatron's own default is no recomputation (recompute_granularity None).
+    # Megatron's own default is no recomputation (recompute_granularity None). The
+    # distributed optimizer is ZeRO-1 (``zero``): the recipes' distributed_fused_adam sets
+    # use_distributed_optimizer, which Megatron-LM's arguments leave off.
     "megatron": Recipe(
         "megatron",
         "Megatron-LM / NeMo",
@@ -247,6 +249,7 @@ RECIPES: dict[str, Recipe] = {
             "runtime": "megatron",
             "optimizer": "adamw-fused",
             "batch": 1,
+            "zero": 1,
         },
         parallel="3d",
         finetune_global_batch=NEMO_FINETUNE_GLOBAL_BATCH,
@@ -268,6 +271,7 @@ RECIPES: dict[str, Recipe] = {
             "runtime": "megatron",
             "optimizer": "adamw-fused",
             "batch": 1,
+            "zero": 1,
             "tp_overlap": True,
         },
         parallel="3d",
