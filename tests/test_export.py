@@ -429,7 +429,8 @@ def test_a_context_parallel_layout_reaches_the_launch_arguments() -> None:
     out = run_cli("recommend", "--task", "train", "-m", "llama-3.1-70b", "--seq", "16384",
                   "--framework", "megatron", "--tokens", "1e10", "--max-gpus", "64",
                   "--objective", "time", "--export", "slurm").stdout  # fmt: skip
-    assert "--context-parallel-size 2" in out and "context parallel 2" in out
+    degree = out.split("context parallel ")[1].split()[0]
+    assert int(degree) > 1 and f"--context-parallel-size {degree}" in out
 
 
 def test_a_disaggregated_pick_exports_its_replicas_and_says_why() -> None:
