@@ -378,6 +378,15 @@ MESSAGES: dict[str, str | Plural] = {
         "{best_ms:,} ms at the lightest load at the slow end of the estimate's likely range "
         "({point_ms:,} ms at its middle)"
     ),
+    "chosen_recipe_layout": N_(
+        "{component} on the {gpu}: the layout NVIDIA's performance recipe runs it in "
+        "({preset}: {layout}), {gap:.0%} below the fastest the estimate finds ({fastest}), "
+        "within its typical error ({tolerance:.0%})."
+    ),
+    "chosen_recipe_layout_fastest": N_(
+        "{component} on the {gpu}: the layout NVIDIA's performance recipe runs it in "
+        "({preset}: {layout}), the fastest the estimate finds."
+    ),
     "chosen_layout": Np_(
         "{component} on the {gpu}: {layout}, {accumulation} micro-batch a step, none "
         "accumulated (global batch {global_batch}); give {global_batch_field} to set it.",

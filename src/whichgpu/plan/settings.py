@@ -45,6 +45,7 @@ from whichgpu.frozen import evolve
 from whichgpu.i18n import N_
 from whichgpu.inputs.requests import Component
 from whichgpu.job import Checkpointing, Job
+from whichgpu.job.recipe_layouts import RecipeLayout, recipe_layout
 from whichgpu.job.recipes import RECIPES, multi_gpu_defaults, parallel_of, timed_framework
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
@@ -260,13 +261,42 @@ def configure(
         best = _search(arch, layouts, gpu, count, timed, capacity)
         if best is not None:
             break
+    at = _recipe_at(component, arch, job, gpu, count, fixed, parallel)
+    recipe_said: list[Note] = []
+    if at is not None and best is not None:
+        # the layout NVIDIA's recipe runs, where it is as fast as the search's best within
+        # the estimate's typical error: what engineers deploy, on a tie
+        # as Megatron runs it: its distributed optimizer (ZeRO-1) and the recipe's chunks
+        given = (at.batch,) if open_batch else (job.batch,)
+        as_run = {"vp": job.vp or at.vp, "zero": 1, "runtime": "megatron"}
+        ran = tuple(
+            (layout_name(at.tp, at.pp, count // (at.tp * at.pp * at.cp), at.cp),
+             tuple((mode, tuple(evolve(j, **as_run) for j in variants))
+                   for mode, variants in per_mode))
+            for _strategy, per_mode in trials(
+                arch, job, count, parallel, given, tuple(modes),
+                component.global_batch or at.global_batch, (at.tp, at.pp, at.cp),
+            )[:1]
+        )  # fmt: skip
+        # at the whole usable memory: NVIDIA's runs are the evidence that it fits (where it
+        # leaves less than the headroom, the plan says so: warn_tight_memory)
+        theirs = _search(arch, ran, gpu, count, timed, usable_bytes(gpu))
+        tolerance = _typical_train_error()
+        if theirs is not None and theirs[0] >= best[0] * (1 - tolerance):
+            gap = round(1 - theirs[0] / best[0], 3)
+            recipe_said.append(note(
+                "chosen_recipe_layout" if gap >= 0.005 else "chosen_recipe_layout_fastest",
+                component=component.label, gpu=gpu.short_name, preset=at.preset,
+                layout=theirs[2], gap=gap, tolerance=round(tolerance, 3), fastest=best[2],
+            ))  # fmt: skip
+            best = theirs
     if best is None:  # nothing fits: the smallest step, as the memory check will report it
         fallback = _smallest(arch, layouts) or scaled_job(
             replace(job, batch=batches[-1]), count, arch
         )
         return Configured(fallback[0], fallback[1], chosen)
     _rate_value, scaled, strategy, mode, estimate = best
-    notes = chosen
+    notes = chosen + recipe_said
     if open_batch:
         notes.append(
             note(
@@ -308,6 +338,39 @@ def configure(
 
 
 Best = tuple[float, Job, str, Checkpointing, ThroughputEstimate | None]
+
+
+def _recipe_at(
+    component: Component,
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    count: int,
+    fixed: Layout | None,
+    parallel: str,
+) -> RecipeLayout | None:
+    """NVIDIA's performance recipe's layout for pretraining ``arch`` on ``count`` × ``gpu``
+    (:func:`~whichgpu.job.recipe_layouts.recipe_layout`), where the job runs Megatron's
+    layouts (no framework, NeMo's or Megatron's) and the degrees the user fixed agree."""
+    if job.task != "train" or parallel != "3d" or count == 1:
+        return None
+    if component.framework not in (None, "nemo", "megatron"):
+        return None
+    at = recipe_layout(arch.id, gpu.id, count, job.math_precision, job.seq)
+    if at is None or fixed is None:
+        return at
+    agree = all(w is None or w == h for w, h in zip(fixed, (at.tp, at.pp, at.cp), strict=True))
+    return at if agree else None
+
+
+def _typical_train_error() -> float:
+    """The typical (median absolute) error of a training throughput estimate, from its
+    regime's likely band (:data:`~whichgpu.estimate.assumptions.MEDIAN_ERROR_PER_BAND`)."""
+    from whichgpu.estimate.assumptions import MEDIAN_ERROR_PER_BAND
+    from whichgpu.estimate.throughput import likely_rate
+
+    band = likely_rate(1.0, "tokens/s", "llm-train")
+    return MEDIAN_ERROR_PER_BAND * (band.high - band.low)
 
 
 def _search(
