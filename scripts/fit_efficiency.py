@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import statistics
 import sys
 from collections import defaultdict
@@ -69,18 +68,17 @@ CV_RTOL, CV_ATOL_POINTS = 0.1, 1.0
 #: a factor free (a GPU held out with the only rows of its family in that harness): where
 #: its fit stops moves with the BLAS build far more than elsewhere (the leave-one-GPU-out
 #: 90th percentile of TF1's ResNet inference read 478 % on one sandbox and 714 % on
-#: another, 2026-12-07, same lock). A line holding such a figure is compared within this.
+#: another, 2026-12-07, same lock). Such a figure is compared within this.
 CV_FREE_RTOL, CV_FREE_POINTS = 0.5, 200.0
-PERCENT = re.compile(r"(\d+(?:\.\d+)?)%")
 
 
-def refit_tolerance(line: str) -> tuple[float, float]:
-    """(relative, absolute) tolerance of a committed line: a cross-validated figure (a
-    ``spread_`` row of the CSV, in fractions; a percentage of the report, in points) or a
-    fitted value."""
+def refit_tolerance(line: str, number: str = "", share: bool = False) -> tuple[float, float]:
+    """(relative, absolute) tolerance of ``number`` in a committed line: a cross-validated
+    figure (a ``spread_`` row of the CSV, in fractions; a share in the report, in points;
+    one of several times the measurement, within :data:`CV_FREE_RTOL`) or a fitted value."""
     if line.startswith("spread_"):
         return CV_RTOL, CV_ATOL_POINTS / 100
-    if any(float(p) >= CV_FREE_POINTS for p in PERCENT.findall(line)):
+    if share and float(number.replace(",", "")) >= CV_FREE_POINTS:
         return CV_FREE_RTOL, CV_ATOL_POINTS
     if "%" in line:
         return CV_RTOL, CV_ATOL_POINTS

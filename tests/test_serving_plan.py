@@ -470,9 +470,15 @@ def test_an_engine_time_is_kept_only_where_it_carries_from_source_to_source() ->
         low, high = fitted[engine][2:]
         assert min(held_out.values()) <= low < 0 < high <= max(held_out.values())
         assert load_framework_spreads()[engine] == pytest.approx((low, high), abs=1e-3)
-    # vLLM's maximum-load rate is stated within its own runs' errors, wider than the fit's
+    # vLLM's maximum-load rate is stated within its own runs' errors, wider than the fit's,
+    # at both ends: a deadline or budget held at the slow end holds there
     assert rate_band("", 0.0, 0.04, "vllm")[0] < rate_band("", 0.0, 0.04)[0]
     assert rate_band("", 0.0, 0.04, "vllm@0.6") == rate_band("", 0.0, 0.04, "vllm")
+    result = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine", "vllm",
+                     "--task", "inference", "--tokens", "1e8", "--json")  # fmt: skip
+    rate = json.loads(result.stdout)["throughput"]
+    slow = 1 / (1 + load_framework_spreads()["vllm"][1])
+    assert rate["low"] / rate["value"] == pytest.approx(slow, rel=1e-3)
 
 
 @pytest.mark.parametrize(("engine", "warned"), [("vllm", False), ("sglang", False), ("tgi", True)])
@@ -1366,7 +1372,9 @@ def test_an_engine_carrying_another_engines_step_overhead_states_the_step_withou
 
     overhead_s = borrowed_step_s("vllm", "trtllm")
     assert 2e-3 < overhead_s < 4e-3  # the trtllm harness's fitted overhead
-    assert borrowed_step_s("trtllm", "trtllm") == 0.0
+    assert borrowed_step_s("vllm@0.6", "trtllm") == borrowed_step_s("tgi", "trtllm") == overhead_s
+    # TensorRT-LLM's own, and llama.cpp's, whose harness fits its own overhead: nothing
+    assert borrowed_step_s("trtllm", "trtllm") == borrowed_step_s("llama.cpp", "llamacpp") == 0
     fit = latency_band("tpot")
     low, high = widened(fit, overhead_s, 0.0095)
     assert (low, high) == pytest.approx((fit[0] * (1 - overhead_s / 0.0095), fit[1]))

@@ -293,8 +293,10 @@ PADDED_FACTOR = "padded"
 @cache
 def load_framework_spreads() -> dict[str, tuple[float, float]]:
     """The leave-one-source-out error range (10th, 90th percentile) of each factor
-    ``catalog/data/framework_efficiency.csv`` gives one (an architecture's LLM training
-    factor, :func:`accuracy.published_runs.fit_architecture_factors`)."""
+    ``catalog/data/framework_efficiency.csv`` gives one: an architecture's LLM training
+    factor (:func:`accuracy.published_runs.fit_architecture_factors`), and a serving
+    engine's host time a sequence, keyed by the engine
+    (:func:`accuracy.published_serving.fit_sequence_times`)."""
     from whichgpu.catalog.loader import read_package_table
     from whichgpu.catalog.records import EfficiencyRow
 

@@ -38,11 +38,15 @@ def ttft_extra() -> float:
 
 def borrowed_step_s(engine_id: str, harness: str) -> float:
     """The fixed time a step that an engine's serving estimate charges and that no run of
-    the engine measured: its harness's fitted per-step overhead (TensorRT-LLM's, fitted on
-    its maximum-load tables, ``catalog/data/efficiency.csv``) where the engine is another
-    one (vLLM, SGLang), whose own calibration fits a host time a sequence on maximum-load
-    runs only; 0 for the harness's own engine."""
-    if engine_id == harness:
+    the engine measured: TensorRT-LLM's fitted per-step overhead (its maximum-load tables,
+    ``catalog/data/efficiency.csv``) where another engine runs on TensorRT-LLM's harness
+    (vLLM and SGLang, whose own runs fit a host time a sequence at maximum load only; TGI,
+    transformers, none at all); 0 for TensorRT-LLM itself, and for an engine with a harness
+    of its own, whose overhead its own runs fit (llama.cpp's decode steps)."""
+    from whichgpu.job.engine_times import family
+    from whichgpu.job.engines import REFERENCE_ENGINE
+
+    if harness != REFERENCE_ENGINE or family(engine_id) == REFERENCE_ENGINE:
         return 0.0
     from whichgpu.estimate.efficiency_model import load_efficiency
 
@@ -55,9 +59,12 @@ def rate_band(
     """A served rate's likely band (ratios to it), as
     :func:`~whichgpu.estimate.throughput.likely_rate` states it from ``provenance``, wider
     where the engine's own maximum-load runs, each predicted from the other sources' (its
-    host time's fit, ``framework_efficiency.csv``), erred further (vLLM's six: −36 % to
-    +45 %, against the serving fit's −23 % to +14 %); its fast end without the borrowed
-    overhead of the full batch's step, ``full_step_s``."""
+    host time's fit, ``framework_efficiency.csv``), erred further (vLLM's six put the
+    measurement −30 % to +22 % of the estimate at their 10th and 90th percentiles, against
+    the serving fit's −23 % to +14 %): both ends, so that a deadline or budget held at the
+    slow end holds there too (capacity against a request rate is held as the engine choice
+    holds it: :func:`~whichgpu.estimate.engine_choice.layout_lows`); its fast end without
+    the borrowed overhead of the full batch's step, ``full_step_s``."""
     from whichgpu.estimate.efficiency_model import load_framework_spreads
     from whichgpu.estimate.throughput import likely_rate
     from whichgpu.job.engine_times import family

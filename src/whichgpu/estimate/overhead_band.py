@@ -12,7 +12,7 @@ def kept_share(borrowed_s: float, time_s: float) -> float:
     end of its likely range is that work without it, as an overhead is at least 0 and the
     engine's own runs never said how much of it it pays (vLLM 0.10's Llama 3.1 8B decodes
     one sequence on an H100 in 6.4 ms, the step's weight reads alone at the serving fit's
-    bandwidth; the estimate with TensorRT-LLM's 2.7 ms read 9.4)."""
+    bandwidth; the estimate with TensorRT-LLM's 2.7 ms read 9.5)."""
     return 1.0 - borrowed_s / time_s if time_s > borrowed_s > 0 else 1.0
 
 
