@@ -50,6 +50,11 @@ class Numerics:
     #: Attention probabilities: HF transformers computes the softmax in fp32 and casts back;
     #: Megatron's fused scale-mask-softmax keeps them in 16 bits.
     softmax: int = 4
+    #: What a trained linear saves of its input for the weight gradient, where it is not
+    #: ``compute`` (0): Transformer Engine's FP8 GEMMs keep the FP8 cast they ran on, 1 byte
+    #: (transformer_engine/pytorch/module/linear.py and layernorm_linear.py save the
+    #: quantised input, ``ln_out`` for the latter, for the backward's wgrad GEMM)
+    gemm_input: int = 0
 
 
 def numerics(job: Job) -> Numerics:
@@ -57,6 +62,8 @@ def numerics(job: Job) -> Numerics:
         return Numerics(4, 4, False)
     if job.precision in ("16-mixed", "bf16-mixed") and job.runtime == "torch":
         return Numerics(2, 4, True)
+    if job.runtime == "megatron" and job.math == "fp8-mixed":
+        return Numerics(2, 2, False, 2, gemm_input=1)
     return Numerics(2, 2, False, 4 if job.runtime == "torch" else 2)
 
 
@@ -109,7 +116,8 @@ def _linear_inputs(
     read the tensor itself: one copy in the compute dtype, whatever the readers.
     """
     if t.full:
-        return elements * n.compute * (consumers if n.autocast and not compiled else 1)
+        saved = n.gemm_input or n.compute
+        return elements * saved * (consumers if n.autocast and not compiled else 1)
     readers = t.readers(key)
     if not adapters_fp32:
         return elements * n.compute * min(readers, 1)
