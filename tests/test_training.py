@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -834,21 +835,26 @@ def test_a_small_eager_step_is_bound_by_its_kernel_launches(catalog: Catalog) ->
     assert measured == pytest.approx(13_230, rel=0.05) and "kernel launches" not in said
 
 
+def _pretraining(model: str, count: int, *extra: str) -> dict[str, Any]:
+    """``estimate --task train --json`` of ``model`` on ``count`` H100s at 8,192 tokens."""
+    import json
+
+    from tests.conftest import run_cli
+
+    result = run_cli("estimate", "-m", model, "--task", "train", "--gpu", "h100-sxm", "--count",
+                     str(count), "--seq", "8192", "--json", *extra)  # fmt: skip
+    assert result.code == 0, result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
 def test_the_405b_recipe_layout_is_searched_and_fits_as_nemo_runs_it() -> None:
     """NeMo's Llama 3.1 405B recipe on 1,024 H100s (Megatron-Bridge's
     LLAMA31_405B_PRETRAIN_CONFIG_H100_FP8_CS_V1: TP 8 × PP 8 × CP 2, VP 8, micro-batch 1,
     global batch 512, no recomputation) fits as Megatron's fused kernels save activations,
     and the search finds it: a shallower pipeline that fits only by recomputing every layer
     no longer stops it. Published: 292 (25.11) and 328 (26.04) tokens/s a GPU."""
-    import json
-
-    from tests.conftest import run_cli
-
-    result = run_cli("estimate", "-m", "llama-3.1-405b", "--task", "train", "--gpu", "h100-sxm",
-                     "--count", "1024", "--seq", "8192", "--framework", "nemo", "--precision",
-                     "fp8-mixed", "--json")  # fmt: skip
-    assert result.code == 0, result.stderr
-    doc = json.loads(result.stdout)
+    doc = _pretraining("llama-3.1-405b", 1024, "--framework", "nemo", "--precision", "fp8-mixed")
     config = doc["configuration"]
     assert (config["tp"], config["pp"], config["cp"]) == (8, 8, 2)
     assert config["checkpointing"] == "none"
@@ -870,29 +876,14 @@ def test_pretraining_answers_with_the_recipe_layout_on_a_tie(
     recipes run answers with the recipe's layout, which the estimate puts within its typical
     error of the fastest it finds (or at it), and says so; the recipe's global batch with it.
     On a count no recipe runs, the search's own layout, and nothing said of a recipe."""
-    import json
-
-    from tests.conftest import run_cli
-
-    def answer(gpus: int) -> dict[str, object]:
-        result = run_cli("estimate", "-m", model, "--task", "train", "--gpu", "h100-sxm",
-                         "--count", str(gpus), "--seq", "8192", "--cp", "2", "--json")  # fmt: skip
-        assert result.code == 0, result.stderr
-        doc: dict[str, object] = json.loads(result.stdout)
-        return doc
-
-    doc = answer(count)
+    doc = _pretraining(model, count, "--cp", "2")
     config = doc["configuration"]
-    assert isinstance(config, dict)
     assert (config["tp"], config["pp"], config["cp"], config["vp"]) == layout
     assert config["global_batch"] in (128, 512) and config["zero"] == 1
-    codes = [n["code"] for n in doc["notes"]]  # type: ignore[attr-defined, union-attr]
-    assert {"chosen_recipe_layout", "chosen_recipe_layout_fastest"} & set(codes)
-    other = answer(count // 2)
-    assert not {"chosen_recipe_layout", "chosen_recipe_layout_fastest"} & {
-        n["code"]
-        for n in other["notes"]  # type: ignore[attr-defined, union-attr]
-    }
+    said = {"chosen_recipe_layout", "chosen_recipe_layout_fastest"}
+    assert said & {n["code"] for n in doc["notes"]}
+    other = _pretraining(model, count // 2, "--cp", "2")
+    assert not said & {n["code"] for n in other["notes"]}
 
 
 def test_fp8_recipe_activations_keep_the_gemm_inputs_in_fp8() -> None:
@@ -901,15 +892,7 @@ def test_fp8_recipe_activations_keep_the_gemm_inputs_in_fp8() -> None:
     global batch 128, no recomputation) fits as it runs (80.2 GiB with 16-bit copies,
     70.2 with FP8 ones), the search finds it, and it reads the published speed: 1,602
     (25.11) and 1,664 (26.04) tokens/s a GPU."""
-    import json
-
-    from tests.conftest import run_cli
-
-    result = run_cli("estimate", "-m", "llama-3.1-70b", "--task", "train", "--gpu", "h100-sxm",
-                     "--count", "64", "--seq", "8192", "--framework", "nemo", "--precision",
-                     "fp8-mixed", "--json")  # fmt: skip
-    assert result.code == 0, result.stderr
-    doc = json.loads(result.stdout)
+    doc = _pretraining("llama-3.1-70b", 64, "--framework", "nemo", "--precision", "fp8-mixed")
     config = doc["configuration"]
     assert (config["tp"], config["pp"], config["vp"], config["checkpointing"]) == (4, 8, 5, "none")
     assert 1_500 < doc["throughput"]["value"] / 64 < 1_800
