@@ -431,6 +431,7 @@ def training_page() -> str:
         "",
         fp8_paragraph(runs),
         "",
+        *recipe_search_section(),
         "Read with care. The leave-one-source-out rows count a run the factor cannot be "
         "fitted on without it (an implausible MFU, a framework with one source) at its "
         "unfactored error. torchtune's two sources are two campaigns of its README (2024-05 "
@@ -452,6 +453,56 @@ def training_page() -> str:
         *trainer_section(factors.get(PADDED_FACTOR)),
     ]
     return "\n".join(lines)
+
+
+def recipe_search_section() -> list[str]:
+    """The layout search against NVIDIA's performance recipes: for each recipe layout a
+    published run of the same model, GPUs and precision measured (the ``nemo`` rows above),
+    what ``estimate --framework nemo`` chooses with no layout given, and how fast it reads."""
+    from whichgpu.catalog import load_catalog
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.estimate.pipeline import virtual_stages
+    from whichgpu.inputs.requests import EstimateRequest
+    from whichgpu.job.recipe_layouts import LAYOUTS, RECIPE_SEQ
+    from whichgpu.models import resolve_model
+
+    catalog = load_catalog()
+    path = DOCS.parent / "validation" / "published_training.csv"
+    published = [r for r in csv.DictReader(path.open(encoding="utf-8"))
+                 if r["framework"] == "nemo" and r["seq"] == str(RECIPE_SEQ)]  # fmt: skip
+    lines = [
+        "### The layout search against the recipes",
+        "",
+        "With no layout given (`estimate --task train --seq 8192 --framework nemo`), the search "
+        "takes the layout of NVIDIA's performance recipe where it puts it within the "
+        "estimate's typical error of the fastest it finds (`whichgpu.job.recipe_layouts`: "
+        "Megatron-Bridge's presets). Against the published runs of the same model, GPUs and "
+        "precision (every `nemo` row above, whatever release and layout it ran):",
+        "",
+        "| model | GPUs | precision | recipe | whichgpu's layout | estimated tokens/s a GPU "
+        "| published |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (models, gpu_id, count, math), at in LAYOUTS.items():
+        rows = [r for r in published if r["model"] in models and r["gpu"] == gpu_id
+                and int(r["gpus"]) == count and r["precision"] == math]  # fmt: skip
+        if not rows:
+            continue
+        model = rows[0]["model"]
+        request = EstimateRequest(model=model, task="train", seq=RECIPE_SEQ, framework="nemo",
+                                  precision=math, count=count)  # fmt: skip
+        est = estimate_job(catalog.gpu(gpu_id), resolve_model(model), request)
+        job = est.job
+        assert job is not None
+        vp = virtual_stages(resolve_model(model), job)
+        got = f"TP {job.tp} × PP {job.pp} × CP {job.cp} (VP {vp})"
+        want = f"TP {at.tp} × PP {at.pp} × CP {at.cp} (VP {at.vp})"
+        seen = ", ".join(sorted({f"{float(r['tokens_per_s_per_gpu']):,.0f}" for r in rows}))
+        lines.append(
+            f"| {model} | {count} × {gpu_id} | {math} | {want} | {got} | "
+            f"{est.throughput.value / count:,.0f} | {seen} |"
+        )
+    return [*lines, ""]
 
 
 def trainer_section(padded: tuple[float, int] | None) -> list[str]:
