@@ -451,8 +451,65 @@ def training_page() -> str:
         "statistic it reports; its maintainers could not reproduce it (above).",
         "",
         *trainer_section(factors.get(PADDED_FACTOR)),
+        *verdicts_section(),
     ]
     return "\n".join(lines)
+
+
+def verdicts_section() -> list[str]:
+    """Published fits and out-of-memory verdicts (``validation/published_fits.csv``) against
+    ``whichgpu fit`` on the same GPU and settings."""
+    from accuracy.published_fits import check_fits
+    from accuracy.published_runs import spread
+
+    path = DOCS.parent / "validation" / "published_fits.csv"
+    checks = check_fits(path.read_text(encoding="utf-8"))
+    lines = [
+        "## Fits and out-of-memory verdicts",
+        "",
+        "`validation/published_fits.csv`: fine-tuning runs whose sources say whether they fit "
+        "their GPU or ran out of memory (torchtune's README and issues, LitGPT's resource "
+        "tables, axolotl's examples and issues, a LLaMA-Factory issue; each row quotes its "
+        "source), planned by `whichgpu fit` on that GPU with the settings the run stated "
+        "(`accuracy.published_fits`). A peak the source gave in GB is converted to GiB; "
+        "whichgpu's figure includes its allowance for the CUDA context and allocator.",
+        "",
+        "| run | model | task | GPU | published | whichgpu (GiB needed of usable) | "
+        "published peak (GiB) | error |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in checks:
+        said = "fits" if c.fits else "out of memory"
+        error = "" if c.peak_error is None else f"{c.peak_error:+.0%}"
+        peak = "" if c.peak_gib is None else f"{c.peak_gib:.1f}"
+        lines.append(
+            f"| {c.id} | {c.model} | {c.task} | {c.gpu} | "
+            f"{'fits' if c.published == 'fits' else 'out of memory'} | "
+            f"{said}: {c.needed_gib:.1f} of {c.capacity_gib:.1f} | {peak} | {error} |"
+        )
+    ooms = [c for c in checks if c.published == "oom"]
+    errors = [c.peak_error for c in checks if c.peak_error is not None]
+    median, p90 = spread(errors)
+    missed = ", ".join(c.id for c in checks if not c.agrees)
+    by_id = {c.id: c for c in checks}
+    litgpt = " and ".join(f"{-(by_id[i].peak_error or 0):.0%}" for i in ("v017", "v020")
+                          if by_id[i].peak_error is not None)  # fmt: skip
+    lines += [
+        "",
+        f"{sum(c.agrees for c in checks)} of {len(checks)} verdicts agree; "
+        f"{sum(c.agrees for c in ooms)} of the {len(ooms)} out-of-memory reports are "
+        f"reproduced (not: {missed}). Where a peak is published, whichgpu's reads it within "
+        f"{median:.0%} at the median ({p90:.0%} at the 90th percentile, {len(errors)} runs). "
+        f"Read with care: LitGPT's QLoRA runs read {litgpt} under their peaks (its 2023 "
+        "bitsandbytes path holds more than whichgpu counts), and its Falcon-40B QLoRA, "
+        f"v021, reads {by_id['v021'].needed_gib:.1f} of "
+        f"{by_id['v021'].capacity_gib:.1f} GiB where the run ran out; v039 is a "
+        "LLaMA-Factory issue (LoRA with Unsloth in fp16 on an L40) left open without a "
+        "cause; v028's 'about 17 GB' is axolotl's README figure for a 24 GB card, most "
+        "likely the memory reserved rather than allocated.",
+        "",
+    ]
+    return lines
 
 
 def recipe_search_section() -> list[str]:
