@@ -244,11 +244,16 @@ def served_plan(text: str) -> tuple[int, int]:
     return int(found[1]), int(found[2])
 
 
-def test_replicas_on_one_node_are_one_server_each() -> None:
+def test_replicas_on_one_node_are_one_server_each(tmp_path: Path) -> None:
     """SkyPilot and Slurm start one server per replica the node holds, each on its own GPUs
     and port, and wait on them; they started one server on a replica's GPUs (4 × 2-GPU
-    replicas on 8 GPUs ran one `vllm serve --tensor-parallel-size 2`)."""
-    result = run_cli("recommend", *SERVED, "--export", "skypilot")
+    replicas on 8 GPUs ran one `vllm serve --tensor-parallel-size 2`). The node is the
+    instance the offer sells: 8 RTX 4090s in one here (the shipped offers' 1-GPU VMs are
+    a node each)."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text("gpu,price_usd_per_h,market,gpus_per_instance\nrtx-4090,0.3,on-demand,8\n")
+    served = (*SERVED, "--prices", str(prices))
+    result = run_cli("recommend", *served, "--export", "skypilot")
     assert result.code == 0, result.stderr
     sky_text = result.stdout
     replicas, tp = served_plan(sky_text)
@@ -262,7 +267,7 @@ def test_replicas_on_one_node_are_one_server_each() -> None:
         assert line.startswith(f"(export CUDA_VISIBLE_DEVICES={devices}; vllm serve ")
         assert f"--tensor-parallel-size {tp} " in line
         assert line.endswith(f"--host 0.0.0.0 --port {8000 + i}) &")
-    slurm = run_cli("recommend", *SERVED, "--export", "slurm")
+    slurm = run_cli("recommend", *served, "--export", "slurm")
     assert slurm.code == 0, slurm.stderr
     assert slurm.stdout.rstrip().endswith("\n".join(lines))
     import subprocess
@@ -421,6 +426,16 @@ def test_skypilot_refuses_a_gpu_it_has_no_name_for_in_one_line(tmp_path: Path) -
         prices.write_text(f"gpu,price_usd_per_h,market\n{gpu},0.01,on-demand\n")
         sky = run_cli("recommend", *SERVED, "--prices", str(prices), "--export", "skypilot")
         assert sky.code == 0 and f"accelerators: {name}:" in sky.stdout
+
+
+def test_nodes_are_the_instances_the_offers_sell() -> None:
+    """A pick rented as GB200 NVL72 trays (4 GPUs each, as the offers sell them) runs on
+    nodes of 4: 64 GPUs are 16 Slurm nodes with --gres=gpu:4, not 8 of 8."""
+    out = run_cli("recommend", "--task", "train", "-m", "llama-3.1-70b", "--seq", "16384",
+                  "--framework", "megatron", "--tokens", "1e10", "--max-gpus", "64",
+                  "--objective", "time", "--export", "slurm").stdout  # fmt: skip
+    assert "64 × GB200" in out
+    assert "#SBATCH --nodes=16" in out and "#SBATCH --gres=gpu:4" in out
 
 
 def test_a_context_parallel_layout_reaches_the_launch_arguments() -> None:

@@ -71,14 +71,16 @@ def skypilot_accelerators(catalog: Catalog, result: Recommendation, option: Opti
 
 def _nodes(option: Option) -> tuple[int, int]:
     """(nodes, GPUs per node) for the pick's cards: one node per isolated service, else as
-    few 8-GPU nodes as hold the count."""
+    few nodes as hold the count, each of the instance shape its offers sell (GB200 NVL72:
+    4-GPU trays; a 1-GPU VM: one), 8 GPUs where it is bought or has no shape."""
     hw = option.hardware
-    if hw.services > 1 and hw.count <= GPUS_PER_NODE:
+    node = hw.per_node or GPUS_PER_NODE
+    if hw.services > 1 and hw.count <= node:
         return hw.services, hw.count
     gpus = option.gpus
-    if gpus <= GPUS_PER_NODE:
+    if gpus <= node:
         return 1, gpus
-    return math.ceil(gpus / GPUS_PER_NODE), GPUS_PER_NODE
+    return math.ceil(gpus / node), node
 
 
 def _slow_hours(option: Option) -> float | None:
