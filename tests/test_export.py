@@ -682,3 +682,24 @@ def test_a_served_pick_exports_as_llm_d_modelservice_values() -> None:
     fr = run_cli("--lang", "fr", "recommend", "--task", "inference", "-m", "llama-3.1-8b",
                  "--request-rate", "5", "--engine", "sglang", "--export", "llm-d")  # fmt: skip
     assert fr.code == 2 and " or " not in fr.stderr and "pour vllm, vllm@0.6" in fr.stderr
+
+
+def test_kubernetes_asks_for_amd_gpus_in_rocm_images(tmp_path: Path) -> None:
+    """An AMD pick's pods ask for amd.com/gpu (AMD's device plugin) and run ROCm images:
+    vLLM's (vllm/vllm-openai-rocm, as vLLM's docs name it), ROCm's PyTorch for training; an
+    engine whose ROCm image whichgpu does not know is refused in one line."""
+    prices = tmp_path / "prices.csv"
+    prices.write_text("gpu,price_usd_per_h,market\nmi300x,0.5,on-demand\n")
+    served = ("--task", "inference", "--model", "llama-3.1-8b", "--request-rate", "20",
+              "--hours", "10", "--prices", str(prices), "--export", "kubernetes")  # fmt: skip
+    doc = yaml.safe_load(run_cli("recommend", *served, "--engine", "vllm").stdout)
+    (container,) = doc["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "vllm/vllm-openai-rocm:latest"
+    assert set(container["resources"]["limits"]) == {"amd.com/gpu"}
+    refused = run_cli("recommend", *served, "--engine", "sglang")
+    assert refused.code == 2 and len(refused.stderr.strip().splitlines()) == 1
+    trained = run_cli("recommend", "--task", "lora", "--model", "llama-3.1-8b", "--tokens",
+                      "1e8", "--prices", str(prices), "--export", "kubernetes")  # fmt: skip
+    (container,) = yaml.safe_load(trained.stdout)["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "rocm/pytorch:latest"
+    assert set(container["resources"]["limits"]) == {"amd.com/gpu"}

@@ -24,6 +24,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.store import Catalog
+from whichgpu.commands.export_images import GPU_RESOURCE, pick_image
 from whichgpu.commands.recommend.rank import Option, Recommendation
 from whichgpu.errors import InvalidInput
 
@@ -193,8 +194,6 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
 
 #: The default run command of a training pick: the script, given the chosen settings.
 TRAIN_COMMAND = f"python train.py ${LAUNCH_ARGS_ENV}"
-#: The default container image of a training pick (a served pick takes its engine's)
-TRAIN_IMAGE = "nvcr.io/nvidia/pytorch:24.10-py3"
 #: The variable a served pick's command reads its checkpoint from where the engine needs
 #: one whichgpu cannot name (pre-quantized INT4, a GGUF file): unset, the command stops
 #: saying what to set it to
@@ -445,12 +444,13 @@ def kubernetes_manifest(
     else:
         if hw.count > GPUS_PER_NODE:
             raise InvalidInput("kubernetes_nodes", n=option.gpus)
-        limits = {"nvidia.com/gpu": hw.count}
+        resource = GPU_RESOURCE.get(hw.gpu.vendor, "nvidia.com/gpu")
+        limits = {resource: hw.count}
         replicas = hw.services  # one pod per isolated service, each with its own GPUs
         plan = next((r.serving for r in option.runs if r.serving is not None), None)
         if plan is not None and hw.services == 1:
             # one pod per serving replica, each with the GPUs of its tensor-parallel group
-            limits = {"nvidia.com/gpu": plan.gpus_per_replica}
+            limits = {resource: plan.gpus_per_replica}
             replicas = plan.replicas
     container: dict[str, Any] = {
         "name": "main",
@@ -540,7 +540,6 @@ def export(
     """``result``'s pick in ``kind``'s format, running ``run`` in ``image`` (None: for a
     served model, the serving engine's launch command and image; else :data:`TRAIN_COMMAND`
     in :data:`TRAIN_IMAGE`)."""
-    from whichgpu.job.engine_releases import engine_profile
 
     check_export_args(name, run)
     option = result.pick
@@ -554,7 +553,7 @@ def export(
         if kind == "slurm" and _nodes(option)[0] > 1:  # the batch script runs on one node
             host_run = f"srun --ntasks-per-node=1 bash -c {shlex.quote(host_run)}"
     if image is None:
-        image = engine_profile(served[1].engine).image if served is not None else TRAIN_IMAGE
+        image = pick_image(option, served[1].engine if served is not None else None, kind)
     if kind == "skypilot":
         return skypilot_task(catalog, result, option, name, host_run, setup)
     if kind == "kubernetes":

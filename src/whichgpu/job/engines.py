@@ -65,6 +65,8 @@ class EngineProfile:
     image: str
     source: str
     as_of: str
+    #: Its ROCm image for AMD Instinct GPUs, where its docs name one ("" where not)
+    rocm_image: str = ""
     #: The release (or commit) whose defaults the profile reads, named in the answer
     version: str = ""
     #: The port the server listens on by default; replicas on one node take the next ones
@@ -293,6 +295,8 @@ ENGINES: dict[str, EngineProfile] = {
             "--host 0.0.0.0 --port {port}{quant}"
         ),
         image="vllm/vllm-openai:latest",
+        # docs.vllm.ai installation, GPU, ROCm: "available on Docker Hub as vllm-openai-rocm"
+        rocm_image="vllm/vllm-openai-rocm:latest",
         quant_flags=(("fp8", " --quantization fp8"),),
         # docs.vllm.ai "Quantized KV Cache": --kv-cache-dtype fp8 (E4M3, per-tensor scales)
         kv_flags=(("fp8", " --kv-cache-dtype fp8"),),

@@ -1,0 +1,38 @@
+"""The container image and GPU resource an exported pick runs with: its serving engine's
+image (its ROCm one on an AMD GPU), else a training one, and the resource a Kubernetes pod
+asks its GPUs by."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from whichgpu.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from whichgpu.commands.recommend.options import Option
+
+#: The default container image of a training pick (a served pick takes its engine's)
+TRAIN_IMAGE = "nvcr.io/nvidia/pytorch:24.10-py3"
+#: Its ROCm counterpart on AMD GPUs (rocm.docs.amd.com, "PyTorch on ROCm": docker pull
+#: rocm/pytorch:latest)
+ROCM_TRAIN_IMAGE = "rocm/pytorch:latest"
+#: The resource a pod asks its GPUs by: NVIDIA's device plugin's, AMD's
+#: (ROCm/k8s-device-plugin: amd.com/gpu)
+GPU_RESOURCE = {"NVIDIA": "nvidia.com/gpu", "AMD": "amd.com/gpu"}
+
+
+def pick_image(option: Option, engine_id: str | None, kind: str) -> str:
+    """The container image a pick runs in: its serving engine's (its ROCm one on an AMD
+    GPU), else the training one; a pod on an AMD GPU whose engine names no ROCm image is
+    refused in one line (deploy_vendor)."""
+    from whichgpu.job.engine_releases import engine_profile
+
+    amd = option.hardware.gpu.vendor == "AMD"
+    if engine_id is None:
+        return ROCM_TRAIN_IMAGE if amd else TRAIN_IMAGE
+    engine = engine_profile(engine_id)
+    if not amd:
+        return engine.image
+    if not engine.rocm_image and kind == "kubernetes":
+        raise InvalidInput("deploy_vendor", system="Kubernetes", gpu=option.hardware.gpu.name)
+    return engine.rocm_image or engine.image
