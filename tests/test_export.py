@@ -698,6 +698,10 @@ def test_kubernetes_asks_for_amd_gpus_in_rocm_images(tmp_path: Path) -> None:
     assert set(container["resources"]["limits"]) == {"amd.com/gpu"}
     refused = run_cli("recommend", *served, "--engine", "sglang")
     assert refused.code == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "no ROCm image of SGLang" in refused.stderr and "--image" in refused.stderr
+    given = run_cli("recommend", *served, "--engine", "sglang", "--image", "sglang-rocm:mine")
+    (container,) = yaml.safe_load(given.stdout)["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "sglang-rocm:mine"
     trained = run_cli("recommend", "--task", "lora", "--model", "llama-3.1-8b", "--tokens",
                       "1e8", "--prices", str(prices), "--export", "kubernetes")  # fmt: skip
     (container,) = yaml.safe_load(trained.stdout)["spec"]["template"]["spec"]["containers"]

@@ -436,6 +436,7 @@ MESSAGES: dict[str, str] = {
         "one of them, or export to skypilot, kubernetes or slurm"
     ),
     "deploy_mig": N_("{system}'s workers take whole GPUs; export a MIG plan to kubernetes"),
+    "deploy_rocm": N_("whichgpu knows no ROCm image of {engine} for the {gpu}: give --image"),
     "deploy_vendor": N_(
         "{system}'s pods here ask for NVIDIA GPUs and CUDA images, not the {gpu}: give "
         "--requires cuda, or export to skypilot or slurm"

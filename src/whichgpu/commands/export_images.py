@@ -24,7 +24,7 @@ GPU_RESOURCE = {"NVIDIA": "nvidia.com/gpu", "AMD": "amd.com/gpu"}
 def pick_image(option: Option, engine_id: str | None, kind: str) -> str:
     """The container image a pick runs in: its serving engine's (its ROCm one on an AMD
     GPU), else the training one; a pod on an AMD GPU whose engine names no ROCm image is
-    refused in one line (deploy_vendor)."""
+    refused in one line, which asks for one (deploy_rocm)."""
     from whichgpu.job.engine_releases import engine_profile
 
     amd = option.hardware.gpu.vendor == "AMD"
@@ -34,5 +34,5 @@ def pick_image(option: Option, engine_id: str | None, kind: str) -> str:
     if not amd:
         return engine.image
     if not engine.rocm_image and kind == "kubernetes":
-        raise InvalidInput("deploy_vendor", system="Kubernetes", gpu=option.hardware.gpu.name)
+        raise InvalidInput("deploy_rocm", engine=engine.name, gpu=option.hardware.gpu.name)
     return engine.rocm_image or engine.image
