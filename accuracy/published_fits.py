@@ -23,6 +23,8 @@ class FitCheck:
     capacity_gib: float
     peak_gib: float | None
     source: str
+    #: whichgpu's figure of what the source's peak measured (tensors, or the total)
+    compared_gib: float = 0.0
 
     @property
     def agrees(self) -> bool:
@@ -30,8 +32,8 @@ class FitCheck:
 
     @property
     def peak_error(self) -> float | None:
-        """``fit``'s total over the published peak, less 1 (where a peak is published)."""
-        return None if self.peak_gib is None else self.needed_gib / self.peak_gib - 1
+        """``fit``'s figure over the published peak, less 1 (where a peak is published)."""
+        return None if self.peak_gib is None else self.compared_gib / self.peak_gib - 1
 
 
 def check_fits(text: str) -> list[FitCheck]:
@@ -65,11 +67,13 @@ def check_fits(text: str) -> list[FitCheck]:
         request = FitRequest(**fields)  # type: ignore[arg-type]
         result, _serving = fit_request(catalog, resolve_model(row["model"]), request)
         target = next(g for g in result.gpus if g.gpu.id == result.target.id)  # type: ignore[union-attr]
+        tensors = result.estimate.tensor_bytes / 2**30
         out.append(
             FitCheck(
                 row["id"], row["model"], row["task"], row["gpu"], row["verdict"], target.fits,
                 target.needed_gib, target.needed_gib + target.headroom_gib,
                 float(row["peak_gib"]) if row["peak_gib"] else None, row["source"],
+                tensors if row.get("peak_kind") == "allocated" else target.needed_gib,
             )
         )  # fmt: skip
     return out

@@ -469,10 +469,12 @@ def verdicts_section() -> list[str]:
         "",
         "`validation/published_fits.csv`: fine-tuning runs whose sources say whether they fit "
         "their GPU or ran out of memory (torchtune's README and issues, LitGPT's resource "
-        "tables, axolotl's examples and issues, a LLaMA-Factory issue; each row quotes its "
-        "source), planned by `whichgpu fit` on that GPU with the settings the run stated "
-        "(`accuracy.published_fits`). A peak the source gave in GB is converted to GiB; "
-        "whichgpu's figure includes its allowance for the CUDA context and allocator.",
+        "tables, axolotl's examples and a pull request, a LLaMA-Factory issue; each row "
+        "quotes its source), planned by `whichgpu fit` on that GPU with the settings the run "
+        "stated (`accuracy.published_fits`). A peak the source gave in GB is converted to "
+        "GiB, and compared with whichgpu's tensors alone where the source measured allocated "
+        "memory (LitGPT), else with its total, which adds its allowance for the CUDA context "
+        "and the allocator.",
         "",
         "| run | model | task | GPU | published | whichgpu (GiB needed of usable) | "
         "published peak (GiB) | error |",
@@ -489,24 +491,27 @@ def verdicts_section() -> list[str]:
         )
     ooms = [c for c in checks if c.published == "oom"]
     errors = [c.peak_error for c in checks if c.peak_error is not None]
-    median, p90 = spread(errors)
-    missed = ", ".join(c.id for c in checks if not c.agrees)
+    median, _p90 = spread(errors)
+    largest = max(errors, key=abs)
+    missed = ", ".join(c.id for c in ooms if not c.agrees)
+    other = [c.id for c in checks if not c.agrees and c.published != "oom"]
     by_id = {c.id: c for c in checks}
-    litgpt = " and ".join(f"{-(by_id[i].peak_error or 0):.0%}" for i in ("v017", "v020")
+    litgpt = " and ".join(f"{by_id[i].peak_error:+.0%}" for i in ("v017", "v020")
                           if by_id[i].peak_error is not None)  # fmt: skip
     lines += [
         "",
         f"{sum(c.agrees for c in checks)} of {len(checks)} verdicts agree; "
         f"{sum(c.agrees for c in ooms)} of the {len(ooms)} out-of-memory reports are "
-        f"reproduced (not: {missed}). Where a peak is published, whichgpu's reads it within "
-        f"{median:.0%} at the median ({p90:.0%} at the 90th percentile, {len(errors)} runs). "
-        f"Read with care: LitGPT's QLoRA runs read {litgpt} under their peaks (its 2023 "
-        "bitsandbytes path holds more than whichgpu counts), and its Falcon-40B QLoRA, "
-        f"v021, reads {by_id['v021'].needed_gib:.1f} of "
-        f"{by_id['v021'].capacity_gib:.1f} GiB where the run ran out; v039 is a "
-        "LLaMA-Factory issue (LoRA with Unsloth in fp16 on an L40) left open without a "
-        "cause; v028's 'about 17 GB' is axolotl's README figure for a 24 GB card, most "
-        "likely the memory reserved rather than allocated.",
+        f"reproduced (not: {missed})"
+        + (f", and {', '.join(other)} fit where whichgpu says they do not" if other else "")
+        + f". Where a peak is published, whichgpu's reads it within {median:.0%} at the "
+        f"median ({len(errors)} runs; the largest error {largest:+.0%}). Read with care: "
+        f"LitGPT's QLoRA runs read {litgpt} against their peaks, and its Falcon-40B QLoRA, "
+        f"v021, reads {by_id['v021'].needed_gib:.1f} of {by_id['v021'].capacity_gib:.1f} GiB "
+        "where the run ran out; v039 is a LLaMA-Factory issue (LoRA with Unsloth in fp16 on "
+        "an L40) left open without a cause; v028's 'about 17 GB' is axolotl's README "
+        "figure for a 24 GB card, which does not say whether it is allocated or reserved "
+        "memory.",
         "",
     ]
     return lines

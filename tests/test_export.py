@@ -707,3 +707,25 @@ def test_kubernetes_asks_for_amd_gpus_in_rocm_images(tmp_path: Path) -> None:
     (container,) = yaml.safe_load(trained.stdout)["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "rocm/pytorch:latest"
     assert set(container["resources"]["limits"]) == {"amd.com/gpu"}
+
+
+def test_a_replica_over_several_instances_is_refused_and_amd_containers_get_rocm_flags(
+    tmp_path: Path,
+) -> None:
+    """A serving replica larger than the instance its offers sell (TP 8 on GB200 trays of 4)
+    cannot be one server a node: every export that writes one refuses it in one line. On an
+    AMD GPU an engine run from its image gets ROCm's devices, not NVIDIA's --gpus."""
+    trays = tmp_path / "trays.csv"
+    trays.write_text("gpu,price_usd_per_h,market,instance,gpus_per_instance\n"
+                     "gb200,0.05,on-demand,tray4,4\n")  # fmt: skip
+    for kind in ("slurm", "skypilot", "kubernetes"):
+        result = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-405b",
+                         "--request-rate", "5", "--max-gpus", "16", "--prices", str(trays),
+                         "--export", kind)  # fmt: skip
+        assert result.code == 2 and "more than an instance of 4" in result.stderr
+    amd = tmp_path / "amd.csv"
+    amd.write_text("gpu,price_usd_per_h,market\nmi300x,0.5,on-demand\n")
+    script = run_cli("recommend", *SERVED[:-1], "tgi", "--prices", str(amd), "--export",
+                     "slurm", "--image", "tgi-rocm:mine").stdout  # fmt: skip
+    assert "--device /dev/kfd --device /dev/dri --group-add video" in script
+    assert "--gpus" not in script and "tgi-rocm:mine" in script

@@ -902,8 +902,8 @@ def test_published_out_of_memory_verdicts_are_reproduced() -> None:
     """Issue 46: fine-tuning runs whose sources say they fit or ran out of memory
     (validation/published_fits.csv), planned by ``fit`` with their stated settings: every
     verdict agrees but two (LitGPT's Falcon-40B QLoRA, v021, and a LLaMA-Factory issue left
-    open, v039), and where a peak is published whichgpu reads it within 20 % but one (v028,
-    axolotl's "about 17 GB", most likely reserved memory)."""
+    open, v039); where a peak is published whichgpu reads it within 17 % but for LitGPT's
+    QLoRA path and v028 (axolotl's "about 17 GB", allocated or reserved unsaid)."""
     from accuracy.published_fits import check_fits
 
     text = (Path(__file__).parents[1] / "validation" / "published_fits.csv").read_text()
@@ -911,5 +911,6 @@ def test_published_out_of_memory_verdicts_are_reproduced() -> None:
     assert {i for i, c in checks.items() if not c.agrees} == {"v021", "v039"}
     for reproduced in ("v010", "v016", "v019", "v027"):  # out of memory, as published
         assert not checks[reproduced].fits
-    errors = [abs(c.peak_error) for c in checks.values() if c.peak_error is not None]
-    assert len(errors) == 10 and sum(e > 0.2 for e in errors) == 1
+    errors = {i: abs(c.peak_error) for i, c in checks.items() if c.peak_error is not None}
+    assert len(errors) == 10
+    assert {i for i, e in errors.items() if e > 0.18} == {"v017", "v020", "v028"}

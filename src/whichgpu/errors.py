@@ -437,6 +437,10 @@ MESSAGES: dict[str, str] = {
     ),
     "deploy_mig": N_("{system}'s workers take whole GPUs; export a MIG plan to kubernetes"),
     "deploy_rocm": N_("whichgpu knows no ROCm image of {engine} for the {gpu}: give --image"),
+    "export_replica_spans": N_(
+        "a serving replica of the pick takes {gpus} GPUs, more than an instance of {per_node} "
+        "holds: the export starts one server a node, no multi-node launch (Ray, MPI)"
+    ),
     "deploy_vendor": N_(
         "{system}'s pods here ask for NVIDIA GPUs and CUDA images, not the {gpu}: give "
         "--requires cuda, or export to skypilot or slurm"

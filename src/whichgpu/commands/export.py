@@ -3,7 +3,8 @@ a Slurm batch header, so that it is one command away from running. Pure text bui
 
 * SkyPilot task YAML (docs.skypilot.co, "YAML configuration"): ``resources.accelerators``
   ``NAME:COUNT`` with SkyPilot's accelerator names (``catalog/data/aliases.csv``, scope
-  ``skypilot``), ``num_nodes`` when the count exceeds one 8-GPU node, ``use_spot`` for spot.
+  ``skypilot``), ``num_nodes`` when the count exceeds one instance of the shape the pick's
+  offers sell (8 GPUs where it has none), ``use_spot`` for spot.
 * Kubernetes (the NVIDIA device plugin's extended resources): ``nvidia.com/gpu: N`` for whole
   cards, ``nvidia.com/mig-1g.10gb: 1`` for a MIG slice (``mixed`` strategy); a ``batch/v1``
   Job for jobs with a size, an ``apps/v1`` Deployment (one replica per service) for serving.
@@ -303,7 +304,7 @@ def _replicas_a_node(option: Option, plan: ServingPlan) -> int:
     return min(plan.replicas, per_node // plan.gpus_per_replica)
 
 
-def node_script(option: Option) -> str | None:
+def node_script(option: Option, image: str | None = None) -> str | None:
     """What each node of a served pick runs (a SkyPilot task's ``run``, a Slurm job's step):
     one server per replica it holds, each on its own GPUs and port, in the background,
     then a ``wait`` on them all, so that 4 × 2-GPU replicas on an 8-GPU node are four
@@ -341,10 +342,15 @@ def node_script(option: Option) -> str | None:
         devices = ",".join(str(gpu) for gpu in gpus)
         if engine.host_docker:
             args = command.partition(" ")[2]  # the image's entrypoint is the program
-            where = "all" if count == 1 else shlex.quote(f'"device={devices}"')
+            where = "--gpus " + ("all" if count == 1 else shlex.quote(f'"device={devices}"'))
+            if option.hardware.gpu.vendor == "AMD":  # ROCm docs, "Running ROCm Docker
+                # containers": the kernel driver's devices, and the GPUs by ROCR_VISIBLE_DEVICES
+                where = "--device /dev/kfd --device /dev/dri --group-add video" + (
+                    "" if count == 1 else f" -e ROCR_VISIBLE_DEVICES={devices}")  # fmt: skip
+            run_in = image or pick_image(option, plan.engine, container=True)
             command = (
-                f"docker run --rm --gpus {where} --shm-size 1g --network host "
-                f"-v $HOME/.cache/huggingface:/data -e HF_TOKEN {engine.image} {args}"
+                f"docker run --rm {where} --shm-size 1g --network host "
+                f"-v $HOME/.cache/huggingface:/data -e HF_TOKEN {run_in} {args}"
             )
         if count == 1:
             return command
@@ -442,16 +448,15 @@ def kubernetes_manifest(
         limits = {f"nvidia.com/mig-{hw.mig.profile}": 1}
         replicas = hw.services
     else:
-        if hw.count > GPUS_PER_NODE:
-            raise InvalidInput("kubernetes_nodes", n=option.gpus)
         resource = GPU_RESOURCE.get(hw.gpu.vendor, "nvidia.com/gpu")
-        limits = {resource: hw.count}
-        replicas = hw.services  # one pod per isolated service, each with its own GPUs
+        pod_gpus, replicas = hw.count, hw.services  # a pod per isolated service
         plan = next((r.serving for r in option.runs if r.serving is not None), None)
         if plan is not None and hw.services == 1:
             # one pod per serving replica, each with the GPUs of its tensor-parallel group
-            limits = {resource: plan.gpus_per_replica}
-            replicas = plan.replicas
+            pod_gpus, replicas = plan.gpus_per_replica, plan.replicas
+        if pod_gpus > _nodes(option)[1]:  # a pod holds the GPUs of one instance
+            raise InvalidInput("kubernetes_nodes", n=option.gpus)
+        limits = {resource: pod_gpus}
     container: dict[str, Any] = {
         "name": "main",
         "image": image,
@@ -546,14 +551,20 @@ def export(
     if option is None:
         raise InvalidInput("nothing_to_export")
     served = _served(option)
+    if served is not None and kind in ("skypilot", "slurm", "kubernetes"):
+        per_node = _nodes(option)[1]
+        if served[1].gpus_per_replica > per_node:  # a replica over several instances
+            raise InvalidInput("export_replica_spans", gpus=served[1].gpus_per_replica,
+                               per_node=per_node)  # fmt: skip
     host_run = pod_run = run or TRAIN_COMMAND
     if run is None and served is not None:
-        host_run = node_script(option) or host_run
+        host_run = node_script(option, image) or host_run
         pod_run = pod_command(option) or pod_run
         if kind == "slurm" and _nodes(option)[0] > 1:  # the batch script runs on one node
             host_run = f"srun --ntasks-per-node=1 bash -c {shlex.quote(host_run)}"
     if image is None:
-        image = pick_image(option, served[1].engine if served is not None else None, kind)
+        engine_id = served[1].engine if served is not None else None
+        image = pick_image(option, engine_id, kind == "kubernetes")
     if kind == "skypilot":
         return skypilot_task(catalog, result, option, name, host_run, setup)
     if kind == "kubernetes":

@@ -21,10 +21,11 @@ ROCM_TRAIN_IMAGE = "rocm/pytorch:latest"
 GPU_RESOURCE = {"NVIDIA": "nvidia.com/gpu", "AMD": "amd.com/gpu"}
 
 
-def pick_image(option: Option, engine_id: str | None, kind: str) -> str:
+def pick_image(option: Option, engine_id: str | None, container: bool) -> str:
     """The container image a pick runs in: its serving engine's (its ROCm one on an AMD
-    GPU), else the training one; a pod on an AMD GPU whose engine names no ROCm image is
-    refused in one line, which asks for one (deploy_rocm)."""
+    GPU), else the training one; on an AMD GPU, an engine run in a container (a pod, a
+    ``docker run``) whose ROCm image whichgpu does not know is refused in one line, which
+    asks for one (deploy_rocm)."""
     from whichgpu.job.engine_releases import engine_profile
 
     amd = option.hardware.gpu.vendor == "AMD"
@@ -33,6 +34,6 @@ def pick_image(option: Option, engine_id: str | None, kind: str) -> str:
     engine = engine_profile(engine_id)
     if not amd:
         return engine.image
-    if not engine.rocm_image and kind == "kubernetes":
+    if not engine.rocm_image and container:
         raise InvalidInput("deploy_rocm", engine=engine.name, gpu=option.hardware.gpu.name)
     return engine.rocm_image or engine.image
