@@ -729,3 +729,24 @@ def test_a_replica_over_several_instances_is_refused_and_amd_containers_get_rocm
                      "slurm", "--image", "tgi-rocm:mine").stdout  # fmt: skip
     assert "--device /dev/kfd --device /dev/dri --group-add video" in script
     assert "--gpus" not in script and "tgi-rocm:mine" in script
+
+
+def test_a_training_pick_starts_a_process_a_gpu() -> None:
+    """The default training run is the script under torchrun on several GPUs (one worker a
+    GPU), with a rendezvous on the first node over several: Slurm through srun, one task a
+    node, SkyPilot from its node environment; one GPU runs the script alone."""
+    from whichgpu.commands.train_launch import train_launch
+
+    assert train_launch("slurm", 1, 1) == "python train.py $WHICHGPU_LAUNCH_ARGS"
+    assert train_launch("kubernetes", 1, 8).startswith("torchrun --standalone --nproc-per-node 8 ")
+    sky = train_launch("skypilot", 4, 8)
+    assert "--nnodes $SKYPILOT_NUM_NODES" in sky and "--node-rank $SKYPILOT_NODE_RANK" in sky
+    out = run_cli("recommend", "--task", "train", "-m", "llama-3.1-70b", "--tokens", "1e10",
+                  "--max-gpus", "64", "--objective", "time", "--export", "slurm").stdout  # fmt: skip
+    nodes = int(out.split("#SBATCH --nodes=")[1].split()[0])
+    per_node = int(out.split("#SBATCH --gres=gpu:")[1].split()[0])
+    assert nodes > 1 and out.rstrip().endswith(train_launch("slurm", nodes, per_node))
+    assert "srun --ntasks-per-node=1 bash -c 'torchrun --nnodes $SLURM_NNODES" in out
+    import subprocess
+
+    subprocess.run(["bash", "-n", "-c", out], check=True)  # the script parses

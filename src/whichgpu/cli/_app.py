@@ -113,7 +113,8 @@ RunCommand = Annotated[
         "--run",
         help=_(
             "Export: the command to run (default: the serving engine's launch command for a "
-            "served model, else python train.py $WHICHGPU_LAUNCH_ARGS)."
+            "served model, else train.py $WHICHGPU_LAUNCH_ARGS, under torchrun on several "
+            "GPUs)."
         ),
     ),
 ]

@@ -557,6 +557,12 @@ def export(
             raise InvalidInput("export_replica_spans", gpus=served[1].gpus_per_replica,
                                per_node=per_node)  # fmt: skip
     host_run = pod_run = run or TRAIN_COMMAND
+    if run is None and served is None:  # the script under torchrun, a process a GPU
+        from whichgpu.commands.train_launch import train_launch
+
+        nodes, per_node = _nodes(option)
+        host_run = train_launch(kind, nodes, per_node)
+        pod_run = train_launch(kind, 1, option.hardware.count)
     if run is None and served is not None:
         host_run = node_script(option, image) or host_run
         pod_run = pod_command(option) or pod_run
