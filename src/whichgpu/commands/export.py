@@ -27,6 +27,12 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.catalog.store import Catalog
 from whichgpu.commands.export_images import GPU_RESOURCE, pick_image
 from whichgpu.commands.recommend.rank import Option, Recommendation
+from whichgpu.commands.train_launch import (
+    LAUNCH_ARGS_ENV,
+    TRAIN_COMMAND,
+    launch_arguments,
+    train_launch,
+)
 from whichgpu.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -35,8 +41,6 @@ if TYPE_CHECKING:
     from whichgpu.plan import Run
 
 FORMATS = ("skypilot", "kubernetes", "slurm", "dynamo", "llm-d")
-#: The environment variable the exports set to the launch arguments.
-LAUNCH_ARGS_ENV = "WHICHGPU_LAUNCH_ARGS"
 #: GPUs per node: HGX/DGX baseboards and the usual PCIe servers hold 8.
 GPUS_PER_NODE = 8
 
@@ -113,69 +117,6 @@ def _summary(result: Recommendation, option: Option) -> str:
     return ", ".join(parts)
 
 
-def launch_arguments(framework: str | None, job: Job) -> str:
-    """``job``'s micro-batch, accumulation, recomputation and layout in the framework's own
-    settings: the HF Trainer's ``TrainingArguments`` flags (also TRL, DeepSpeed and FSDP
-    through Accelerate, and without a framework), torchtune's ``key=value`` config overrides,
-    Axolotl's ``--key=value``, LLaMA-Factory's ``key=value``, torchtitan's
-    ``--section.key value`` and Megatron-LM's flags (megatron/training/arguments.py)."""
-    b, m, ckpt = job.batch, job.grad_accum, job.checkpointing
-    global_batch = b * m * job.dp
-    on = ckpt != "none"
-    if framework == "torchtune":
-        parts = [f"batch_size={b}", f"gradient_accumulation_steps={m}",
-                 f"enable_activation_checkpointing={on}"]  # fmt: skip
-        if job.compiled:
-            parts.append("compile=True")
-    elif framework == "axolotl":
-        parts = [f"--micro_batch_size={b}", f"--gradient_accumulation_steps={m}",
-                 f"--gradient_checkpointing={str(on).lower()}"]  # fmt: skip
-    elif framework == "llama-factory":
-        parts = [f"per_device_train_batch_size={b}", f"gradient_accumulation_steps={m}",
-                 f"disable_gradient_checkpointing={str(not on).lower()}"]  # fmt: skip
-    elif framework == "torchtitan":
-        parts = [f"--training.local_batch_size {b}", f"--training.global_batch_size {global_batch}",
-                 f"--parallelism.tensor_parallel_degree {job.tp}",
-                 f"--parallelism.pipeline_parallel_degree {job.pp}",
-                 f"--activation_checkpoint.mode {ckpt}"]  # fmt: skip
-        if job.cp > 1:
-            parts.append(f"--parallelism.context_parallel_degree {job.cp}")
-    elif framework == "megatron":
-        parts = [f"--micro-batch-size {b}", f"--global-batch-size {global_batch}",
-                 f"--tensor-model-parallel-size {job.tp}",
-                 f"--pipeline-model-parallel-size {job.pp}"]  # fmt: skip
-        if job.vp > 1:  # the interleaved schedule
-            parts.append(f"--num-virtual-stages-per-pipeline-rank {job.vp}")
-        if job.cp > 1:
-            parts.append(f"--context-parallel-size {job.cp}")
-        if on:
-            parts.append(f"--recompute-granularity {ckpt}")
-        if job.zero >= 1:
-            parts.append("--use-distributed-optimizer")
-        if job.tp_overlap and job.tp > 1:  # Transformer Engine's userbuffers
-            parts.append("--tp-comm-overlap")
-    elif framework == "nemo":  # NeMo-Run overrides of a recipe (nemo llm pretrain --factory)
-        strategy = "trainer.strategy."
-        parts = [f"data.micro_batch_size={b}", f"data.global_batch_size={global_batch}",
-                 f"{strategy}tensor_model_parallel_size={job.tp}",
-                 f"{strategy}pipeline_model_parallel_size={job.pp}"]  # fmt: skip
-        if job.vp > 1:
-            parts.append(f"{strategy}virtual_pipeline_model_parallel_size={job.vp}")
-        if job.cp > 1:
-            parts.append(f"{strategy}context_parallel_size={job.cp}")
-        if job.tp > 1:
-            parts.append(f"{strategy}sequence_parallel=True")
-        if on:
-            parts.append(f"model.config.recompute_granularity={ckpt}")
-    else:
-        parts = [f"--per_device_train_batch_size {b}", f"--gradient_accumulation_steps {m}"]
-        if on:
-            parts.append("--gradient_checkpointing")
-        if job.compiled:
-            parts.append("--torch_compile")
-    return " ".join(parts)
-
-
 def _training_settings(result: Recommendation, option: Option) -> tuple[str, str] | None:
     """The pick's first training component: a comment describing its configuration, and its
     launch arguments."""
@@ -193,8 +134,6 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
     return None
 
 
-#: The default run command of a training pick: the script, given the chosen settings.
-TRAIN_COMMAND = f"python train.py ${LAUNCH_ARGS_ENV}"
 #: The variable a served pick's command reads its checkpoint from where the engine needs
 #: one whichgpu cannot name (pre-quantized INT4, a GGUF file): unset, the command stops
 #: saying what to set it to
@@ -558,8 +497,6 @@ def export(
                                per_node=per_node)  # fmt: skip
     host_run = pod_run = run or TRAIN_COMMAND
     if run is None and served is None:  # the script under torchrun, a process a GPU
-        from whichgpu.commands.train_launch import train_launch
-
         nodes, per_node = _nodes(option)
         host_run = train_launch(kind, nodes, per_node)
         pod_run = train_launch(kind, 1, option.hardware.count)
