@@ -43,6 +43,7 @@ REQUIRED = [
     "rtx-5000-ada",
     "rtx-6000-ada",
     "rtx-pro-6000-blackwell",
+    "rtx-pro-6000-blackwell-max-q",
     "h100-nvl",
     "gh200",
     "mi300x",

@@ -95,12 +95,12 @@ def test_gpus_list_golden() -> None:
 @pytest.mark.parametrize(
     ("args", "ids"),
     [
-        (("--feature", "mig"), ["a100-80gb-sxm", "a100-80gb-pcie", "a100-40gb", "h100-sxm", "h100-pcie", "h200", "b200", "a30", "a100-40gb-pcie", "rtx-pro-6000-blackwell", "h100-nvl", "gh200", "b300", "gb200"]),
+        (("--feature", "mig"), ["a100-80gb-sxm", "a100-80gb-pcie", "a100-40gb", "h100-sxm", "h100-pcie", "h200", "b200", "a30", "a100-40gb-pcie", "rtx-pro-6000-blackwell", "rtx-pro-6000-blackwell-max-q", "h100-nvl", "gh200", "b300", "gb200"]),
         (("--feature", "rt", "--feature", "nvlink"), ["rtx-a6000", "a40", "rtx-3090", "rtx-a4500", "rtx-a5000", "rtx-a5500", "rtx-3090-ti"]),
         (("--feature", "fp64", "--min-vram", "80"), ["a100-80gb-sxm", "a100-80gb-pcie", "h100-sxm", "h100-pcie", "h200", "b200", "h100-nvl", "gh200", "mi300x", "mi325x", "gb200", "mi355x"]),  # not B300: 1.25 TFLOPS FP64
         (("--arch", "ada"), ["l4", "l40s", "rtx-4090", "l40", "rtx-4000-ada", "rtx-5000-ada", "rtx-6000-ada", "rtx-4060-ti-16gb", "rtx-4070-ti-super", "rtx-4080", "rtx-4070-super"]),
-        (("--feature", "display", "--min-vram", "40"), ["rtx-a6000", "a40", "l40s", "l40", "rtx-6000-ada", "rtx-pro-6000-blackwell"]),
-        (("--feature", "nvenc", "--min-vram", "80"), ["rtx-pro-6000-blackwell"]),  # A100, H100: no NVENC
+        (("--feature", "display", "--min-vram", "40"), ["rtx-a6000", "a40", "l40s", "l40", "rtx-6000-ada", "rtx-pro-6000-blackwell", "rtx-pro-6000-blackwell-max-q"]),
+        (("--feature", "nvenc", "--min-vram", "80"), ["rtx-pro-6000-blackwell", "rtx-pro-6000-blackwell-max-q"]),  # A100, H100: no NVENC
         (("--feature", "fp64", "--arch", "cdna 3"), ["mi300x", "mi325x"]),
     ],
 )  # fmt: skip
@@ -200,7 +200,7 @@ def test_gpus_fits_its_width_without_cutting_a_token(
     lines = result.stdout.splitlines()
     assert max(len(line) for line in lines) <= columns
     assert "…" not in "".join(lines[4:-1])  # no cell cut (the header's own … aside)
-    assert len(lines) == 47 + 6  # one line a GPU
+    assert len(lines) == 48 + 6  # one line a GPU
     golden(f"gpus_{columns}.txt", result.stdout)
 
 

@@ -17,9 +17,9 @@ MIG_GPUS = ["a100-80gb-sxm", "a100-80gb-pcie", "a100-40gb", "h100-sxm", "h100-pc
             "a30", "a100-40gb-pcie", "h100-nvl", "gh200"]  # fmt: skip
 #: MIG GPUs whose per-profile engine counts no source read gives: compared as whole cards
 #: MIG GPUs whose profiles (instances and placements) no shipped table lists yet: the RTX PRO
-#: 6000's; the B300's and GB200's (NVIDIA's GPU Operator names B300's profiles, 1g.34gb to
+#: 6000's (both editions); the B300's and GB200's (NVIDIA's GPU Operator names B300's profiles, 1g.34gb to
 #: 7g.269gb, not their placements)
-MIG_WITHOUT_PROFILES = ["rtx-pro-6000-blackwell", "b300", "gb200"]
+MIG_WITHOUT_PROFILES = ["rtx-pro-6000-blackwell", "rtx-pro-6000-blackwell-max-q", "b300", "gb200"]
 
 
 def edit_mig(change: dict[str, str], row: int = 0) -> str:

@@ -25,6 +25,7 @@ def test_the_blackwell_gpus_and_only_they_have_fp4_tensor_cores() -> None:
     fp4 = {g.id: g.fp4_tensor_dense_tflops for g in catalog.gpus if g.fp4_tensor_dense_tflops}
     assert fp4 == {
         "b200": 9000, "gb200": 10000, "b300": 13125, "rtx-pro-6000-blackwell": 2000,
+        "rtx-pro-6000-blackwell-max-q": 1755.5,
         "rtx-5090": 1676, "rtx-5080": 900.4,
     }  # fmt: skip
     assert {g.id for g in catalog.gpus if g.architecture == "Blackwell"} == set(fp4)
