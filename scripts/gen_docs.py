@@ -505,10 +505,14 @@ def verdicts_section() -> list[str]:
         f"reproduced (not: {missed})"
         + (f", and {', '.join(other)} fit where whichgpu says they do not" if other else "")
         + f". Where a peak is published, whichgpu's reads it within {median:.0%} at the "
-        f"median ({len(errors)} runs; the largest error {largest:+.0%}). Read with care: "
-        f"LitGPT's QLoRA runs read {litgpt} against their peaks, and its Falcon-40B QLoRA, "
-        f"v021, reads {by_id['v021'].needed_gib:.1f} of {by_id['v021'].capacity_gib:.1f} GiB "
-        "where the run ran out; v039 is a LLaMA-Factory issue (LoRA with Unsloth in fp16 on "
+        f"median ({len(errors)} runs; the largest error {largest:+.0%}). A QLoRA base "
+        "quantised by bitsandbytes saves each 4-bit linear's input although its weight is "
+        "frozen (`MatMul4Bit` keeps `(A, B)` whenever its input needs a gradient; torchao's "
+        "NF4 linear, torchtune's, keeps only the weight): counted so, LitGPT's QLoRA runs "
+        f"read {litgpt} against their peaks, and its Falcon-40B QLoRA, v021, reads "
+        f"{by_id['v021'].needed_gib:.1f} of {by_id['v021'].capacity_gib:.1f} GiB "
+        f"({'out of memory' if not by_id['v021'].fits else 'fits'}; the run ran out). "
+        "Read with care: v039 is a LLaMA-Factory issue (LoRA with Unsloth in fp16 on "
         "an L40) left open without a cause; v028's 'about 17 GB' is axolotl's README "
         "figure for a 24 GB card, which does not say whether it is allocated or reserved "
         "memory.",

@@ -141,6 +141,23 @@ def test_qlora_weights_are_nf4() -> None:
     assert 0.5 < per_param < 0.6  # 4.127 bits on linears, 16 bits on embeddings and norms
 
 
+def test_bitsandbytes_4bit_linears_save_their_inputs_torchao_ones_do_not() -> None:
+    """bitsandbytes' MatMul4Bit keeps its input whenever it needs a gradient, the weight
+    frozen or not; torchao's LinearNF4 (torchtune's QLoRA) keeps only the weight. A Llama-2-7B
+    layer's frozen 4-bit linears read four tensors: the two normed inputs (q/k/v; gate/up),
+    the merged heads (o_proj) and the gated product (down), each saved once in bf16."""
+    bnb = make_job(task="qlora", batch=1, seq=1304)
+    torchao = make_job(task="qlora", batch=1, seq=1304, kbit_saves_inputs=False)
+    extra = decoder_layer_bytes(LLAMA_7B, bnb, 1, 1304) - decoder_layer_bytes(
+        LLAMA_7B, torchao, 1, 1304
+    )
+    assert extra == 1304 * (3 * 4096 + 11008) * 2
+    lora = make_job(task="lora", batch=1, seq=1304)
+    assert decoder_layer_bytes(LLAMA_7B, lora, 1, 1304) == decoder_layer_bytes(
+        LLAMA_7B, torchao, 1, 1304
+    )
+
+
 def test_inference_int4_quantization() -> None:
     # GPTQ/AWQ int4, group size 128: 4.25 bits on the linear layers; embeddings and the
     # output head stay 16-bit. Llama-2-7B: 32 × (4·4096² + 3·4096·11008) linear weights.

@@ -901,16 +901,18 @@ def test_fp8_recipe_activations_keep_the_gemm_inputs_in_fp8() -> None:
 def test_published_out_of_memory_verdicts_are_reproduced() -> None:
     """Issue 46: fine-tuning runs whose sources say they fit or ran out of memory
     (validation/published_fits.csv), planned by ``fit`` with their stated settings: every
-    verdict agrees but two (LitGPT's Falcon-40B QLoRA, v021, and a LLaMA-Factory issue left
-    open, v039); where a peak is published whichgpu reads it within 17 % but for LitGPT's
-    QLoRA path and v028 (axolotl's "about 17 GB", allocated or reserved unsaid)."""
+    verdict agrees but one (v039, a LLaMA-Factory issue left open without a cause); LitGPT's
+    Falcon-40B QLoRA (v021) runs out as its table says once bitsandbytes' 4-bit linears keep
+    their inputs; where a peak is published whichgpu reads it within 17 % but for v028
+    (axolotl's "about 17 GB", allocated or reserved unsaid), LitGPT's QLoRA within 7 %."""
     from accuracy.published_fits import check_fits
 
     text = (Path(__file__).parents[1] / "validation" / "published_fits.csv").read_text()
     checks = {c.id: c for c in check_fits(text)}
-    assert {i for i, c in checks.items() if not c.agrees} == {"v021", "v039"}
-    for reproduced in ("v010", "v016", "v019", "v027"):  # out of memory, as published
+    assert {i for i, c in checks.items() if not c.agrees} == {"v039"}
+    for reproduced in ("v010", "v016", "v019", "v021", "v027"):  # out of memory, as published
         assert not checks[reproduced].fits
     errors = {i: abs(c.peak_error) for i, c in checks.items() if c.peak_error is not None}
     assert len(errors) == 10
-    assert {i for i, e in errors.items() if e > 0.18} == {"v017", "v020", "v028"}
+    assert {i for i, e in errors.items() if e > 0.18} == {"v028"}
+    assert errors["v017"] < 0.07 and errors["v020"] < 0.07

@@ -74,6 +74,9 @@ class Trained:
 
     full: bool
     adapted: tuple[tuple[tuple[str, str], int], ...] = ()
+    #: The frozen linears are 4-bit ones that save their input all the same
+    #: (:attr:`~whichgpu.job.Job.kbit_saves_inputs`: bitsandbytes' ``MatMul4Bit``)
+    frozen_save_inputs: bool = False
 
     def readers(self, key: tuple[str, str]) -> int:
         return next((n for k, n in self.adapted if k == key), 0)
@@ -93,7 +96,7 @@ def trained(arch: ModelArch, job: Job) -> Trained:
         if lin.role == "attn" and lin.reads == "inner" and lin not in out_proj:
             continue
         counts[(lin.role, lin.reads)] = counts.get((lin.role, lin.reads), 0) + 1
-    return Trained(False, tuple(counts.items()))
+    return Trained(False, tuple(counts.items()), job.task == "qlora" and job.kbit_saves_inputs)
 
 
 def _linear_inputs(
@@ -111,17 +114,20 @@ def _linear_inputs(
     A trained linear saves its input: the tensor itself (once, shared by all readers) in plain
     precision; its own 16-bit cast under autocast. A LoRA adapter (peft) casts the input to the
     adapter's fp32 dtype and saves that copy, once per adapted reader; a frozen linear saves
-    nothing. Compiled, the graph computes a cast of one tensor once (common subexpressions
-    are merged), so every reader shares one copy. Adapters in the model's dtype (torchtune)
-    read the tensor itself: one copy in the compute dtype, whatever the readers.
+    nothing, but a QLoRA base's 4-bit linear in bitsandbytes saves the tensor itself, once
+    for all its readers (:attr:`Trained.frozen_save_inputs`). Compiled, the graph computes a
+    cast of one tensor once (common subexpressions are merged), so every reader shares one
+    copy. Adapters in the model's dtype (torchtune) read the tensor itself: one copy in the
+    compute dtype, whatever the readers.
     """
     if t.full:
         saved = n.gemm_input or n.compute
         return elements * saved * (consumers if n.autocast and not compiled else 1)
     readers = t.readers(key)
+    frozen = elements * n.compute if t.frozen_save_inputs and consumers else 0.0
     if not adapters_fp32:
-        return elements * n.compute * min(readers, 1)
-    return elements * LORA_INPUT_BYTES * (min(readers, 1) if compiled else readers)
+        return max(frozen, elements * n.compute * min(readers, 1))
+    return frozen + elements * LORA_INPUT_BYTES * (min(readers, 1) if compiled else readers)
 
 
 def _norm(n: Numerics, t: Trained, kind: str, elements: float, saved_input: int = 0) -> float:

@@ -31,7 +31,7 @@ def job_inputs() -> dict[str, Input]:
 
 #: Job fields a framework's recipe sets and a request does not: how the framework builds
 #: its model and its engine keeps its logits
-RECIPE_ONLY = ("all_logits", "adapters_fp32", "logits_fp32")
+RECIPE_ONLY = ("all_logits", "adapters_fp32", "logits_fp32", "kbit_saves_inputs")
 
 
 def make_job(**fields: object) -> Job:

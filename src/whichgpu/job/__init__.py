@@ -195,6 +195,12 @@ class Job:
     #: gradients and optimizer states, and the fp32 cast of each adapted input), or in the
     #: model's 16-bit dtype (torchtune builds the whole model in its ``dtype``)
     adapters_fp32: bool = True
+    #: A QLoRA base's 4-bit linears save their input for the backward although their weight
+    #: is frozen, as bitsandbytes' ``MatMul4Bit`` does (bitsandbytes/autograd/_functions.py:
+    #: ``if any(ctx.needs_input_grad[:2]): ctx.tensors = (A, B)``), which PEFT, TRL,
+    #: axolotl, LLaMA-Factory and LitGPT quantise through; torchao's NF4 linear (torchtune's
+    #: QLoRA: torchao/dtypes/nf4tensor.py ``LinearNF4``) saves only the weight
+    kbit_saves_inputs: bool = True
     #: The model returns fp32 logits, outside what ``torch.compile`` fuses (torchtune's
     #: TransformerDecoder without output chunks: ``self.output(h).float()``; its compile covers
     #: the layers and the loss)

@@ -117,6 +117,9 @@ RECIPES: dict[str, Recipe] = {
             # (torchtune/modules/transformer.py: ``self.output(h).float()``)
             "adapters_fp32": False,
             "logits_fp32": True,
+            # QLoRA through torchao's NF4 linear, which saves only its weight
+            # (torchtune/modules/low_precision/nf4_linear.py: ``linear_nf4``)
+            "kbit_saves_inputs": False,
         },
         by_task={
             "finetune": {"optimizer": "paged-adamw-8bit", "optimizer_in_backward": True},
