@@ -861,6 +861,75 @@ def heldout_section() -> list[str]:
         *gathered_section(DOCS.parent),
         *speculative_section(),
         *prefix_section(),
+        *disaggregated_section(),
+    ]
+
+
+def disaggregated_section() -> list[str]:
+    """Disaggregated prefill/decode layouts against the aggregated replicas their sources
+    measured beside them (``validation/published_disaggregated.csv``,
+    :mod:`accuracy.published_disaggregated`)."""
+    import statistics
+
+    from accuracy.published_disaggregated import check_disaggregated
+
+    text = (DOCS.parent / "validation" / "published_disaggregated.csv").read_text("utf-8")
+    checks = check_disaggregated(text)
+    sources = len({c.source for c in checks})
+
+    def shown(value: float, metric: str) -> str:
+        if metric.endswith("per_gpu"):
+            return f"{value:,.1f}"
+        return "∞" if value == float("inf") else f"{value * 1000:,.1f} ms"
+
+    def err(value: float) -> str:
+        return "∞" if value == float("inf") else f"{value:+.0%}"
+
+    rows = [
+        f"| {c.id} | {c.metric} | {shown(c.published[0], c.metric)} / "
+        f"{shown(c.published[1], c.metric)} | {shown(c.estimated[0], c.metric)} / "
+        f"{shown(c.estimated[1], c.metric)} | {err(c.errors[0])} / {err(c.errors[1])} | "
+        f"{'yes' if c.same_winner else 'no'} |"
+        for c in checks
+    ]
+    finite = [abs(c.errors[0]) for c in checks if c.errors[0] != float("inf")]
+    together = [abs(c.errors[1]) for c in checks]
+    by_metric: dict[str, list[float]] = {}
+    for c in checks:
+        if c.errors[0] != float("inf"):
+            by_metric.setdefault(c.metric, []).append(c.errors[0])
+    signs = "; ".join(
+        f"{metric} {min(v):+.0%} to {max(v):+.0%}" for metric, v in sorted(by_metric.items())
+    )
+    return [
+        "",
+        "## Disaggregated prefill and decode",
+        "",
+        f"{len(checks)} published comparisons from {sources} sources "
+        "(`validation/published_disaggregated.csv`: triton_distributed's Llama 3.1 70B FP8 on "
+        "two H100 nodes, llm-d's gpt-oss-120b on 16 H200, Mooncake's SGLang runs on A10s), "
+        "each a prefill/decode layout and the aggregated replicas measured beside it on the "
+        "same GPUs and workload at a stated load. The layout is timed as the plan times its "
+        "workers (`whichgpu.estimate.disaggregated.split_at`: a queue at each prefill worker, "
+        "the prompt's prefill and its KV cache's transfer, then the decode step of the batch "
+        "Little's law puts on each decode worker; a benchmark's concurrency as a closed loop, "
+        "`split_at_concurrency`), the replicas as the serving checks plan them; a mean is "
+        "compared with the queue's mean wait. Nothing is fitted on these rows. Each cell "
+        "reads disaggregated / aggregated; the last column says whether whichgpu picks the "
+        f"side the run measured as better on that metric: {sum(c.same_winner for c in checks)} "
+        f"of {len(checks)}. Median |error|: the layouts {statistics.median(finite):.0%} "
+        f"({len(finite)} finite), the replicas {statistics.median(together):.0%}. By metric, "
+        f"the layouts read {signs}. A decode worker's step is the serving curve's, whose "
+        "tensor-parallel all-reduces pay every ring hop past the engines' one-shot message "
+        "size (`whichgpu.estimate.collectives`): at the few dozen sequences these decode "
+        "workers hold, that reads their time a token slow, and the layout's throughput with "
+        "it; the first tokens read fast, the published ones holding waits the queue model "
+        "leaves out (the sources' KV links are unstated; A10 servers are planned on the "
+        "default network).",
+        "",
+        "| run | metric | published | estimated | error | same side wins |",
+        "|---|---|---|---|---|---|",
+        *rows,
     ]
 
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from whichgpu.catalog.records import GPU
-from whichgpu.estimate.queueing import waiting_s
+from whichgpu.estimate.queueing import mean_waiting_s, waiting_s
 from whichgpu.estimate.serving_curve import Curve
 from whichgpu.estimate.serving_types import Disaggregated, ServingPlan, ServingPoint, Targets
 from whichgpu.job import Job
@@ -100,6 +100,59 @@ def decode_capacity(
             lo, hi = (mid, hi) if step_s(mid) <= limit else (lo, mid)
         batch = lo
     return batch / (max(generate, 1) * step_s(batch)), batch
+
+
+def split_at(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    split: tuple[tuple[Curve, int, int], tuple[Curve, int, int]],
+    rate_rps: float,
+    quantile: float | None = 0.5,
+) -> ServingPoint:
+    """Prefill and decode workers (``split``: each pool's serving curve, its workers and
+    their tensor-parallel degree) at ``rate_rps`` offered requests a second, spread evenly:
+    a request waits at one of the prefill workers (an M/M/1 queue at ``λ/n_p`` whose service
+    is a prompt's GPU time in a busy pass; its ``quantile``, or its mean with None), takes
+    its prefill and its KV cache's transfer, then decodes at the step of the batch each
+    decode worker holds by Little's law, ``B = (λ/n_d)·O·t_d(B)``. Infinite times where a
+    pool cannot keep up."""
+    (prefill, n_p, tp_p), (decode, n_d, tp_d) = split
+    moved = transfer_s(arch, job, gpu, tp_p, tp_d, job.gpus_per_node)
+    c = prefill.cycle_prefill_at(prefill.b_max)
+    busy = rate_rps / n_p * c
+    wait = mean_waiting_s(1, busy, c) if quantile is None else waiting_s(1, busy, c, quantile)
+    ttft = wait + prefill.prefill_s + moved
+    per_worker = rate_rps / n_d * max(job.generate, 1)  # tokens a second a decode worker owes
+    if per_worker * decode.step_s(float(decode.b_max)) > decode.b_max:
+        return ServingPoint(rate_rps, math.inf, ttft, math.inf)
+    lo, hi = 0.0, float(decode.b_max)
+    for _ in range(60):  # B − (λ/n_d)·O·t_d(B) grows with B: bisection on its root
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if per_worker * decode.step_s(max(mid, 1e-9)) > mid else (lo, mid)
+    batch = max(hi, 1e-9)
+    held = n_d * batch + rate_rps * ttft  # decoding, and waiting or prefilling (Little)
+    return ServingPoint(rate_rps, held, ttft, decode.step_s(batch))
+
+
+def split_at_concurrency(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    split: tuple[tuple[Curve, int, int], tuple[Curve, int, int]],
+    users: int,
+    quantile: float | None = 0.5,
+) -> ServingPoint:
+    """:func:`split_at` under a closed loop of ``users`` (a benchmark's concurrency: each
+    sends its next request when the last one ends): the rate ``X`` at which
+    ``X · (TTFT + O · TPOT) = users`` (Little's law over a request's whole life)."""
+    lo, hi = 0.0, float(users) / max(job.generate, 1) / 1e-6
+    for _ in range(80):  # the requests in flight grow with the rate: bisection
+        mid = (lo + hi) / 2
+        point = split_at(arch, job, gpu, split, mid, quantile)
+        life = point.ttft_s + max(job.generate, 1) * point.tpot_s
+        lo, hi = (mid, hi) if mid * life < users else (lo, mid)
+    return replace(split_at(arch, job, gpu, split, lo, quantile), concurrency=float(users))
 
 
 def plan_disaggregated(

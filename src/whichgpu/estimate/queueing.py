@@ -36,3 +36,11 @@ def waiting_s(servers: int, offered: float, service_s: float, quantile: float = 
     if waits <= tail:
         return 0.0
     return service_s / (servers - offered) * math.log(waits / tail)
+
+
+def mean_waiting_s(servers: int, offered: float, service_s: float) -> float:
+    """The mean time an arrival waits for a slot, ``W_q = C·S/(c − a)`` (Kleinrock eq. 3.41;
+    M/M/1: ``ρ·S/(1 − ρ)``): what a benchmark's mean time to first token averages."""
+    if offered >= servers:
+        return math.inf
+    return erlang_c(servers, offered) * service_s / (servers - offered)
