@@ -925,7 +925,10 @@ def disaggregated_section() -> list[str]:
         "workers hold, that reads their time a token slow, and the layout's throughput with "
         "it; the first tokens read fast, the published ones holding waits the queue model "
         "leaves out (the sources' KV links are unstated; A10 servers are planned on the "
-        "default network).",
+        "default network). A split the search finds is therefore held to the slow end of its "
+        "wider range against the replicas, and is picked only beyond it "
+        "(`whichgpu.estimate.engine_choice.split_low`); `--layout disaggregated` plans it as "
+        "asked.",
         "",
         "| run | metric | published | estimated | error | same side wins |",
         "|---|---|---|---|---|---|",

@@ -79,3 +79,38 @@ def test_published_disaggregated_comparisons_are_all_planned() -> None:
     assert len(checks) == 10 and len({c.source for c in checks}) == 3
     for c in checks:
         assert all(v > 0 for v in c.estimated), c.id
+
+
+def test_the_layout_is_one_setting_in_the_cli_the_api_and_files() -> None:
+    """``--layout disaggregated`` plans separate workers where the split holds the model
+    (8 × H100: it does; one GPU: nothing to split, said); the API takes the same field and
+    refuses a bad value in one 422; a training job given one is refused in one line."""
+    import warnings
+
+    from whichgpu.catalog import load_catalog as catalog
+    from whichgpu.web.app import create_app
+
+    from .conftest import run_cli
+
+    ask = ("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm", "--prompt", "8000",
+           "--generate", "500", "--request-rate", "1", "--tpot", "30ms", "--engine", "vllm",
+           "--layout", "disaggregated")  # fmt: skip
+    split = run_cli(*ask, "--count", "8")
+    assert split.code == 0 and "disaggregated" in split.stdout, split.stderr
+    alone = run_cli(*ask, "--count", "1")
+    assert alone.code == 0 and "no split of these 1 GPUs" in alone.stdout, alone.stderr
+    trained = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "train", "--gpu", "h100-sxm",
+                      "--layout", "disaggregated")  # fmt: skip
+    assert trained.code == 2 and trained.stderr.count("\n") == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+
+        with TestClient(create_app(catalog())) as client:
+            body = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "count": 8, "prompt": 8000,
+                    "generate": 500, "request_rate": 1, "tpot": "30ms", "engine": "vllm",
+                    "layout": "disaggregated"}  # fmt: skip
+            done = client.post("/api/v1/estimate", json=body)
+            assert done.status_code == 200, done.text
+            bad = client.post("/api/v1/estimate", json={**body, "layout": "sideways"})
+            assert bad.status_code == 422 and "aggregated, disaggregated" in bad.text

@@ -441,6 +441,10 @@ MESSAGES: dict[str, str | Plural] = {
         "{component} on the {gpu}: no measurement of this work calibrates it ({provenance}); "
         "its likely range is widened for that, and it is held to the range's slow end."
     ),
+    "warn_no_split": N_(
+        "{component}: no split of these {count} GPUs into prefill and decode workers holds "
+        "the model on both sides; planned as replicas that do both."
+    ),
     "note_pcie_link": N_(
         "{component}: NVLink bridges joining the {gpu} cards in pairs would make this "
         "{gain:.0%} faster; they are not assumed (rented instances do not state them): give "

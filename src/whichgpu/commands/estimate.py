@@ -79,7 +79,7 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     image_fields = ("resolution", "steps", "cpu_offload", "vae_tiling", "cache_latents")
     # a served model's and LoRA's settings, refused for the kinds of work that read none
     served_lora = ("engine", "request_rate", "ttft", "tpot", "lora_rank", "lora_targets",
-                   "lengths", "speculative", "draft_tokens", "acceptance")  # fmt: skip
+                   "lengths", "speculative", "draft_tokens", "acceptance", "layout")  # fmt: skip
     given = {
         k: getattr(r, k)
         for k in (
@@ -208,7 +208,7 @@ def _component(arch: ModelArch | None, r: EstimateRequest) -> Component:
         kind=r.task, name="" if arch is None else arch.name, model=r.model, params=r.params,
         precision=r.precision, quant=r.quant, batch=r.batch, seq=r.seq, prompt=r.prompt,
         generate=r.generate, shared_prefix=r.shared_prefix, speculative=r.speculative,
-        draft_tokens=r.draft_tokens, acceptance=r.acceptance,
+        layout=r.layout, draft_tokens=r.draft_tokens, acceptance=r.acceptance,
         kv_dtype=r.kv_dtype, checkpointing=r.checkpointing, tokens=r.tokens, images=r.images,
         epochs=r.epochs or 1.0, frames=r.frames, samples_per_frame=r.samples_per_frame,
         scene_gib=r.scene_gib, tflop=r.tflop, resolution=r.resolution, steps=r.steps,
@@ -324,7 +324,7 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     from whichgpu.job.engines import ENGINES
 
     job = replace(job, all_logits=False)
-    check_serving(arch, job, r.engine)
+    check_serving(arch, job, r.engine, r.layout)
     targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
     _engines, engine = engines_for(r.engine, gpu, job)
     if (gap := engine.gap(gpu, job.quant)) is not None:
@@ -374,5 +374,5 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     # user's
     run = with_front(run, arch, gpu, r.count, r.tp)
     assert run.estimate is not None
-    linked = tuple(n for n in run.notes if n.code == "note_pcie_link")
+    linked = tuple(n for n in run.notes if n.code in ("note_pcie_link", "warn_no_split"))
     return msgspec.structs.replace(run.estimate, notes=(*run.estimate.notes, *linked))

@@ -193,12 +193,22 @@ def plan_disaggregated(
 
 
 def against_replicas(
-    aggregated: ServingPlan, split: Disaggregated | None, demand_rps: float | None
+    aggregated: ServingPlan,
+    split: Disaggregated | None,
+    demand_rps: float | None,
+    held: float = 1.0,
+    forced: bool = False,
 ) -> ServingPlan:
     """``split``'s GPUs as its prefill and decode workers where that serves more under the
-    targets than ``aggregated``, the best replicas of the same GPUs; else ``aggregated``,
-    with what the layout would serve."""
-    if split is None or split.capacity_rps <= aggregated.served_rps * (1 + 1e-9):
+    targets than ``aggregated``, the best replicas of the same GPUs, with its capacity held
+    to ``held`` (the slow end of its wider range against theirs:
+    :func:`~whichgpu.estimate.engine_choice.split_low`; no serving run of the fit ran
+    separate workers; ``forced``: the user asked for them); else ``aggregated``, with what
+    the layout would serve."""
+    wins = split is not None and (
+        forced or split.capacity_rps * held > aggregated.served_rps * (1 + 1e-9)
+    )
+    if split is None or not wins:
         return replace(aggregated, disaggregated_rps=0.0 if split is None else split.capacity_rps)
     held = split.decode_workers * split.decode_batch  # sequences decoding at the capacity
     point = ServingPoint(split.capacity_rps, held, split.ttft_s, split.tpot_s)

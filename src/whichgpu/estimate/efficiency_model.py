@@ -198,10 +198,16 @@ NO_SPECULATIVE_RUN = "speculative gain not calibrated"
 #: and its experts expert-parallel (:attr:`~whichgpu.job.Job.attention_dp`): the fit's
 #: serving runs are all tensor-parallel
 NO_ATTENTION_DP_RUN = "no attention-DP serving run"
+#: What a serving provenance says where prefill and decode run on separate workers
+#: (:mod:`whichgpu.estimate.disaggregated`): no serving run of the fit ran so, and the
+#: published comparisons read its workers' times far off (docs/serving-accuracy.md,
+#: "Disaggregated prefill and decode")
+NO_DISAGGREGATED_RUN = "no disaggregated serving run"
 #: What a provenance says where no measurement of this GPU architecture and work calibrated
 #: the estimate: a prior, another regime's factor, or a predecessor architecture's.
 EXTRAPOLATED_MARKS = ("prior", "not fitted", "no LLM training run", NO_SERVING_RUN,
-                      NO_MOE_SERVING_RUN, NO_SPECULATIVE_RUN, NO_ATTENTION_DP_RUN)  # fmt: skip
+                      NO_MOE_SERVING_RUN, NO_SPECULATIVE_RUN, NO_ATTENTION_DP_RUN,
+                      NO_DISAGGREGATED_RUN)  # fmt: skip
 
 
 def extrapolated(provenance: str) -> bool:

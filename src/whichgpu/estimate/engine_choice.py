@@ -113,6 +113,7 @@ def choose_engine(
     demand_rps: float | None = None,
     max_sequences: int | None = None,
     tp: int | None = None,
+    layout: str | None = None,
 ) -> EngineChoice | None:
     """Each of ``engines`` planned on ``count`` × ``gpu``; the one that serves the most kept,
     an engine later in ``engines`` by :data:`PREFERENCE_MARGIN` a place (where none meets
@@ -120,7 +121,8 @@ def choose_engine(
     or None where none holds the model. The engines are planned in the order of their
     maximum-load bound (:func:`~whichgpu.estimate.serving_plan.max_load_rps`, which no
     target raises); one whose bound cannot beat the best so far is not planned, and where it
-    comes next its bound is what the answer names."""
+    comes next its bound is what the answer names. ``layout``: the user's (``aggregated``,
+    ``disaggregated``: the engines that run separate workers only), else chosen."""
     from whichgpu.estimate.serving_plan import max_load_rps, plan_service, serves_more
 
     def weight(engine: EngineProfile) -> float:
@@ -166,7 +168,8 @@ def choose_engine(
             widening = unmeasured_widening(engine, arch, gpu, served.speculative)
             held = replace(targets, margin=targets.margin * widening)
         plan = plan_service(arch, served, gpu, count, engine, held, demand_rps,
-                            max_sequences, tp, layout_lows(engine, arch, gpu, served))  # fmt: skip
+                            max_sequences, tp, layout_lows(engine, arch, gpu, served),
+                            split_low(engine, arch, gpu, served), layout)  # fmt: skip
         if plan is None:
             continue
         chosen = plan.attention_dp and plan.disaggregated is None
@@ -252,10 +255,13 @@ def tight_kv_notes(
     )
 
 
-def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
+def check_serving(
+    arch: ModelArch, job: Job, engine_id: str | None, layout: str | None = None
+) -> None:
     """A served request must fit the model's context, and the engine named must run its
-    weight format: one clear error naming what would (the engines that run it). With none
-    named, the search takes the engines that run it (every format has one)."""
+    weight format (and separate prefill and decode workers, where ``layout`` asks for them):
+    one clear error naming what would (the engines that run it). With none named, the
+    search takes the engines that run it (every format has one)."""
     from whichgpu.errors import InvalidInput
     from whichgpu.job import check_context
 
@@ -285,6 +291,10 @@ def check_serving(arch: ModelArch, job: Job, engine_id: str | None) -> None:
         able = [e.name for e in ENGINES.values() if job.speculative in e.speculative]
         raise InvalidInput("engine_speculative", field=("speculative",), engine=engine.name,
                            method=job.speculative, instead=", ".join(able))  # fmt: skip
+    if layout == "disaggregated" and not engine.disaggregation:
+        able = [e.name for e in ENGINES.values() if e.disaggregation]
+        raise InvalidInput("engine_layout", field=("layout",), engine=engine.name,
+                           instead=", ".join(able))  # fmt: skip
 
 
 #: The harnesses whose serving calibration holds runs of a mixture-of-experts model, with
@@ -315,16 +325,29 @@ def layout_lows(engine: EngineProfile, arch: ModelArch, gpu: GPU, job: Job) -> t
     data-parallel attention's: the low end of its likely range where it rests on an
     unmeasured factor (:func:`serving_provenance`), as the plan's capacity is held where it
     is stated (:mod:`whichgpu.plan.core`), else 1."""
+    if not arch.is_moe:
+        return 1.0, 1.0
+    return _held(engine, arch, gpu, job, False), _held(engine, arch, gpu, job, True)
+
+
+def split_low(engine: EngineProfile, arch: ModelArch, gpu: GPU, job: Job) -> float:
+    """What separate prefill and decode workers' capacity is held to against the replicas
+    of the same GPUs: the low end of the likely range the split's provenance states
+    (:data:`~whichgpu.estimate.efficiency_model.NO_DISAGGREGATED_RUN`) over the replicas'
+    own, so that the split wins only by more than its wider range (1 for an engine that
+    does not disaggregate)."""
+    if not engine.disaggregation:
+        return 1.0
+    return _held(engine, arch, gpu, job, False, True) / _held(engine, arch, gpu, job, False)
+
+
+def _held(engine: EngineProfile, arch: ModelArch, gpu: GPU, job: Job, attention_dp: bool,
+          disaggregated: bool = False) -> float:  # fmt: skip
     from whichgpu.estimate.efficiency_model import extrapolated
     from whichgpu.estimate.throughput import likely_rate
 
-    def low(attention_dp: bool) -> float:
-        said = serving_provenance(engine, arch, gpu, job.speculative, attention_dp)
-        return likely_rate(1.0, "tokens/s", "llm-serve", said).low if extrapolated(said) else 1.0
-
-    if not arch.is_moe:
-        return 1.0, 1.0
-    return low(False), low(True)
+    said = serving_provenance(engine, arch, gpu, job.speculative, attention_dp, disaggregated)
+    return likely_rate(1.0, "tokens/s", "llm-serve", said).low if extrapolated(said) else 1.0
 
 
 def unmeasured_widening(
@@ -344,7 +367,7 @@ def unmeasured_widening(
 @lru_cache(maxsize=4096)
 def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
                        gpu: GPU | None = None, speculative: str | None = None,
-                       attention_dp: bool = False) -> str:  # fmt: skip
+                       attention_dp: bool = False, disaggregated: bool = False) -> str:  # fmt: skip
     """What the served rate rests on: the measurements its harness's serving η is fitted on
     (llama.cpp's on decode steps), the engine's host time per sequence where one is fitted
     on its own published runs (:func:`~whichgpu.job.engine_times.load_sequence_times`); and, said
@@ -355,12 +378,14 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
     of its experts (:func:`moe_measured`), or
     a speculative decoder's gain, which no serving run of the fit measured
     (docs/serving-accuracy.md compares it with published speed-ups), or data-parallel
-    attention (``attention_dp``), a layout no calibration run ran; last, the engine release
+    attention (``attention_dp``), a layout no calibration run ran, or separate prefill and
+    decode workers (``disaggregated``), which none ran either; last, the engine release
     whose defaults the plan reads (:attr:`~whichgpu.job.engines.EngineProfile.version`)."""
     from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES
     from whichgpu.estimate.efficiency import SERVE_FAMILY, memory_class
     from whichgpu.estimate.efficiency_model import (
         NO_ATTENTION_DP_RUN,
+        NO_DISAGGREGATED_RUN,
         NO_MOE_SERVING_RUN,
         NO_SPECULATIVE_RUN,
         load_efficiency,
@@ -399,4 +424,7 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
         out += f"; {NO_SPECULATIVE_RUN} ({speculative})"
     if attention_dp:
         out += f"; {NO_ATTENTION_DP_RUN} of {engine.name}: its exchange and batches as planned"
+    if disaggregated:
+        out += (f"; {NO_DISAGGREGATED_RUN} of {engine.name}: its workers timed on the "
+                "replicas' curves, which published comparisons read far off")  # fmt: skip
     return out + f"; {engine.labelled}'s defaults"

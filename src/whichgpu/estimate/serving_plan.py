@@ -482,13 +482,19 @@ def plan_service(
     max_sequences: int | None = None,
     tp: int | None = None,
     lows: tuple[float, float] = (1.0, 1.0),
+    split_held: float = 1.0,
+    split_mode: str | None = None,
 ) -> ServingPlan | None:
     """``count`` GPUs split into replicas of 1, 2, 4 or 8 (tensor parallelism inside each where
     the engine has it, in a degree that splits the heads), the split that serves the most
     kept (on a tie, the smaller replicas): None where no split holds the model. ``tp``: the
     replica's size the user fixed (``--tp``), the only split tried. ``lows``: what each
     layout's capacity is held to, tensor parallelism's and data-parallel attention's (the
-    low end of its likely range where it rests on an unmeasured factor, else 1)."""
+    low end of its likely range where it rests on an unmeasured factor, else 1);
+    ``split_held``: separate prefill and decode workers', against the replicas'
+    (:func:`~whichgpu.estimate.engine_choice.split_low`), their latency targets held as far;
+    ``split_mode``: ``aggregated`` plans replicas only, ``disaggregated`` the separate workers
+    wherever they hold the model on both sides (on an engine that runs them), else chosen."""
     from whichgpu.errors import WhichGPUError
 
     best: ServingPlan | None = None
@@ -514,12 +520,18 @@ def plan_service(
         return None
     others = sorted((s for s in served_by if s[0] != best.gpus_per_replica), key=lambda s: -s[2])
     best = replace(best, alternatives=tuple(others))
-    if engine.disaggregation and best.binding in ("ttft", "tpot") and count >= 2:
+    if split_mode == "disaggregated" and engine.disaggregation and count >= 2:
+        split = _split_of(arch, job, gpu, count, engine, targets, tp, max_sequences)
+        return against_replicas(best, split, demand_rps, forced=True)
+    chosen = split_mode is None and best.binding in ("ttft", "tpot")
+    if chosen and engine.disaggregation and count >= 2:
         # a latency target binds the replicas: their prefills and decode steps share the
         # GPUs, which separate workers do not (bound by their slots or their throughput,
         # replicas lose nothing to the sharing)
-        split = _split_of(arch, job, gpu, count, engine, targets, tp, max_sequences)
-        return against_replicas(best, split, demand_rps)
+        # latency targets held at the split's slow end where they bind, else its capacity
+        held = held_targets(targets, (1.0, split_held))
+        split = _split_of(arch, job, gpu, count, engine, held, tp, max_sequences)
+        return against_replicas(best, split, demand_rps, 1.0 if held.any else split_held)
     return best
 
 

@@ -222,6 +222,13 @@ MESSAGES: dict[str, str] = {
         "where weights are quantised means nothing without a weight format: give {quant}"
     ),
     "engine_speculative": N_("{engine} runs no {method} drafter; these do: {instead}"),
+    "engine_layout": N_(
+        "{engine} runs no separate prefill and decode workers; these do: {instead}"
+    ),
+    "layout_not_served": N_(
+        "a serving layout is planned for a served model: give a request rate, a latency "
+        "target or an engine"
+    ),
     "speculative_not_served": N_(
         "speculative decoding is planned for a served model: give a request rate, a latency "
         "target or an engine"

@@ -79,6 +79,18 @@ SPECULATIVE = Input(
     ),
     choices=SPECULATIVE_METHODS,
 )
+#: How a served model's GPUs split their work (:mod:`whichgpu.estimate.disaggregated`)
+SERVE_LAYOUTS = ("aggregated", "disaggregated")
+SERVE_LAYOUT = Input(
+    "choice",
+    N_(
+        "Serving: replicas that prefill and decode (aggregated), or separate prefill and "
+        "decode workers, the KV cache moved between them (disaggregated: SGLang, vLLM, "
+        "TensorRT-LLM) (default: chosen; separate workers only where they serve more at the "
+        "slow end of their wider range)."
+    ),
+    choices=SERVE_LAYOUTS,
+)
 DRAFT_TOKENS = Input(
     "int", N_("Serving: tokens drafted a step (default: the drafter's, 3)."), low=1, high=16
 )

@@ -69,6 +69,7 @@ from whichgpu.inputs.request_fields import (
     SEQ,
     SERVE_ENGINE,
     SERVE_KV_DTYPE,
+    SERVE_LAYOUT,
     SERVE_LENGTHS,
     SERVICES,
     SHARED_PREFIX,
@@ -299,6 +300,7 @@ class EstimateRequest(TrainingSettings):
     generate: int = given(DEFAULT_GENERATE, GENERATE)
     shared_prefix: int = given(0, SHARED_PREFIX)
     speculative: str | None = given(None, SPECULATIVE)
+    layout: str | None = given(None, SERVE_LAYOUT)
     draft_tokens: int | None = given(None, DRAFT_TOKENS)
     acceptance: float | None = given(None, ACCEPTANCE)
     lengths: str | None = given(None, SERVE_LENGTHS)
@@ -379,6 +381,7 @@ class Component(TrainingSettings):
     generate: int = given(DEFAULT_GENERATE, GENERATE)
     shared_prefix: int = given(0, SHARED_PREFIX)
     speculative: str | None = given(None, SPECULATIVE)
+    layout: str | None = given(None, SERVE_LAYOUT)
     draft_tokens: int | None = given(None, DRAFT_TOKENS)
     acceptance: float | None = given(None, ACCEPTANCE)
     lengths: str | None = given(None, SERVE_LENGTHS)

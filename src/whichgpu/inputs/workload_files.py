@@ -96,6 +96,7 @@ APPLIES: dict[str, frozenset[str]] = {
             "generate",
             "shared_prefix",
             "speculative",
+            "layout",
             "draft_tokens",
             "acceptance",
             "lengths",
@@ -117,7 +118,8 @@ APPLIES: dict[str, frozenset[str]] = {
     },
 }
 CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "scene_gib", "tflop",
-           "prompt", "generate", "shared_prefix", "speculative", "draft_tokens", "acceptance",
+           "prompt", "generate", "shared_prefix", "speculative", "layout", "draft_tokens",
+           "acceptance",
            "lengths", "kv_dtype", "seq", "resolution",
            "steps", "cpu_offload", "vae_tiling", "cache_latents", "engine", "request_rate",
            "ttft", "tpot", "lora_rank", "lora_targets", "packing")  # fmt: skip

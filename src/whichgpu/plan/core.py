@@ -354,8 +354,10 @@ def serve_component(
         needed = _split_gib(arch, job, hw.count)  # would it hold it, had the engine run here
         return Run(component, needed <= capacity_gib, needed, capacity_gib, f"{hw.count} GPU",
                    provenance="none", blocker=blocker)  # fmt: skip
+    if component.layout == "disaggregated":  # the engines that run separate workers
+        engines = [e for e in engines if e.disaggregation]
     choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
-                           component.batch, tp)  # fmt: skip
+                           component.batch, tp, component.layout)  # fmt: skip
     if choice is None:
         needed = _split_gib(arch, job, hw.count)
         return Run(component, False, needed, capacity_gib, f"{hw.count} GPU")
@@ -367,7 +369,8 @@ def serve_component(
     rate = served_rps * out
     # the serving fit's band, as estimate states it (it served a point alone here), wider
     # where it rests on a factor no serving run measured
-    provenance = serving_provenance(engine, arch, gpu, job.speculative, best.attention_dp)
+    provenance = serving_provenance(engine, arch, gpu, job.speculative, best.attention_dp,
+                                    best.disaggregated is not None)  # fmt: skip
     borrowed_s = borrowed_step_s(engine.id, engine.harness)
     low, high = rate_band(provenance, borrowed_s, best.capacity.tpot_s, engine.id)
     likely = Rate(rate, "tokens/s", rate * low, rate * high)
@@ -411,6 +414,8 @@ def serve_component(
         unmeasured = (note("warn_prior_efficiency", component=component.label, gpu=gpu.name,
                            provenance=provenance),)  # fmt: skip
     tight = () if best.disaggregated else tight_kv_notes(component.label, arch, gpu, choice)
+    if component.layout == "disaggregated" and best.disaggregated is None:
+        tight = (note("warn_no_split", component=component.label, count=hw.count), *tight)
     notes: list[Note] = [*unmeasured, *tight]
     from whichgpu.job.engine_times import timed
     from whichgpu.job.engines import REFERENCE_ENGINE

@@ -95,9 +95,11 @@ def model_job(component: Component) -> tuple[ModelArch, Job]:
     if serves(component):
         from whichgpu.estimate.engine_choice import check_serving
 
-        check_serving(arch, job, component.engine)
+        check_serving(arch, job, component.engine, component.layout)
     elif job.speculative is not None:
         raise InvalidInput("speculative_not_served", field=("speculative",))
+    elif component.layout is not None:
+        raise InvalidInput("layout_not_served", field=("layout",))
     if global_batch is not None and component.batch is not None:
         from whichgpu.inputs.job_input import with_global_batch
 

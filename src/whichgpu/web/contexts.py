@@ -20,6 +20,7 @@ def image_presets() -> list[tuple[str, str]]:
 def recommend_context(
     service: Service, fields: dict[str, str], lists: dict[str, list[str]], config_name: str
 ) -> dict[str, Any]:
+    from whichgpu.inputs.request_fields import SERVE_LAYOUTS
     from whichgpu.inputs.requests import CAPABILITIES, DEFAULT_MARKETS, KINDS, MARKETS, OBJECTIVES
     from whichgpu.job import PRECISIONS, QUANT_BITS, SPECULATIVE_METHODS
     from whichgpu.job.engine_releases import PROFILES
@@ -51,6 +52,7 @@ def recommend_context(
         "gpus": [(g.id, g.name) for g in service.catalog().gpus],
         "engines": [(e.id, e.labelled) for e in PROFILES],
         "speculatives": SPECULATIVE_METHODS,
+        "layouts": SERVE_LAYOUTS,
         "lengths": [(p.id, p.name) for p in LENGTHS.values()],
         "percentiles": ("p50", "p95", "p99"),
     }
@@ -297,6 +299,7 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
 def estimate_context(service: Service, values: dict[str, str], result: Any) -> dict[str, Any]:
     """The estimate form's choices, and the answer's figures as lines."""
     from whichgpu.inputs.fields import format_rate
+    from whichgpu.inputs.request_fields import SERVE_LAYOUTS
     from whichgpu.inputs.requests import KINDS
     from whichgpu.job import PRECISIONS, SPECULATIVE_METHODS
     from whichgpu.job.engine_releases import PROFILES
@@ -330,6 +333,7 @@ def estimate_context(service: Service, values: dict[str, str], result: Any) -> d
         "frameworks": FRAMEWORKS,
         "engines": [(e.id, e.labelled) for e in PROFILES],
         "speculatives": SPECULATIVE_METHODS,
+        "layouts": SERVE_LAYOUTS,
         "lengths": [(p.id, p.name) for p in LENGTHS.values()],
         "summary": summary,
         "lines": lines,

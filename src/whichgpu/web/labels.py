@@ -24,6 +24,7 @@ FIELD_LABELS: dict[str, str] = {
     "generate": N_("Generated, tokens"),
     "shared_prefix": N_("Shared prefix, tokens"),
     "speculative": N_("Speculative decoding"),
+    "layout": N_("Serving layout"),
     "draft_tokens": N_("Draft tokens a step"),
     "acceptance": N_("Acceptance length, tokens a step"),
     "tokens": N_("Tokens (train on or generate)"),
