@@ -41,6 +41,12 @@ class SplitCheck:
         )
 
     @property
+    def tie(self) -> bool:
+        """The estimate puts the two sides within 1 % of each other: it picks neither."""
+        low, high = sorted(self.estimated)
+        return high <= low * 1.01
+
+    @property
     def same_winner(self) -> bool:
         """Whether the estimate picks the side the run measured as better on this metric."""
         higher = self.metric.endswith("per_gpu")
@@ -48,7 +54,7 @@ class SplitCheck:
         def first_wins(pair: tuple[float, float]) -> bool:
             return pair[0] > pair[1] if higher else pair[0] < pair[1]
 
-        return first_wins(self.published) == first_wins(self.estimated)
+        return not self.tie and first_wins(self.published) == first_wins(self.estimated)
 
 
 def _figure(point: ServingPoint, metric: str, generate: int, gpus: int) -> float:
@@ -89,7 +95,7 @@ def _check(catalog: Catalog, row: dict[str, str]) -> SplitCheck:
                    generate=generate, seq=prompt, all_logits=False)  # fmt: skip
     job = evolve(engine.served_job(job), gpus_per_node=int(row["gpus_per_node"]))
     host_s = sequence_s(engine.id)
-    quantile = None if row["statistic"].startswith("mean") else 0.5
+    quantile = 0.5  # the replicas' planner states quantiles: both sides at the median wait
     by_pool = []
     for pool in ("prefill", "decode"):
         workers, tp = int(row[f"{pool}_workers"]), int(row[f"{pool}_tp"])

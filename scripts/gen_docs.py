@@ -889,7 +889,7 @@ def disaggregated_section() -> list[str]:
         f"| {c.id} | {c.metric} | {shown(c.published[0], c.metric)} / "
         f"{shown(c.published[1], c.metric)} | {shown(c.estimated[0], c.metric)} / "
         f"{shown(c.estimated[1], c.metric)} | {err(c.errors[0])} / {err(c.errors[1])} | "
-        f"{'yes' if c.same_winner else 'no'} |"
+        f"{'tie' if c.tie else 'yes' if c.same_winner else 'no'} |"
         for c in checks
     ]
     finite = [abs(c.errors[0]) for c in checks if c.errors[0] != float("inf")]
@@ -899,7 +899,8 @@ def disaggregated_section() -> list[str]:
         if c.errors[0] != float("inf"):
             by_metric.setdefault(c.metric, []).append(c.errors[0])
     signs = "; ".join(
-        f"{metric} {min(v):+.0%} to {max(v):+.0%}" for metric, v in sorted(by_metric.items())
+        f"{metric} {min(v):+.0%}" + (f" to {max(v):+.0%}" if len(v) > 1 else "")
+        for metric, v in sorted(by_metric.items())
     )
     return [
         "",
@@ -913,22 +914,27 @@ def disaggregated_section() -> list[str]:
         "workers (`whichgpu.estimate.disaggregated.split_at`: a queue at each prefill worker, "
         "the prompt's prefill and its KV cache's transfer, then the decode step of the batch "
         "Little's law puts on each decode worker; a benchmark's concurrency as a closed loop, "
-        "`split_at_concurrency`), the replicas as the serving checks plan them; a mean is "
-        "compared with the queue's mean wait. Nothing is fitted on these rows. Each cell "
+        "`split_at_concurrency`), the replicas as the serving checks plan them, both at the "
+        "median wait (the replicas' planner states quantiles; the sources report means). "
+        "Nothing is fitted on these rows. Each cell "
         "reads disaggregated / aggregated; the last column says whether whichgpu picks the "
         f"side the run measured as better on that metric: {sum(c.same_winner for c in checks)} "
         f"of {len(checks)}. Median |error|: the layouts {statistics.median(finite):.0%} "
         f"({len(finite)} finite), the replicas {statistics.median(together):.0%}. By metric, "
-        f"the layouts read {signs}. A decode worker's step is the serving curve's, whose "
-        "tensor-parallel all-reduces pay every ring hop past the engines' one-shot message "
-        "size (`whichgpu.estimate.collectives`): at the few dozen sequences these decode "
-        "workers hold, that reads their time a token slow, and the layout's throughput with "
-        "it; the first tokens read fast, the published ones holding waits the queue model "
-        "leaves out (the sources' KV links are unstated; A10 servers are planned on the "
-        "default network). A split the search finds is therefore held to the slow end of its "
-        "wider range against the replicas, and is picked only beyond it "
-        "(`whichgpu.estimate.engine_choice.split_low`); `--layout disaggregated` plans it as "
-        "asked.",
+        f"the layouts read {signs}. A decode worker's step is the serving curve's: at the "
+        "few dozen sequences these workers hold at tensor parallelism 4 to 8, the ring "
+        "start-ups the serving fit charges past the engines' one-shot message size "
+        "(`whichgpu.estimate.collectives`) are much of it, and the A10 runs read slow on both "
+        "sides at the same degree; the first tokens read fast, the published ones holding "
+        "waits the queue model leaves out (the sources' KV links are unstated; A10 servers "
+        "are planned on the default network). The estimates lean against the split here, "
+        "but its errors run both ways and far: a split the search finds is held to the slow "
+        "end of its wider range against the replicas and picked only beyond it "
+        "(`whichgpu.estimate.engine_choice.split_low`), which these rows say is "
+        "conservative; `--layout disaggregated` plans it as asked. An experiment that let "
+        "the engines' custom all-reduce kernels take messages up to 8 MiB (vLLM's "
+        "`CustomAllreduce` max_size) before a ring's start-ups bind read pd013 within 2 % "
+        "but the calibration and the held-out MoE runs worse, and was not kept.",
         "",
         "| run | metric | published | estimated | error | same side wins |",
         "|---|---|---|---|---|---|",

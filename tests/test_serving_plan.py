@@ -1120,7 +1120,7 @@ def test_long_prompts_under_a_tight_tpot_split_prefill_and_decode(catalog: Catal
            "--mode", "buy", "--json")  # fmt: skip
     chosen = json.loads(run_cli(*ask).stdout)
     assert chosen["options"][0]["components"][0]["serving"]["disaggregated"] is None
-    assert any(r["code"] == "reason_aggregated" for r in chosen["reasons"])
+    assert any(r["code"] == "reason_aggregated_held" for r in chosen["reasons"])
     done = run_cli(*ask, "--layout", "disaggregated")  # as asked
     assert done.code == 0, done.stderr
     doc = json.loads(done.stdout)

@@ -278,6 +278,13 @@ MESSAGES: dict[str, str | Plural] = {
         "({disaggregated:,.2f}): the split serves no more under these targets; either way "
         "${usd_h:,.2f}/h, ${per_million:,.3f} per million output tokens at the demand."
     ),
+    "reason_aggregated_held": N_(
+        "{component}: replicas that prefill and decode ({aggregated:,.2f} requests/s under "
+        "the targets) rather than separate prefill and decode workers of the same GPUs "
+        "({disaggregated:,.2f} at the slow end of their wider range: no serving run of the "
+        "fit ran separate workers; {field} disaggregated plans them as asked); either way "
+        "${usd_h:,.2f}/h, ${per_million:,.3f} per million output tokens at the demand."
+    ),
     "chosen_engine": N_(
         "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
         "{other} next, {other_rate:,.2f} (of {order}, a later engine is taken only where it "
@@ -398,6 +405,9 @@ MESSAGES: dict[str, str | Plural] = {
     "block_cuda_only": N_(
         "{component}: {engine} runs on NVIDIA GPUs only (CUDA); the {gpu} runs ROCm."
     ),
+    "block_layout_split": N_(
+        "{component}: separate prefill and decode workers take two GPUs at least."
+    ),
     "block_engine_min_capability": N_(
         "{component}: {engine} runs from compute capability {needed}; the {gpu} has {has}."
     ),
@@ -442,8 +452,8 @@ MESSAGES: dict[str, str | Plural] = {
         "its likely range is widened for that, and it is held to the range's slow end."
     ),
     "warn_no_split": N_(
-        "{component}: no split of these {count} GPUs into prefill and decode workers holds "
-        "the model on both sides; planned as replicas that do both."
+        "{component}: no split of these GPUs into prefill and decode workers holds the "
+        "model on both sides within the targets; planned as replicas that do both."
     ),
     "note_pcie_link": N_(
         "{component}: NVLink bridges joining the {gpu} cards in pairs would make this "

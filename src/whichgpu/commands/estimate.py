@@ -161,6 +161,8 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     work = job_size(arch, job, r.tokens, r.images, epochs)
     if job.speculative is not None and not r.serves(arch.kind):
         raise InvalidInput("speculative_not_served", field=("speculative",))
+    if r.layout is not None and not r.serves(arch.kind):
+        raise InvalidInput("layout_not_served", field=("layout",))
     if r.serves(arch.kind):
         import msgspec
 
@@ -325,6 +327,8 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
 
     job = replace(job, all_logits=False)
     check_serving(arch, job, r.engine, r.layout)
+    if r.layout == "disaggregated" and r.count < 2:
+        raise InvalidInput("layout_count", field=("count",), count=r.count)
     targets = Targets(r.ttft, r.tpot, PERCENTILES[r.percentile])
     _engines, engine = engines_for(r.engine, gpu, job)
     if (gap := engine.gap(gpu, job.quant)) is not None:

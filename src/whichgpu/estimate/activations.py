@@ -209,6 +209,8 @@ def decoder_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) -> floa
             total += _linear_inputs(n, t, (role, "x"), arch.experts_per_token, tokens * h)
         else:  # LoRA on the experts' gate and up: a copy per adapted matrix of routed experts
             total += tokens * h * 4 * arch.experts_per_token * t.readers((role, "x")) / 2
+            if t.frozen_save_inputs:  # each routed expert's gathered tokens, its gate's and up's
+                total += tokens * h * c * arch.experts_per_token
     if arch.ffn_kind == "glu":
         if not arch.is_moe:
             total += _linear_inputs(n, t, (role, "x"), 2, tokens * h, compiled, fp32)

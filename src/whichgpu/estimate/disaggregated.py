@@ -121,8 +121,9 @@ def split_at(
     moved = transfer_s(arch, job, gpu, tp_p, tp_d, job.gpus_per_node)
     c = prefill.cycle_prefill_at(prefill.b_max)
     busy = rate_rps / n_p * c
-    wait = mean_waiting_s(1, busy, c) if quantile is None else waiting_s(1, busy, c, quantile)
-    ttft = wait + prefill.prefill_s + moved
+    mean_ttft = mean_waiting_s(1, busy, c) + prefill.prefill_s + moved  # Little's law's
+    wait = mean_ttft if quantile is None else waiting_s(1, busy, c, quantile)
+    ttft = wait + prefill.prefill_s + moved if quantile is not None else mean_ttft
     per_worker = rate_rps / n_d * max(job.generate, 1)  # tokens a second a decode worker owes
     if per_worker * decode.step_s(float(decode.b_max)) > decode.b_max:
         return ServingPoint(rate_rps, math.inf, ttft, math.inf)
@@ -131,7 +132,7 @@ def split_at(
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if per_worker * decode.step_s(max(mid, 1e-9)) > mid else (lo, mid)
     batch = max(hi, 1e-9)
-    held = n_d * batch + rate_rps * ttft  # decoding, and waiting or prefilling (Little)
+    held = n_d * batch + rate_rps * mean_ttft  # decoding, and waiting or prefilling (Little)
     return ServingPoint(rate_rps, held, ttft, decode.step_s(batch))
 
 
@@ -144,14 +145,13 @@ def split_at_concurrency(
     quantile: float | None = 0.5,
 ) -> ServingPoint:
     """:func:`split_at` under a closed loop of ``users`` (a benchmark's concurrency: each
-    sends its next request when the last one ends): the rate ``X`` at which
-    ``X · (TTFT + O · TPOT) = users`` (Little's law over a request's whole life)."""
+    sends its next request when the last one ends): the rate ``X`` at which the requests in
+    flight, :func:`split_at`'s count by Little's law over their mean lives, are ``users``."""
     lo, hi = 0.0, float(users) / max(job.generate, 1) / 1e-6
     for _ in range(80):  # the requests in flight grow with the rate: bisection
         mid = (lo + hi) / 2
-        point = split_at(arch, job, gpu, split, mid, quantile)
-        life = point.ttft_s + max(job.generate, 1) * point.tpot_s
-        lo, hi = (mid, hi) if mid * life < users else (lo, mid)
+        held = split_at(arch, job, gpu, split, mid, quantile).concurrency
+        lo, hi = (mid, hi) if held < users else (lo, mid)
     return replace(split_at(arch, job, gpu, split, lo, quantile), concurrency=float(users))
 
 
@@ -198,18 +198,20 @@ def against_replicas(
     demand_rps: float | None,
     held: float = 1.0,
     forced: bool = False,
+    held_at_slow_end: bool = False,
 ) -> ServingPlan:
     """``split``'s GPUs as its prefill and decode workers where that serves more under the
     targets than ``aggregated``, the best replicas of the same GPUs, with its capacity held
     to ``held`` (the slow end of its wider range against theirs:
     :func:`~whichgpu.estimate.engine_choice.split_low`; no serving run of the fit ran
     separate workers; ``forced``: the user asked for them); else ``aggregated``, with what
-    the layout would serve."""
+    the layout would serve (``held_at_slow_end``: that figure is its slow end's)."""
     wins = split is not None and (
         forced or split.capacity_rps * held > aggregated.served_rps * (1 + 1e-9)
     )
     if split is None or not wins:
-        return replace(aggregated, disaggregated_rps=0.0 if split is None else split.capacity_rps)
+        rate = 0.0 if split is None else split.capacity_rps * held
+        return replace(aggregated, disaggregated_rps=rate, disaggregated_held=held_at_slow_end)
     held = split.decode_workers * split.decode_batch  # sequences decoding at the capacity
     point = ServingPoint(split.capacity_rps, held, split.ttft_s, split.tpot_s)
     # at the demand, its latencies taken as at the capacity (an upper bound: both pools' waits

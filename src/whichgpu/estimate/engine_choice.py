@@ -262,7 +262,7 @@ def check_serving(
     weight format (and separate prefill and decode workers, where ``layout`` asks for them):
     one clear error naming what would (the engines that run it). With none named, the
     search takes the engines that run it (every format has one)."""
-    from whichgpu.errors import InvalidInput
+    from whichgpu.errors import InvalidInput, Ref
     from whichgpu.job import check_context
 
     check_context(arch, job)  # a served job is an inference job
@@ -271,6 +271,10 @@ def check_serving(
     if not keep:  # GGUF weights and an FP8 cache: no engine has both
         raise InvalidInput("kv_dtype_format", field=("kv_dtype",), kv=job.kv_dtype,
                            quant=job.quant, engines=", ".join(e.name for e in runs))  # fmt: skip
+    if layout == "disaggregated" and engine_id is None and not any(e.disaggregation for e in runs):
+        raise InvalidInput("layout_format", field=("layout",), quant=job.quant,
+                           engines=", ".join(e.name for e in runs),
+                           quant_field=Ref(("quant",)), layout_field=Ref(("layout",)))  # fmt: skip
     if engine_id is None:
         return
     engine = engine_profile(engine_id)

@@ -98,9 +98,11 @@ def serving_front(
     targets: Targets,
     tp: int | None = None,
     max_sequences: int | None = None,
+    split_layout: str | None = None,
 ) -> tuple[FrontPoint, ...]:
     """The front of ``job`` served by ``engine`` on ``count`` × ``gpu`` under ``targets``
-    (``tp``: the replica size the user fixed), over the layouts the planner weighs."""
+    (``tp``: the replica size the user fixed), over the layouts the planner weighs: replicas
+    and separate workers, or the one ``split_layout`` the user asked for."""
     from whichgpu.estimate.parallel import one_instance
     from whichgpu.estimate.serving_layouts import layouts
     from whichgpu.estimate.serving_plan import _capacity, _splits, replica_reach
@@ -117,8 +119,9 @@ def serving_front(
                 continue
             if not layout.attention_dp and size <= replica_reach(job, gpu):
                 curves[size] = found.curve
-            points += _replica_points(found.capacity, found.curve, size, targets,
-                                      layout.attention_dp)  # fmt: skip
-    if engine.disaggregation and count >= 2:
+            if split_layout != "disaggregated":
+                points += _replica_points(found.capacity, found.curve, size, targets,
+                                          layout.attention_dp)  # fmt: skip
+    if engine.disaggregation and count >= 2 and split_layout != "aggregated":
         points += _split_points(arch, job, gpu, count, targets, curves)
     return pareto(points)

@@ -527,11 +527,16 @@ def plan_service(
     if chosen and engine.disaggregation and count >= 2:
         # a latency target binds the replicas: their prefills and decode steps share the
         # GPUs, which separate workers do not (bound by their slots or their throughput,
-        # replicas lose nothing to the sharing)
-        # latency targets held at the split's slow end where they bind, else its capacity
+        # replicas lose nothing to the sharing). Where targets are met at the slow end
+        # (``margin`` > 1), the split's are held at its own, wider slow end, and the capacity
+        # of a pool no target binds is held there too (:func:`held_to`'s rule for replicas)
         held = held_targets(targets, (1.0, split_held))
         split = _split_of(arch, job, gpu, count, engine, held, tp, max_sequences)
-        return against_replicas(best, split, demand_rps, 1.0 if held.any else split_held)
+        unbound = split is not None and held.limit_s(
+            "ttft" if split.binding == "prefill" else "tpot") is None  # fmt: skip
+        at_slow_end = targets.margin > 1.0 and split_held < 1.0
+        scale = split_held if at_slow_end and unbound else 1.0
+        return against_replicas(best, split, demand_rps, scale, held_at_slow_end=at_slow_end)
     return best
 
 

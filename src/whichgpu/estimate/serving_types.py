@@ -146,6 +146,9 @@ class ServingPlan:
     #: What the best disaggregated layout of the same GPUs serves, where the plan is of
     #: replicas and an engine's disaggregated layout was planned (0: none)
     disaggregated_rps: float = 0.0
+    #: ``disaggregated_rps`` is the split's at the slow end of its wider range (no serving
+    #: run of the fit ran separate workers), as the search weighed it against the replicas
+    disaggregated_held: bool = False
     #: A mixture of experts served with data-parallel attention and expert-parallel MoE on
     #: each replica's GPUs (:attr:`~whichgpu.job.Job.attention_dp`), not tensor parallelism
     attention_dp: bool = False

@@ -225,6 +225,13 @@ MESSAGES: dict[str, str] = {
     "engine_layout": N_(
         "{engine} runs no separate prefill and decode workers; these do: {instead}"
     ),
+    "layout_format": N_(
+        "no engine that runs separate prefill and decode workers runs {quant} weights (these "
+        "run them: {engines}): give another {quant_field}, or {layout_field} aggregated"
+    ),
+    "layout_count": N_(
+        "separate prefill and decode workers take two GPUs at least, {count} given: give 2 or more"
+    ),
     "layout_not_served": N_(
         "a serving layout is planned for a served model: give a request rate, a latency "
         "target or an engine"

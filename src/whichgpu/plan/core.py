@@ -356,6 +356,11 @@ def serve_component(
                    provenance="none", blocker=blocker)  # fmt: skip
     if component.layout == "disaggregated":  # the engines that run separate workers
         engines = [e for e in engines if e.disaggregation]
+        if hw.count < 2:  # a prefill worker and a decode worker take two GPUs at least
+            needed = _split_gib(arch, job, hw.count)
+            blocker = Blocker("layout_split")
+            return Run(component, needed <= capacity_gib, needed, capacity_gib,
+                       f"{hw.count} GPU", provenance="none", blocker=blocker)  # fmt: skip
     choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
                            component.batch, tp, component.layout)  # fmt: skip
     if choice is None:
@@ -415,7 +420,7 @@ def serve_component(
                            provenance=provenance),)  # fmt: skip
     tight = () if best.disaggregated else tight_kv_notes(component.label, arch, gpu, choice)
     if component.layout == "disaggregated" and best.disaggregated is None:
-        tight = (note("warn_no_split", component=component.label, count=hw.count), *tight)
+        tight = (note("warn_no_split", component=component.label), *tight)
     notes: list[Note] = [*unmeasured, *tight]
     from whichgpu.job.engine_times import timed
     from whichgpu.job.engines import REFERENCE_ENGINE
@@ -492,7 +497,7 @@ def with_front(run: Run, arch: ModelArch, gpu: GPU, count: int, tp: int | None =
         return run
     engine = engine_profile(plan.engine)
     front = serving_front(arch, evolve(run.job, attention_dp=False), gpu, count, engine,
-                          plan.targets, tp, run.component.batch)  # fmt: skip
+                          plan.targets, tp, run.component.batch, run.component.layout)  # fmt: skip
     serving = replace(plan, front=front)
     estimate = run.estimate
     if estimate is not None and estimate.serving is not None:

@@ -22,9 +22,12 @@ class Blocker:
       for the engine's kinds, ``unit`` is the weights' format (None: 16-bit);
     - ``cuda_only``: the serving engine runs on NVIDIA GPUs only;
     - ``engine_capability``: the engine runs from compute capability ``needed`` at all;
-    - ``format_capability``: the engine runs the weights' format from ``needed``."""
+    - ``format_capability``: the engine runs the weights' format from ``needed``;
+    - ``layout_split``: separate prefill and decode workers asked for, on fewer than two GPUs."""
 
-    kind: Literal["math_unit", "cuda_only", "engine_capability", "format_capability"]
+    kind: Literal[
+        "math_unit", "cuda_only", "engine_capability", "format_capability", "layout_split"
+    ]
     unit: str | None = None
     needed: float | None = None
 

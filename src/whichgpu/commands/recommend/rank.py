@@ -175,6 +175,8 @@ def _blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             needed = f"{blocker.needed or 0.0:.1f}"
             if blocker.kind == "cuda_only":
                 out.append(note("block_cuda_only", **common))
+            elif blocker.kind == "layout_split":
+                out.append(note("block_layout_split", component=run.component.label))
             elif blocker.kind == "engine_capability":  # older than the engine supports at all
                 out.append(note("block_engine_min_capability", **common, needed=needed,
                                 has=gpu.compute_capability or "-"))  # fmt: skip

@@ -110,7 +110,10 @@ def _layout_reason(pick: Option) -> Note | None:
     if plan.disaggregated is not None:
         return note("reason_disaggregated", disaggregated=round(plan.served_rps, 2),
                     aggregated=round(plan.aggregated_rps, 2), **common)  # fmt: skip
-    return note("reason_aggregated", aggregated=round(plan.served_rps, 2),
+    if plan.disaggregated_held:
+        common["field"] = Ref(("layout",))  # type: ignore[assignment]
+    code = "reason_aggregated_held" if plan.disaggregated_held else "reason_aggregated"
+    return note(code, aggregated=round(plan.served_rps, 2),
                 disaggregated=round(plan.disaggregated_rps, 2), **common)  # fmt: skip
 
 
