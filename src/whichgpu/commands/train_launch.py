@@ -81,8 +81,11 @@ def launch_arguments(framework: str | None, job: Job) -> str:
             parts.append(f"--num-virtual-stages-per-pipeline-rank {job.vp}")
         if job.cp > 1:
             parts.append(f"--context-parallel-size {job.cp}")
-        if on:
+        if on:  # full: Megatron-core asks a method (TransformerConfig: "block" or "uniform")
             parts.append(f"--recompute-granularity {ckpt}")
+            if ckpt == "full":
+                method, layers = _recompute_method(job)
+                parts.append(f"--recompute-method {method} --recompute-num-layers {layers}")
         if job.zero >= 1:
             parts.append("--use-distributed-optimizer")
         if job.tp_overlap and job.tp > 1:  # Transformer Engine's userbuffers
@@ -100,6 +103,10 @@ def launch_arguments(framework: str | None, job: Job) -> str:
             parts.append(f"{strategy}sequence_parallel=True")
         if on:
             parts.append(f"model.config.recompute_granularity={ckpt}")
+            if ckpt == "full":
+                method, layers = _recompute_method(job)
+                parts.append(f"model.config.recompute_method={method} "
+                             f"model.config.recompute_num_layers={layers}")  # fmt: skip
     else:
         parts = [f"--per_device_train_batch_size {b}", f"--gradient_accumulation_steps {m}"]
         if on:
@@ -107,3 +114,10 @@ def launch_arguments(framework: str | None, job: Job) -> str:
         if job.compiled:
             parts.append("--torch_compile")
     return " ".join(parts)
+
+
+def _recompute_method(job: Job) -> tuple[str, int]:
+    """Megatron-core's full recomputation as whichgpu plans it: every layer alone (``uniform``
+    over units of 1 layer), or the first :attr:`~whichgpu.job.Job.recompute_layers` of each
+    chunk (``block``)."""
+    return ("block", job.recompute_layers) if job.recompute_layers else ("uniform", 1)

@@ -21,7 +21,7 @@ tensor however many linears read it (see :func:`decoder_layer_bytes`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
@@ -234,11 +234,32 @@ def checkpointed_layer_bytes(arch: ModelArch, job: Job, batch: int, seq: int) ->
     return float(batch) * seq * arch.hidden_size * numerics(job).residual
 
 
+def recomputed_share(arch: ModelArch, job: Job) -> float:
+    """The share of a GPU's layers that full recomputation recomputes: every one, or
+    :attr:`~whichgpu.job.Job.recompute_layers` of each model chunk's (Megatron-core's block
+    method: ``TransformerBlock._checkpointed_forward`` checkpoints the chunk's first
+    ``recompute_num_layers`` layers and runs the others plainly); 0 without it."""
+    if job.checkpointing != "full":
+        return 0.0
+    if not job.recompute_layers:
+        return 1.0
+    from whichgpu.estimate.pipeline import virtual_stages
+
+    chunk = arch.n_layers / (max(job.pp, 1) * max(virtual_stages(arch, job), 1))
+    return min(1.0, job.recompute_layers / max(chunk, 1.0))
+
+
 def model_activation_bytes(arch: ModelArch, job: Job, batch: int, seq: int, layers: int) -> float:
     """Saved activations of ``layers`` layers at the end of the forward pass. (With
-    checkpointing, the layer recomputed during backward is :func:`recompute_bytes`.)"""
+    checkpointing, the layer recomputed during backward is :func:`recompute_bytes`.) Under
+    partial recomputation the recomputed share keeps its inputs, the rest everything."""
     if job.checkpointing == "full":
-        return layers * checkpointed_layer_bytes(arch, job, batch, seq)
+        share = recomputed_share(arch, job)
+        kept = checkpointed_layer_bytes(arch, job, batch, seq)
+        if share >= 1.0:
+            return layers * kept
+        whole = decoder_layer_bytes(arch, replace(job, checkpointing="none"), batch, seq)
+        return layers * (share * kept + (1.0 - share) * whole)
     per_layer = decoder_layer_bytes(arch, job, batch, seq)
     if job.checkpointing == "selective" and job.attention == "eager":
         # Selective recomputation drops the attention core's s² tensors (Korthikanti §4.2).

@@ -270,8 +270,13 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     (12). Nothing of it is left at the optimizer step. Compiled (``torch.compile``; Inductor
     fuses the upcast, log-softmax and NLL and saves each row's log-sum-exp, as Liger's and
     torchtune's fused losses do): the compute-dtype logits (``c``), then their gradient beside
-    them in the backward (``2c``; one chunk of it at a time when chunked). Inference keeps
-    the logits of every position (``c``) unless the engine keeps only the last one.
+    them in the backward (``2c``; one chunk of it at a time when chunked). Megatron-core
+    (``job.runtime == "megatron"``: ``tensor_parallel/cross_entropy.py``,
+    ``_VocabParallelCrossEntropy``) upcasts the logits to fp32, exponentiates that copy in
+    place and saves it; its backward turns it into the gradient in place: ``c + 4`` in the
+    forward, ``4 + c`` in the backward (the gradient cast back for the output layer).
+    Inference keeps the logits of every position (``c``) unless the engine keeps only the
+    last one.
     """
     if arch.kind in ("cnn", "vit") or not arch.vocab_size:
         return 0.0
@@ -280,6 +285,8 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     elements = float(job.batch) * positions * arch.vocab_size / job.tp
     if not job.training:
         return elements * c
+    if job.runtime == "megatron":
+        return elements * (c + 4) if phase in ("forward", "backward") else 0.0
     if job.compiled and job.logits_fp32 and not job.chunked_loss:
         # the model's fp32 upcast runs before the compiled loss: the cast beside the 16-bit
         # logits, then the fp32 logits the loss saves and, in the backward, their gradient

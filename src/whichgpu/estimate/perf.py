@@ -128,7 +128,9 @@ def train_flops_per_token(
     if not (executed if recomputed is None else recomputed):
         return flops
     if job.checkpointing == "full":
-        flops += 2 * n + attention / 3
+        from whichgpu.estimate.activations import recomputed_share
+
+        flops += (2 * n + attention / 3) * recomputed_share(arch, job)
     elif job.checkpointing == "selective":
         flops += attention / 3
     return flops

@@ -340,6 +340,17 @@ def _roofline(
     return eta, provenance, model.seconds_per_unit(obs), obs.bound
 
 
+def _model_recompute_layers(arch: ModelArch, job: Job) -> int:
+    """The layers of the whole model ``job``'s partial recomputation recomputes
+    (:attr:`~whichgpu.job.Job.recompute_layers` of each of the pipeline's chunks), 0 for
+    every layer or none."""
+    if job.checkpointing != "full" or not job.recompute_layers:
+        return 0
+    from whichgpu.estimate.activations import recomputed_share
+
+    return max(1, round(recomputed_share(arch, job) * arch.n_layers))
+
+
 @lru_cache(maxsize=4096)
 def _training_compute(
     arch: ModelArch,
@@ -355,12 +366,16 @@ def _training_compute(
     quant: str | None,
     batch: int,
     attention: Attention,
+    recompute_layers: int = 0,
 ) -> tuple[float, str, float, str]:
     """:func:`_roofline` of one GPU's training compute, once per (model, GPU, work): the
-    layouts the recommender compares share it, and differ only in what spreading costs."""
+    layouts the recommender compares share it, and differ only in what spreading costs.
+    ``recompute_layers``: the model's layers partial recomputation recomputes (a chunk's
+    times the chunks: one pipeline stage here)."""
     job = Job(
         task=task,
         checkpointing=checkpointing,
+        recompute_layers=recompute_layers,
         precision=precision,
         math=math,
         quant=quant,
@@ -442,6 +457,7 @@ def checked_throughput(
         eta, provenance, seconds, bound = _training_compute(
             arch, gpu, regime, harness, unit, seq, job.task, job.checkpointing,
             job.precision, job.math, job.quant, job.batch, job.attention,
+            _model_recompute_layers(arch, job),
         )  # fmt: skip
     else:
         bench = _bench(arch, job, gpu, count, regime, harness, unit, seq, generate)

@@ -47,6 +47,7 @@ from typing import NamedTuple
 import msgspec
 
 from whichgpu.catalog.records import GPU
+from whichgpu.estimate.activations import recomputed_share
 from whichgpu.estimate.memory import (
     MemoryEstimate,
     gradient_bytes_per_param,
@@ -170,7 +171,8 @@ def step_time(
     network, per_node, bridged = job.network, job.gpus_per_node, job.nvlink_bridge
     sold = job.network_gbit
     # tensor parallelism: 4 collectives a layer (6 with recomputation), inside the TP group
-    passes = 6 if job.checkpointing == "full" else 4
+    recomputed = recomputed_share(arch, job)
+    passes = 4 + 2 * recomputed
     tp_s = 0.0
     if tp > 1:
         link = collective_gb_per_s(gpu, tp, network, per_node, bridged, True, sold)
@@ -190,7 +192,7 @@ def step_time(
     cp_s = 0.0
     if cp > 1:
         link = collective_gb_per_s(gpu, tp * cp, network, per_node, bridged, network_gbit=sold)
-        rounds = 4 if job.checkpointing == "full" else 3
+        rounds = 3 + recomputed
         ring = rounds * (cp - 1) * shape.layers * shape.ring_bytes / (link * 1e9)
         cp_s = max(0.0, ring - stage_s * shape.attention_share)
     # interleaved 1F1B (Narayanan et al., 2021, §2.2.2): v chunks a GPU divide the bubble

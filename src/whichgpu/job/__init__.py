@@ -140,6 +140,11 @@ class Job:
     acceptance: float = 0.0
     optimizer: Optimizer = "adamw"
     checkpointing: Checkpointing = "none"
+    #: With full recomputation, the layers of each model chunk that recompute, the first
+    #: ones (Megatron-LM's ``--recompute-method block --recompute-num-layers N``, NeMo's and
+    #: Megatron-Bridge's ``recompute_num_layers``); the others keep their activations.
+    #: 0: every layer recomputes
+    recompute_layers: int = 0
     attention: Attention = "sdpa"
     #: A fine-tune's examples packed into full sequences (TRL's ``packing``, axolotl's
     #: ``sample_packing``, torchtune's ``packed``): no padding. Unpacked, the default of the

@@ -9,8 +9,8 @@ sequences. The runs of NeMo's and Megatron-Bridge's performance summaries, which
 Left out: presets that run Megatron-FSDP with CPU offloading of layers (the 70B's FP8 on
 B200, the 405B's on GB200), which no whichgpu layout describes, and the GB200/GB300 ones
 (NVL72 racks sold by the tray). Where a preset recomputes some layers (the 8B's FP8 on
-H100: ``recompute_num_layers=5``), the layout is taken and recomputation left to the
-search, which whichgpu has no per-layer setting for.
+H100: ``recompute_granularity="full"``, ``recompute_method="block"``,
+``recompute_num_layers=5``), it runs so (:attr:`~whichgpu.job.Job.recompute_layers`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ class RecipeLayout:
     batch: int
     global_batch: int
     preset: str
+    #: Layers of each model chunk the preset recomputes in full (block method); 0: none
+    recompute_layers: int = 0
 
 
 #: The presets' sequence length (Megatron-Bridge's Llama 3 pretrain configs: seq_length 8192)
@@ -42,7 +44,7 @@ LAYOUTS: dict[tuple[tuple[str, ...], str, int, str], RecipeLayout] = {
         1, 1, 2, 1, 1, 128, "LLAMA3_8B_PRETRAIN_CONFIG_H100_BF16_V1"
     ),
     (("llama-3.1-8b",), "h100-sxm", 8, "fp8-mixed"): RecipeLayout(
-        1, 1, 1, 1, 1, 128, "LLAMA3_8B_PRETRAIN_CONFIG_H100_FP8_CS_V1"
+        1, 1, 1, 1, 1, 128, "LLAMA3_8B_PRETRAIN_CONFIG_H100_FP8_CS_V1", recompute_layers=5
     ),
     (("llama-3.1-8b",), "b200", 8, "bf16-mixed"): RecipeLayout(
         1, 1, 1, 1, 2, 128, "LLAMA3_8B_PRETRAIN_CONFIG_B200_BF16_V1"

@@ -268,13 +268,17 @@ def configure(
         # the estimate's typical error: what engineers deploy, on a tie
         # as Megatron runs it: its distributed optimizer (ZeRO-1) and the recipe's chunks
         given = (at.batch,) if open_batch else (job.batch,)
-        as_run = {"vp": job.vp or at.vp, "zero": 1, "runtime": "megatron"}
+        as_run: dict[str, object] = {"vp": job.vp or at.vp, "zero": 1, "runtime": "megatron"}
+        preset_modes = tuple(modes)
+        if at.recompute_layers and open_checkpointing:  # the preset's partial recomputation
+            preset_modes = ("full",)
+            as_run["recompute_layers"] = at.recompute_layers
         ran = tuple(
             (layout_name(at.tp, at.pp, count // (at.tp * at.pp * at.cp), at.cp),
              tuple((mode, tuple(evolve(j, **as_run) for j in variants))
                    for mode, variants in per_mode))
             for _strategy, per_mode in trials(
-                arch, job, count, parallel, given, tuple(modes),
+                arch, job, count, parallel, given, preset_modes,
                 component.global_batch or at.global_batch, (at.tp, at.pp, at.cp),
             )[:1]
         )  # fmt: skip

@@ -17,7 +17,7 @@ from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, count_label, note, note_doc, render
 from whichgpu.phrases import localize
 from whichgpu.render.json_doc import SCHEMA_VERSION, job_configuration, serving_doc
-from whichgpu.render.tables import quant_shown, recomputation_mode
+from whichgpu.render.tables import quant_shown, recomputation_of
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -474,7 +474,7 @@ def print_estimate(result: ThroughputEstimate, arch: ModelArch | None, console: 
                 batch=job.batch,
                 accum=job.grad_accum,
                 global_batch=job.global_batch,
-                ckpt=recomputation_mode(job.checkpointing),
+                ckpt=recomputation_of(job),
             )
         )
         if job.gpus > job.gpus_per_node:

@@ -13,7 +13,7 @@ from whichgpu.inputs.fields import format_number
 from whichgpu.notes import note_doc
 from whichgpu.phrases import CLAUSE_SEPARATOR, localize
 from whichgpu.render.json_doc import SCHEMA_VERSION
-from whichgpu.render.tables import quant_shown, recomputation_mode
+from whichgpu.render.tables import quant_shown, recomputation_of
 from whichgpu.units import BYTES_PER_GIB
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def _describe(result: FitResult) -> str:
     if job.training:
         parts.append(job.optimizer)
         if job.checkpointing != "none":
-            parts.append(fmt(_("recomputation {mode}"), mode=recomputation_mode(job.checkpointing)))
+            parts.append(fmt(_("recomputation {mode}"), mode=recomputation_of(job)))
     if job.gpus > 1:
         parts.append(
             fmt(
@@ -151,8 +151,11 @@ def _row_settings(row: GpuFit, given: Job | None) -> str:
     parts = []
     if row.job.math_precision != given.math_precision:
         parts.append(row.job.math_precision)
-    if row.job.checkpointing != given.checkpointing:
-        parts.append(fmt(_("recomputation {mode}"), mode=recomputation_mode(row.job.checkpointing)))
+    if (row.job.checkpointing, row.job.recompute_layers) != (
+        given.checkpointing,
+        given.recompute_layers,
+    ):
+        parts.append(fmt(_("recomputation {mode}"), mode=recomputation_of(row.job)))
     return ", ".join(parts)
 
 

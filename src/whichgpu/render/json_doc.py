@@ -45,6 +45,7 @@ CONFIGURATION_FIELDS = (
     "pp",
     "cp",
     "vp",
+    "recompute_layers",
     "zero",
     "network",
     "network_gbit",

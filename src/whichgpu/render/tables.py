@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from whichgpu.commands.compare import Comparison, GpuComparison
     from whichgpu.commands.recommend.options import Option
+    from whichgpu.job import Job
 
 
 #: A training job's activation recomputation (``Job.checkpointing``), as a value in a
@@ -28,6 +29,16 @@ RECOMPUTATION_MODES = {"none": N_("none"), "selective": N_("selective"), "full":
 def recomputation_mode(mode: str) -> str:
     """``mode`` (none, selective, full) in the reader's language."""
     return _(RECOMPUTATION_MODES[mode]) if mode in RECOMPUTATION_MODES else mode
+
+
+def recomputation_of(job: Job) -> str:
+    """``job``'s recomputation in the reader's language, with the layers of each chunk it
+    recomputes where that is not every one (:attr:`~whichgpu.job.Job.recompute_layers`)."""
+    mode = recomputation_mode(job.checkpointing)
+    if job.checkpointing == "full" and job.recompute_layers:
+        return fmt(_("{mode}, the first {layers} layers of each chunk"), mode=mode,
+                   layers=job.recompute_layers)  # fmt: skip
+    return mode
 
 
 def quant_shown(quant: str | None, quantize_on: str) -> str:

@@ -1,0 +1,79 @@
+"""Megatron's partial recomputation (issue 46): a preset that recomputes the first N layers
+of each model chunk (Megatron-Bridge's Llama 3 8B FP8 preset on H100: recompute_num_layers
+5) is planned, timed and launched as it runs; Megatron-core's cross-entropy keeps one fp32
+copy of the logits."""
+
+from __future__ import annotations
+
+import pytest
+
+from whichgpu.catalog import load_catalog
+from whichgpu.commands.train_launch import launch_arguments
+from whichgpu.estimate.activations import model_activation_bytes, recomputed_share
+from whichgpu.estimate.memory import logits_bytes
+from whichgpu.frozen import evolve
+from whichgpu.inputs.job_input import make_job
+from whichgpu.models import resolve_model
+
+ARCH = resolve_model("llama-3.1-8b")
+JOB = make_job(task="train", precision="fp8-mixed", seq=8192, batch=1, framework="nemo", gpus=8)
+
+
+def test_the_share_recomputed_is_n_layers_of_each_chunk() -> None:
+    five = evolve(JOB, checkpointing="full", recompute_layers=5)
+    assert recomputed_share(ARCH, five) == pytest.approx(5 / 32)
+    assert recomputed_share(ARCH, evolve(five, pp=4)) == pytest.approx(5 / 8)  # 8 a stage
+    assert recomputed_share(ARCH, evolve(five, recompute_layers=0)) == 1.0
+    assert recomputed_share(ARCH, JOB) == 0.0
+
+
+def test_partial_recomputation_keeps_the_others_layers_whole() -> None:
+    """5 of 32 layers keep only their input; the other 27 everything."""
+    none = model_activation_bytes(ARCH, JOB, 1, 8192, 32)
+    full = model_activation_bytes(ARCH, evolve(JOB, checkpointing="full"), 1, 8192, 32)
+    five = evolve(JOB, checkpointing="full", recompute_layers=5)
+    part = model_activation_bytes(ARCH, five, 1, 8192, 32)
+    assert part == pytest.approx(full * 5 / 32 + none * 27 / 32)
+
+
+def test_megatron_cross_entropy_keeps_one_fp32_copy() -> None:
+    """megatron/core/tensor_parallel/cross_entropy.py: the fp32 upcast is exponentiated and
+    saved, and becomes the gradient in place: 2 + 4 bytes a logit, where the HF loss's
+    log-softmax output, its gradient and the input gradient take 12."""
+    elements = 8192 * ARCH.vocab_size
+    assert logits_bytes(ARCH, JOB, "backward") == elements * 6
+    hf = make_job(task="train", precision="bf16-true", seq=8192, batch=1)
+    assert logits_bytes(ARCH, hf, "backward") == elements * 12
+
+
+def test_the_8b_fp8_preset_runs_as_published() -> None:
+    """LLAMA3_8B_PRETRAIN_CONFIG_H100_FP8_CS_V1: TP 1, ZeRO-1 (distributed optimizer), micro-
+    batch 1, global batch 128, 5 layers recomputed; NeMo and Megatron-Bridge published
+    12,036 to 14,451 tokens/s a GPU (docs/training-accuracy.md)."""
+    from whichgpu.commands.estimate import estimate_job
+    from whichgpu.inputs.requests import EstimateRequest
+
+    request = EstimateRequest(model="llama-3.1-8b", task="train", seq=8192, framework="nemo",
+                              precision="fp8-mixed", count=8)  # fmt: skip
+    est = estimate_job(load_catalog().gpu("h100-sxm"), ARCH, request)
+    job = est.job
+    assert job is not None
+    assert (job.tp, job.pp, job.cp, job.zero) == (1, 1, 1, 1)
+    assert (job.checkpointing, job.recompute_layers, job.global_batch) == ("full", 5, 128)
+    assert 12_036 <= est.throughput.value / 8 <= 14_451
+    assert any(n.code == "chosen_recipe_layout" for n in est.notes)
+
+
+def test_full_recomputation_launches_with_a_method() -> None:
+    """Megatron-core refuses full granularity without a method ("block" or "uniform"):
+    every layer alone is uniform over units of 1, a preset's N layers block N."""
+    every = evolve(JOB, checkpointing="full")
+    assert ("--recompute-granularity full --recompute-method uniform "
+            "--recompute-num-layers 1") in launch_arguments("megatron", every)  # fmt: skip
+    five = evolve(every, recompute_layers=5)
+    assert "--recompute-method block --recompute-num-layers 5" in launch_arguments("megatron", five)
+    assert ("model.config.recompute_method=block model.config.recompute_num_layers=5"
+            in launch_arguments("nemo", five))  # fmt: skip
+    selective = launch_arguments("megatron", evolve(JOB, checkpointing="selective"))
+    assert "--recompute-granularity selective" in selective
+    assert "--recompute-method" not in selective
