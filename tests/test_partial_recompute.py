@@ -77,3 +77,39 @@ def test_full_recomputation_launches_with_a_method() -> None:
     selective = launch_arguments("megatron", evolve(JOB, checkpointing="selective"))
     assert "--recompute-granularity selective" in selective
     assert "--recompute-method" not in selective
+
+
+def test_a_block_of_layers_is_one_setting_in_the_cli_the_api_and_files() -> None:
+    """``--recompute-layers N`` plans full recomputation of N layers a chunk (Megatron's
+    block method) on Megatron or NeMo, and refuses in one line elsewhere or beside a mode
+    that is not full; the API takes the same field."""
+    import json
+    import warnings
+
+    from tests.conftest import run_cli
+    from whichgpu.web.app import create_app
+
+    ask = ("estimate", "-m", "llama-3.1-8b", "--task", "train", "--gpu", "h100-sxm", "--count",
+           "8", "--seq", "8192", "--framework", "megatron", "--recompute-layers", "4", "--json")  # fmt: skip
+    done = run_cli(*ask)
+    assert done.code == 0, done.stderr
+    config = json.loads(done.stdout)["configuration"]
+    assert (config["checkpointing"], config["recompute_layers"]) == ("full", 4)
+    hf = run_cli("estimate", "-m", "llama-3.1-8b", "--task", "train", "--gpu", "h100-sxm",
+                 "--recompute-layers", "4")  # fmt: skip
+    assert hf.code == 2 and "give --framework megatron or nemo" in hf.stderr
+    clash = run_cli("fit", "-m", "llama-3.1-8b", "--task", "train", "--gpu", "h100-sxm",
+                    "--framework", "nemo", "--recompute", "none", "--recompute-layers", "4")  # fmt: skip
+    assert clash.code == 2 and clash.stderr.count("\n") == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+
+        with TestClient(create_app(load_catalog())) as client:
+            body = {"model": "llama-3.1-8b", "task": "train", "gpu": "h100-sxm", "count": 8,
+                    "seq": 8192, "framework": "megatron", "recompute_layers": 4}  # fmt: skip
+            got = client.post("/api/v1/estimate", json=body)
+            assert got.status_code == 200, got.text
+            assert got.json()["configuration"]["recompute_layers"] == 4
+            bad = client.post("/api/v1/estimate", json={**body, "recompute_layers": 0})
+            assert bad.status_code == 422

@@ -35,7 +35,7 @@ NOT_ON_PAGE: dict[str, frozenset[str]] = {
         "cpu_offload", "electricity_usd_per_kwh", "framework", "global_batch", "hours_per_month",
         "lora_rank", "lora_targets", "name", "network", "network_gbit", "offload", "optimizer",
         "optimizer_in_backward", "samples_per_frame", "services", "tp_overlap", "vae_tiling",
-        "vp",
+        "vp", "recompute_layers",
     }),
     "estimate": frozenset({
         "activation_offload", "attention", "cache_latents", "checkpointing", "chunked_loss",
@@ -50,7 +50,7 @@ NOT_ON_PAGE: dict[str, frozenset[str]] = {
         "network_gbit", "nvlink_bridge", "offload", "optimizer", "optimizer_in_backward", "packing",
         "params", "pp", "cp",
         "prompt", "recompute", "resolution", "runtime", "steps", "tp", "tp_overlap", "vae_tiling",
-        "vp",
+        "vp", "recompute_layers",
         "zero",
     }),
     "mig": frozenset({"batch", "generate", "memory_gib", "name", "params", "precision",

@@ -229,6 +229,14 @@ MESSAGES: dict[str, str] = {
         "no engine that runs separate prefill and decode workers runs {quant} weights (these "
         "run them: {engines}): give another {quant_field}, or {layout_field} aggregated"
     ),
+    "recompute_layers_framework": N_(
+        "recomputing a block of layers is Megatron's (recompute_num_layers): give {framework} "
+        "megatron or nemo"
+    ),
+    "recompute_layers_mode": N_(
+        "recomputing a block of layers is full recomputation's, and {recompute} is {mode}: "
+        "leave it out, or give full"
+    ),
     "layout_count": N_(
         "separate prefill and decode workers take two GPUs at least, {count} given: give 2 or more"
     ),

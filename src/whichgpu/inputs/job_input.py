@@ -59,6 +59,14 @@ def make_job(**fields: object) -> Job:
             values[key] = value
         else:
             values[key] = value_of(inputs[key], value, (key,))
+    if values.get("recompute_layers") is not None and framework not in ("megatron", "nemo"):
+        raise InvalidInput("recompute_layers_framework", field=("recompute_layers",),
+                           framework=Ref(("framework",)))  # fmt: skip
+    if values.get("recompute_layers") is not None:  # a block of layers: full recomputation
+        mode = values.setdefault("checkpointing", "full")
+        if mode != "full":
+            raise InvalidInput("recompute_layers_mode", field=("recompute_layers",), mode=mode,
+                               recompute=Ref(("recompute",)))  # fmt: skip
     job = build_job(**values)
     if global_batch is not None and job.training:
         job = with_global_batch(job, int(value_of(GLOBAL_BATCH, global_batch, ("global_batch",))))

@@ -299,6 +299,16 @@ VP = Input(
     low=1,
     high=128,
 )
+RECOMPUTE_LAYERS = Input(
+    "int",
+    N_(
+        "Recompute only the first N layers of each model chunk, Megatron's block method "
+        "(recompute_num_layers), the others keeping their activations (default: every layer "
+        "where recomputation is on; a preset's own where NVIDIA's recipe sets it)."
+    ),
+    low=1,
+    high=1024,
+)
 MARKET_NAMES = Input(
     "names", N_("Markets to rent in: on-demand, spot, marketplace."), choices=MARKETS, flag="market"
 )

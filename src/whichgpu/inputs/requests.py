@@ -62,6 +62,7 @@ from whichgpu.inputs.request_fields import (
     PROMPT,
     QUANT,
     QUANTIZE_ON,
+    RECOMPUTE_LAYERS,
     REQUEST_RATE,
     RESOLUTION,
     SAMPLES,
@@ -146,6 +147,7 @@ class TrainingSettings:
     network_gbit: float | None = given(None, NETWORK_GBIT)
     attention: str | None = given(None, ATTENTION)
     vp: int | None = given(None, VP)
+    recompute_layers: int | None = given(None, RECOMPUTE_LAYERS)
     nvlink_bridge: bool | None = given(None, NVLINK_BRIDGE)
     quantize_on: str | None = given(None, QUANTIZE_ON)
     packing: bool | None = given(None, PACKING)

@@ -236,10 +236,15 @@ def configure(
     if recipe is not None and "batch" in defaults:
         cap, source = int(defaults["batch"]), recipe.name
     open_batch = component.batch is None
-    open_checkpointing = component.checkpointing is None and "checkpointing" not in defaults
+    open_checkpointing = (
+        component.checkpointing is None
+        and "checkpointing" not in defaults
+        and component.recompute_layers is None  # a block of layers asked: full, as asked
+    )
     batches = [cap >> i for i in range(cap.bit_length()) if cap >> i] if open_batch else [job.batch]
     kept: Checkpointing = (
         job.checkpointing if component.checkpointing is not None
+        or component.recompute_layers is not None
         else defaults.get("checkpointing", job.checkpointing)
     )  # fmt: skip
     modes: list[Checkpointing] = ["none", "full"] if open_checkpointing else [kept]
@@ -270,7 +275,8 @@ def configure(
         given = (at.batch,) if open_batch else (job.batch,)
         as_run: dict[str, object] = {"vp": job.vp or at.vp, "zero": 1, "runtime": "megatron"}
         preset_modes = tuple(modes)
-        if at.recompute_layers and open_checkpointing:  # the preset's partial recomputation
+        if at.recompute_layers and open_checkpointing and not job.recompute_layers:
+            # the preset's partial recomputation
             preset_modes = ("full",)
             as_run["recompute_layers"] = at.recompute_layers
         ran = tuple(

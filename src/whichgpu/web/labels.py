@@ -25,6 +25,7 @@ FIELD_LABELS: dict[str, str] = {
     "shared_prefix": N_("Shared prefix, tokens"),
     "speculative": N_("Speculative decoding"),
     "layout": N_("Serving layout"),
+    "recompute_layers": N_("Layers recomputed a chunk (Megatron, NeMo)"),
     "draft_tokens": N_("Draft tokens a step"),
     "acceptance": N_("Acceptance length, tokens a step"),
     "tokens": N_("Tokens (train on or generate)"),
