@@ -18,17 +18,24 @@ def test_nvfp4_weighs_four_and_a_half_bits() -> None:
     assert QUANT_BITS["nvfp4"] == 4 + 8 / 16
 
 
-def test_the_blackwell_gpus_and_only_they_have_fp4_tensor_cores() -> None:
+def test_the_blackwell_and_cdna4_gpus_and_only_they_have_fp4_tensor_cores() -> None:
     """Each figure is the dense one the vendor's sheet implies, cited per field; B300's is
-    not half its sparse one (105 of 144 PFLOPS for 8 GPUs)."""
+    not half its sparse one (105 of 144 PFLOPS for 8 GPUs); the MI355X's FP4 units take MXFP4,
+    not NVFP4."""
     catalog = load_catalog()
     fp4 = {g.id: g.fp4_tensor_dense_tflops for g in catalog.gpus if g.fp4_tensor_dense_tflops}
     assert fp4 == {
         "b200": 9000, "gb200": 10000, "b300": 13125, "rtx-pro-6000-blackwell": 2000,
         "rtx-pro-6000-blackwell-max-q": 1755.5,
         "rtx-5090": 1676, "rtx-5080": 900.4,
+        "mi355x": 10066.4,  # CDNA 4's MXFP4, which NVFP4 does not run on
     }  # fmt: skip
-    assert {g.id for g in catalog.gpus if g.architecture == "Blackwell"} == set(fp4)
+    assert {g.id for g in catalog.gpus if g.architecture in ("Blackwell", "CDNA 4")} == set(fp4)
+    from whichgpu.estimate.perf import runs_natively, tensor_tflops
+
+    mi355x = catalog.gpu("mi355x")
+    assert not runs_natively(mi355x, "nvfp4")
+    assert tensor_tflops(mi355x, "nvfp4") == mi355x.fp16_tensor_dense_tflops
     for gpu in catalog.gpus:
         if gpu.id in fp4:
             assert gpu.fp8_tensor_dense_tflops and fp4[gpu.id] >= 2 * gpu.fp8_tensor_dense_tflops

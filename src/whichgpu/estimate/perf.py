@@ -48,7 +48,8 @@ def runs_natively(gpu: GPU, quant: str) -> bool:
     Ada, Hopper, Blackwell and CDNA 3; NVFP4 on Blackwell), not behind a dequantisation."""
     if quant == "fp8":
         return bool(gpu.fp8_tensor_dense_tflops)
-    return quant == "nvfp4" and bool(gpu.fp4_tensor_dense_tflops)
+    # NVFP4 (16-element blocks, FP8 scales) is NVIDIA's; CDNA 4's FP4 units take OCP MXFP4
+    return quant == "nvfp4" and gpu.cuda and bool(gpu.fp4_tensor_dense_tflops)
 
 
 def fp16_instead(gpu: GPU, precision: str) -> Precision | None:
@@ -80,7 +81,8 @@ def tensor_tflops(gpu: GPU, precision: str) -> float:
     if precision in ("fp8", "fp8-mixed"):
         return gpu.fp8_tensor_dense_tflops or gpu.fp16_tensor_dense_tflops
     if precision == "nvfp4":  # W4A4 on FP4 tensor cores; elsewhere dequantised (Marlin)
-        return gpu.fp4_tensor_dense_tflops or gpu.fp16_tensor_dense_tflops
+        native = gpu.fp4_tensor_dense_tflops if gpu.cuda else None
+        return native or gpu.fp16_tensor_dense_tflops
     if precision == "int8":
         return gpu.int8_tensor_dense_tops or gpu.fp16_tensor_dense_tflops
     if precision == "fp64":
