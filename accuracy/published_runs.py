@@ -144,6 +144,8 @@ def check_runs(text: str, configs: Mapping[str, str] | None = None) -> list[RunC
         if "offload_params" in extra:  # FSDP CPUOffload(offload_params=True)
             fields["offload"] = "all"
         for flag in extra:
+            if flag.startswith("rl") and flag[2:].isdigit():  # recompute_num_layers (block)
+                fields["recompute_layers"] = int(flag[2:])
             if flag.startswith("vp") and flag[2:].isdigit():  # Megatron's interleaving
                 fields["vp"] = int(flag[2:])
             if flag.startswith("cp") and flag[2:].isdigit():  # context parallelism: the

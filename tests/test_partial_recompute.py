@@ -23,6 +23,9 @@ def test_the_share_recomputed_is_n_layers_of_each_chunk() -> None:
     five = evolve(JOB, checkpointing="full", recompute_layers=5)
     assert recomputed_share(ARCH, five) == pytest.approx(5 / 32)
     assert recomputed_share(ARCH, evolve(five, pp=4)) == pytest.approx(5 / 8)  # 8 a stage
+    # a given --vp is launched as given: 4 stages of 2 chunks of 4 layers, all recomputed
+    assert recomputed_share(ARCH, evolve(five, pp=4, vp=2)) == 1.0
+    assert recomputed_share(ARCH, evolve(five, pp=4, vp=2, recompute_layers=2)) == 0.5
     assert recomputed_share(ARCH, evolve(five, recompute_layers=0)) == 1.0
     assert recomputed_share(ARCH, JOB) == 0.0
 
@@ -36,12 +39,21 @@ def test_partial_recomputation_keeps_the_others_layers_whole() -> None:
     assert part == pytest.approx(full * 5 / 32 + none * 27 / 32)
 
 
-def test_megatron_cross_entropy_keeps_one_fp32_copy() -> None:
+def test_megatron_cross_entropy_keeps_one_fp32_copy_and_te_none() -> None:
     """megatron/core/tensor_parallel/cross_entropy.py: the fp32 upcast is exponentiated and
-    saved, and becomes the gradient in place: 2 + 4 bytes a logit, where the HF loss's
-    log-softmax output, its gradient and the input gradient take 12."""
+    saved, and becomes the gradient in place: 2 + 4 bytes a logit in both passes; fused in
+    Transformer Engine (NeMo's and Megatron-Bridge's configs) the gradient is written into
+    the 16-bit logits: 2. The HF loss's log-softmax output, its gradient and the input
+    gradient take 12."""
     elements = 8192 * ARCH.vocab_size
-    assert logits_bytes(ARCH, JOB, "backward") == elements * 6
+    assert JOB.loss_fusion  # the nemo recipe
+    assert logits_bytes(ARCH, JOB, "forward") == logits_bytes(ARCH, JOB, "backward")
+    assert logits_bytes(ARCH, JOB, "backward") == elements * 2
+    megatron = make_job(task="train", precision="fp8-mixed", seq=8192, batch=1,
+                        framework="megatron", gpus=8)  # fmt: skip
+    assert logits_bytes(ARCH, megatron, "forward") == elements * 6
+    assert logits_bytes(ARCH, megatron, "backward") == elements * 6
+    assert logits_bytes(ARCH, megatron, "step") == 0.0
     hf = make_job(task="train", precision="bf16-true", seq=8192, batch=1)
     assert logits_bytes(ARCH, hf, "backward") == elements * 12
 
@@ -113,3 +125,33 @@ def test_a_block_of_layers_is_one_setting_in_the_cli_the_api_and_files() -> None
             assert got.json()["configuration"]["recompute_layers"] == 4
             bad = client.post("/api/v1/estimate", json={**body, "recompute_layers": 0})
             assert bad.status_code == 422
+
+
+def test_fit_keeps_the_presets_block_and_suggests_every_layer() -> None:
+    """``fit`` plans the layout the estimate does, the preset's 5 layers included; where a
+    block is recomputed, recomputing every layer is the change it suggests."""
+    from whichgpu.commands.fit import candidate_changes
+
+    done = __import__("tests.conftest", fromlist=["run_cli"]).run_cli(
+        "fit",
+        "-m",
+        "llama-3.1-8b",
+        "--task",
+        "train",
+        "--gpu",
+        "h100-sxm",
+        "--gpus",
+        "8",
+        "--seq",
+        "8192",
+        "--framework",
+        "nemo",
+        "--precision",
+        "fp8-mixed",
+        "--json",
+    )
+    assert done.code == 0, done.stderr
+    assert '"recompute_layers": 5' in done.stdout
+    five = evolve(JOB, checkpointing="full", recompute_layers=5)
+    changed = [job for _note, job in candidate_changes(ARCH, five)]
+    assert any(j.checkpointing == "full" and j.recompute_layers == 0 for j in changed)

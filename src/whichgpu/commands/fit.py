@@ -139,7 +139,10 @@ def open_settings_on(
     # the user's layout (a ZeRO stage the search's layouts may not share), with the
     # precision and recomputation chosen
     kept = replace(
-        job, precision=configured.job.precision, checkpointing=configured.job.checkpointing
+        job,
+        precision=configured.job.precision,
+        checkpointing=configured.job.checkpointing,
+        recompute_layers=configured.job.recompute_layers,
     )
     return kept, tuple(n for n in configured.chosen if n.code != "chosen_layout")
 
@@ -157,8 +160,9 @@ def candidate_changes(arch: ModelArch, job: Job, gpu: GPU | None = None) -> list
         out.append((note("change_shorter_sequence", seq=seq), shorter))
     if job.batch > 1:
         out.append((note("change_batch_1", batch=1), replace(job, batch=1)))
-    if job.training and job.checkpointing != "full":
-        out.append((note("change_checkpointing"), replace(job, checkpointing="full")))
+    if job.training and (job.checkpointing != "full" or job.recompute_layers):
+        every = replace(job, checkpointing="full", recompute_layers=0)
+        out.append((note("change_checkpointing"), every))
     if job.task in ("train", "finetune") and job.optimizer in ("adamw", "adamw-fused"):
         # bitsandbytes' AdamW8bit: 2 bytes of state a parameter instead of 8
         out.append((note("change_optimizer_8bit"), replace(job, optimizer="adamw-8bit")))

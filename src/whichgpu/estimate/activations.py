@@ -245,7 +245,8 @@ def recomputed_share(arch: ModelArch, job: Job) -> float:
         return 1.0
     from whichgpu.estimate.pipeline import virtual_stages
 
-    chunk = arch.n_layers / (max(job.pp, 1) * max(virtual_stages(arch, job), 1))
+    chunks = job.vp or virtual_stages(arch, job)  # a given --vp is launched as given
+    chunk = arch.n_layers / (max(job.pp, 1) * max(chunks, 1))
     return min(1.0, job.recompute_layers / max(chunk, 1.0))
 
 

@@ -274,7 +274,9 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     (``job.runtime == "megatron"``: ``tensor_parallel/cross_entropy.py``,
     ``_VocabParallelCrossEntropy``) upcasts the logits to fp32, exponentiates that copy in
     place and saves it; its backward turns it into the gradient in place: ``c + 4`` in the
-    forward, ``4 + c`` in the backward (the gradient cast back for the output layer).
+    forward, ``4 + c`` in the backward (the gradient cast back for the output layer); fused
+    in Transformer Engine (:attr:`~whichgpu.job.Job.loss_fusion`:
+    ``transformer_engine/pytorch/cross_entropy.py`` writes the gradient into its input), ``c``.
     Inference keeps the logits of every position (``c``) unless the engine keeps only the
     last one.
     """
@@ -286,7 +288,8 @@ def logits_bytes(arch: ModelArch, job: Job, phase: str) -> float:
     if not job.training:
         return elements * c
     if job.runtime == "megatron":
-        return elements * (c + 4) if phase in ("forward", "backward") else 0.0
+        per = c if job.loss_fusion else c + 4
+        return elements * per if phase in ("forward", "backward") else 0.0
     if job.compiled and job.logits_fp32 and not job.chunked_loss:
         # the model's fp32 upcast runs before the compiled loss: the cast beside the 16-bit
         # logits, then the fp32 logits the loss saves and, in the backward, their gradient

@@ -234,8 +234,11 @@ MESSAGES: dict[str, str] = {
         "megatron or nemo"
     ),
     "recompute_layers_mode": N_(
-        "recomputing a block of layers is full recomputation's, and {recompute} is {mode}: "
-        "leave it out, or give full"
+        "recomputing a block of layers is full recomputation's, and the recomputation asked "
+        "is {mode}: leave one of them out"
+    ),
+    "recompute_layers_inference": N_(
+        "recomputing layers is a training job's: an inference job keeps no activations"
     ),
     "layout_count": N_(
         "separate prefill and decode workers take two GPUs at least, {count} given: give 2 or more"

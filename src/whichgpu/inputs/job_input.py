@@ -31,7 +31,7 @@ def job_inputs() -> dict[str, Input]:
 
 #: Job fields a framework's recipe sets and a request does not: how the framework builds
 #: its model and its engine keeps its logits
-RECIPE_ONLY = ("all_logits", "adapters_fp32", "logits_fp32", "kbit_saves_inputs")
+RECIPE_ONLY = ("all_logits", "adapters_fp32", "logits_fp32", "kbit_saves_inputs", "loss_fusion")
 
 
 def make_job(**fields: object) -> Job:
@@ -59,14 +59,15 @@ def make_job(**fields: object) -> Job:
             values[key] = value
         else:
             values[key] = value_of(inputs[key], value, (key,))
+    if values.get("recompute_layers") is not None and fields.get("task") == "inference":
+        raise InvalidInput("recompute_layers_inference", field=("recompute_layers",))
     if values.get("recompute_layers") is not None and framework not in ("megatron", "nemo"):
         raise InvalidInput("recompute_layers_framework", field=("recompute_layers",),
                            framework=Ref(("framework",)))  # fmt: skip
     if values.get("recompute_layers") is not None:  # a block of layers: full recomputation
         mode = values.setdefault("checkpointing", "full")
         if mode != "full":
-            raise InvalidInput("recompute_layers_mode", field=("recompute_layers",), mode=mode,
-                               recompute=Ref(("recompute",)))  # fmt: skip
+            raise InvalidInput("recompute_layers_mode", field=("recompute_layers",), mode=mode)
     job = build_job(**values)
     if global_batch is not None and job.training:
         job = with_global_batch(job, int(value_of(GLOBAL_BATCH, global_batch, ("global_batch",))))

@@ -210,6 +210,10 @@ class Job:
     #: TransformerDecoder without output chunks: ``self.output(h).float()``; its compile covers
     #: the layers and the loss)
     logits_fp32: bool = False
+    #: Megatron's cross-entropy fused in Transformer Engine (Megatron-Bridge's performance
+    #: configs: ``cross_entropy_loss_fusion=True``, ``cross_entropy_fusion_impl="te"``): its
+    #: kernel writes the gradient into the logits it reads, no fp32 copy kept
+    loss_fusion: bool = False
     network: Network = "infiniband"
     #: Gb/s an instance on ``network``, as its offer sells it
     #: (:class:`~whichgpu.catalog.records.InstanceNetwork`); None: the default for the kind

@@ -276,6 +276,9 @@ RECIPES: dict[str, Recipe] = {
             "batch": 1,
             "zero": 1,
             "tp_overlap": True,
+            # Megatron-Bridge's performance configs fuse the loss in Transformer Engine
+            # (cross_entropy_loss_fusion=True, cross_entropy_fusion_impl="te")
+            "loss_fusion": True,
         },
         parallel="3d",
         finetune_global_batch=NEMO_FINETUNE_GLOBAL_BATCH,

@@ -275,7 +275,8 @@ def configure(
         given = (at.batch,) if open_batch else (job.batch,)
         as_run: dict[str, object] = {"vp": job.vp or at.vp, "zero": 1, "runtime": "megatron"}
         preset_modes = tuple(modes)
-        if at.recompute_layers and open_checkpointing and not job.recompute_layers:
+        launched = component.framework in ("megatron", "nemo")  # whose flags say it
+        if at.recompute_layers and open_checkpointing and not job.recompute_layers and launched:
             # the preset's partial recomputation
             preset_modes = ("full",)
             as_run["recompute_layers"] = at.recompute_layers
