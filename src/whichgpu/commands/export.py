@@ -128,7 +128,13 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
         comment = (
             f"training {run.component.label}: {run.strategy}, micro-batch {job.batch} × "
             f"{job.grad_accum} accumulated (global batch {job.batch * job.grad_accum * job.dp}), "
-            f"recomputation {job.checkpointing}; ${LAUNCH_ARGS_ENV}: {args}"
+            f"recomputation {job.checkpointing}"
+            + (
+                f" (the first {job.recompute_layers} layers of each chunk)"
+                if job.checkpointing == "full" and job.recompute_layers
+                else ""
+            )
+            + f"; ${LAUNCH_ARGS_ENV}: {args}"
         )
         return comment, args
     return None
