@@ -10,7 +10,7 @@ import pytest
 from whichgpu.catalog import load_catalog
 from whichgpu.commands.train_launch import launch_arguments
 from whichgpu.estimate.activations import model_activation_bytes, recomputed_share
-from whichgpu.estimate.memory import logits_bytes
+from whichgpu.estimate.logits import logits_bytes
 from whichgpu.frozen import evolve
 from whichgpu.inputs.job_input import make_job
 from whichgpu.models import resolve_model

@@ -353,7 +353,7 @@ def test_a_compiled_loss_keeps_no_fp32_logits() -> None:
     """torch.compile fuses the cross-entropy's fp32 upcast and log-softmax (torchtune's
     compile=True, the HF Trainer's torch_compile): the forward holds the bf16 logits only,
     the backward their gradient beside them."""
-    from whichgpu.estimate.memory import logits_bytes
+    from whichgpu.estimate.logits import logits_bytes
 
     eager = make_job(task="lora", batch=2, seq=2048, precision="bf16-true")
     compiled = replace(eager, compiled=True)

@@ -24,7 +24,8 @@ from whichgpu.cli._app import (
 from whichgpu.cli.options import with_fields
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import _
-from whichgpu.inputs.requests import Component, Constraints, MigOptions, Ranking, ServiceRequest
+from whichgpu.inputs.mig_requests import MigOptions, ServiceRequest
+from whichgpu.inputs.requests import Component, Constraints, Ranking
 
 
 @app.command(

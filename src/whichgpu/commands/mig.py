@@ -13,7 +13,8 @@ from whichgpu.errors import InvalidInput, Path, UnknownName
 from whichgpu.estimate.mig_packing import MigPlan, Service, check_mix, pack
 from whichgpu.estimate.parallel import usable_bytes
 from whichgpu.inputs import parse
-from whichgpu.inputs.requests import MAX_MIG_REPLICAS, MAX_SERVICES, MigOptions, ServiceRequest
+from whichgpu.inputs.mig_requests import MAX_MIG_REPLICAS, MigOptions, ServiceRequest
+from whichgpu.inputs.requests import MAX_SERVICES
 from whichgpu.notes import Note, note
 from whichgpu.units import BYTES_PER_GIB
 

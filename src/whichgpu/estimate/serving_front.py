@@ -104,14 +104,14 @@ def serving_front(
     (``tp``: the replica size the user fixed), over the layouts the planner weighs: replicas
     and separate workers, or the one ``split_layout`` the user asked for."""
     from whichgpu.estimate.parallel import one_instance
-    from whichgpu.estimate.serving_layouts import layouts
-    from whichgpu.estimate.serving_plan import _capacity, _splits, replica_reach
+    from whichgpu.estimate.serving_layouts import layouts, replica_reach, replica_sizes
+    from whichgpu.estimate.serving_plan import _capacity
     from whichgpu.job.engine_times import sequence_s as fitted_sequence_s
 
     per_sequence_s = fitted_sequence_s(engine.id)
     curves: dict[int, Curve] = {}
     points: list[FrontPoint] = []
-    for size in _splits(arch, job, gpu, count, engine, tp):
+    for size in replica_sizes(arch, job, gpu, count, engine, tp):
         for layout in layouts(arch, job, engine, size, fixed=tp is not None):
             found = _capacity(arch, one_instance(layout, size), gpu, size, engine, targets,
                               1.0, max_sequences, per_sequence_s)  # fmt: skip

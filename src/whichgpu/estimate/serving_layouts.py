@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from whichgpu.catalog.records import GPU
 from whichgpu.estimate.serving_types import ServingPlan, Targets
 from whichgpu.frozen import evolve
 from whichgpu.job import Job
@@ -100,3 +101,23 @@ def serves_more(plan: ServingPlan, best: ServingPlan) -> bool:
         return shortfall(plan) < shortfall(best) * (1 - 1e-9)
     served = plan.served_rps
     return served > best.served_rps * (1 + 1e-9)
+
+
+def replica_reach(job: Job, gpu: GPU) -> int:
+    """The most GPUs one replica spans: a node's (an instance's), or a rack-scale NVLink
+    domain's where one joins the nodes (GB200 NVL72: its tensor-parallel all-reduces and
+    expert exchanges stay on NVLink across the trays of 4 it is sold as)."""
+    return max(job.gpus_per_node, gpu.nvlink_domain_gpus or 0)
+
+
+def replica_sizes(
+    arch: ModelArch, job: Job, gpu: GPU, count: int, engine: EngineProfile, tp: int | None
+) -> list[int]:
+    """The replica sizes ``count`` GPUs split into (:func:`~whichgpu.estimate.serving_plan.
+    plan_service`): 1, 2, 4, 8… up to what one replica spans, or the ``tp`` the user fixed, in
+    a degree that splits the heads where the engine splits tensors."""
+    from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
+
+    sizes = [tp] if tp else gpu_counts(min(count, replica_reach(job, gpu)))
+    return [n for n in sizes if not count % n and (engine.split != "tensor"
+            or tensor_parallel_degree(arch, n) == n)]  # fmt: skip

@@ -42,6 +42,8 @@ from whichgpu.estimate.serving_layouts import (
     held_to,
     layout_kept,
     layouts,
+    replica_reach,
+    replica_sizes,
     serves_more,
 )
 from whichgpu.estimate.serving_types import Disaggregated, ServingPlan, ServingPoint, Targets
@@ -499,7 +501,7 @@ def plan_service(
 
     best: ServingPlan | None = None
     served_by: list[tuple[int, int, float]] = []
-    for per_replica in _splits(arch, job, gpu, count, engine, tp):
+    for per_replica in replica_sizes(arch, job, gpu, count, engine, tp):
         plan = None
         for layout in layouts(arch, job, engine, per_replica, fixed=tp is not None):
             held = held_targets(targets, lows) if layout.attention_dp else targets
@@ -554,30 +556,12 @@ def _split_of(
     """:func:`~whichgpu.estimate.disaggregated.plan_disaggregated` over the replica sizes
     ``count`` GPUs split into, once per shape (a GPU's offers share it)."""
     curves = {}
-    for size in _splits(arch, job, gpu, min(count, replica_reach(job, gpu)), engine, tp):
+    for size in replica_sizes(arch, job, gpu, min(count, replica_reach(job, gpu)), engine, tp):
         found = replica_curve(arch, one_instance(job, size), gpu, size, engine, 1.0,
                                max_sequences, fitted_sequence_s(engine.id))  # fmt: skip
         if found is not None:
             curves[size] = found[0]
     return plan_disaggregated(arch, job, gpu, count, targets, curves)
-
-
-def replica_reach(job: Job, gpu: GPU) -> int:
-    """The most GPUs one replica spans: a node's (an instance's), or a rack-scale NVLink
-    domain's where one joins the nodes (GB200 NVL72: its tensor-parallel all-reduces and
-    expert exchanges stay on NVLink across the trays of 4 it is sold as)."""
-    return max(job.gpus_per_node, gpu.nvlink_domain_gpus or 0)
-
-
-def _splits(
-    arch: ModelArch, job: Job, gpu: GPU, count: int, engine: EngineProfile, tp: int | None
-) -> list[int]:
-    """The replica sizes ``count`` GPUs split into (:func:`plan_service`)."""
-    from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
-
-    sizes = [tp] if tp else gpu_counts(min(count, replica_reach(job, gpu)))
-    return [n for n in sizes if not count % n and (engine.split != "tensor"
-            or tensor_parallel_degree(arch, n) == n)]  # fmt: skip
 
 
 def max_load_rps(
@@ -595,7 +579,7 @@ def max_load_rps(
     from whichgpu.errors import WhichGPUError
 
     most = 0.0
-    for n in _splits(arch, job, gpu, count, engine, tp):
+    for n in replica_sizes(arch, job, gpu, count, engine, tp):
         for layout in layouts(arch, job, engine, n, fixed=tp is not None):
             try:
                 found = replica_curve(arch, one_instance(layout, n), gpu, n, engine, 1.0,

@@ -22,6 +22,8 @@ from whichgpu.job.length_presets import LENGTH_IDS
 from whichgpu.job.recipes import FRAMEWORKS
 
 MARKETS: tuple[str, ...] = ("on-demand", "spot", "marketplace", "serverless")
+#: The markets an answer ranks in when the user names none
+DEFAULT_MARKETS: tuple[str, ...] = ("on-demand", "marketplace")
 QUANTS: tuple[str, ...] = tuple(QUANT_BITS)
 
 MODEL = Input("text", N_("A preset (llama-3.1-8b…) or a config.json path."), short="-m")

@@ -6,7 +6,8 @@ the web form and the HTTP API's schema are all built from (:mod:`whichgpu.inputs
 * :class:`EstimateRequest` — ``whichgpu estimate`` / ``POST /api/v1/estimate``
 * :class:`Workload` of :class:`Component` and :class:`Constraints`, ranked by a
   :class:`Ranking` — ``whichgpu recommend`` / workload files / ``POST /api/v1/recommend``
-* :class:`ServiceRequest` and :class:`MigOptions` — ``whichgpu mig`` / ``POST /api/v1/mig``
+* :class:`~whichgpu.inputs.mig_requests.ServiceRequest` and
+  :class:`~whichgpu.inputs.mig_requests.MigOptions` — ``whichgpu mig`` / ``POST /api/v1/mig``
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Literal, get_args
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import N_
 from whichgpu.inputs import Input, given
+from whichgpu.inputs.mig_requests import MigOptions, ServiceRequest
 from whichgpu.inputs.request_fields import (
     ACCEPTANCE,
     ACTIVATION_OFFLOAD,
@@ -58,7 +60,6 @@ from whichgpu.inputs.request_fields import (
     PARAMS,
     PERCENTILE,
     PP,
-    PRECISION,
     PROMPT,
     QUANT,
     QUANTIZE_ON,
@@ -86,6 +87,7 @@ from whichgpu.inputs.request_fields import (
     VP,
     ZERO,
 )
+from whichgpu.inputs.request_fields import DEFAULT_MARKETS as DEFAULT_MARKETS
 from whichgpu.inputs.request_fields import MARKETS as MARKETS
 from whichgpu.inputs.request_fields import QUANTS as QUANTS
 from whichgpu.job import (
@@ -117,7 +119,6 @@ OBJECTIVES: tuple[str, ...] = get_args(Objective)
 MODES: tuple[str, ...] = get_args(Mode)
 CAPABILITIES: tuple[str, ...] = get_args(Capability)
 CATALOGS: tuple[str, ...] = get_args(CatalogName)
-DEFAULT_MARKETS: tuple[str, ...] = ("on-demand", "marketplace")
 CONFIDENCES: tuple[str, ...] = ("likely", "point")
 
 #: Samples a rendered frame takes when the user does not say: Blender's benchmark scenes
@@ -515,59 +516,6 @@ class Ranking:
 #: Limits on one request's size (work is bounded before it starts).
 MAX_COMPONENTS = 16
 MAX_SERVICES = 64
-#: Isolated instances a MIG plan places at most, over all its services (585 GPUs of 7):
-#: the packer's work is bounded by it (docs/web.md, "Limits").
-MAX_MIG_REPLICAS = 4096
-MAX_PROFILES = 8
-
-
-# -- mig -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ServiceRequest:
-    """An inference service to place on MIG instances (a ``[[services]]`` table): a model
-    (its memory from the estimator) or the memory a replica needs."""
-
-    name: str | None = given(None, Input("text", N_("The service's name.")))
-    model: str | None = given(None, replace(MODEL, help=N_("A service's model preset.")))
-    params: str | None = given(None, replace(PARAMS, help=N_("Or a generic size: 7B.")))
-    memory_gib: float | None = given(
-        None,
-        Input(
-            "number", N_("Or the memory a replica needs, GiB."), low=1e-3, high=1e6, flag="memory"
-        ),
-    )
-    precision: str | None = given(None, replace(PRECISION, help=N_("16-true, bf16-true…")))
-    quant: str | None = given(None, QUANT)
-    batch: int | None = given(None, replace(BATCH, help=N_("Concurrent sequences.")))
-    prompt: int | None = given(None, replace(PROMPT, help=N_("Prompt tokens.")))
-    generate: int | None = given(None, replace(GENERATE, help=N_("Generated tokens.")))
-    replicas: int = given(1, Input("int", N_("Isolated copies of the service."), low=1, high=1000))
-    profile: str | None = given(
-        None, Input("text", N_("A MIG profile to use: 3g.40gb."), max_length=40)
-    )
-
-
-@dataclass(frozen=True)
-class MigOptions:
-    """Where to plan: one MIG GPU (or all), a profile mix to check, the markets to price."""
-
-    gpu: str | None = given(None, replace(GPU_NAME, help=N_("Plan on this MIG GPU only.")))
-    profiles: tuple[str, ...] | None = given(
-        None,
-        Input(
-            "list",
-            N_("Check a mix of profiles on one --gpu: 1g.10gb,2g.20gb,3g.40gb."),
-            high=MAX_PROFILES,
-            max_length=40,
-        ),
-    )
-    markets: tuple[str, ...] = given(
-        DEFAULT_MARKETS, replace(MARKET_NAMES, help=N_("Markets to price in."))
-    )
-
-
 #: Every request type, for what covers them all (naming fields by their CLI flags).
 REQUEST_TYPES: tuple[type, ...] = (
     FitRequest,

@@ -254,6 +254,7 @@ async def _body(request: Request) -> tuple[dict[str, Any], Problem | None]:
 def request_schemas() -> dict[str, Any]:
     """The JSON Schemas of the request types, for the OpenAPI document's components."""
     from whichgpu.inputs import json_schema
+    from whichgpu.inputs.mig_requests import MigOptions, ServiceRequest
     from whichgpu.inputs.requests import (
         MAX_COMPONENTS,
         MAX_SERVICES,
@@ -261,9 +262,7 @@ def request_schemas() -> dict[str, Any]:
         Constraints,
         EstimateRequest,
         FitRequest,
-        MigOptions,
         Ranking,
-        ServiceRequest,
     )
 
     config = {

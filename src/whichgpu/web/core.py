@@ -361,10 +361,10 @@ class Service:
 
     def mig_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu mig``: ``services`` packed onto MIG GPUs, or ``profiles`` on ``gpu``
-        checked; the rest are :class:`~whichgpu.inputs.requests.MigOptions`."""
+        checked; the rest are :class:`~whichgpu.inputs.mig_requests.MigOptions`."""
         from whichgpu.commands.mig import check_request, make_services, plan_mig
         from whichgpu.inputs import check_keys, parse, take
-        from whichgpu.inputs.requests import MigOptions
+        from whichgpu.inputs.mig_requests import MigOptions
 
         catalog = self.catalog()
         check_keys(body, ["services", *take(MigOptions, {})])

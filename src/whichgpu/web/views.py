@@ -172,7 +172,7 @@ def _mig(service: Service, fields: dict[str, str]) -> Any:
     commands that create it, and whole smaller cards priced beside it."""
     from whichgpu.commands.mig import make_services, plan_mig
     from whichgpu.inputs import check_fields, check_keys
-    from whichgpu.inputs.requests import ServiceRequest
+    from whichgpu.inputs.mig_requests import ServiceRequest
 
     wanted = ("model", "quant", "replicas", "memory_gib", "precision")
     check_keys(fields, wanted)  # a field the form has not
