@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
+    from whichgpu.estimate.burst import Law
     from whichgpu.estimate.serving_types import ServingPlan
     from whichgpu.job import Job
     from whichgpu.job.engines import EngineProfile
@@ -79,9 +80,12 @@ def check_serving(
     where its version's default differs from the profile's (vLLM's ``gpu_memory_utilization``
     was 0.9 through its 2024-2025 releases: the v0.6.4 engine arguments, "If unspecified, will
     use the default value of 0.9"; the profile's 0.92 is 0.33's), its ``layout`` ``dep``
-    where it ran attention data-parallel with expert-parallel MoE, and its ``harness``
+    where it ran attention data-parallel with expert-parallel MoE, its ``harness``
     ``trtllm-bench`` where that command set the batch limit
-    (:func:`~whichgpu.estimate.bench_batch.bench_max_batch`)."""
+    (:func:`~whichgpu.estimate.bench_batch.bench_max_batch`), and its ``step_tokens`` where
+    its version prefilled prompts whole, up to that many tokens a step (vLLM's V0 engine at
+    32K tokens of context or less, TensorRT-LLM's ``--max_num_tokens``). A closed loop's
+    time to first token is its users' prompts prefilled in groups (:func:`_closed_loop_ttft`)."""
     from whichgpu.catalog import load_catalog
     from whichgpu.errors import WhichGPUError
     from whichgpu.estimate.bench_batch import bench_max_batch
@@ -136,6 +140,8 @@ def check_serving(
             engine = replace(engine, scheduler_steps=int(row["scheduler_steps"]))
         if row.get("memory_fraction"):  # the version's KV share of the memory, as it ran
             engine = replace(engine, memory_fraction=float(row["memory_fraction"]))
+        if row.get("step_tokens"):  # the version's prompts whole, this many tokens a step
+            engine = _whole_prompts(engine, int(row["step_tokens"]))
         targets = Targets()
         demand = None
         if kind == "server":
@@ -167,8 +173,11 @@ def check_serving(
                                          limit, host_s)  # fmt: skip
             if metric == "total_tokens_per_s":  # prompts and outputs, as vllm bench counts
                 estimated *= (job.prompt + job.generate) / job.generate
+        elif kind == "concurrency" and metric == "ttft_s":  # its users' prompts in groups
+            estimated = _closed_loop_ttft(arch, job, gpu, engine, plan, row, limit,
+                                          sequence_times.get(family(engine.id), 0.0))  # fmt: skip
         elif kind == "concurrency":
-            estimated = plan.capacity.ttft_s if metric == "ttft_s" else plan.capacity.tpot_s
+            estimated = plan.capacity.tpot_s
         elif kind == "server":
             estimated = plan.capacity.rate_rps * replicas
         elif plan.capacity.rate_rps < (demand or 0):
@@ -200,6 +209,39 @@ def check_serving(
             )
         )
     return out
+
+
+def _whole_prompts(engine: EngineProfile, step_tokens: int) -> EngineProfile:
+    """``engine`` as a release that prefilled prompts whole, up to ``step_tokens`` a step
+    (vLLM's V0 engine, whose chunked prefill was on only past 32K tokens of context, took up
+    to ``max_model_len`` a step; TensorRT-LLM's ``--max_num_tokens``)."""
+    large = engine.large_gpu
+    return replace(engine, prefill_chunk_tokens=0, step_token_limit=step_tokens,
+                   large_gpu=None if large is None else (*large[:3], 0))  # fmt: skip
+
+
+def _closed_loop_ttft(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    engine: EngineProfile,
+    plan: ServingPlan,
+    row: Mapping[str, str],
+    limit: int | None,
+    sequence_s: float,
+) -> float:
+    """A ``--max-concurrency`` run's time to first token: its users' prompts prefilled in
+    the groups the first wave formed where the dataset fixes every length (``fixed``: a
+    random dataset at a range ratio that fixes them, :func:`~whichgpu.estimate.burst.
+    closed_loop_ttft_s`); a spread of lengths (``sharegpt``, or ``random`` lengths drawn
+    from a range) ends its sequences apart, and its prompts arrive alone."""
+    from whichgpu.estimate.burst import closed_loop_ttft_s, plan_curve
+
+    curve = plan_curve(arch, job, gpu, engine, plan, limit, sequence_s)
+    if curve is None or not curve.continuous or limit is None:
+        return plan.capacity.ttft_s
+    law: Law = "fixed" if row.get("dataset") == "fixed" else "exponential"
+    return closed_loop_ttft_s(curve, limit, law, engine.step_token_limit)
 
 
 def _finite_rate(

@@ -106,6 +106,27 @@ def run_drain_s(
     else its fitted one), the outputs ``mean`` tokens (None: the job's). An engine that
     batches statically runs its waves to their longest request, which its steady state
     already counts: no drain beyond it."""
+
+    curve = plan_curve(arch, job, gpu, engine, plan, limit, seconds_per_sequence)
+    if curve is None or not curve.continuous:
+        return 0.0
+    each = math.ceil(requests / max(plan.replicas, 1))
+    return drain_s(curve, each, law, mean or max(job.generate, 1), longest)
+
+
+def plan_curve(
+    arch: ModelArch,
+    job: Job,
+    gpu: GPU,
+    engine: EngineProfile,
+    plan: ServingPlan,
+    limit: int | None = None,
+    seconds_per_sequence: float | None = None,
+) -> Curve | None:
+    """The serving curve ``plan``'s replicas were searched on: its GPUs a replica, the batch
+    ``limit`` it was searched under (None: what the KV cache holds), the engine's host time
+    per sequence ``seconds_per_sequence`` (None: its fitted one); None where the cache holds
+    no sequence."""
     from whichgpu.estimate.parallel import one_instance
     from whichgpu.estimate.serving_plan import replica_curve
     from whichgpu.job.engine_times import sequence_s
@@ -115,10 +136,43 @@ def run_drain_s(
         seconds_per_sequence = sequence_s(engine.id)
     found = replica_curve(arch, one_instance(job, tp), gpu, tp, engine, 1.0, limit,
                           seconds_per_sequence)  # fmt: skip
-    if found is None or not found[0].continuous:
-        return 0.0
-    each = math.ceil(requests / max(plan.replicas, 1))
-    return drain_s(found[0], each, law, mean or max(job.generate, 1), longest)
+    return None if found is None else found[0]
+
+
+def closed_loop_group(users: int, prompt: int, chunk_tokens: int, step_token_limit: int) -> int:
+    """The prompts a closed loop of ``users`` prefills together, each user sending its next
+    request when its answer ends (a benchmark's ``--max-concurrency``, every user starting
+    at once), where every request has the same lengths. The first prompts the scheduler
+    takes share a step (``chunk_tokens`` a step under chunked prefill, else whole prompts up
+    to ``step_token_limit``, 0: all that wait: vLLM's V0 engine without chunked prefill took
+    up to ``max_model_len`` tokens a step); sequences that start together decode together
+    and end together, so their users' next prompts arrive together and the groups the first
+    wave formed persist: ``⌊budget / P⌋`` prompts a group, one where a prompt fills the
+    budget, every user's where nothing bounds the step."""
+    budget = chunk_tokens or step_token_limit
+    if users <= 1 or budget <= 0:
+        return max(users, 1)
+    return max(1, min(users, budget // max(prompt, 1)))
+
+
+def closed_loop_ttft_s(
+    curve: Curve, users: int, law: Law, step_token_limit: int, quantile: float = 0.5
+) -> float:
+    """The time to first token of a closed loop of ``users`` at a replica's full batch: a
+    request's prefill shares its steps with the other prompts of its group
+    (:func:`closed_loop_group`, where lengths are ``fixed``; one, whose neighbours' prefills
+    fall elsewhere, where they spread as an ``exponential``), so its first token waits for
+    the group's ``g`` prefills, ``g·t_p``, and the decode steps their ``⌈g·P/K⌉`` chunks
+    ride in (one step of whole prompts), then its scheduler window
+    (:func:`~whichgpu.estimate.serving_plan._full`'s wait, for ``g = 1``)."""
+    group = 1
+    if law == "fixed":
+        group = closed_loop_group(users, curve.prompt, curve.chunk_tokens, step_token_limit)
+    tokens = group * max(curve.prompt, 1)
+    steps = math.ceil(tokens / curve.chunk_tokens) if curve.chunk_tokens else 1
+    batch = float(min(users, curve.b_max))
+    step = curve.step_s(batch) * curve.step_tokens
+    return group * curve.prompts_s() + steps * step + curve.window_wait_s(batch, quantile)
 
 
 def batch_drain(

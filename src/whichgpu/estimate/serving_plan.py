@@ -259,7 +259,8 @@ def _full(curve: Curve, rate: float, quantile: float) -> ServingPoint:
     # a saturated replica's prefills may claim every step: its steps are stretched 1,000×
     # at most (a busy share capped at 0.999), never infinitely
     tpot = min(_tpot(curve, batch, rate), step / 0.001)
-    ttft = curve.prompts_s() + chunks * step + curve.window_wait_s(batch, quantile)
+    ttft = curve.prompts_s() + chunks * step * curve.step_tokens
+    ttft += curve.window_wait_s(batch, quantile)
     return ServingPoint(rate, batch, ttft, tpot)
 
 

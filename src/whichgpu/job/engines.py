@@ -84,6 +84,10 @@ class EngineProfile:
     image_dir: str = ""
     #: Runs on a host from its image (``docker run``), as the engine's docs deploy it there
     host_docker: bool = False
+    #: Tokens a scheduler step holds at most where prompts run whole (no chunked prefill):
+    #: TensorRT-LLM's ``max_num_tokens``, 8,192; 0: no limit but the batch. Under chunked
+    #: prefill the chunk is the step's budget
+    step_token_limit: int = 0
     #: A higher tier for large GPUs: (GiB at least, compute capability at least, sequences,
     #: prefill chunk tokens), vLLM's get_batch_defaults
     large_gpu: tuple[float, float, int, int] | None = None
@@ -396,6 +400,7 @@ ENGINES: dict[str, EngineProfile] = {
         block_tokens=32,
         max_sequences=2048,
         prefill_chunk_tokens=0,
+        step_token_limit=8192,
         continuous_batching=True,
         formats=frozenset({"fp8", "int8", "int4", "nvfp4"}),
         launch=(
