@@ -125,6 +125,30 @@ def test_a_block_of_layers_is_one_setting_in_the_cli_the_api_and_files() -> None
             assert got.json()["configuration"]["recompute_layers"] == 4
             bad = client.post("/api/v1/estimate", json={**body, "recompute_layers": 0})
             assert bad.status_code == 422
+            past = client.post("/api/v1/estimate", json={**body, "recompute_layers": 20, "pp": 2})
+            assert past.status_code == 422 and "holds 16 a rank" in past.text
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("estimate", "--gpu", "h100-sxm", "--count", "8", "--recompute-layers", "33"),
+        ("fit", "--gpu", "h100-sxm", "--recompute-layers", "33"),
+        ("recommend", "--tokens", "1e9", "--recompute-layers", "33"),
+        ("estimate", "--gpu", "h100-sxm", "--count", "8", "--pp", "2", "--recompute-layers", "17"),
+    ],
+)
+def test_a_block_past_a_ranks_layers_is_refused_in_one_line(command: tuple[str, ...]) -> None:
+    """Megatron takes 1 to the layers a pipeline rank holds (32 for Llama 3.1 8B on one
+    stage, 16 on two): estimate, fit and recommend refuse a block past them in one line,
+    the layers named, where recommend had listed every option as unplannable."""
+    from tests.conftest import run_cli
+
+    done = run_cli(command[0], "-m", "llama-3.1-8b", "--task", "train", "--framework",
+                   "megatron", *command[1:])  # fmt: skip
+    layers = "16" if "--pp" in command else "32"
+    assert done.code == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"holds {layers} a rank" in done.stderr
 
 
 def test_fit_keeps_the_presets_block_and_suggests_every_layer() -> None:

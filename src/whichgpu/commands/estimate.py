@@ -146,6 +146,9 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         if error.field == ("gpus",):  # the request names its GPU count "count"
             error.field = ("count",)
         raise
+    from whichgpu.estimate.parallel import check_recompute_block
+
+    check_recompute_block(arch, job)
     if one_copy and r.tp not in (None, r.count):
         # without the serving planner, inference is one copy split over every GPU
         raise InvalidInput("inference_tp_count", field=("tp",), tp=r.tp, count=r.count,

@@ -78,6 +78,21 @@ def check_layout(arch: ModelArch, job: Job) -> None:
         )
 
 
+def check_recompute_block(arch: ModelArch, job: Job) -> None:
+    """A block of recomputed layers the user asks for is 1 to the layers a pipeline rank of
+    their layout holds (Megatron-core's TransformerConfig: "recompute_num_layers must be
+    between 1 and num_layers_per_pipeline_rank"). Checked on the layout asked, not on one
+    a search picks: there a block past a chunk's layers recomputes each of them, as
+    Megatron's block method runs it (:func:`~whichgpu.estimate.activations.recomputed_share`)."""
+    from whichgpu.errors import InvalidInput
+
+    stage = math.ceil(max(arch.n_layers, 1) / max(job.pp, 1))
+    if job.recompute_layers > stage:
+        raise InvalidInput("recompute_layers_stage", field=("recompute_layers",),
+                           n=job.recompute_layers, pp=job.pp, model=arch.name,
+                           layers=stage)  # fmt: skip
+
+
 def scaled_job(job: Job, count: int, arch: ModelArch | None = None) -> tuple[Job, str]:
     """``job`` spread over ``count`` GPUs the way users do: training shards its state with
     ZeRO-3 / FSDP over data parallelism (keeping the user's tp and pp); inference splits the

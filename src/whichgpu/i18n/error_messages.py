@@ -174,6 +174,10 @@ MESSAGES: dict[str, str] = {
         "{vp} virtual stages need a layer each; {model} over {pp} pipeline stages has {layers} "
         "in the largest"
     ),
+    "recompute_layers_stage": N_(
+        "a block of {n} recomputed layers: Megatron recomputes 1 to the layers a pipeline "
+        "rank holds, and {model} over {pp} pipeline stages holds {layers} a rank"
+    ),
     "global_batch_split": N_(
         "a global batch of {global_batch} is not a whole number of steps of {per_step} "
         "(micro-batch {batch} × {dp} data-parallel GPUs)"
