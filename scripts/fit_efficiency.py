@@ -143,6 +143,12 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
     )
 
 
+def _term(o: Observation) -> str:
+    """The stream term a row's passes are fitted in (its layout's, for a CNN trained in 16
+    bits: :func:`~whichgpu.estimate.efficiency.stream_term_of`)."""
+    return o.stream_term or stream_term(o.bench.regime)
+
+
 def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> EfficiencyModel:
     groups = sorted({o.group for o in rows})
     factors = sorted(
@@ -180,7 +186,7 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     # passes over a unit's activations by its memory-bound elementwise kernels, one term per
     # kind of work (CNN training and inference, transformer training, image generation):
     # those of these rows only (a parameter no row reads would move where the solver stops)
-    stream_terms = sorted({stream_term(o.bench.regime) for o in rows if o.stream_s})
+    stream_terms = sorted({_term(o) for o in rows if o.stream_s})
     p_stream = {t: p_p0 + 1 + i for i, t in enumerate(stream_terms)}
     p_last = p_p0 + len(stream_terms)
     # the start-up latency of one tensor-parallel all-reduce, per harness with multi-GPU
@@ -190,7 +196,7 @@ def _fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effic
     a_index = {h: p_last + 1 + i for i, h in enumerate(alpha_keys)}
     ai = np.array([a_index.get(alpha_key(o.group[0], o.link), p_last + 1) for o in rows])
     # a row with no stream (stream_s 0) points at any index: its term is multiplied by 0
-    si = np.array([p_stream.get(stream_term(o.bench.regime), 0) for o in rows])
+    si = np.array([p_stream.get(_term(o), 0) for o in rows])
     stream = np.array([o.stream_s for o in rows])
     # the stream runs at the bandwidth efficiency of the GPU's memory class (fitted on the
     # memory-bound rows); a class no memory-bound row has keeps efficiency 1

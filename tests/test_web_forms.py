@@ -50,7 +50,7 @@ NOT_ON_PAGE: dict[str, frozenset[str]] = {
         "network_gbit", "nvlink_bridge", "offload", "optimizer", "optimizer_in_backward", "packing",
         "params", "pp", "cp",
         "prompt", "recompute", "resolution", "runtime", "steps", "tp", "tp_overlap", "vae_tiling",
-        "vp", "recompute_layers",
+        "vp", "recompute_layers", "memory_format",
         "zero",
     }),
     "mig": frozenset({"batch", "generate", "memory_gib", "name", "params", "precision",

@@ -427,6 +427,11 @@ MESSAGES: dict[str, str | Plural] = {
     "chosen_precision": N_(
         "{component} on the {gpu}: {precision}, since this GPU has no BF16 tensor cores."
     ),
+    "chosen_memory_format": N_(
+        "{component}: activations {layout}, as NVIDIA DeepLearningExamples' ResNet-50 recipe "
+        "trains in {precision} (channels_last in 16 bits, which tensor-core convolutions take "
+        "without transposes; contiguous otherwise); --memory-format sets it."
+    ),
     "chosen_checkpointing": N_(
         "{component} on the {gpu}: activation checkpointing on: it costs a second forward pass "
         "but lets a larger micro-batch fit, which runs faster here."

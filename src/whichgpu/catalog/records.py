@@ -470,6 +470,12 @@ class Benchmark(Record, frozen=True, kw_only=True):
     #: A mixture of experts served with data-parallel attention and expert-parallel MoE
     #: over the run's GPUs (TensorRT-LLM's "DEP" columns, ``enable_attention_dp``)
     attention_dp: bool = False
+    #: A convolutional network's activations in memory: ``contiguous`` (NCHW, PyTorch's
+    #: default), whose 16-bit tensor-core convolutions cuDNN runs behind NCHW-to-NHWC
+    #: transposes, or ``channels_last`` (NHWC), which they take as they are (NVIDIA,
+    #: "Convolutional Layers User's Guide", tensor layouts); empty where the run does not
+    #: say, or the framework lays them out itself
+    memory_format: Literal["contiguous", "channels_last"] | None = None
     software: Text | None = None
     source: Id
     as_of: DateText

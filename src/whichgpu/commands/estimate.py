@@ -96,7 +96,8 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
     kv = None if r.kv_dtype == "auto" else r.kv_dtype
     check_applies(r.task, {**given, "prompt": r.prompt or None, "kv_dtype": kv,
                            "shared_prefix": r.shared_prefix or None,
-                           "packing": r.packing})  # fmt: skip
+                           "packing": r.packing,
+                           "memory_format": r.memory_format})  # fmt: skip
     epochs = r.epochs or 1.0  # one pass over a size given without --epochs
     if r.task in IMAGE_KINDS:
         from whichgpu.estimate.throughput import estimate_image_job
@@ -146,9 +147,9 @@ def _estimate_job(gpu: GPU, arch: ModelArch | None, request: EstimateRequest) ->
         if error.field == ("gpus",):  # the request names its GPU count "count"
             error.field = ("count",)
         raise
-    from whichgpu.estimate.parallel import check_recompute_block
+    from whichgpu.inputs.job_input import check_asked
 
-    check_recompute_block(arch, job)
+    check_asked(arch, job)
     if one_copy and r.tp not in (None, r.count):
         # without the serving planner, inference is one copy split over every GPU
         raise InvalidInput("inference_tp_count", field=("tp",), tp=r.tp, count=r.count,

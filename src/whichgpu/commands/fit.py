@@ -303,12 +303,13 @@ def fit_request(
     quant = served_quant(arch, request.quant, request.precision, request.task)
     job = make_job(**{**request.job_fields(), "seq": default_seq(arch, request.seq),
                       "quant": quant})  # fmt: skip
-    from whichgpu.estimate.parallel import check_layout, check_recompute_block
+    from whichgpu.estimate.parallel import check_layout
+    from whichgpu.inputs.job_input import check_asked
     from whichgpu.job import check_lengths
 
     check_lengths(arch, job)
     check_layout(arch, job)
-    check_recompute_block(arch, job)
+    check_asked(arch, job)
     target = catalog.resolve(request.gpu) if request.gpu else None
     from whichgpu.inputs.requests import Component
 

@@ -438,6 +438,8 @@ class Observation:
     #: The GPU's memory class (``hbm``/``gddr``): the stream runs at the bandwidth efficiency
     #: fitted for it on memory-bound work
     memory: str = "hbm"
+    #: The fitted passes the stream runs (:func:`stream_term_of`)
+    stream_term: str = ""
 
 
 def power_density(gpu: GPU) -> float:
@@ -502,6 +504,7 @@ def observe(
         fixed_collective_s=ALLREDUCE_START_S * all_reduces_per_unit(bench, tp_arch, link),
         link=link,
         stream_s=stream_seconds(bench, gpu, arch),
+        stream_term=stream_term_of(bench),
         memory=memory_class(gpu),
     )
 
@@ -547,8 +550,37 @@ STREAM_TERMS = {
 SAVED_BYTES_PER_HIDDEN = 34
 
 
+#: CNN training on tensor cores with contiguous (NCHW) activations: its passes a term of
+#: their own, which counts cuDNN's transposes of each tensor-core convolution's input and
+#: output to NHWC and back on top of the elementwise kernels' (NVIDIA, "Convolutional Layers
+#: User's Guide": Tensor Core convolutions "require NHWC layout", and NCHW input costs
+#: "automatic transpose operations"; profiles put ``nchwToNhwcKernel`` at 14 to 22 % of a
+#: V100's ResNet-50 step). In 16 bits fitted on the same runs in both layouts (timm's RTX
+#: 3090 tables, PyTorch's channels-last tutorial, a V100 comparison) beside the layouts the
+#: harnesses ran (Lambda's NCHW, NVIDIA DeepLearningExamples' NHWC with AMP); in TF32 a
+#: term of its own (``_tf32``), on the NCHW TF32 runs of Lambda and DeepLearningExamples
+#: beside TensorFlow's and MXNet's: no published comparison measured TF32 in both layouts,
+#: and charged the 16-bit term's passes, Lambda's TF32 runs had read 13 to 23 % slow
+NCHW_TERMS = {"cnn-train": "cnn:passes_train_nchw"}
+#: The 16-bit precisions
+SIXTEEN_BIT = frozenset({"16-mixed", "bf16-mixed", "16-true", "bf16-true"})
+#: Precisions whose convolutions run on tensor cores: 16 bits, and TF32 (cuDNN's TF32
+#: convolutions take NHWC as its 16-bit ones do)
+TENSOR_CORE_CONV = SIXTEEN_BIT | {"tf32"}
+
+
 def stream_term(regime: str) -> str:
     return STREAM_TERMS.get(regime, "cnn:passes_infer")
+
+
+def stream_term_of(bench: Benchmark) -> str:
+    """The fitted passes ``bench``'s stream runs: its regime's (:func:`stream_term`), or,
+    for a CNN trained on tensor cores (:data:`TENSOR_CORE_CONV`) with contiguous
+    activations, NCHW's (:data:`NCHW_TERMS`)."""
+    nchw = NCHW_TERMS.get(bench.regime)
+    if nchw and bench.memory_format == "contiguous" and bench.precision in TENSOR_CORE_CONV:
+        return nchw if bench.precision in SIXTEEN_BIT else f"{nchw}_tf32"
+    return stream_term(bench.regime)
 
 
 def stream_seconds(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> float:

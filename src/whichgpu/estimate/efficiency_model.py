@@ -168,14 +168,15 @@ class EfficiencyModel:
         overhead = self.overhead_s.get(obs.group[0], 0.0) / obs.units_per_step
         latency = self.alpha_s(obs.group[0], obs.link) * obs.collectives
         latency += obs.fixed_collective_s
-        stream = self.streamed_s(obs.bench.regime, obs.stream_s, obs.memory)
+        term = obs.stream_term or stream_term(obs.bench.regime)
+        stream = self.streamed_s(obs.bench.regime, obs.stream_s, obs.memory, term)
         return ideal + latency + overhead + stream
 
-    def streamed_s(self, regime: str, stream_s: float, memory: str) -> float:
+    def streamed_s(self, regime: str, stream_s: float, memory: str, term: str = "") -> float:
         """Seconds the memory-bound kernels of ``regime``'s work take: ``stream_s`` (their
-        traffic at full bandwidth) times the fitted passes, at the bandwidth efficiency of
-        the GPU's ``memory`` class."""
-        passes = self.terms.get(stream_term(regime), 0.0)
+        traffic at full bandwidth) times the fitted passes (``term``'s, else the regime's),
+        at the bandwidth efficiency of the GPU's ``memory`` class."""
+        passes = self.terms.get(term or stream_term(regime), 0.0)
         return passes * stream_s / min(1.0, self.factor.get(memory, 1.0)) if passes else 0.0
 
 

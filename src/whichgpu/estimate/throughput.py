@@ -21,7 +21,7 @@ from whichgpu.estimate.efficiency import Observation, observe, serve_prefill_ide
 from whichgpu.estimate.efficiency_model import load_efficiency
 from whichgpu.estimate.perf import check_math_unit, tensor_tflops, train_flops_per_token
 from whichgpu.frozen import evolve
-from whichgpu.job import Attention, Checkpointing, Job, Math, Precision, Task
+from whichgpu.job import Attention, Checkpointing, Job, Math, MemoryFormat, Precision, Task
 from whichgpu.models.arch import ModelArch
 
 if TYPE_CHECKING:
@@ -198,6 +198,7 @@ def _bench(
         nvlink_bridge=job.nvlink_bridge,
         kv_dtype=job.kv_dtype,
         attention_dp=job.attention_dp,
+        memory_format=job.memory_format,
         source="whichgpu",
         as_of="undated",
     )
@@ -367,11 +368,12 @@ def _training_compute(
     batch: int,
     attention: Attention,
     recompute_layers: int = 0,
+    memory_format: MemoryFormat | None = None,
 ) -> tuple[float, str, float, str]:
     """:func:`_roofline` of one GPU's training compute, once per (model, GPU, work): the
     layouts the recommender compares share it, and differ only in what spreading costs.
     ``recompute_layers``: the model's layers partial recomputation recomputes (a chunk's
-    times the chunks: one pipeline stage here)."""
+    times the chunks: one pipeline stage here); ``memory_format``: a CNN's activations'."""
     job = Job(
         task=task,
         checkpointing=checkpointing,
@@ -382,6 +384,7 @@ def _training_compute(
         batch=batch,
         seq=seq or Job.seq,
         attention=attention,
+        memory_format=memory_format,
     )
     return _roofline(arch, job, gpu, _bench(arch, job, gpu, 1, regime, harness, unit, seq, None))
 
@@ -457,7 +460,7 @@ def checked_throughput(
         eta, provenance, seconds, bound = _training_compute(
             arch, gpu, regime, harness, unit, seq, job.task, job.checkpointing,
             job.precision, job.math, job.quant, job.batch, job.attention,
-            _model_recompute_layers(arch, job),
+            _model_recompute_layers(arch, job), job.memory_format,
         )  # fmt: skip
     else:
         bench = _bench(arch, job, gpu, count, regime, harness, unit, seq, generate)

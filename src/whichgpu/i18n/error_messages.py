@@ -184,6 +184,13 @@ MESSAGES: dict[str, str] = {
     ),
     "lora_targets_unknown": N_("{model} has no linear module {names}; valid: {valid}{hint}"),
     "lora_targets_empty": N_("LoRA targets '{value}' name no module; valid: {valid}"),
+    "memory_format_inference": N_(
+        "a memory layout is timed for training: a served network's layout is the engine's"
+    ),
+    "memory_format_not_cnn": N_(
+        "a memory layout (channels_last or contiguous) lays out a convolutional network's "
+        "activations; {model} has no convolutions"
+    ),
     "zero_inference": N_("ZeRO shards training state; inference shards weights with {tp}"),
     "engine_cuda_only": N_(
         "{engine} runs on NVIDIA GPUs only (CUDA), not on the {gpu}; engines that run there: "

@@ -5,6 +5,7 @@ recipe filling what was left open, the global batch turned into accumulation ste
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.i18n import N_
@@ -13,6 +14,9 @@ from whichgpu.inputs.request_fields import GLOBAL_BATCH, GRAD_ACCUM
 from whichgpu.inputs.requests import IMAGE_FIELDS, FitRequest
 from whichgpu.job import TASKS, Job, build_job
 from whichgpu.job.recipes import RECIPES
+
+if TYPE_CHECKING:
+    from whichgpu.models.arch import ModelArch
 
 
 def job_inputs() -> dict[str, Input]:
@@ -87,11 +91,24 @@ def make_job(**fields: object) -> Job:
     if job.quantize_on == "gpu" and not job.quantised:
         raise InvalidInput("quantize_on_without_quant", field=("quantize_on",),
                            quant=Ref(("quant",)))  # fmt: skip
+    if job.task == "inference" and job.memory_format is not None:
+        raise InvalidInput("memory_format_inference", field=("memory_format",))
     if job.task == "inference" and job.zero:
         raise InvalidInput("zero_inference", field=("zero",), tp=Ref(("tp",)))
     if job.task == "inference" and job.pp > 1:
         raise InvalidInput("pp_inference", field=("pp",), tp=Ref(("tp",)))
     return job
+
+
+def check_asked(arch: ModelArch, job: Job) -> None:
+    """What the model refuses of the settings asked, whatever the GPU: a block of recomputed
+    layers past a pipeline rank's (:func:`~whichgpu.estimate.parallel.check_recompute_block`),
+    a memory layout for a model with no convolutions."""
+    from whichgpu.estimate.parallel import check_recompute_block
+
+    check_recompute_block(arch, job)
+    if job.memory_format is not None and arch.kind != "cnn":
+        raise InvalidInput("memory_format_not_cnn", field=("memory_format",), model=arch.name)
 
 
 def with_global_batch(job: Job, global_batch: int) -> Job:

@@ -9,6 +9,7 @@ from whichgpu.i18n import N_
 from whichgpu.inputs import Input
 from whichgpu.job import (
     ATTENTIONS,
+    MEMORY_FORMATS,
     NETWORKS,
     OFFLOADS,
     OPTIMIZERS,
@@ -247,6 +248,15 @@ ATTENTION = Input(
     "choice",
     N_("sdpa (FlashAttention's causal half, PyTorch's default) or eager (default: sdpa)."),
     choices=ATTENTIONS,
+)
+MEMORY_FORMAT = Input(
+    "choice",
+    N_(
+        "Training a convolutional network: contiguous (NCHW, PyTorch's default) or "
+        "channels_last (NHWC, which tensor-core convolutions take without transposes; "
+        "default: the recipe's, channels_last in 16 bits)."
+    ),
+    choices=MEMORY_FORMATS,
 )
 NETWORK_GBIT = Input(
     "size",

@@ -49,6 +49,7 @@ from whichgpu.inputs.request_fields import (
     LORA_RANK,
     LORA_TARGETS,
     MARKET_NAMES,
+    MEMORY_FORMAT,
     MODEL,
     NETWORK,
     NETWORK_GBIT,
@@ -152,6 +153,7 @@ class TrainingSettings:
     nvlink_bridge: bool | None = given(None, NVLINK_BRIDGE)
     quantize_on: str | None = given(None, QUANTIZE_ON)
     packing: bool | None = given(None, PACKING)
+    memory_format: str | None = given(None, MEMORY_FORMAT)
 
     def settings(self) -> dict[str, Any]:
         """These fields, for :func:`~whichgpu.inputs.job_input.make_job` (None: left to the

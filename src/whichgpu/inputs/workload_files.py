@@ -108,8 +108,8 @@ APPLIES: dict[str, frozenset[str]] = {
             "tpot",
         }
     ),
-    "train": frozenset({"tokens", "images", "epochs", "seq"}),
-    "finetune": frozenset({"tokens", "images", "epochs", "seq", "packing"}),
+    "train": frozenset({"tokens", "images", "epochs", "seq", "memory_format"}),
+    "finetune": frozenset({"tokens", "images", "epochs", "seq", "packing", "memory_format"}),
     **{
         kind: frozenset(
             {"tokens", "images", "epochs", "seq", "lora_rank", "lora_targets", "packing"}
@@ -122,7 +122,8 @@ CHECKED = ("tokens", "images", "epochs", "frames", "samples_per_frame", "scene_g
            "acceptance",
            "lengths", "kv_dtype", "seq", "resolution",
            "steps", "cpu_offload", "vae_tiling", "cache_latents", "engine", "request_rate",
-           "ttft", "tpot", "lora_rank", "lora_targets", "packing")  # fmt: skip
+           "ttft", "tpot", "lora_rank", "lora_targets", "packing",
+           "memory_format")  # fmt: skip
 
 
 def check_applies(

@@ -37,6 +37,9 @@ Offload = Literal["none", "optimizer", "all"]
 Network = Literal["infiniband", "ethernet"]
 Checkpointing = Literal["none", "selective", "full"]
 Attention = Literal["sdpa", "eager"]
+#: A convolutional network's activations in memory: PyTorch's ``contiguous`` (NCHW) or
+#: ``channels_last`` (NHWC, ``model.to(memory_format=torch.channels_last)``)
+MemoryFormat = Literal["contiguous", "channels_last"]
 #: Where quantised weights are made: ``load``, each weight quantised as it is read
 #: (``from_pretrained`` with a ``quantization_config``: bitsandbytes, torchao's TorchAoConfig,
 #: GGUF; or a checkpoint saved quantised), so the 16-bit model never sits whole on the GPU; or
@@ -111,6 +114,7 @@ OPTIMIZERS: tuple[str, ...] = get_args(Optimizer)
 OFFLOADS: tuple[str, ...] = get_args(Offload)
 NETWORKS: tuple[str, ...] = get_args(Network)
 ATTENTIONS: tuple[str, ...] = get_args(Attention)
+MEMORY_FORMATS: tuple[str, ...] = get_args(MemoryFormat)
 QUANTIZE_ONS: tuple[str, ...] = get_args(QuantizeOn)
 
 
@@ -153,6 +157,11 @@ class Job:
     #: (:func:`~whichgpu.estimate.published_factors.training_factors`). Pretraining
     #: concatenates its documents into full sequences either way.
     packing: bool = False
+    #: A convolutional network's layout in memory, where it trains: its 16-bit and TF32
+    #: convolutions run on tensor cores in NHWC, behind cuDNN's transposes where the
+    #: activations are contiguous (NCHW; :data:`~whichgpu.estimate.efficiency.NCHW_TERMS`).
+    #: None: the recipe's (:func:`~whichgpu.plan.settings.recipe_memory_format`)
+    memory_format: MemoryFormat | None = None
     #: PEFT's LoraConfig defaults: r = 8, target_modules per architecture
     lora_rank: int = 8
     lora_targets: LoraTargets = "peft-default"

@@ -116,11 +116,11 @@ def prepare(workload: Workload) -> list[tuple[ModelArch, Job] | None]:
         try:
             pair = model_job(component) if component.uses_model else None
             if pair is not None:  # what estimate refuses of the model, whatever the GPU
-                from whichgpu.estimate.parallel import check_recompute_block
+                from whichgpu.inputs.job_input import check_asked
                 from whichgpu.job import check_lengths
 
                 check_lengths(*pair)
-                check_recompute_block(*pair)
+                check_asked(*pair)
             out.append(pair)
         except InvalidInput as error:
             if error.field and error.field[0] != "components":

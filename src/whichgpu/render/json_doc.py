@@ -46,6 +46,7 @@ CONFIGURATION_FIELDS = (
     "cp",
     "vp",
     "recompute_layers",
+    "memory_format",
     "zero",
     "network",
     "network_gbit",

@@ -26,6 +26,7 @@ FIELD_LABELS: dict[str, str] = {
     "speculative": N_("Speculative decoding"),
     "layout": N_("Serving layout"),
     "recompute_layers": N_("Layers recomputed a chunk (Megatron, NeMo)"),
+    "memory_format": N_("Activations in memory (a CNN)"),
     "draft_tokens": N_("Draft tokens a step"),
     "acceptance": N_("Acceptance length, tokens a step"),
     "tokens": N_("Tokens (train on or generate)"),
