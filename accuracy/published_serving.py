@@ -241,7 +241,8 @@ def _closed_loop_ttft(
     if curve is None or not curve.continuous or limit is None:
         return plan.capacity.ttft_s
     law: Law = "fixed" if row.get("dataset") == "fixed" else "exponential"
-    return closed_loop_ttft_s(curve, limit, law, engine.step_token_limit)
+    return closed_loop_ttft_s(curve, limit, law, engine.step_token_limit,
+                              decodes=engine.decodes_in_budget)  # fmt: skip
 
 
 def _finite_rate(

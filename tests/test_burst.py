@@ -223,22 +223,25 @@ def test_an_engine_that_batches_statically_has_no_drain_beyond_its_waves() -> No
 
 
 @pytest.mark.parametrize(
-    ("users", "prompt", "chunk", "limit", "group"),
+    ("users", "prompt", "chunk", "limit", "decodes", "group"),
     [
-        (10, 2048, 8192, 0, 4),  # vLLM V1's 8,192-token chunk holds four 2,048-token prompts
-        (4, 3200, 0, 16384, 4),  # TensorRT-LLM --max_num_tokens 16384: all four whole
-        (4, 3200, 0, 8192, 2),  # its default 8,192: two a step
-        (4, 3200, 2048, 0, 1),  # a prompt longer than the chunk: alone
-        (64, 1024, 0, 0, 64),  # no bound on the step (V0 at its max_model_len): the wave
-        (1, 512, 8192, 0, 1),
+        # vLLM V1's 8,192-token chunk holds four 2,048-token prompts, but it schedules the
+        # other six users' decodes first from the same budget: three
+        (10, 2048, 8192, 0, True, 3),
+        (10, 2048, 8192, 0, False, 4),  # SGLang's prefill batches hold no decodes
+        (4, 3200, 0, 16384, True, 4),  # TensorRT-LLM --max_num_tokens 16384: all four whole
+        (4, 3200, 0, 8192, True, 2),  # its default 8,192: two a step
+        (4, 3200, 2048, 0, True, 1),  # a prompt longer than the chunk: alone
+        (64, 1024, 0, 0, False, 64),  # no bound on the step (V0 at its max_model_len): the wave
+        (1, 512, 8192, 0, True, 1),
     ],
 )
 def test_a_closed_loop_prefills_its_users_in_groups(
-    users: int, prompt: int, chunk: int, limit: int, group: int
+    users: int, prompt: int, chunk: int, limit: int, decodes: bool, group: int
 ) -> None:
     from whichgpu.estimate.burst import closed_loop_group
 
-    assert closed_loop_group(users, prompt, chunk, limit) == group
+    assert closed_loop_group(users, prompt, chunk, limit, decodes) == group
 
 
 def test_a_closed_loops_first_token_waits_for_its_group() -> None:
@@ -256,17 +259,20 @@ def test_a_closed_loops_first_token_waits_for_its_group() -> None:
     assert curve.chunk_tokens == 8192 and curve.b_max == 10
     alone = closed_loop_ttft_s(curve, 10, "exponential", 0)
     assert alone == pytest.approx(_full(curve, 1.0, 0.5).ttft_s)
-    grouped = closed_loop_ttft_s(curve, 10, "fixed", 0)
+    grouped = closed_loop_ttft_s(curve, 10, "fixed", 0)  # 3 × 2,048 beside 7 decodes
     step = curve.step_s(10.0)
-    assert grouped == pytest.approx(4 * curve.prompts_s() + step)  # 4 × 2,048 in one chunk
-    assert grouped - alone == pytest.approx(3 * curve.prompts_s())
+    assert grouped == pytest.approx(3 * curve.prompts_s() + step)
+    assert grouped - alone == pytest.approx(2 * curve.prompts_s())
+    apart = closed_loop_ttft_s(curve, 10, "fixed", 0, decodes=False)  # prefill batches
+    assert apart == pytest.approx(4 * curve.prompts_s() + step)
 
 
 def test_published_closed_loops_of_fixed_lengths_wait_for_their_group() -> None:
     """vLLM's Qwen3-30B-A3B on one H100 at 10 users of 2,048-token prompts (a pull request's
     run, 300 ms median TTFT) read −79 % as a lone prompt; TensorRT-LLM's DeepSeek-R1 on
     8 × H200 at 4 users of 3,200 (dstack, --max_num_tokens 16384, 1.04 s) −78 %. Prefilled
-    with the prompts that arrive with them, both fall inside their stated range."""
+    with the prompts that arrive with them (vLLM's three beside the decodes), both fall
+    inside their stated range."""
     path = ROOT / "validation" / "published_serving_heldout.csv"
     runs = {r.id: r for r in check_serving(path.read_text(encoding="utf-8"))}
     for run in ("h113", "h098"):

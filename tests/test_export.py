@@ -754,3 +754,16 @@ def test_a_training_pick_starts_a_process_a_gpu() -> None:
     import subprocess
 
     subprocess.run(["bash", "-n", "-c", out], check=True)  # the script parses
+
+
+def test_tensorrt_llm_launches_with_a_step_that_holds_the_prompt() -> None:
+    """TensorRT-LLM without chunked prefill takes whole prompts up to --max_num_tokens (8,192
+    by default) and refuses longer ones: the launch line raises it to the prompt the plan
+    serves, and keeps the default for shorter ones."""
+    ask = ("recommend", "--task", "inference", "-m", "llama-3.1-8b", "--request-rate", "2",
+           "--engine", "trtllm", "--generate", "200", "--export", "slurm")  # fmt: skip
+    long = run_cli(*ask, "--prompt", "12000")
+    assert long.code == 0, long.stderr
+    assert "--max_num_tokens 12000 " in long.stdout
+    short = run_cli(*ask, "--prompt", "1000")
+    assert short.code == 0 and "--max_num_tokens 8192 " in short.stdout

@@ -430,7 +430,7 @@ MESSAGES: dict[str, str | Plural] = {
     "chosen_memory_format": N_(
         "{component}: activations {layout}, as NVIDIA DeepLearningExamples' ResNet-50 recipe "
         "trains in {precision} (channels_last in 16 bits, which tensor-core convolutions take "
-        "without transposes; contiguous otherwise); --memory-format sets it."
+        "without transposes; contiguous otherwise); give {field} to set it."
     ),
     "chosen_checkpointing": N_(
         "{component} on the {gpu}: activation checkpointing on: it costs a second forward pass "

@@ -134,6 +134,7 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
                 if job.checkpointing == "full" and job.recompute_layers
                 else ""
             )
+            + (f", activations {job.memory_format}" if job.memory_format else "")
             + f"; ${LAUNCH_ARGS_ENV}: {args}"
         )
         return comment, args
@@ -205,6 +206,7 @@ def serving_command(
             tp=tp or plan.gpus_per_replica,
             max_len=max_len,
             context=max_len * plan.max_sequences,
+            step_tokens=max(engine.step_token_limit, job.prompt),
             sequences=math.ceil(plan.max_sequences / plan.gpus_per_replica)
             if plan.attention_dp and engine.rank_limits
             else plan.max_sequences,  # each data-parallel rank's own cap

@@ -139,7 +139,9 @@ def plan_curve(
     return None if found is None else found[0]
 
 
-def closed_loop_group(users: int, prompt: int, chunk_tokens: int, step_token_limit: int) -> int:
+def closed_loop_group(
+    users: int, prompt: int, chunk_tokens: int, step_token_limit: int, decodes: bool = True
+) -> int:
     """The prompts a closed loop of ``users`` prefills together, each user sending its next
     request when its answer ends (a benchmark's ``--max-concurrency``, every user starting
     at once), where every request has the same lengths. The first prompts the scheduler
@@ -148,15 +150,24 @@ def closed_loop_group(users: int, prompt: int, chunk_tokens: int, step_token_lim
     up to ``max_model_len`` tokens a step); sequences that start together decode together
     and end together, so their users' next prompts arrive together and the groups the first
     wave formed persist: ``⌊budget / P⌋`` prompts a group, one where a prompt fills the
-    budget, every user's where nothing bounds the step."""
+    budget, every user's where nothing bounds the step. Where the budget also holds the
+    other users' decode tokens (``decodes``: vLLM's V1 scheduler, TensorRT-LLM's in-flight
+    batching), ``g`` prompts fit beside ``users − g`` decodes: ``g·P + users − g ≤ K``."""
     budget = chunk_tokens or step_token_limit
     if users <= 1 or budget <= 0:
         return max(users, 1)
+    if decodes:
+        return max(1, min(users, (budget - users) // max(prompt - 1, 1)))
     return max(1, min(users, budget // max(prompt, 1)))
 
 
 def closed_loop_ttft_s(
-    curve: Curve, users: int, law: Law, step_token_limit: int, quantile: float = 0.5
+    curve: Curve,
+    users: int,
+    law: Law,
+    step_token_limit: int,
+    quantile: float = 0.5,
+    decodes: bool = True,
 ) -> float:
     """The time to first token of a closed loop of ``users`` at a replica's full batch: a
     request's prefill shares its steps with the other prompts of its group
@@ -166,8 +177,10 @@ def closed_loop_ttft_s(
     ride in (one step of whole prompts), then its scheduler window
     (:func:`~whichgpu.estimate.serving_plan._full`'s wait, for ``g = 1``)."""
     group = 1
+    users = min(users, curve.b_max)  # no more in flight than the KV cache holds
     if law == "fixed":
-        group = closed_loop_group(users, curve.prompt, curve.chunk_tokens, step_token_limit)
+        group = closed_loop_group(users, curve.prompt, curve.chunk_tokens, step_token_limit,
+                                  decodes)  # fmt: skip
     tokens = group * max(curve.prompt, 1)
     steps = math.ceil(tokens / curve.chunk_tokens) if curve.chunk_tokens else 1
     batch = float(min(users, curve.b_max))

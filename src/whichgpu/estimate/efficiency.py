@@ -37,6 +37,7 @@ from whichgpu.estimate.perf import (
 )
 from whichgpu.estimate.render_roofline import SCORE_METRICS, render_ideal
 from whichgpu.job import ACTIVATION_FORMATS, MATH_STORAGE, QUANT_BITS, Job, build_job
+from whichgpu.job.recipes import SIXTEEN_BIT
 from whichgpu.models.arch import ModelArch
 
 #: Benchmark model names that are presets under another name, or generic sizes (MosaicML's
@@ -504,7 +505,7 @@ def observe(
         fixed_collective_s=ALLREDUCE_START_S * all_reduces_per_unit(bench, tp_arch, link),
         link=link,
         stream_s=stream_seconds(bench, gpu, arch),
-        stream_term=stream_term_of(bench),
+        stream_term=stream_term_of(bench, gpu),
         memory=memory_class(gpu),
     )
 
@@ -562,8 +563,6 @@ SAVED_BYTES_PER_HIDDEN = 34
 #: beside TensorFlow's and MXNet's: no published comparison measured TF32 in both layouts,
 #: and charged the 16-bit term's passes, Lambda's TF32 runs had read 13 to 23 % slow
 NCHW_TERMS = {"cnn-train": "cnn:passes_train_nchw"}
-#: The 16-bit precisions
-SIXTEEN_BIT = frozenset({"16-mixed", "bf16-mixed", "16-true", "bf16-true"})
 #: Precisions whose convolutions run on tensor cores: 16 bits, and TF32 (cuDNN's TF32
 #: convolutions take NHWC as its 16-bit ones do)
 TENSOR_CORE_CONV = SIXTEEN_BIT | {"tf32"}
@@ -573,12 +572,15 @@ def stream_term(regime: str) -> str:
     return STREAM_TERMS.get(regime, "cnn:passes_infer")
 
 
-def stream_term_of(bench: Benchmark) -> str:
+def stream_term_of(bench: Benchmark, gpu: GPU) -> str:
     """The fitted passes ``bench``'s stream runs: its regime's (:func:`stream_term`), or,
-    for a CNN trained on tensor cores (:data:`TENSOR_CORE_CONV`) with contiguous
-    activations, NCHW's (:data:`NCHW_TERMS`)."""
+    for a CNN trained on an NVIDIA GPU's tensor cores (:data:`TENSOR_CORE_CONV`) with
+    contiguous activations, NCHW's (:data:`NCHW_TERMS`: the transposes are cuDNN's; on an
+    AMD GPU, MIOpen takes NHWC only where PyTorch is told to, and no published run measured
+    either layout there)."""
     nchw = NCHW_TERMS.get(bench.regime)
-    if nchw and bench.memory_format == "contiguous" and bench.precision in TENSOR_CORE_CONV:
+    if (nchw and gpu.cuda and bench.memory_format == "contiguous"
+            and bench.precision in TENSOR_CORE_CONV):  # fmt: skip
         return nchw if bench.precision in SIXTEEN_BIT else f"{nchw}_tf32"
     return stream_term(bench.regime)
 

@@ -80,10 +80,14 @@ def check_layout(arch: ModelArch, job: Job) -> None:
 
 def check_recompute_block(arch: ModelArch, job: Job) -> None:
     """A block of recomputed layers the user asks for is 1 to the layers a pipeline rank of
-    their layout holds (Megatron-core's TransformerConfig: "recompute_num_layers must be
-    between 1 and num_layers_per_pipeline_rank"). Checked on the layout asked, not on one
-    a search picks: there a block past a chunk's layers recomputes each of them, as
-    Megatron's block method runs it (:func:`~whichgpu.estimate.activations.recomputed_share`)."""
+    their layout holds: the range Megatron-core's TransformerConfig states ("recompute_num_layers
+    must be between 1 and num_layers_per_pipeline_rank", raised where none is given; a
+    larger one is not refused there, and its block method then recomputes every layer), a
+    rule of whichgpu's so that a block asked is a block run. Checked on the layout asked,
+    not on one a search picks: there a block past a chunk's layers recomputes each of them,
+    as Megatron runs it (:func:`~whichgpu.estimate.activations.recomputed_share`); the
+    rank's layers counted at the largest stage, uneven splits allowed (Megatron's message
+    divides evenly)."""
     from whichgpu.errors import InvalidInput
 
     stage = math.ceil(max(arch.n_layers, 1) / max(job.pp, 1))

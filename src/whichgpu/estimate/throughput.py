@@ -198,10 +198,20 @@ def _bench(
         nvlink_bridge=job.nvlink_bridge,
         kv_dtype=job.kv_dtype,
         attention_dp=job.attention_dp,
-        memory_format=job.memory_format,
+        memory_format=job.memory_format or _cnn_layout(arch, job),
         source="whichgpu",
         as_of="undated",
     )
+
+
+def _cnn_layout(arch: ModelArch, job: Job) -> MemoryFormat | None:
+    """A CNN's training layout where the job leaves it open: its recipe's
+    (:func:`~whichgpu.job.recipes.recipe_memory_format`), as a planned job takes it."""
+    if arch.kind != "cnn" or not job.training:
+        return None
+    from whichgpu.job.recipes import recipe_memory_format
+
+    return recipe_memory_format(job)
 
 
 def estimate_rate(

@@ -175,8 +175,9 @@ MESSAGES: dict[str, str] = {
         "in the largest"
     ),
     "recompute_layers_stage": N_(
-        "a block of {n} recomputed layers: Megatron recomputes 1 to the layers a pipeline "
-        "rank holds, and {model} over {pp} pipeline stages holds {layers} a rank"
+        "a block of {n} recomputed layers: Megatron's recompute_num_layers runs from 1 to "
+        "the layers a pipeline rank holds, and {model} over {pp} pipeline stages holds "
+        "{layers} a rank"
     ),
     "global_batch_split": N_(
         "a global batch of {global_batch} is not a whole number of steps of {per_step} "
@@ -185,7 +186,8 @@ MESSAGES: dict[str, str] = {
     "lora_targets_unknown": N_("{model} has no linear module {names}; valid: {valid}{hint}"),
     "lora_targets_empty": N_("LoRA targets '{value}' name no module; valid: {valid}"),
     "memory_format_inference": N_(
-        "a memory layout is timed for training: a served network's layout is the engine's"
+        "a memory layout is a training setting: inference does not use it (a served "
+        "network's layout is the engine's)"
     ),
     "memory_format_not_cnn": N_(
         "a memory layout (channels_last or contiguous) lays out a convolutional network's "

@@ -112,7 +112,16 @@ APPLIES: dict[str, frozenset[str]] = {
     "finetune": frozenset({"tokens", "images", "epochs", "seq", "packing", "memory_format"}),
     **{
         kind: frozenset(
-            {"tokens", "images", "epochs", "seq", "lora_rank", "lora_targets", "packing"}
+            {
+                "tokens",
+                "images",
+                "epochs",
+                "seq",
+                "lora_rank",
+                "lora_targets",
+                "packing",
+                "memory_format",
+            }
         )
         for kind in ("lora", "qlora")
     },

@@ -59,6 +59,8 @@ class EngineProfile:
     formats: frozenset[str]
     #: The server's command line (a process that serves until stopped), with {model},
     #: {tp}, {max_len} (tokens a sequence), {context} (tokens over all the sequences),
+    #: {step_tokens} (the tokens a step holds: :attr:`step_token_limit`, or a whole prompt
+    #: where it is longer),
     #: {sequences}, {port} and {quant} placeholders
     launch: str
     #: The container image the engine's docs deploy it with
@@ -88,6 +90,12 @@ class EngineProfile:
     #: TensorRT-LLM's ``max_num_tokens``, 8,192; 0: no limit but the batch. Under chunked
     #: prefill the chunk is the step's budget
     step_token_limit: int = 0
+    #: A step's token budget holds the running sequences' decode tokens beside new prompts'
+    #: (vLLM's V1 scheduler schedules the running requests first, from the same
+    #: max_num_batched_tokens; TensorRT-LLM's max_num_tokens counts generation tokens);
+    #: False where prompts run in prefill batches of their own (SGLang's scheduler, without
+    #: --enable-mixed-chunk)
+    decodes_in_budget: bool = True
     #: A higher tier for large GPUs: (GiB at least, compute capability at least, sequences,
     #: prefill chunk tokens), vLLM's get_batch_defaults
     large_gpu: tuple[float, float, int, int] | None = None
@@ -345,6 +353,7 @@ ENGINES: dict[str, EngineProfile] = {
         block_tokens=1,
         max_sequences=1024,
         prefill_chunk_tokens=8192,
+        decodes_in_budget=False,
         continuous_batching=True,
         formats=frozenset({"fp8", "int8", "int4", "nvfp4"}),
         launch=(
@@ -405,7 +414,8 @@ ENGINES: dict[str, EngineProfile] = {
         formats=frozenset({"fp8", "int8", "int4", "nvfp4"}),
         launch=(
             "trtllm-serve {model} --tp_size {tp} --max_seq_len {max_len} "
-            "--max_batch_size {sequences} --kv_cache_free_gpu_memory_fraction 0.9 "
+            "--max_batch_size {sequences} --max_num_tokens {step_tokens} "
+            "--kv_cache_free_gpu_memory_fraction 0.9 "
             "--host 0.0.0.0 --port {port}"
         ),
         image="nvcr.io/nvidia/tensorrt-llm/release:latest",

@@ -12,7 +12,10 @@ accumulation, and how it spreads over GPUs (``parallel``: ``ddp`` replicas, ``ze
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from whichgpu.job import Job, MemoryFormat
 
 Parallel = Literal["ddp", "fsdp", "zero", "3d"]
 
@@ -336,3 +339,15 @@ def default_precision(precision: str | None, task: str, framework: str | None) -
     if task == "inference" or framework is not None:
         return None
     return str(RECIPES["hf"].defaults(task)["precision"])
+
+
+#: The 16-bit precisions
+SIXTEEN_BIT = frozenset({"16-mixed", "bf16-mixed", "16-true", "bf16-true"})
+
+
+def recipe_memory_format(job: Job) -> MemoryFormat:
+    """The layout the CNN recipe trains in (NVIDIA DeepLearningExamples' ResNet-50 for
+    PyTorch, the batch whichgpu takes for a CNN): channels_last in 16 bits (its configs.yml
+    sets ``memory_format: nhwc`` for each AMP entry), contiguous in TF32 and FP32 (its
+    entries set none: ``--memory-format`` defaults to nchw)."""
+    return "channels_last" if job.math_precision in SIXTEEN_BIT else "contiguous"

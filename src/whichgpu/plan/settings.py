@@ -33,7 +33,6 @@ from typing import NamedTuple
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import Ref, WhichGPUError
 from whichgpu.estimate.assumptions import TIGHT_HEADROOM
-from whichgpu.estimate.efficiency import SIXTEEN_BIT
 from whichgpu.estimate.memory import memory_of
 from whichgpu.estimate.parallel import layout_name, scaled_job, training_layouts, usable_bytes
 from whichgpu.estimate.perf import fp16_instead, missing_math_unit
@@ -45,9 +44,15 @@ from whichgpu.estimate.throughput import (
 from whichgpu.frozen import evolve
 from whichgpu.i18n import N_
 from whichgpu.inputs.requests import Component
-from whichgpu.job import Checkpointing, Job, MemoryFormat
+from whichgpu.job import Checkpointing, Job
 from whichgpu.job.recipe_layouts import RecipeLayout, recipe_layout
-from whichgpu.job.recipes import RECIPES, multi_gpu_defaults, parallel_of, timed_framework
+from whichgpu.job.recipes import (
+    RECIPES,
+    multi_gpu_defaults,
+    parallel_of,
+    recipe_memory_format,
+    timed_framework,
+)
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
 
@@ -196,14 +201,6 @@ def _layouts(
     return [(layout, layout_name(tp, pp, layout.dp, cp))]
 
 
-def recipe_memory_format(job: Job) -> MemoryFormat:
-    """The layout the CNN recipe trains in (NVIDIA DeepLearningExamples' ResNet-50 for
-    PyTorch, :data:`BATCH_CAPS`): channels_last in 16 bits (its configs.yml sets
-    ``memory_format: nhwc`` for each AMP entry), contiguous in TF32 and FP32 (its entries set
-    none: ``--memory-format`` defaults to nchw)."""
-    return "channels_last" if job.math_precision in SIXTEEN_BIT else "contiguous"
-
-
 def fp16_where_needed(label: str, job: Job, gpu: GPU) -> tuple[Job, tuple[Note, ...]]:
     """BF16 left open on a GPU without BF16 tensor cores (V100, T4): FP16, as the engines and
     frameworks take it there, and the note saying so (estimate, and recommend's training
@@ -236,7 +233,8 @@ def configure(
         layout = recipe_memory_format(job)
         job = evolve(job, memory_format=layout)
         chosen.append(note("chosen_memory_format", component=component.label, layout=layout,
-                           precision=job.math_precision))  # fmt: skip
+                           precision=job.math_precision,
+                           field=Ref(("memory_format",))))  # fmt: skip
     # the framework's recipe, or for a fine-tune that names none the HF Trainer + PEFT one
     # it runs and is timed as (timed_framework): QLoRA's recomputation comes with it
     recipe = RECIPES.get(timed_framework(component.framework, job.task) or "")
