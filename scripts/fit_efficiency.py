@@ -32,12 +32,11 @@ from scipy.optimize import least_squares
 from whichgpu.catalog import load_catalog
 from whichgpu.estimate.efficiency import (
     DIFFUSION_FAMILY,
-    STREAM_TERMS,
     Observation,
     observe,
-    stream_term,
 )
 from whichgpu.estimate.efficiency_model import EfficiencyModel, alpha_key, ceiling
+from whichgpu.estimate.streams import STREAM_TERMS, stream_term
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_CSV = ROOT / "src" / "whichgpu" / "catalog" / "data" / "efficiency.csv"
@@ -145,7 +144,7 @@ def fit(rows: list[Observation], start: EfficiencyModel | None = None) -> Effici
 
 def _term(o: Observation) -> str:
     """The stream term a row's passes are fitted in (its layout's, for a CNN trained in 16
-    bits: :func:`~whichgpu.estimate.efficiency.stream_term_of`)."""
+    bits: :func:`~whichgpu.estimate.streams.stream_term_of`)."""
     return o.stream_term or stream_term(o.bench.regime)
 
 

@@ -15,8 +15,9 @@ import pytest
 from tests.conftest import run_cli
 from whichgpu.catalog import load_catalog
 from whichgpu.catalog.store import shipped_benchmarks
-from whichgpu.estimate.efficiency import observe, stream_term_of
+from whichgpu.estimate.efficiency import observe
 from whichgpu.estimate.efficiency_model import load_efficiency
+from whichgpu.estimate.streams import stream_term_of
 
 #: The published pairs: (contiguous row, channels_last row, NHWC over NCHW as measured)
 PAIRS = [

@@ -358,7 +358,7 @@ def test_a_transformer_training_token_streams_its_saved_activations(catalog: Cat
     """The memory-bound kernels between a training step's GEMMs pass over what each layer
     saves, 34·h bytes a token in 16 bits (Korthikanti et al., 2022, Eq. 1, no attention
     scores under FlashAttention): a share of the step that shrinks as the hidden size grows."""
-    from whichgpu.estimate.efficiency import stream_seconds
+    from whichgpu.estimate.streams import stream_seconds
 
     h100 = catalog.resolve("h100")
     small, large = resolve_model("llama-3.2-1b"), resolve_model("llama-3.1-70b")

@@ -12,12 +12,12 @@ from whichgpu.estimate.engine_choice import (
     check_serving,
     engines_for,
 )
+from whichgpu.estimate.model_free import estimate_model_free
 from whichgpu.estimate.parallel import gpu_counts, tensor_parallel_degree
 from whichgpu.estimate.serving_plan import PERCENTILES, Targets
 from whichgpu.estimate.throughput import (
     ThroughputEstimate,
     check_runnable,
-    estimate_model_free,
     estimate_throughput,
     job_size,
 )

@@ -36,8 +36,8 @@ from whichgpu.estimate.perf import (
     train_flops_per_token,
 )
 from whichgpu.estimate.render_roofline import SCORE_METRICS, render_ideal
+from whichgpu.estimate.streams import stream_seconds, stream_term_of
 from whichgpu.job import ACTIVATION_FORMATS, MATH_STORAGE, QUANT_BITS, Job, build_job
-from whichgpu.job.recipes import SIXTEEN_BIT
 from whichgpu.models.arch import ModelArch
 
 #: Benchmark model names that are presets under another name, or generic sizes (MosaicML's
@@ -119,7 +119,8 @@ def bench_arch(name: str) -> ModelArch | None:
         return None
 
 
-def _job(bench: Benchmark, task: str) -> Job:
+def bench_job(bench: Benchmark, task: str) -> Job:
+    """The job a measurement describes: its precision, batch, recomputation and KV cache."""
     checkpointing = bench.checkpointing if task != "inference" else None
     return _job_of(bench.precision, bench.batch, task, checkpointing or "none", bench.kv_dtype,
                    bench.attention_dp)  # fmt: skip
@@ -219,7 +220,7 @@ def ideal_rate(
         return None
     if w in ("llm-train", "transformer-train"):
         seq = bench.seq or (384 if arch.kind == "encoder" else 2048)
-        job = job or _job(bench, "train")
+        job = job or bench_job(bench, "train")
         per_token = train_flops_per_token(arch, job, seq, executed=True)
         tokens_per_s = peak / per_token
         if math in ("fp8", "fp8-mixed") and w == "llm-train":
@@ -235,7 +236,7 @@ def ideal_rate(
         if bench.unit == "sequences/s":
             return Ideal(tokens_per_s / seq, "compute")
         return None
-    job = _job(bench, "inference")
+    job = bench_job(bench, "inference")
     tp = 1 if bench.harness in LAYER_SPLIT_HARNESSES else n  # tensor-parallel degree
     if w == "llm-prefill":
         # a prompt's share of a pass of ``batch`` prompts, which reads the weights once
@@ -504,10 +505,22 @@ def observe(
         collectives=collectives_per_unit(bench, tp_arch, link),
         fixed_collective_s=ALLREDUCE_START_S * all_reduces_per_unit(bench, tp_arch, link),
         link=link,
-        stream_s=stream_seconds(bench, gpu, arch),
+        stream_s=stream_seconds(bench, gpu, *_streamed(bench, arch)),
         stream_term=stream_term_of(bench, gpu),
         memory=memory_class(gpu),
     )
+
+
+def _streamed(bench: Benchmark, arch: ModelArch | None) -> tuple[ModelArch | None, Job | None]:
+    """The model and job whose activations a measurement streams
+    (:func:`~whichgpu.estimate.streams.stream_seconds`), resolved for the work that streams
+    them: a CNN's (its precision and batch), a transformer's training."""
+    if bench.regime in ("cnn-train", "cnn-infer"):
+        task = "train" if bench.regime == "cnn-train" else "inference"
+        return arch or bench_arch(bench.model), bench_job(bench, task)
+    if bench.regime in ("llm-train", "transformer-train"):
+        return arch or bench_arch(bench.model), None
+    return arch, None
 
 
 def _at_full_batch(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> Benchmark:
@@ -525,7 +538,7 @@ def _at_full_batch(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> Benchm
     arch = arch or bench_arch(bench.model)
     if arch is None or (bench.precision or "16-true") not in (*QUANT_BITS, "16-true", "bf16-true"):
         return bench  # a format whichgpu does not model (FP4): no roofline
-    job = _job(bench, "inference")
+    job = bench_job(bench, "inference")
     prompt, out = bench.seq or 128, bench.generate or 128
     job = replace(job, prompt=prompt, generate=out, seq=prompt)
     engine = replace(ENGINES["trtllm"], max_sequences=bench_max_batch(arch, job, gpu, bench.gpus))
@@ -533,95 +546,6 @@ def _at_full_batch(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> Benchm
     if batch < 1:
         return bench
     return msgspec.structs.replace(bench, batch=batch)
-
-
-#: The fitted number of passes over the activations each regime's memory-bound kernels make
-STREAM_TERMS = {
-    "cnn-train": "cnn:passes_train",
-    "cnn-infer": "cnn:passes_infer",
-    "llm-train": "transformer:passes_train",
-    "transformer-train": "transformer:passes_train",
-    "diffusion-infer": "diffusion:passes",
-}
-
-#: Bytes a transformer layer saves per token and hidden unit in 16 bits for its backward,
-#: with no recomputation: Korthikanti et al., 2022, "Reducing Activation Recomputation in
-#: Large Transformer Models", Eq. 1, ``s·b·h·(34 + 5·a·s/h)``, the attention scores' term
-#: gone under FlashAttention, which keeps none of them.
-SAVED_BYTES_PER_HIDDEN = 34
-
-
-#: CNN training on tensor cores with contiguous (NCHW) activations: its passes a term of
-#: their own, which counts cuDNN's transposes of each tensor-core convolution's input and
-#: output to NHWC and back on top of the elementwise kernels' (NVIDIA, "Convolutional Layers
-#: User's Guide": Tensor Core convolutions "require NHWC layout", and NCHW input costs
-#: "automatic transpose operations"; profiles put ``nchwToNhwcKernel`` at 14 to 22 % of a
-#: V100's ResNet-50 step). In 16 bits fitted on the same runs in both layouts (timm's RTX
-#: 3090 tables, PyTorch's channels-last tutorial, a V100 comparison) beside the layouts the
-#: harnesses ran (Lambda's NCHW, NVIDIA DeepLearningExamples' NHWC with AMP); in TF32 a
-#: term of its own (``_tf32``), on the NCHW TF32 runs of Lambda and DeepLearningExamples
-#: beside TensorFlow's and MXNet's: no published comparison measured TF32 in both layouts,
-#: and charged the 16-bit term's passes, Lambda's TF32 runs had read 13 to 23 % slow
-NCHW_TERMS = {"cnn-train": "cnn:passes_train_nchw"}
-#: Precisions whose convolutions run on tensor cores: 16 bits, and TF32 (cuDNN's TF32
-#: convolutions take NHWC as its 16-bit ones do)
-TENSOR_CORE_CONV = SIXTEEN_BIT | {"tf32"}
-
-
-def stream_term(regime: str) -> str:
-    return STREAM_TERMS.get(regime, "cnn:passes_infer")
-
-
-def stream_term_of(bench: Benchmark, gpu: GPU) -> str:
-    """The fitted passes ``bench``'s stream runs: its regime's (:func:`stream_term`), or,
-    for a CNN trained on an NVIDIA GPU's tensor cores (:data:`TENSOR_CORE_CONV`) with
-    contiguous activations, NCHW's (:data:`NCHW_TERMS`: the transposes are cuDNN's; on an
-    AMD GPU, MIOpen takes NHWC only where PyTorch is told to, and no published run measured
-    either layout there)."""
-    nchw = NCHW_TERMS.get(bench.regime)
-    if (nchw and gpu.cuda and bench.memory_format == "contiguous"
-            and bench.precision in TENSOR_CORE_CONV):  # fmt: skip
-        return nchw if bench.precision in SIXTEEN_BIT else f"{nchw}_tf32"
-    return stream_term(bench.regime)
-
-
-def stream_seconds(bench: Benchmark, gpu: GPU, arch: ModelArch | None = None) -> float:
-    """One pass over a unit's activations at the GPUs' memory bandwidth: an image's
-    (:func:`activations.resnet_image_bytes`, at the job's compute dtype) for a CNN; for a
-    transformer's training, a token's through every layer (:data:`SAVED_BYTES_PER_HIDDEN`:
-    the norms, activation functions, dropout and residual adds between the GEMMs read and
-    write tensors of that size, memory-bound, so a small hidden size spends more of its
-    step on them than a large one); 0 for other work."""
-    if bench.regime in ("llm-train", "transformer-train"):
-        return _transformer_stream_s(bench, gpu, arch)
-    if bench.regime == "diffusion-infer":
-        from whichgpu.estimate.diffusion_bench import diffusion_stream_s
-
-        return diffusion_stream_s(bench, gpu)
-    if bench.regime not in ("cnn-train", "cnn-infer"):
-        return 0.0
-    arch = arch or bench_arch(bench.model)
-    if arch is None or arch.kind != "cnn":
-        return 0.0
-    from whichgpu.estimate.activations import resnet_image_bytes
-
-    job = _job(bench, "train" if bench.regime == "cnn-train" else "inference")
-    if (bench.precision or "") in ("32-true", "tf32"):
-        job = build_job(task=job.task, precision="32-true", batch=job.batch)
-    bandwidth = gpu.memory_bandwidth_gb_per_s * 1e9 * bench.gpus
-    return resnet_image_bytes(arch, job) / bandwidth
-
-
-def _transformer_stream_s(bench: Benchmark, gpu: GPU, arch: ModelArch | None) -> float:
-    arch = arch or bench_arch(bench.model)
-    if arch is None or not arch.n_layers or not arch.hidden_size or arch.kind == "cnn":
-        return 0.0
-    width = 2 if bench.precision != "32-true" else 4  # the saved tensors' bytes, by precision
-    per_token = SAVED_BYTES_PER_HIDDEN / 2 * width * arch.hidden_size * arch.n_layers
-    per_unit = per_token * (bench.seq or 2048) if bench.unit == "sequences/s" else per_token
-    if bench.unit not in ("tokens/s", "sequences/s"):
-        return 0.0
-    return per_unit / (gpu.memory_bandwidth_gb_per_s * 1e9 * bench.gpus)
 
 
 def observed_efficiency(bench: Benchmark, gpu: GPU) -> float | None:

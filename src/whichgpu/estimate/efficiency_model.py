@@ -15,8 +15,8 @@ from whichgpu.estimate.efficiency import (
     SERVE_FAMILY,
     TRAIN_FAMILY,
     Observation,
-    stream_term,
 )
+from whichgpu.estimate.streams import stream_term
 
 
 def sustained_clock(power_w_per_tflops: float | None, terms: Mapping[str, float]) -> float:

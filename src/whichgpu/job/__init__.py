@@ -159,7 +159,7 @@ class Job:
     packing: bool = False
     #: A convolutional network's layout in memory, where it trains: its 16-bit and TF32
     #: convolutions run on tensor cores in NHWC, behind cuDNN's transposes where the
-    #: activations are contiguous (NCHW; :data:`~whichgpu.estimate.efficiency.NCHW_TERMS`).
+    #: activations are contiguous (NCHW; :data:`~whichgpu.estimate.streams.NCHW_TERMS`).
     #: None: the recipe's (:func:`~whichgpu.plan.settings.recipe_memory_format`)
     memory_format: MemoryFormat | None = None
     #: PEFT's LoraConfig defaults: r = 8, target_modules per architecture

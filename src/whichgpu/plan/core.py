@@ -123,8 +123,9 @@ def _plan(
     layout: Layout | None = None,
     margin: float = 1.0,
 ) -> Run:
+    from whichgpu.estimate.model_free import estimate_model_free
     from whichgpu.estimate.parallel import usable_bytes
-    from whichgpu.estimate.throughput import estimate_model_free, estimate_throughput
+    from whichgpu.estimate.throughput import estimate_throughput
 
     gpu = hw.gpu if hw.mig is None else slice_gpu(hw.gpu, hw.mig)
     if component.kind in IMAGE_KINDS:
