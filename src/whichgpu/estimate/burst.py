@@ -15,7 +15,11 @@ dataset at its default range of 0), whose slots fill and empty in waves, the las
 law for a positive length of known mean (Jaynes, 1957), truncated at the longest the dataset
 holds. The exponential is memoryless: whatever ran before, the sequences in flight when the
 queue empties have exponential residual lengths of the same mean, so the drain is that of
-``min(requests, slots)`` fresh ones."""
+``min(requests, slots)`` fresh ones.
+
+A closed loop of users started at once (a benchmark's ``--max-concurrency``) is such a
+run too: where every length is fixed, its first wave's groups come back together, and each
+prompt waits for its group's (:func:`closed_loop_ttft_s`)."""
 
 from __future__ import annotations
 
@@ -183,7 +187,7 @@ def closed_loop_ttft_s(
                                   decodes)  # fmt: skip
     tokens = group * max(curve.prompt, 1)
     steps = math.ceil(tokens / curve.chunk_tokens) if curve.chunk_tokens else 1
-    batch = float(min(users, curve.b_max))
+    batch = float(users)
     step = curve.step_s(batch) * curve.step_tokens
     return group * curve.prompts_s() + steps * step + curve.window_wait_s(batch, quantile)
 

@@ -6,8 +6,7 @@ GPU's bandwidth (:func:`stream_seconds`)."""
 from __future__ import annotations
 
 from whichgpu.catalog.records import GPU, Benchmark
-from whichgpu.job import Job, build_job
-from whichgpu.job.recipes import SIXTEEN_BIT
+from whichgpu.job import SIXTEEN_BIT, Job, build_job
 from whichgpu.models.arch import ModelArch
 
 #: The fitted number of passes over the activations each regime's memory-bound kernels make

@@ -115,6 +115,8 @@ OFFLOADS: tuple[str, ...] = get_args(Offload)
 NETWORKS: tuple[str, ...] = get_args(Network)
 ATTENTIONS: tuple[str, ...] = get_args(Attention)
 MEMORY_FORMATS: tuple[str, ...] = get_args(MemoryFormat)
+#: The precisions that store tensors in 16 bits (every one but ``32-true``)
+SIXTEEN_BIT = frozenset(p for p in get_args(Precision) if p != "32-true")
 QUANTIZE_ONS: tuple[str, ...] = get_args(QuantizeOn)
 
 

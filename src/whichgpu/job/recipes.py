@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from whichgpu.job import SIXTEEN_BIT
+
 if TYPE_CHECKING:
     from whichgpu.job import Job, MemoryFormat
 
@@ -339,10 +341,6 @@ def default_precision(precision: str | None, task: str, framework: str | None) -
     if task == "inference" or framework is not None:
         return None
     return str(RECIPES["hf"].defaults(task)["precision"])
-
-
-#: The 16-bit precisions
-SIXTEEN_BIT = frozenset({"16-mixed", "bf16-mixed", "16-true", "bf16-true"})
 
 
 def recipe_memory_format(job: Job) -> MemoryFormat:
