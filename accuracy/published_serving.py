@@ -13,6 +13,7 @@ in and 179 out).
 
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import math
@@ -375,3 +376,111 @@ def fit_sequence_times(text: str) -> dict[str, tuple[float, int, float, float]]:
         out[engine] = (fit_time(rows, engine) if carries else 0.0, len(rows),
                        _percentile(errors, 0.1), _percentile(errors, 0.9))  # fmt: skip
     return out
+
+
+#: The routed experts' efficiencies over the dense GEMMs' each MoE run is planned at, in log
+#: space (:mod:`whichgpu.estimate.routed_experts`): a row's error between them is read on the
+#: line through its neighbours, so that a fit tries any law without planning again
+ROUTED_GRID = tuple(math.exp(math.log(0.04) * (1 - i / 24)) for i in range(25))
+#: The slopes tried for the law's ``b`` (``η_r`` against the expert's GEMM size)
+ROUTED_SLOPES = tuple(i / 100 for i in range(0, 101))
+
+
+def _moe_max_rows(text: str) -> list[dict[str, str]]:
+    from whichgpu.models import resolve_model
+
+    return [row for row in csv.DictReader(io.StringIO(text))
+            if row["kind"] == "max" and resolve_model(row["model"]).is_moe]  # fmt: skip
+
+
+def _routed_table(rows: list[dict[str, str]]) -> dict[str, list[float]]:
+    """Each row's log error (estimate over measurement) at each of :data:`ROUTED_GRID`."""
+    from whichgpu.estimate.routed_experts import fitting
+
+    table: dict[str, list[float]] = {}
+    for eta in ROUTED_GRID:
+        with fitting(eta):
+            for run in check_serving(_as_text(rows)):
+                if run.error is not None:
+                    table.setdefault(run.id, []).append(math.log1p(run.error))
+    return {i: e for i, e in table.items() if len(e) == len(ROUTED_GRID)}
+
+
+def _read(errors: list[float], log_eta: float) -> float:
+    """A row's log error at ``log_eta``, on the line between the grid's nearest two."""
+    logs = [math.log(v) for v in ROUTED_GRID]
+    x = min(max(log_eta, logs[0]), logs[-1])
+    j = min(max(bisect.bisect_right(logs, x) - 1, 0), len(logs) - 2)
+    t = (x - logs[j]) / (logs[j + 1] - logs[j])
+    return errors[j] + t * (errors[j + 1] - errors[j])
+
+
+def _expert_size(model: str) -> float:
+    from whichgpu.estimate.routed_experts import expert_gemm_size
+    from whichgpu.models import resolve_model
+
+    return expert_gemm_size(resolve_model(model))
+
+
+def fit_routed(rows: list[dict[str, str]], table: dict[str, list[float]]) -> tuple[float, float]:
+    """The law ``log η_r = min(0, c + b·ln(S / S₀))`` (:func:`~whichgpu.estimate.
+    routed_experts.routed_efficiency`) whose ``(η₀ = e^c, b)`` minimise the squared log
+    errors of ``rows`` (an MoE's maximum-load runs), each model's runs weighted by one over
+    their count so that each model counts once: every slope of :data:`ROUTED_SLOPES`, and
+    for each the level by golden-section search (the estimate slows monotonically as
+    ``η_r`` falls)."""
+    from whichgpu.estimate.routed_experts import REFERENCE_GEMM_SIZE
+
+    ids = [row["id"] for row in rows if row["id"] in table]
+    model_of = {row["id"]: row["model"] for row in rows}
+    per_model = Counter(model_of[i] for i in ids)
+    size = {m: math.log(_expert_size(m) / REFERENCE_GEMM_SIZE) for m in per_model}
+
+    def cost(c: float, b: float) -> float:
+        return sum(_read(table[i], min(0.0, c + b * size[model_of[i]])) ** 2
+                   / per_model[model_of[i]] for i in ids)  # fmt: skip
+
+    best = (math.inf, 0.0, 0.0)
+    ratio = (math.sqrt(5) - 1) / 2
+    for b in ROUTED_SLOPES if len(per_model) > 1 else (0.0,):
+        low, high = math.log(ROUTED_GRID[0]), 0.0
+        for _ in range(30):
+            a, z = high - ratio * (high - low), low + ratio * (high - low)
+            if cost(a, b) <= cost(z, b):
+                high = z
+            else:
+                low = a
+        c = (low + high) / 2
+        best = min(best, (cost(c, b), c, b))
+    return math.exp(best[1]), best[2]
+
+
+def fit_routed_efficiency(text: str) -> tuple[float, float, int, float, float] | None:
+    """The routed experts' law (``η₀``, ``b``: :func:`fit_routed`) fitted on the MoE
+    maximum-load runs of the CSV ``text``, how many there are, and the 10th and 90th
+    percentiles of their leave-one-model-out errors (each model's runs planned at the law
+    the other models' runs fit: the runs come from one publication, so a model left out is
+    the test of whether the law carries to another model); None where the runs hold fewer
+    than :data:`MIN_SOURCES` + 1 models (a law of two numbers needs two to fit, one to
+    test), or where the left-out models read no better than at ``η_r`` = 1 (a law that does
+    not carry is not the kernels')."""
+    from accuracy.published_runs import _percentile
+    from whichgpu.estimate.routed_experts import REFERENCE_GEMM_SIZE
+
+    rows = _moe_max_rows(text)
+    models = sorted({row["model"] for row in rows})
+    if len(models) <= MIN_SOURCES:
+        return None
+    table = _routed_table(rows)
+    held_out: list[float] = []
+    for model in models:
+        eta0, b = fit_routed([row for row in rows if row["model"] != model], table)
+        c = math.log(eta0) + b * math.log(_expert_size(model) / REFERENCE_GEMM_SIZE)
+        held_out += [_read(table[row["id"]], min(0.0, c)) for row in rows
+                     if row["model"] == model and row["id"] in table]  # fmt: skip
+    at_one = [e[-1] for e in table.values()]
+    if statistics.median(map(abs, held_out)) >= statistics.median(map(abs, at_one)):
+        return None
+    errors = sorted(math.expm1(e) for e in held_out)
+    eta0, b = fit_routed(rows, table)
+    return eta0, b, len(table), _percentile(errors, 0.1), _percentile(errors, 0.9)

@@ -339,9 +339,10 @@ def test_the_held_out_moe_runs_are_planned_and_their_errors_stated() -> None:
     assert len(runs) >= 60 and not [r.id for r in runs.values() if r.error is None]
     assert {r.kind for r in runs.values()} == {"max", "concurrency"}
     # Qwen3-235B-A22B FP8 on 8 × H100, TensorRT-LLM v1.0, 1000/1000, attention DP: 14,898
-    # tokens/s; the roofline's 2,038 sequences read it +72 %, the stated range holds it
+    # tokens/s; the roofline's 2,038 sequences read it +72 %, +17 % with its routed experts
+    # at the law published MoE runs fit (whichgpu.estimate.routed_experts); the range holds it
     h058 = runs["h058"]
-    assert h058.error is not None and 0.3 < h058.error < 1.2
+    assert h058.error is not None and 0.0 < h058.error < 0.4
     assert h058.estimated is not None and h058.band[0] <= h058.measured / h058.estimated
     # DeepSeek-R1 on 8 × H200, vLLM 0.11, 1,000 ShareGPT requests at once: planned with the
     # burst's drain, inside its range (as a steady state it read +198 %, the run's peak)
@@ -947,7 +948,7 @@ def test_a_served_estimate_on_an_unmeasured_factor_states_a_wider_range_and_says
         assert isinstance(notes, list)
         return [n for n in notes if n["code"] == "warn_prior_efficiency"]
 
-    assert not warned(measured) and width(measured) == pytest.approx(0.33, abs=0.05)
+    assert not warned(measured) and width(measured) == pytest.approx(0.40, abs=0.05)
     assert "no MoE serving run of vLLM" in str(warned(on_vllm)[0]["params"])
     assert "routing a token to 8 of 256 experts" in str(warned(fine)[0]["params"])
     assert width(fine) > 2.5 * width(measured)

@@ -27,15 +27,14 @@ from whichgpu.estimate.parallel import forward_comm_seconds
 from whichgpu.estimate.perf import (
     decode_attention_flops,
     decode_weight_bytes,
-    forward_flops_per_token,
     image_flops,
     kv_read_bytes,
-    routed_active_params,
     runs_natively,
     tensor_tflops,
     train_flops_per_token,
 )
 from whichgpu.estimate.render_roofline import SCORE_METRICS, render_ideal
+from whichgpu.estimate.routed_experts import routed_flops_per_token, served_flops_per_token
 from whichgpu.estimate.streams import stream_seconds, stream_term_of
 from whichgpu.job import ACTIVATION_FORMATS, MATH_STORAGE, QUANT_BITS, Job, build_job
 from whichgpu.models.arch import ModelArch
@@ -241,10 +240,10 @@ def ideal_rate(
     if w == "llm-prefill":
         # a prompt's share of a pass of ``batch`` prompts, which reads the weights once
         seq, prompts = bench.seq or 512, bench.batch or 1
-        flops = forward_flops_per_token(arch, seq // 2) * seq
+        flops = served_flops_per_token(arch, seq // 2) * seq
         compute_s = flops / peak
         if job.attention_dp and tp > 1:  # a prompt's attention and dense layers on its GPU
-            routed = 2 * routed_active_params(arch) * seq
+            routed = routed_flops_per_token(arch) * seq
             compute_s = routed / peak + (flops - routed) / (peak / tp * min(prompts, tp))
         weights = _weights(arch, job) + replicated_weights_bytes(arch, job, tp)
         seconds = max(compute_s, weights / bandwidth / prompts)
@@ -313,8 +312,8 @@ def compute_factor(bench: Benchmark, gpu: GPU) -> str:
 
 def _serve_prefill_s(arch: ModelArch, prompt: int, batch: int, peak: float) -> float:
     """The ideal prefill of a served batch's prompts: a causal forward over each
-    (``forward_flops_per_token`` at half the prompt, the mean context) at the peak."""
-    return forward_flops_per_token(arch, prompt // 2) * prompt * batch / peak
+    (``served_flops_per_token`` at half the prompt, the mean context) at the peak."""
+    return served_flops_per_token(arch, prompt // 2) * prompt * batch / peak
 
 
 def serve_prefill_ideal_s(bench: Benchmark, gpu: GPU, arch: ModelArch) -> float:
@@ -362,7 +361,7 @@ def _decode_step(
     tp = 1 if bench.harness in LAYER_SPLIT_HARNESSES else bench.gpus
     weights = decode_weight_bytes(arch, job) + replicated_weights_bytes(arch, job, tp)
     kv = kv_read_bytes(arch, job, context, tp)
-    linear_flops = forward_flops_per_token(arch, 0) * job.batch
+    linear_flops = served_flops_per_token(arch, 0) * job.batch
     attention_flops = decode_attention_flops(arch, context) * job.batch
     compute_s = memory_s = 0.0
     for flops, moved in ((linear_flops, weights), (attention_flops, kv)):
