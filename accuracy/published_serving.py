@@ -459,8 +459,9 @@ def fit_routed_efficiency(text: str) -> tuple[float, float, int, float, float] |
     """The routed experts' law (``η₀``, ``b``: :func:`fit_routed`) fitted on the MoE
     maximum-load runs of the CSV ``text``, how many there are, and the 10th and 90th
     percentiles of their leave-one-model-out errors (each model's runs planned at the law
-    the other models' runs fit: the runs come from one publication, so a model left out is
-    the test of whether the law carries to another model); None where the runs hold fewer
+    the other models' runs fit: the runs come from two publications, one of them holding
+    four of the five models, so a model left out is the test of whether the law carries to
+    another model); None where the runs hold fewer
     than :data:`MIN_SOURCES` + 1 models (a law of two numbers needs two to fit, one to
     test), or where the left-out models read no better than at ``η_r`` = 1 (a law that does
     not carry is not the kernels')."""

@@ -786,6 +786,11 @@ def reading(runs: list[ServingCheck]) -> str:
     ttft = next(run for run in runs if run.id == "h090")
     assert ttft.estimated is not None
     trt = ("h058", "h059", "h060", "h061", "h062", "h063", "h084", "h085", "h086", "h087")
+    from whichgpu.estimate.routed_experts import routed_efficiency
+    from whichgpu.models import resolve_model
+
+    models = ("qwen3-30b-a3b", "deepseek-r1", "mixtral-8x7b")
+    small, deepseek, mixtral = (routed_efficiency(resolve_model(m)) for m in models)
     return (
         "What these rows say, read plainly. TensorRT-LLM's own MoE tables (Qwen3-235B-A22B "
         "and DeepSeek-R1 at maximum load, h058-h063 and h084-h087) ran attention "
@@ -793,11 +798,15 @@ def reading(runs: list[ServingCheck]) -> str:
         "held twice, every GPU its own sequences, so the roofline batches thousands of them "
         f"and reads {span(*trt)}. Planned as tensor parallelism they read -27 % to +45 % "
         "(-67 % at 1,024 in and 8,192 out), right for the wrong reason: the latent cache "
-        "copied on every GPU capped the batch. At a few thousand sequences the routed "
-        "experts' grouped GEMMs, a few dozen tokens an expert, run well below what the dense "
-        "runs the serving roofline is fitted on reach; no run the fit may read measures "
-        "them, so a data-parallel layout states a range widened for that "
-        "(`no attention-DP serving run`) and is ranked at its slow end. The same engine run "
+        "copied on every GPU capped the batch. The routed experts' grouped GEMMs run well "
+        "below what the dense runs the serving roofline is fitted on reach: since 2026-12 "
+        "they run at a law in an expert's GEMM size fitted on the MoE maximum-load runs of "
+        "TensorRT-LLM's own pages (`whichgpu.estimate.routed_experts`, "
+        f"η_r = min(1, η₀ (S/S₀)^b): {small:.2f} of the dense efficiency for Qwen3-30B-A3B's "
+        f"2,048 × 768 experts, {deepseek:.2f} for DeepSeek-R1's 7,168 × 2,048, "
+        f"{mixtral:.2f} for Mixtral's 4,096 × 14,336), and a data-parallel layout still "
+        "states a range widened for the layout (`no attention-DP serving run`) and is ranked "
+        "at its slow end. The same engine run "
         "at a third party's defaults (h041, h102) reads many times too fast: its batch "
         "limits as deployed are not the profile's. On fixed lengths, Qwen3-235B-A22B on "
         f"vLLM 0.11 reads {span('h033', 'h034', 'h035')} (h033-h035, tensor-parallel: its 4 "
@@ -808,11 +817,12 @@ def reading(runs: list[ServingCheck]) -> str:
         "(h100-h105): DeepSeek's FP8 block-scaled expert GEMMs and MLA prefill in those "
         "builds run well below the FP8 peak the roofline assumes, and a 3,200-token prompt's "
         "first token takes about a second on 8 GPUs where the model reads "
-        f"{ttft.estimated:.2f} s. A single factor an engine carries does not fix it: one on "
-        "the routed experts' reads, tried per engine on these rows, did not carry from one "
-        "source to the next (DeepSeek-R1 wants a larger one than Qwen3-235B-A22B, "
-        "Qwen3-30B-A3B none), so none ships. These are the next terms to model, on sources "
-        "other than the ones judged here. ShareGPT bursts read too fast for dense and MoE "
+        f"{ttft.estimated:.2f} s. The routed law does not reach them (it is fitted on "
+        "TensorRT-LLM's own tables, where DeepSeek-R1 on B200 reads within its range), nor "
+        "does a factor an engine carries: one on the routed experts' reads, tried per engine "
+        "on these rows, did not carry from one source to the next, so none ships. These are "
+        "the next terms to model, on sources other than the ones judged here. ShareGPT "
+        "bursts read too fast for dense and MoE "
         "models alike (-41 % to -91 %) until 2026-12, when the burst's drain was modelled: "
         f"they read {span('h026', 'h029', 'h030', 'h031', 'h032', 'h036', 'h038', 'h039', 'h052')} "
         "now (h041 is TensorRT-LLM at a third party's defaults, above)."

@@ -124,6 +124,10 @@ def gathered_section(root: Path) -> list[str]:
     SGLang's 2026 builds, gpt-oss in its MXFP4 checkpoint, AMD, TensorRT-LLM's Blackwell
     NVFP4 tables, with the dense runs of the same sources beside them."""
     lines, runs = table(root / "validation" / "published_serving_gathered.csv")
+    from whichgpu.estimate.efficiency_model import load_framework_spreads
+    from whichgpu.estimate.routed_experts import ROUTED_FACTOR
+
+    low, high = load_framework_spreads()[ROUTED_FACTOR]
     return [
         "## Gathered: 2026 builds, gpt-oss in MXFP4, AMD, Blackwell NVFP4",
         "",
@@ -138,10 +142,11 @@ def gathered_section(root: Path) -> list[str]:
         "rows (DeepSeek-R1, Qwen3 235B and 30B, Llama 4 Maverick on B200, GB200 and the RTX "
         "PRO 6000 in NVFP4, Maverick on 8 × H200 in FP8) moved to "
         "`validation/published_serving.csv` in 2026-12 (ids m101-m130): the routed experts' "
-        "law is fitted on them (`whichgpu.estimate.routed_experts`: η_r = min(1, η₀ (S/S₀)^b) "
-        "in an expert's GEMM size S, each model left out in turn reading -25 % to +44 % at the "
-        "law the other three fit); the page's H100 and H200 rows of DeepSeek-R1 and Qwen3 235B "
-        "stay in the held-out file, so that source is not new to it.",
+        "law is fitted on them and on TensorRT-LLM v0.17's eight Mixtral 8x7B rows "
+        "(`whichgpu.estimate.routed_experts`: η_r = min(1, η₀ (S/S₀)^b) in an expert's GEMM "
+        f"size S, each of the five models left out in turn reading {low:+.0%} to {high:+.0%} at "
+        "the law the other four fit); the page's H100 and H200 rows of DeepSeek-R1 and "
+        "Qwen3 235B stay in the held-out file, so that source is not new to it.",
         "",
         *lines,
         "",

@@ -74,7 +74,7 @@ def test_a_closed_loop_holds_its_users() -> None:
 #: Comparisons whose split the plan says cannot take the published load: pd026's 2-GPU
 #: prefill worker (below); llm-d's gpt-oss-120b prefill workers (pd021, pd023) since the
 #: routed experts' law (whichgpu.estimate.routed_experts) charges gpt-oss's 2,880 x 2,880
-#: experts at 0.22 of the dense GEMMs' efficiency, a law its maximum-load steps fit, not a
+#: experts at 0.27 of the dense GEMMs' efficiency, a law its maximum-load steps fit, not a
 #: 5,000-token prompt's (noticed in 2026-12, left as the law says)
 UNTAKEN = ("pd021", "pd023", "pd026")
 

@@ -1,11 +1,11 @@
 #!/bin/bash
-# whichgpu pick for this workload: 4 × A100 80GB SXM, about 79.7 h, about $305.98 (marketplace)
+# whichgpu pick for this workload: 4 × A100 80GB SXM, about 79.7 h, about $305.96 (marketplace)
 # GPU: NVIDIA A100 80GB SXM; a site may name its GRES type: --gres=gpu:TYPE:4
 #SBATCH --job-name=whichgpu-job
 #SBATCH --nodes=1
 #SBATCH --gres=gpu:4
 #SBATCH --ntasks-per-node=1
-#SBATCH --time=4-18:44:00
+#SBATCH --time=4-20:31:00
 
 # training train llama-2-13b: ZeRO-3 over 4, micro-batch 4 × 128 accumulated (global batch 2048), recomputation full; $WHICHGPU_LAUNCH_ARGS: --per_device_train_batch_size 4 --gradient_accumulation_steps 128 --gradient_checkpointing
 export WHICHGPU_LAUNCH_ARGS='--per_device_train_batch_size 4 --gradient_accumulation_steps 128 --gradient_checkpointing'

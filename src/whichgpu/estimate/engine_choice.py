@@ -313,7 +313,7 @@ MOE_CALIBRATED_SHARES: dict[str, tuple[float, ...]] = {"trtllm": (2 / 8,)}
 #: at an 8th of the rows Mixtral's 2 of 8 give them at the same batch, a regime no run of
 #: the efficiency fit measured: its routed GEMMs run at the law published MoE runs fit
 #: (:mod:`whichgpu.estimate.routed_experts`), whose models left out one at a time read
-#: -25 % to +44 % (framework_efficiency.csv), and the range stays widened
+#: -28 % to +36 % (framework_efficiency.csv), and the range stays widened
 MOE_SHARE_REACH = 2.0
 
 
