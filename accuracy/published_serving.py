@@ -455,33 +455,45 @@ def fit_routed(rows: list[dict[str, str]], table: dict[str, list[float]]) -> tup
     return math.exp(best[1]), best[2]
 
 
-def fit_routed_efficiency(text: str) -> tuple[float, float, int, float, float] | None:
-    """The routed experts' law (``η₀``, ``b``: :func:`fit_routed`) fitted on the MoE
-    maximum-load runs of the CSV ``text``, how many there are, and the 10th and 90th
-    percentiles of their leave-one-model-out errors (each model's runs planned at the law
-    the other models' runs fit: the runs come from two publications, one of them holding
-    four of the five models, so a model left out is the test of whether the law carries to
-    another model); None where the runs hold fewer
-    than :data:`MIN_SOURCES` + 1 models (a law of two numbers needs two to fit, one to
-    test), or where the left-out models read no better than at ``η_r`` = 1 (a law that does
-    not carry is not the kernels')."""
-    from accuracy.published_runs import _percentile
+def routed_held_out(text: str) -> dict[str, float]:
+    """Each MoE maximum-load run's error (estimate over measurement, minus 1) planned at the
+    routed experts' law the other models' runs fit (:func:`fit_routed`): the test of whether
+    the law carries to a model it has not seen. Empty where the runs hold fewer than
+    :data:`MIN_SOURCES` + 1 models (a law of two numbers needs two to fit, one to test)."""
     from whichgpu.estimate.routed_experts import REFERENCE_GEMM_SIZE
 
     rows = _moe_max_rows(text)
     models = sorted({row["model"] for row in rows})
     if len(models) <= MIN_SOURCES:
-        return None
+        return {}
     table = _routed_table(rows)
-    held_out: list[float] = []
+    out: dict[str, float] = {}
     for model in models:
         eta0, b = fit_routed([row for row in rows if row["model"] != model], table)
         c = math.log(eta0) + b * math.log(_expert_size(model) / REFERENCE_GEMM_SIZE)
-        held_out += [_read(table[row["id"]], min(0.0, c)) for row in rows
-                     if row["model"] == model and row["id"] in table]  # fmt: skip
-    at_one = [e[-1] for e in table.values()]
-    if statistics.median(map(abs, held_out)) >= statistics.median(map(abs, at_one)):
+        out.update({row["id"]: math.expm1(_read(table[row["id"]], min(0.0, c)))
+                    for row in rows if row["model"] == model and row["id"] in table})  # fmt: skip
+    return out
+
+
+def fit_routed_efficiency(text: str) -> tuple[float, float, int, float, float] | None:
+    """The routed experts' law (``η₀``, ``b``: :func:`fit_routed`) fitted on the MoE
+    maximum-load runs of the CSV ``text``, how many there are, and the 10th and 90th
+    percentiles of their leave-one-model-out errors (:func:`routed_held_out`: the runs come
+    from two publications, one of them holding four of the five models, so a model left out
+    is the test of whether the law carries to another model); None where there are too few
+    models to test it, or where the left-out models read no better than at ``η_r`` = 1 (a
+    law that does not carry is not the kernels')."""
+    from accuracy.published_runs import _percentile
+
+    held_out = routed_held_out(text)
+    if not held_out:
         return None
-    errors = sorted(math.expm1(e) for e in held_out)
+    rows = _moe_max_rows(text)
+    table = _routed_table(rows)
+    at_one = [math.expm1(e[-1]) for e in table.values()]
+    if statistics.median(map(abs, held_out.values())) >= statistics.median(map(abs, at_one)):
+        return None
     eta0, b = fit_routed(rows, table)
+    errors = sorted(held_out.values())
     return eta0, b, len(table), _percentile(errors, 0.1), _percentile(errors, 0.9)
