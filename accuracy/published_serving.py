@@ -386,11 +386,15 @@ ROUTED_GRID = tuple(math.exp(math.log(0.04) * (1 - i / 24)) for i in range(25))
 ROUTED_SLOPES = tuple(i / 100 for i in range(0, 101))
 
 
-def _moe_max_rows(text: str) -> list[dict[str, str]]:
+def _moe_max_rows(text: str, engine: str) -> list[dict[str, str]]:
+    """``engine``'s (its family's) MoE throughput runs in the CSV ``text``."""
+    from whichgpu.job.engine_times import family
     from whichgpu.models import resolve_model
 
     return [row for row in csv.DictReader(io.StringIO(text))
-            if row["kind"] == "max" and resolve_model(row["model"]).is_moe]  # fmt: skip
+            if family(row["engine"]) == engine and row["kind"] in ("max", "concurrency")
+            and row["metric"].endswith("tokens_per_s")
+            and resolve_model(row["model"]).is_moe]  # fmt: skip
 
 
 def _routed_table(rows: list[dict[str, str]]) -> dict[str, list[float]]:
@@ -425,24 +429,25 @@ def _expert_size(model: str) -> float:
 def fit_routed(rows: list[dict[str, str]], table: dict[str, list[float]]) -> tuple[float, float]:
     """The law ``log η_r = min(0, c + b·ln(S / S₀))`` (:func:`~whichgpu.estimate.
     routed_experts.routed_efficiency`) whose ``(η₀ = e^c, b)`` minimise the squared log
-    errors of ``rows`` (an MoE's maximum-load runs), each model's runs weighted by one over
-    their count so that each model counts once: every slope of :data:`ROUTED_SLOPES`, and
-    for each the level by golden-section search (the estimate slows monotonically as
-    ``η_r`` falls)."""
+    errors of ``rows`` (an MoE's throughput runs), each source's runs of a model weighted by
+    one over their count so that each model a publication measured counts once: every slope
+    of :data:`ROUTED_SLOPES`, and for each the level by golden-section search (the estimate
+    slows monotonically as ``η_r`` falls)."""
     from whichgpu.estimate.routed_experts import REFERENCE_GEMM_SIZE
 
     ids = [row["id"] for row in rows if row["id"] in table]
     model_of = {row["id"]: row["model"] for row in rows}
-    per_model = Counter(model_of[i] for i in ids)
-    size = {m: math.log(_expert_size(m) / REFERENCE_GEMM_SIZE) for m in per_model}
+    group_of = {row["id"]: (row["source"], row["model"]) for row in rows}
+    per_group = Counter(group_of[i] for i in ids)
+    size = {m: math.log(_expert_size(m) / REFERENCE_GEMM_SIZE) for m in model_of.values()}
 
     def cost(c: float, b: float) -> float:
         return sum(_read(table[i], min(0.0, c + b * size[model_of[i]])) ** 2
-                   / per_model[model_of[i]] for i in ids)  # fmt: skip
+                   / per_group[group_of[i]] for i in ids)  # fmt: skip
 
     best = (math.inf, 0.0, 0.0)
     ratio = (math.sqrt(5) - 1) / 2
-    for b in ROUTED_SLOPES if len(per_model) > 1 else (0.0,):
+    for b in ROUTED_SLOPES if len(set(model_of.values())) > 1 else (0.0,):
         low, high = math.log(ROUTED_GRID[0]), 0.0
         for _ in range(30):
             a, z = high - ratio * (high - low), low + ratio * (high - low)
@@ -455,41 +460,49 @@ def fit_routed(rows: list[dict[str, str]], table: dict[str, list[float]]) -> tup
     return math.exp(best[1]), best[2]
 
 
-def routed_held_out(text: str) -> dict[str, float]:
-    """Each MoE maximum-load run's error (estimate over measurement, minus 1) planned at the
-    routed experts' law the other models' runs fit (:func:`fit_routed`): the test of whether
-    the law carries to a model it has not seen. Empty where the runs hold fewer than
-    :data:`MIN_SOURCES` + 1 models (a law of two numbers needs two to fit, one to test)."""
+def _held_key(rows: list[dict[str, str]]) -> str:
+    """What a run is held out by: its source where the runs come from more sources than a
+    law of two numbers needs, else its model (one publication's models, one at a time)."""
+    return "source" if len({row["source"] for row in rows}) > MIN_SOURCES else "model"
+
+
+def routed_held_out(text: str, engine: str) -> dict[str, float]:
+    """Each of ``engine``'s MoE throughput runs' error (estimate over measurement, minus 1)
+    planned at the routed experts' law the others fit (:func:`fit_routed`), leaving out its
+    source, or its model where the runs come from too few sources (:func:`_held_key`): the
+    test of whether the law carries to what it has not seen. Empty where there are too few
+    of either to test a law of two numbers."""
     from whichgpu.estimate.routed_experts import REFERENCE_GEMM_SIZE
 
-    rows = _moe_max_rows(text)
-    models = sorted({row["model"] for row in rows})
-    if len(models) <= MIN_SOURCES:
+    rows = _moe_max_rows(text, engine)
+    key = _held_key(rows)
+    groups = sorted({row[key] for row in rows})
+    if len(groups) <= MIN_SOURCES:
         return {}
     table = _routed_table(rows)
     out: dict[str, float] = {}
-    for model in models:
-        eta0, b = fit_routed([row for row in rows if row["model"] != model], table)
-        c = math.log(eta0) + b * math.log(_expert_size(model) / REFERENCE_GEMM_SIZE)
-        out.update({row["id"]: math.expm1(_read(table[row["id"]], min(0.0, c)))
-                    for row in rows if row["model"] == model and row["id"] in table})  # fmt: skip
+    for group in groups:
+        eta0, b = fit_routed([row for row in rows if row[key] != group], table)
+        for row in rows:
+            if row[key] == group and row["id"] in table:
+                size = _expert_size(row["model"]) / REFERENCE_GEMM_SIZE
+                c = math.log(eta0) + b * math.log(size)
+                out[row["id"]] = math.expm1(_read(table[row["id"]], min(0.0, c)))
     return out
 
 
-def fit_routed_efficiency(text: str) -> tuple[float, float, int, float, float] | None:
-    """The routed experts' law (``η₀``, ``b``: :func:`fit_routed`) fitted on the MoE
-    maximum-load runs of the CSV ``text``, how many there are, and the 10th and 90th
-    percentiles of their leave-one-model-out errors (:func:`routed_held_out`: the runs come
-    from two publications, one of them holding four of the five models, so a model left out
-    is the test of whether the law carries to another model); None where there are too few
-    models to test it, or where the left-out models read no better than at ``η_r`` = 1 (a
-    law that does not carry is not the kernels')."""
+def fit_routed_efficiency(text: str, engine: str) -> tuple[float, float, int, float, float] | None:
+    """``engine``'s routed experts' law (``η₀``, ``b``: :func:`fit_routed`) fitted on its
+    MoE throughput runs in the CSV ``text``, how many there are, and the 10th and 90th
+    percentiles of their held-out errors (:func:`routed_held_out`); None where there are too
+    few to test it, or where the runs held out read no better than at ``η_r`` = 1 (a law
+    that does not carry is not the kernels')."""
     from accuracy.published_runs import _percentile
 
-    held_out = routed_held_out(text)
+    held_out = routed_held_out(text, engine)
     if not held_out:
         return None
-    rows = _moe_max_rows(text)
+    rows = _moe_max_rows(text, engine)
     table = _routed_table(rows)
     at_one = [math.expm1(e[-1]) for e in table.values()]
     if statistics.median(map(abs, held_out.values())) >= statistics.median(map(abs, at_one)):

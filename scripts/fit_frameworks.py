@@ -3,7 +3,8 @@
 serving engine's host time per sequence in a decode step on its published maximum-load runs
 (validation/published_serving.csv; accuracy.published_serving.fit_sequence_times;
 TensorRT-LLM, on whose runs the roofline is fitted, has none), a served MoE's routed
-experts' efficiency law on the MoE ones (accuracy.published_serving.fit_routed_efficiency),
+experts' efficiency law on each engine's MoE ones
+(accuracy.published_serving.fit_routed_efficiency),
 and write
 catalog/data/framework_efficiency.csv.
 
@@ -13,6 +14,8 @@ catalog/data/framework_efficiency.csv.
 
 from __future__ import annotations
 
+import csv
+import io
 import sys
 from pathlib import Path
 
@@ -64,17 +67,22 @@ def table() -> str:
         lines.append(f"spread_low,{engine},llm-serve,{low:.6f},error,")
         lines.append(f"spread_high,{engine},llm-serve,{high:.6f},error,")
     # a served MoE's routed experts' GEMMs at their own efficiency, a law in the expert's
-    # GEMM size (whichgpu.estimate.routed_experts), fitted on the MoE maximum-load runs
+    # GEMM size fitted on each engine's own MoE runs (whichgpu.estimate.routed_experts)
     from accuracy.published_serving import fit_routed_efficiency
     from whichgpu.estimate.routed_experts import ROUTED_FACTOR, ROUTED_SLOPE
 
-    routed = fit_routed_efficiency(SERVING_RUNS.read_text(encoding="utf-8"))
-    if routed is not None:
+    text = SERVING_RUNS.read_text(encoding="utf-8")
+    for engine in sorted(
+        {row["engine"].partition("@")[0] for row in csv.DictReader(io.StringIO(text))}
+    ):
+        routed = fit_routed_efficiency(text, engine)
+        if routed is None:
+            continue
         eta0, slope, n, low, high = routed
-        lines.append(f"factor,{ROUTED_FACTOR},llm-serve,{eta0:.6f},x,{n}")
-        lines.append(f"factor,{ROUTED_SLOPE},llm-serve,{slope:.6f},x,{n}")
-        lines.append(f"spread_low,{ROUTED_FACTOR},llm-serve,{low:.6f},error,")
-        lines.append(f"spread_high,{ROUTED_FACTOR},llm-serve,{high:.6f},error,")
+        lines.append(f"factor,{ROUTED_FACTOR}:{engine},llm-serve,{eta0:.6f},x,{n}")
+        lines.append(f"factor,{ROUTED_SLOPE}:{engine},llm-serve,{slope:.6f},x,{n}")
+        lines.append(f"spread_low,{ROUTED_FACTOR}:{engine},llm-serve,{low:.6f},error,")
+        lines.append(f"spread_high,{ROUTED_FACTOR}:{engine},llm-serve,{high:.6f},error,")
     # fine-tuning an image pipeline: one factor over the published runs' steps a second
     # (their trainers: diffusers scripts, SimpleTuner, kohya's sd-scripts), against the
     # estimate without it

@@ -649,8 +649,9 @@ def serving_page() -> str:
     # an MoE's maximum-load runs: the routed experts' law is fitted on them, so each is
     # judged at the law the other models' runs fit
     from accuracy.published_serving import routed_held_out
+    from whichgpu.estimate.routed_experts import routed_engines
 
-    routed = routed_held_out(text)
+    routed = {k: v for engine in routed_engines() for k, v in routed_held_out(text, engine).items()}
     lines = [
         "# Serving estimates against published runs",
         "",
@@ -803,7 +804,7 @@ def reading(runs: list[ServingCheck]) -> str:
     from whichgpu.models import resolve_model
 
     models = ("qwen3-30b-a3b", "deepseek-r1", "mixtral-8x7b")
-    small, deepseek, mixtral = (routed_efficiency(resolve_model(m)) for m in models)
+    small, deepseek, mixtral = (routed_efficiency(resolve_model(m), "trtllm") for m in models)
     return (
         "What these rows say, read plainly. TensorRT-LLM's own MoE tables (Qwen3-235B-A22B "
         "and DeepSeek-R1 at maximum load, h058-h063 and h084-h087) ran attention "
@@ -811,15 +812,18 @@ def reading(runs: list[ServingCheck]) -> str:
         "held twice, every GPU its own sequences, so the roofline batches thousands of them "
         f"and reads {span(*trt)}. Planned as tensor parallelism they read -27 % to +45 % "
         "(-67 % at 1,024 in and 8,192 out), right for the wrong reason: the latent cache "
-        "copied on every GPU capped the batch. The routed experts' grouped GEMMs run well "
-        "below what the dense runs the serving roofline is fitted on reach: since 2026-12 "
-        "they run at a law in an expert's GEMM size fitted on the MoE maximum-load runs of "
-        "TensorRT-LLM's own pages (`whichgpu.estimate.routed_experts`, "
+        "copied on every GPU capped the batch. TensorRT-LLM's routed experts' grouped GEMMs "
+        "run well below what the dense runs the serving roofline is fitted on reach: since "
+        "2026-12 they run at a law in an expert's GEMM size fitted on the engine's own MoE "
+        "maximum-load tables (`whichgpu.estimate.routed_experts`, "
         f"η_r = min(1, η₀ (S/S₀)^b): {small:.2f} of the dense efficiency for Qwen3-30B-A3B's "
         f"2,048 × 768 experts, {deepseek:.2f} for DeepSeek-R1's 7,168 × 2,048, "
         f"{mixtral:.2f} for Mixtral's 4,096 × 14,336), and a data-parallel layout still "
         "states a range widened for the layout (`no attention-DP serving run`) and is ranked "
-        "at its slow end. The same engine run "
+        "at its slow end. The law is TensorRT-LLM's alone: fitted on every engine's MoE runs "
+        "together (vLLM's and SGLang's, gathered for it: g202-g208 in the gathered file), "
+        "each publication left out read worse at the law the others fit than at none, so "
+        "vLLM and SGLang run their experts at the dense efficiency. The same engine run "
         "at a third party's defaults (h041, h102) reads many times too fast: its batch "
         "limits as deployed are not the profile's. On fixed lengths, Qwen3-235B-A22B on "
         f"vLLM 0.11 reads {span('h033', 'h034', 'h035')} (h033-h035, tensor-parallel: its 4 "

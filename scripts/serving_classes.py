@@ -127,7 +127,7 @@ def gathered_section(root: Path) -> list[str]:
     from whichgpu.estimate.efficiency_model import load_framework_spreads
     from whichgpu.estimate.routed_experts import ROUTED_FACTOR
 
-    low, high = load_framework_spreads()[ROUTED_FACTOR]
+    low, high = load_framework_spreads()[f"{ROUTED_FACTOR}:trtllm"]
     return [
         "## Gathered: 2026 builds, gpt-oss in MXFP4, AMD, Blackwell NVFP4",
         "",
@@ -138,11 +138,15 @@ def gathered_section(root: Path) -> list[str]:
         "Llama 3.1 8B beside gpt-oss-20b at 20,000 in and 2,000 out), SemiAnalysis "
         "InferenceX's DeepSeek-R1 on SGLang 0.5.7 (8 × H200) and gpt-oss-120b on vLLM 0.17 "
         "ROCm (MI300X); TensorRT-LLM's post-v1.0 performance overview's dense Llama 3.3 70B "
-        "rows (@03e27c7, RTX PRO 6000 Blackwell). No fit reads them. The same page's 30 MoE "
-        "rows (DeepSeek-R1, Qwen3 235B and 30B, Llama 4 Maverick on B200, GB200 and the RTX "
-        "PRO 6000 in NVFP4, Maverick on 8 × H200 in FP8) moved to "
-        "`validation/published_serving.csv` in 2026-12 (ids m101-m130): the routed experts' "
-        "law is fitted on them and on TensorRT-LLM v0.17's eight Mixtral 8x7B rows "
+        "rows (@03e27c7, RTX PRO 6000 Blackwell); and, gathered in 2026-12 to test the routed "
+        "experts' law on other engines (g202-g208), vLLM's MoE runs in two pull requests "
+        "(#44220: Qwen3-30B-A3B on 2 × H200; #23696: gpt-oss-120b on 8 × B200) and SGLang's "
+        "cookbook at 100 users (Qwen3 235B, DeepSeek-R1 and gpt-oss-120b on 8 × B200, Llama 4 "
+        "Scout and Maverick on 8 × MI300X). No fit reads them. The same TensorRT-LLM page's "
+        "30 MoE rows (DeepSeek-R1, Qwen3 235B and 30B, Llama 4 Maverick on B200, GB200 and "
+        "the RTX PRO 6000 in NVFP4, Maverick on 8 × H200 in FP8) moved to "
+        "`validation/published_serving.csv` in 2026-12 (ids m101-m130): TensorRT-LLM's "
+        "routed experts' law is fitted on them and on v0.17's eight Mixtral 8x7B rows "
         "(`whichgpu.estimate.routed_experts`: η_r = min(1, η₀ (S/S₀)^b) in an expert's GEMM "
         f"size S, each of the five models left out in turn reading {low:+.0%} to {high:+.0%} at "
         "the law the other four fit); the page's H100 and H200 rows of DeepSeek-R1 and "

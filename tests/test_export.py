@@ -251,7 +251,7 @@ def test_replicas_on_one_node_are_one_server_each(tmp_path: Path) -> None:
     instance the offer sells: 8 RTX 4090s in one here (the shipped offers' 1-GPU VMs are
     a node each)."""
     prices = tmp_path / "prices.csv"
-    prices.write_text("gpu,price_usd_per_h,market,gpus_per_instance\nrtx-4090,0.15,on-demand,8\n")
+    prices.write_text("gpu,price_usd_per_h,market,gpus_per_instance\nrtx-4090,0.3,on-demand,8\n")
     served = (*SERVED, "--prices", str(prices))
     result = run_cli("recommend", *served, "--export", "skypilot")
     assert result.code == 0, result.stderr
@@ -693,7 +693,7 @@ def test_kubernetes_asks_for_amd_gpus_in_rocm_images(tmp_path: Path) -> None:
     vLLM's (vllm/vllm-openai-rocm, as vLLM's docs name it), ROCm's PyTorch for training; an
     engine whose ROCm image whichgpu does not know is refused in one line."""
     prices = tmp_path / "prices.csv"
-    prices.write_text("gpu,price_usd_per_h,market\nmi300x,0.2,on-demand\n")
+    prices.write_text("gpu,price_usd_per_h,market\nmi300x,0.5,on-demand\n")
     served = ("--task", "inference", "--model", "llama-3.1-8b", "--request-rate", "20",
               "--hours", "10", "--prices", str(prices), "--export", "kubernetes")  # fmt: skip
     doc = yaml.safe_load(run_cli("recommend", *served, "--engine", "vllm").stdout)
@@ -728,7 +728,7 @@ def test_a_replica_over_several_instances_is_refused_and_amd_containers_get_rocm
                          "--export", kind)  # fmt: skip
         assert result.code == 2 and "more than an instance of 4" in result.stderr
     amd = tmp_path / "amd.csv"
-    amd.write_text("gpu,price_usd_per_h,market\nmi300x,0.2,on-demand\n")
+    amd.write_text("gpu,price_usd_per_h,market\nmi300x,0.5,on-demand\n")
     script = run_cli("recommend", *SERVED[:-1], "tgi", "--prices", str(amd), "--export",
                      "slurm", "--image", "tgi-rocm:mine").stdout  # fmt: skip
     assert "--device /dev/kfd --device /dev/dri --group-add video" in script

@@ -187,17 +187,17 @@ PHRASES: tuple[tuple[str, str], ...] = (
         N_("no host time a sequence carries across {engine}'s {n} published runs: none assumed"),
     ),
     (
-        (r"^no MoE serving run of (?P<engine>.+): its experts' kernels taken as TensorRT-LLM's$"),
-        N_("no MoE serving run of {engine}: its experts' kernels taken as TensorRT-LLM's"),
+        (r"^no MoE serving run of (?P<engine>.+): its experts' kernels taken as dense$"),
+        N_("no MoE serving run of {engine}: its experts' kernels taken as dense"),
     ),
     (
         (
             r"^no MoE serving run of (?P<engine>.+) routing a token to (?P<k>\d+) of (?P<e>\d+) "
-            r"experts: its routed GEMMs at the law published MoE runs fit$"
+            r"experts: its routed GEMMs at the law its own MoE runs fit$"
         ),
         N_(
             "no MoE serving run of {engine} routing a token to {k} of {e} experts: its routed "
-            "GEMMs at the law published MoE runs fit"
+            "GEMMs at the law its own MoE runs fit"
         ),
     ),
     (

@@ -470,6 +470,10 @@ class Benchmark(Record, frozen=True, kw_only=True):
     #: A mixture of experts served with data-parallel attention and expert-parallel MoE
     #: over the run's GPUs (TensorRT-LLM's "DEP" columns, ``enable_attention_dp``)
     attention_dp: bool = False
+    #: The serving engine family whose routed experts' law a planned MoE step takes
+    #: (:attr:`~whichgpu.job.Job.moe_kernels`); empty on a published measurement, which
+    #: takes its harness's
+    moe_kernels: Id | None = None
     #: A convolutional network's activations in memory: ``contiguous`` (NCHW, PyTorch's
     #: default), whose 16-bit tensor-core convolutions cuDNN runs behind NCHW-to-NHWC
     #: transposes, or ``channels_last`` (NHWC), which they take as they are (NVIDIA,

@@ -240,10 +240,10 @@ def ideal_rate(
     if w == "llm-prefill":
         # a prompt's share of a pass of ``batch`` prompts, which reads the weights once
         seq, prompts = bench.seq or 512, bench.batch or 1
-        flops = served_flops_per_token(arch, seq // 2) * seq
+        flops = served_flops_per_token(arch, seq // 2, _kernels(bench)) * seq
         compute_s = flops / peak
         if job.attention_dp and tp > 1:  # a prompt's attention and dense layers on its GPU
-            routed = routed_flops_per_token(arch) * seq
+            routed = routed_flops_per_token(arch, _kernels(bench)) * seq
             compute_s = routed / peak + (flops - routed) / (peak / tp * min(prompts, tp))
         weights = _weights(arch, job) + replicated_weights_bytes(arch, job, tp)
         seconds = max(compute_s, weights / bandwidth / prompts)
@@ -266,7 +266,7 @@ def ideal_rate(
         if bench.batch is None:
             return None  # a "maximum throughput" without its batch has no roofline
         prompt, out = bench.seq or 128, bench.generate or 128
-        prefill = _serve_prefill_s(arch, prompt, job.batch, peak)
+        prefill = _serve_prefill_s(arch, prompt, job.batch, peak, _kernels(bench))
         compute_s, memory_s = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth)
         comm = forward_comm_seconds(
             arch, job.batch * (prompt + out), tp, gpu, bench.nvlink_bridge, job.attention_dp
@@ -310,10 +310,17 @@ def compute_factor(bench: Benchmark, gpu: GPU) -> str:
     return gpu.architecture
 
 
-def _serve_prefill_s(arch: ModelArch, prompt: int, batch: int, peak: float) -> float:
+def _kernels(bench: Benchmark) -> str:
+    """The engine family whose routed experts' law a measurement's MoE takes: the one a
+    planned step names, else its harness's (a published run measured that engine's kernels:
+    :mod:`~whichgpu.estimate.routed_experts`)."""
+    return bench.moe_kernels or bench.harness
+
+
+def _serve_prefill_s(arch: ModelArch, prompt: int, batch: int, peak: float, kernels: str) -> float:
     """The ideal prefill of a served batch's prompts: a causal forward over each
     (``served_flops_per_token`` at half the prompt, the mean context) at the peak."""
-    return served_flops_per_token(arch, prompt // 2) * prompt * batch / peak
+    return served_flops_per_token(arch, prompt // 2, kernels) * prompt * batch / peak
 
 
 def serve_prefill_ideal_s(bench: Benchmark, gpu: GPU, arch: ModelArch) -> float:
@@ -321,7 +328,7 @@ def serve_prefill_ideal_s(bench: Benchmark, gpu: GPU, arch: ModelArch) -> float:
     ``llm-serve`` term, per request)."""
     parallel = 1 if bench.harness in LAYER_SPLIT_HARNESSES else bench.gpus
     peak = tensor_tflops(gpu, _math_precision(bench)) * 1e12 * parallel
-    return _serve_prefill_s(arch, bench.seq or 128, 1, peak)
+    return _serve_prefill_s(arch, bench.seq or 128, 1, peak, _kernels(bench))
 
 
 def _split(rate: float, compute_s: float, memory_s: float) -> Ideal:
@@ -361,7 +368,7 @@ def _decode_step(
     tp = 1 if bench.harness in LAYER_SPLIT_HARNESSES else bench.gpus
     weights = decode_weight_bytes(arch, job) + replicated_weights_bytes(arch, job, tp)
     kv = kv_read_bytes(arch, job, context, tp)
-    linear_flops = served_flops_per_token(arch, 0) * job.batch
+    linear_flops = served_flops_per_token(arch, 0, _kernels(bench)) * job.batch
     attention_flops = decode_attention_flops(arch, context) * job.batch
     compute_s = memory_s = 0.0
     for flops, moved in ((linear_flops, weights), (attention_flops, kv)):

@@ -11,10 +11,19 @@ GEMM fills fewer of the GPU's tiles and waves than a large one (NVIDIA, "Matrix
 Multiplication Background User's Guide", tile and wave quantization), and an expert's weight
 matrix is small (``hidden × moe_intermediate``: Qwen3-30B-A3B's 2,048 × 768 against
 Llama 4 Maverick's 5,120 × 8,192), so ``η_r`` follows a power law in it,
-``η_r = min(1, η₀ · (S / S₀)^b)``, ``η₀`` and ``b`` fitted end to end on published
-maximum-load runs of MoE models (scripts/fit_frameworks.py,
-:func:`accuracy.published_serving.fit_routed_efficiency`; 1 where none is fitted). The dense
-GEMMs, attention and the shared experts keep the serving fit's η.
+``η_r = min(1, η₀ · (S / S₀)^b)``.
+
+The law is an engine's: ``η₀`` and ``b`` are fitted end to end on that engine's own
+published MoE runs (scripts/fit_frameworks.py,
+:func:`accuracy.published_serving.fit_routed_efficiency`), and a step takes the law of the
+engine it is planned on (:attr:`~whichgpu.job.Job.moe_kernels`). Fitted on every source
+together, TensorRT-LLM's post-v1.0 tables, vLLM's and SGLang's runs, a law did not carry
+from one publication to the next (each left out read worse than at ``η_r`` = 1): the
+slowness is TensorRT-LLM's MoE path's, not every engine's. A measurement of the efficiency
+fit takes its harness's law (TensorRT-LLM v0.17's Mixtral rows are among the runs the law is
+fitted on, so that the two fits agree on them); an engine with no law runs the routed
+experts at the dense GEMMs' efficiency. The dense GEMMs, attention and the shared experts
+keep the serving fit's η.
 
 Training keeps every FLOP at the fit's η: no MoE training run calibrates ``η_r``."""
 
@@ -27,8 +36,8 @@ from functools import cache
 from whichgpu.estimate.perf import forward_flops_per_token, routed_active_params
 from whichgpu.models.arch import ModelArch
 
-#: The keys of the routed experts' law in ``catalog/data/framework_efficiency.csv``: ``η₀``
-#: and ``b``
+#: The keys of an engine's routed experts' law in ``catalog/data/framework_efficiency.csv``
+#: (``η₀`` and ``b``), each followed by ``:`` and the engine family
 ROUTED_FACTOR = "moe-routed"
 ROUTED_SLOPE = "moe-routed-slope"
 #: ``S₀``: the expert GEMM size (weight elements of one of an expert's matrices) ``η₀`` is
@@ -39,13 +48,20 @@ _fitting: list[float] = []
 
 
 @cache
-def _fitted() -> tuple[float, float]:
+def _fitted() -> dict[str, tuple[float, float]]:
     from whichgpu.catalog.loader import read_package_table
     from whichgpu.catalog.records import EfficiencyRow
 
     rows = read_package_table("framework_efficiency.csv", EfficiencyRow)
     values = {row.key: row.value for _line, row in rows if row.kind == "factor"}
-    return values.get(ROUTED_FACTOR, 1.0), values.get(ROUTED_SLOPE, 0.0)
+    prefix = ROUTED_FACTOR + ":"
+    engines = [key.removeprefix(prefix) for key in values if key.startswith(prefix)]
+    return {e: (values[prefix + e], values.get(f"{ROUTED_SLOPE}:{e}", 0.0)) for e in engines}
+
+
+def routed_engines() -> tuple[str, ...]:
+    """The engine families with a fitted routed experts' law."""
+    return tuple(sorted(_fitted()))
 
 
 def expert_gemm_size(arch: ModelArch) -> float:
@@ -53,15 +69,17 @@ def expert_gemm_size(arch: ModelArch) -> float:
     return float(arch.hidden_size * arch.moe_intermediate_size)
 
 
-def routed_efficiency(arch: ModelArch) -> float:
-    """``η_r``: ``arch``'s routed experts' GEMMs' efficiency over the dense GEMMs', the
-    fitted law's (or the one :func:`fitting` tries, for every model)."""
+def routed_efficiency(arch: ModelArch, kernels: str) -> float:
+    """``η_r``: ``arch``'s routed experts' GEMMs' efficiency over the dense GEMMs' on the
+    engine family ``kernels``: its fitted law's (or the one :func:`fitting` tries, for every
+    model), 1 for an engine without one."""
     if _fitting:
         return _fitting[-1]
-    eta0, slope = _fitted()
+    law = _fitted().get(kernels)
     size = expert_gemm_size(arch)
-    if size <= 0:
+    if law is None or size <= 0:
         return 1.0
+    eta0, slope = law
     return min(1.0, float(eta0 * (size / REFERENCE_GEMM_SIZE) ** slope))
 
 
@@ -93,14 +111,14 @@ def _forget() -> None:
                 clear()
 
 
-def routed_flops_per_token(arch: ModelArch) -> float:
+def routed_flops_per_token(arch: ModelArch, kernels: str) -> float:
     """The routed experts' forward FLOPs a token, ``2·N_routed``, counted at the dense GEMMs'
-    efficiency: over ``η_r`` (0 for a dense model)."""
-    return 2.0 * routed_active_params(arch) / routed_efficiency(arch)
+    efficiency: over ``η_r`` on ``kernels`` (0 for a dense model)."""
+    return 2.0 * routed_active_params(arch) / routed_efficiency(arch, kernels)
 
 
-def served_flops_per_token(arch: ModelArch, context: int) -> float:
+def served_flops_per_token(arch: ModelArch, context: int, kernels: str) -> float:
     """:func:`~whichgpu.estimate.perf.forward_flops_per_token` with the routed experts'
-    share counted at their own efficiency (:func:`routed_flops_per_token`)."""
+    share counted at their own efficiency on ``kernels`` (:func:`routed_flops_per_token`)."""
     routed = 2.0 * routed_active_params(arch)
-    return forward_flops_per_token(arch, context) - routed + routed_flops_per_token(arch)
+    return forward_flops_per_token(arch, context) - routed + routed_flops_per_token(arch, kernels)

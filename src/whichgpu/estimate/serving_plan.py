@@ -94,7 +94,9 @@ def _curve(
         grid = [b_max]
     out = max(job.generate, 1)
     decode, bounds, eta, in_cycle, cycles = [], [], 0.0, 0.0, []
-    base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp)
+    # the routed experts on the engine's own kernels (its law: whichgpu.estimate.routed_experts)
+    base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp,
+                  moe_kernels=engine.id.partition("@")[0])  # fmt: skip
     # a layer split runs its GPUs one after another: one GPU's roofline, no all-reduce
     # (llama.cpp's harness is calibrated on layer-split runs of their GPU count as such)
     from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES

@@ -192,6 +192,7 @@ def _bench(
         nvlink_bridge=job.nvlink_bridge,
         kv_dtype=job.kv_dtype,
         attention_dp=job.attention_dp,
+        moe_kernels=job.moe_kernels,
         memory_format=job.memory_format or _cnn_layout(arch, job),
         source="whichgpu",
         as_of="undated",

@@ -186,6 +186,10 @@ class Job:
     #: whole and runs its own sequences through them, the routed experts split over the
     #: GPUs; no KV cache is held twice (:func:`~whichgpu.estimate.kv_cache.kv_copies`)
     attention_dp: bool = False
+    #: The serving engine family whose routed experts' law a served MoE's step takes
+    #: (:mod:`whichgpu.estimate.routed_experts`); None: the harness's the estimate is
+    #: calibrated on
+    moe_kernels: str | None = None
     kv_dtype: KvDtype = "auto"
     #: Micro-batches accumulated per optimizer step (global batch = batch · accumulation · dp)
     grad_accum: int = 1
