@@ -91,6 +91,7 @@ def check_serving(
     from whichgpu.errors import WhichGPUError
     from whichgpu.estimate.bench_batch import bench_max_batch
     from whichgpu.estimate.engine_choice import serving_provenance
+    from whichgpu.estimate.kv_pool import pool_band
     from whichgpu.estimate.latency_range import (
         borrowed_step_s,
         latency_band,
@@ -190,7 +191,8 @@ def check_serving(
         if plan is not None:  # the ranges the answer states (plan.core), at the point read
             point = plan.operating if kind == "online" else plan.capacity
             borrowed_s = borrowed_step_s(engine.id, engine.harness)
-            band = rate_band(said, borrowed_s, plan.capacity.tpot_s, engine.id)
+            pool = pool_band(arch, job, gpu, tp, engine, plan.max_sequences)
+            band = rate_band(said, borrowed_s, plan.capacity.tpot_s, engine.id, pool)
             if metric in ("ttft_s", "tpot_s"):  # a latency: its own range
                 time_s = point.ttft_s if metric == "ttft_s" else point.tpot_s
                 band = widened(latency_band(metric.removesuffix("_s"), said), borrowed_s, time_s)

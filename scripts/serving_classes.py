@@ -95,6 +95,8 @@ def coverage(runs: list[ServingCheck], which: str) -> str:
     widths = sorted(width(r.band) for r in planned)
     ttft, tpot = latency_band("ttft"), latency_band("tpot")
     vllm = load_framework_spreads()["vllm"]
+    from whichgpu.estimate.assumptions import BUFFER_SPREAD_GIB
+
     return (
         f"A served estimate states the serving regime's likely range (the measurement "
         f"{1 / (1 + high) - 1:+.0%} to {1 / (1 + low) - 1:+.0%} of the estimate, from the "
@@ -109,7 +111,11 @@ def coverage(runs: list[ServingCheck], which: str) -> str:
         f"{1 / (1 + vllm[1]) - 1:+.0%} to {1 / (1 + vllm[0]) - 1:+.0%} of the estimate at their "
         f"10th and 90th percentiles); and at its fast end, for an engine that carries "
         f"TensorRT-LLM's fitted overhead a step (vLLM, SGLang: their own runs fit a host time "
-        f"a sequence at maximum load, never a light-load step), by that overhead "
+        f"a sequence at maximum load, never a light-load step), by that overhead; and a rate "
+        f"whose batch is what the KV pool holds at both ends by as many sequences as "
+        f"{BUFFER_SPREAD_GIB:g} GiB a GPU holds, how far a release's own buffers may sit from "
+        f"the ones counted (`kv_pool.pool_band`: TensorRT-LLM v0.14 and v0.20 served Llama "
+        f"3.1 70B FP8 on one H100 at 410 and 742 tokens/s) "
         f"(`latency_range.rate_band`, `ServingPlan.likely_s`; {len(wide)} of these "
         f"{len(planned)} rows widened): it "
         f"holds {sum(bool(r.inside) for r in rates)} of these {len(rates)} {which} throughputs "

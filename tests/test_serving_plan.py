@@ -480,7 +480,9 @@ def test_an_engine_time_is_kept_only_where_it_carries_from_source_to_source() ->
                      "--task", "inference", "--tokens", "1e8", "--json")  # fmt: skip
     rate = json.loads(result.stdout)["throughput"]
     slow = 1 / (1 + load_framework_spreads()["vllm"][1])
-    assert rate["low"] / rate["value"] == pytest.approx(slow, rel=1e-3)
+    # and no further than the engine's own buffers move its KV-bound batch (kv_pool.pool_band:
+    # 2.5 GiB of a pool of some 55 GiB on an H100)
+    assert slow * 0.9 < rate["low"] / rate["value"] < slow * (1 + 1e-3)
 
 
 @pytest.mark.parametrize(("engine", "warned"), [("vllm", False), ("sglang", False), ("tgi", True)])

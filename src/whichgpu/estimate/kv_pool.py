@@ -112,6 +112,25 @@ def kv_pool_share(
     return max(budget, 0.0) / tp, max(budget, 0.0) / total
 
 
+def pool_band(
+    arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile, sequences: int
+) -> tuple[float, float]:
+    """How far a served rate may move with the engine's own buffers: where ``sequences``, the
+    replica's batch, is the KV pool's (fewer than the engine's cap), a pool
+    :data:`~whichgpu.estimate.assumptions.BUFFER_SPREAD_GIB` a GPU smaller or larger holds
+    that many fewer or more, and the rate moves at most as the batch does (a step's time
+    grows with its batch); else (1, 1). Ratios to the rate."""
+    from whichgpu.estimate.assumptions import BUFFER_SPREAD_GIB
+    from whichgpu.units import BYTES_PER_GIB
+
+    _used, budget, one = _pool(arch, job, gpu, tp, engine)
+    held = int(budget // one) if budget > 0 and one > 0 else 0
+    if held <= 0 or held >= sequence_cap(job, gpu, tp, engine) or sequences < held:
+        return 1.0, 1.0  # no pool, the engine's cap binds, or the run holds fewer
+    spread = BUFFER_SPREAD_GIB * BYTES_PER_GIB * tp
+    return max(budget - spread, one) / budget, (budget + spread) / budget
+
+
 def replica_bytes_per_gpu(
     arch: ModelArch, job: Job, gpu: GPU, tp: int, engine: EngineProfile, sequences: float
 ) -> float:

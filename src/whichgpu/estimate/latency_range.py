@@ -54,7 +54,11 @@ def borrowed_step_s(engine_id: str, harness: str) -> float:
 
 
 def rate_band(
-    provenance: str, borrowed_s: float, full_step_s: float, engine_id: str = ""
+    provenance: str,
+    borrowed_s: float,
+    full_step_s: float,
+    engine_id: str = "",
+    pool: tuple[float, float] = (1.0, 1.0),
 ) -> tuple[float, float]:
     """A served rate's likely band (ratios to it), as
     :func:`~whichgpu.estimate.throughput.likely_rate` states it from ``provenance``, wider
@@ -64,11 +68,13 @@ def rate_band(
     the serving fit's −23 % to +14 %): both ends, so that a deadline or budget held at the
     slow end holds there too (capacity against a request rate is held as the engine choice
     holds it: :func:`~whichgpu.estimate.engine_choice.layout_lows`); its fast end without
-    the borrowed overhead of the full batch's step, ``full_step_s``."""
+    the borrowed overhead of the full batch's step, ``full_step_s``; each end moved by how
+    far the engine's own buffers may move a KV-bound batch (``pool``:
+    :func:`~whichgpu.estimate.kv_pool.pool_band`)."""
     from whichgpu.estimate.efficiency_model import load_framework_spreads
     from whichgpu.estimate.throughput import likely_rate
     from whichgpu.job.engine_times import family
 
     own = load_framework_spreads().get(family(engine_id)) if engine_id else None
     rate = likely_rate(1.0, "tokens/s", "llm-serve", provenance, own)
-    return rate.low, rate.high / kept_share(borrowed_s, full_step_s)
+    return rate.low * pool[0], rate.high / kept_share(borrowed_s, full_step_s) * pool[1]

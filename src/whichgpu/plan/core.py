@@ -336,6 +336,7 @@ def serve_component(
         serving_provenance,
         tight_kv_notes,
     )
+    from whichgpu.estimate.kv_pool import pool_band
     from whichgpu.estimate.latency_range import borrowed_step_s, latency_band, rate_band, ttft_extra
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
@@ -378,7 +379,8 @@ def serve_component(
     provenance = serving_provenance(engine, arch, gpu, job.speculative, best.attention_dp,
                                     best.disaggregated is not None)  # fmt: skip
     borrowed_s = borrowed_step_s(engine.id, engine.harness)
-    low, high = rate_band(provenance, borrowed_s, best.capacity.tpot_s, engine.id)
+    pool = pool_band(arch, job, gpu, best.gpus_per_replica, engine, best.max_sequences)
+    low, high = rate_band(provenance, borrowed_s, best.capacity.tpot_s, engine.id, pool)
     likely = Rate(rate, "tokens/s", rate * low, rate * high)
     best = replace(best, ttft_band=latency_band("ttft", provenance),
                    tpot_band=latency_band("tpot", provenance),
