@@ -468,12 +468,15 @@ def _held_key(rows: list[dict[str, str]]) -> str:
     return "source" if len({row["source"] for row in rows}) > MIN_SOURCES else "model"
 
 
-def routed_held_out(text: str, engine: str) -> dict[str, float]:
+def routed_held_out(
+    text: str, engine: str, table: dict[str, list[float]] | None = None
+) -> dict[str, float]:
     """Each of ``engine``'s MoE throughput runs' error (estimate over measurement, minus 1)
     planned at the routed experts' law the others fit (:func:`fit_routed`), leaving out its
     source, or its model where the runs come from too few sources (:func:`_held_key`): the
     test of whether the law carries to what it has not seen. Empty where there are too few
-    of either to test a law of two numbers."""
+    of either to test a law of two numbers. ``table``: the runs' :func:`_routed_table`,
+    where the caller planned it already."""
     from whichgpu.estimate.routed_experts import REFERENCE_GEMM_SIZE
 
     rows = _moe_max_rows(text, engine)
@@ -481,7 +484,7 @@ def routed_held_out(text: str, engine: str) -> dict[str, float]:
     groups = sorted({row[key] for row in rows})
     if len(groups) <= MIN_SOURCES:
         return {}
-    table = _routed_table(rows)
+    table = _routed_table(rows) if table is None else table
     out: dict[str, float] = {}
     for group in groups:
         eta0, b = fit_routed([row for row in rows if row[key] != group], table)
@@ -501,11 +504,11 @@ def fit_routed_efficiency(text: str, engine: str) -> tuple[float, float, int, fl
     that does not carry is not the kernels')."""
     from accuracy.published_runs import _percentile
 
-    held_out = routed_held_out(text, engine)
+    rows = _moe_max_rows(text, engine)
+    table = _routed_table(rows) if rows else {}
+    held_out = routed_held_out(text, engine, table)
     if not held_out:
         return None
-    rows = _moe_max_rows(text, engine)
-    table = _routed_table(rows)
     at_one = [math.expm1(e[-1]) for e in table.values()]
     if statistics.median(map(abs, held_out.values())) >= statistics.median(map(abs, at_one)):
         return None

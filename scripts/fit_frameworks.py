@@ -70,11 +70,10 @@ def table() -> str:
     # GEMM size fitted on each engine's own MoE runs (whichgpu.estimate.routed_experts)
     from accuracy.published_serving import fit_routed_efficiency
     from whichgpu.estimate.routed_experts import ROUTED_FACTOR, ROUTED_SLOPE
+    from whichgpu.job.engine_times import family
 
     text = SERVING_RUNS.read_text(encoding="utf-8")
-    for engine in sorted(
-        {row["engine"].partition("@")[0] for row in csv.DictReader(io.StringIO(text))}
-    ):
+    for engine in sorted({family(row["engine"]) for row in csv.DictReader(io.StringIO(text))}):
         routed = fit_routed_efficiency(text, engine)
         if routed is None:
             continue

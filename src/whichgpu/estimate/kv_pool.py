@@ -8,7 +8,7 @@ import math
 from functools import lru_cache
 
 from whichgpu.catalog.records import GPU
-from whichgpu.estimate.assumptions import CUDA_CONTEXT_GIB, NCCL_BUFFERS_GIB
+from whichgpu.estimate.assumptions import BUFFER_SPREAD_GIB, CUDA_CONTEXT_GIB, NCCL_BUFFERS_GIB
 from whichgpu.estimate.kv_cache import kv_cache_bytes
 from whichgpu.estimate.memory import activations_bytes, replicated_weights_bytes, weights_bytes
 from whichgpu.estimate.parallel import usable_bytes
@@ -120,9 +120,6 @@ def pool_band(
     :data:`~whichgpu.estimate.assumptions.BUFFER_SPREAD_GIB` a GPU smaller or larger holds
     that many fewer or more, and the rate moves at most as the batch does (a step's time
     grows with its batch); else (1, 1). Ratios to the rate."""
-    from whichgpu.estimate.assumptions import BUFFER_SPREAD_GIB
-    from whichgpu.units import BYTES_PER_GIB
-
     _used, budget, one = _pool(arch, job, gpu, tp, engine)
     held = int(budget // one) if budget > 0 and one > 0 else 0
     if held <= 0 or held >= sequence_cap(job, gpu, tp, engine) or sequences < held:

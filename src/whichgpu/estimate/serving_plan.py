@@ -49,6 +49,7 @@ from whichgpu.estimate.serving_layouts import (
 from whichgpu.estimate.serving_types import Disaggregated, ServingPlan, ServingPoint, Targets
 from whichgpu.estimate.speculative import verification
 from whichgpu.frozen import evolve
+from whichgpu.job.engine_times import family
 from whichgpu.job.engine_times import sequence_s as fitted_sequence_s
 from whichgpu.job.engines import EngineProfile
 
@@ -96,7 +97,7 @@ def _curve(
     decode, bounds, eta, in_cycle, cycles = [], [], 0.0, 0.0, []
     # the routed experts on the engine's own kernels (its law: whichgpu.estimate.routed_experts)
     base = evolve(job, tp=tp if engine.split == "tensor" else 1, gpus=tp,
-                  moe_kernels=engine.id.partition("@")[0])  # fmt: skip
+                  moe_kernels=family(engine.id))  # fmt: skip
     # a layer split runs its GPUs one after another: one GPU's roofline, no all-reduce
     # (llama.cpp's harness is calibrated on layer-split runs of their GPU count as such)
     from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES

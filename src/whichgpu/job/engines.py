@@ -158,14 +158,10 @@ class EngineProfile:
     def served_job(self, job: Job) -> Job:
         """``job`` as this engine serves it: its KV cache in the checkpoint's dtype
         (:attr:`checkpoint_kv`) where the user left it open, no shared prefix where it
-        keeps none (every prompt prefilled whole), no speculative decoding where it has
-        not the drafter asked for, and a mixture of experts' routed experts on its own
-        kernels (:attr:`~whichgpu.job.Job.moe_kernels`: the engine family's)."""
+        keeps none (every prompt prefilled whole), and no speculative decoding where it has
+        not the drafter asked for."""
         from whichgpu.frozen import evolve
 
-        kernels = self.id.partition("@")[0]
-        if job.moe_kernels != kernels:
-            job = evolve(job, moe_kernels=kernels)
         if job.speculative and job.speculative not in self.speculative:
             job = evolve(job, speculative=None, draft_tokens=0, acceptance=0.0)
 
