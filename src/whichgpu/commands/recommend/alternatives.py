@@ -17,7 +17,7 @@ vendor's figure, said as one).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -29,9 +29,10 @@ if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
     from whichgpu.commands.recommend.options import Option
     from whichgpu.inputs.requests import Workload
+    from whichgpu.plan import Hardware
 
     #: The workload's options on some GPUs (unranked), and options ranked on the objective
-    Search = tuple[Callable[[Workload, list[GPU]], list[Option]],
+    Search = tuple[Callable[[Workload, list[GPU], Collection[Hardware] | None], list[Option]],
                    Callable[[list[Option]], list[Option]]]  # fmt: skip
 
 #: The weight formats the alternatives are planned in (``--quant``), each with the notes that
@@ -93,10 +94,14 @@ def _ranked(
 ) -> list[Option]:
     """``lower``'s options on ``gpus``, ranked, as far as their first (all that
     :func:`lower_format_note` reads). On cost, where every component is a service whose cost
-    is its $/h (times its hours), the GPUs are planned cheapest offer first and the search
-    stops at the first GPU whose cheapest offer costs more an hour than the best option found
-    on a dated offer (the ranking puts dated offers first, then the lowest figure): none of
-    its options could come first. Elsewhere every GPU is planned."""
+    is its $/h (times its hours), GPU counts and instance shapes are planned cheapest dated
+    offer first (:func:`~whichgpu.commands.recommend.candidates.dated_floor_usd_per_h`), a
+    GPU's shapes of one price together, and the search stops at the first whose cheapest
+    dated offer costs more an hour than a feasible option found on a dated offer (the
+    ranking puts dated offers first, then the lowest figure): none of its options, nor any
+    after it, could come first (branch and bound: Land & Doig, 1960). GPUs no dated offer
+    rents come last, whole. Elsewhere every GPU is planned."""
+    from whichgpu.commands.recommend.candidates import dated_floor_usd_per_h, hardware_for
     from whichgpu.plan.jobs import serves
 
     options_on, rank_of = search
@@ -104,28 +109,32 @@ def _ranked(
         serves(c) and c.tokens is None and c.images is None for c in lower.components
     )
     if objective != "cost" or not per_hour:
-        return rank_of(options_on(lower, gpus))
-    markets = lower.constraints.markets
-
-    def floor(gpu: GPU) -> float:  # the least a GPU of it costs an hour on a dated offer
-        offers = catalog.prices_for(gpu.id, markets)  # type: ignore[arg-type]
-        dated = [p.price_usd_per_h for p in offers if p.as_of != "undated"]
-        return min(dated, default=float("inf"))
-
-    floors = {gpu.id: floor(gpu) for gpu in gpus}
+        return rank_of(options_on(lower, gpus, None))
+    c = lower.constraints
+    inf = float("inf")
+    floors: dict[float, dict[str, list[Hardware]]] = {}
+    by_id = {gpu.id: gpu for gpu in gpus}
+    undated: dict[str, list[Hardware]] = {}
+    for gpu in gpus:
+        for hw in hardware_for(catalog, gpu, lower.components, c):
+            floor = dated_floor_usd_per_h(catalog, hw, c)
+            shelf = undated if floor == inf else floors.setdefault(floor, {})
+            shelf.setdefault(gpu.id, []).append(hw)
     options: list[Option] = []
-    ranked: list[Option] = []
-    for gpu in sorted(gpus, key=lambda g: floors[g.id]):
-        best = ranked[0] if ranked and ranked[0].feasible else None
-        if (
-            best is not None
-            and best.price_as_of != "undated"
-            and floors[gpu.id] > (best.usd_per_h or 0)
-        ):
-            break
-        options += options_on(lower, [gpu])
-        ranked = rank_of(options)
-    return ranked
+    bound = inf  # the least $/h of a feasible option on a dated offer
+    for floor in sorted(floors):
+        if floor > bound:
+            return rank_of(options)
+        for gpu_id, shapes in floors[floor].items():
+            found = options_on(lower, [by_id[gpu_id]], shapes)
+            options += found
+            bound = min([bound, *(o.usd_per_h or inf for o in found
+                                  if o.feasible and o.price_as_of != "undated")])  # fmt: skip
+    if bound == inf:  # nothing feasible on a dated offer: the shapes sold undated, a GPU
+        for gpu_id, shapes in undated.items():  # no dated offer rents whole (as it is shown)
+            whole = not any(gpu_id in shelf for shelf in floors.values())
+            options += options_on(lower, [by_id[gpu_id]], None if whole else shapes)
+    return rank_of(options)
 
 
 def lower_format_note(

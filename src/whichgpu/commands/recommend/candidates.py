@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from whichgpu.catalog.prices import rents_as, shape_links
+from whichgpu.catalog.prices import ANY_LINK, rents_as, shape_links, shape_range
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.parallel import gpu_counts
 from whichgpu.frozen import evolve
@@ -101,3 +101,20 @@ def _hardware(
             ):
                 out.extend(_rented(catalog, hw, constraints))
     return out
+
+
+def dated_floor_usd_per_h(catalog: Catalog, hw: Hardware, constraints: Constraints) -> float:
+    """The least ``hw`` rents for an hour on a dated offer of ``constraints``' markets (the
+    $/h its cheapest option is priced at: a market's lowest price for the shape, times the
+    GPUs, as :func:`~whichgpu.commands.recommend.rank.evaluate` prices it); infinite where
+    no dated offer rents it (an undated price ranks after every dated one)."""
+    if hw.per_node is None or constraints.mode == "buy":
+        return float("inf")
+    link = ANY_LINK if hw.node_gpus is None else hw.link
+    lows = [
+        found.low_usd_per_h * hw.gpus
+        for market in constraints.markets
+        if (found := shape_range(catalog, hw.gpu.id, market, hw.gpus, hw.per_node, link))  # type: ignore[arg-type]
+        is not None and found.low.as_of != "undated"
+    ]  # fmt: skip
+    return min(lows, default=float("inf"))

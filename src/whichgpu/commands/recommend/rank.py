@@ -7,7 +7,7 @@ Pipeline (DESIGN.md): workload → candidates (GPU × count × MIG slice) → me
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -479,9 +479,13 @@ def pareto_front(options: Sequence[Option]) -> set[int]:
 
 
 def evaluate(
-    catalog: Catalog, workload: Workload, gpus: Sequence[GPU] | None = None
+    catalog: Catalog,
+    workload: Workload,
+    gpus: Sequence[GPU] | None = None,
+    only: Collection[Hardware] | None = None,
 ) -> list[Option]:
-    """Every candidate of the catalog, priced and checked (not ranked)."""
+    """Every candidate of the catalog (of ``gpus``; ``only``: of those hardware), priced and
+    checked (not ranked)."""
     prepared = prepare(workload)
     out: list[Option] = []
     c = workload.constraints
@@ -491,6 +495,8 @@ def evaluate(
         # not ranked, and more of it would say nothing more
         unoffered = c.mode != "buy" and not catalog.prices_for(gpu.id, c.markets)  # type: ignore[arg-type]
         for hw in hardware_for(catalog, gpu, workload.components, c):
+            if only is not None and hw not in only:
+                continue
             key = (hw.count, hw.services, hw.mig_profile, hw.node_gpus, hw.link)
             if key not in memo:  # instance shapes that hold it in one node time it alike
                 memo[key] = _runs(hw, workload, prepared)
@@ -585,8 +591,10 @@ def recommend(
             result = evolve(result, reasons=(*result.reasons, versus))
     from whichgpu.commands.recommend.alternatives import lower_format_notes
 
-    def options_on(lower: Workload, gpus: list[GPU]) -> list[Option]:
-        return evaluate(catalog, lower, gpus)
+    def options_on(
+        lower: Workload, gpus: list[GPU], only: Collection[Hardware] | None
+    ) -> list[Option]:
+        return evaluate(catalog, lower, gpus, only)
 
     def rank_of(options: list[Option]) -> list[Option]:
         return rank(options, objective)
