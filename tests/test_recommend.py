@@ -1036,3 +1036,21 @@ def test_a_render_needs_a_gpu_that_holds_its_scene() -> None:
     assert json.loads(fits.stdout)["throughput"]["value"] == pytest.approx(
         options[0]["throughput"]["value"], rel=1e-3
     )
+
+
+def test_the_picks_pcie_pair_says_what_bridges_would_gain_and_only_the_pick_is_replanned() -> None:
+    """70B in INT4 at 0.5 req/s on the article's GPUs: two RTX A6000s, a tensor-parallel
+    pair over PCIe; the pick's warnings say what NVLink bridges would gain (its replan with
+    them), the options it does not pick carry no such note (nobody reads it)."""
+    from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
+
+    full = load_catalog()
+    catalog = full.restricted(article_gpu_ids(full), ARTICLE_SOURCE)
+    raw = {"kind": "inference", "model": "llama-3.1-70b", "quant": "int4", "request_rate": 0.5}
+    result = recommend(catalog, Workload((make_component(raw),)))
+    assert result.pick is not None
+    assert (result.pick.gpu.id, result.pick.gpus) == ("rtx-a6000", 2)
+    linked = [n for n in result.warnings if n.code == "note_pcie_link"]
+    assert len(linked) == 1 and linked[0].params["gain"] > 0.01
+    rest = [n.code for o in result.options[1:] for run in o.runs for n in run.notes]
+    assert "note_pcie_link" not in rest

@@ -90,16 +90,32 @@ def plan(
     prepared: tuple[ModelArch, Job] | None,
     layout: Layout | None = None,
     margin: float = 1.0,
+    bridge: bool = True,
 ) -> Run:
     """Fit, throughput and time of ``component`` on ``hw`` (per service), and, where NVLink
+    bridges the user did not say they have would speed it (:func:`with_bridge_note`), a note
+    saying by how much (``bridge``: False leaves that to the caller, as the recommender does
+    for the options it does not pick, whose notes nobody reads). ``layout``: the tensor and
+    pipeline degrees the user fixed (``estimate --tp/--pp``; a served model's replica split
+    is its tensor degree), else searched. ``margin``: how much slower than estimated a
+    served model's latencies are held to be against its targets (:func:`latency_margin`)."""
+    run = _plan(component, hw, prepared, layout, margin)
+    return with_bridge_note(run, hw, prepared, layout, margin) if bridge else run
+
+
+def with_bridge_note(
+    run: Run,
+    hw: Hardware,
+    prepared: tuple[ModelArch, Job] | None,
+    layout: Layout | None = None,
+    margin: float = 1.0,
+) -> Run:
+    """``run`` (:func:`plan`'s of its component on ``hw``) with ``note_pcie_link`` where NVLink
     bridges the user did not say they have would speed it (:func:`bridge_note`: the run
-    again with them), a note saying by how much. ``layout``: the tensor and pipeline
-    degrees the user fixed (``estimate --tp/--pp``; a served model's replica split is its
-    tensor degree), else searched. ``margin``: how much slower than estimated a served
-    model's latencies are held to be against its targets (:func:`latency_margin`)."""
+    again with them)."""
     from dataclasses import replace
 
-    run = _plan(component, hw, prepared, layout, margin)
+    component = run.component
     if component.nvlink_bridge or hw.mig is not None or not run.fits:
         return run
     joined = None if prepared is None else (prepared[0], evolve(prepared[1], nvlink_bridge=True))

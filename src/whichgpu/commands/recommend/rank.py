@@ -50,12 +50,25 @@ def _runs(
     hw: Hardware, workload: Workload, prepared: list[tuple[ModelArch, Job] | None]
 ) -> tuple[Run, ...]:
     """Each component planned on ``hw``; latency targets held at the confidence asked
-    (:func:`~whichgpu.plan.core.latency_margin`)."""
+    (:func:`~whichgpu.plan.core.latency_margin`); the NVLink bridges' note left to the pick
+    (:func:`_with_bridge_notes`: the only option whose runs' notes the answer says)."""
     from whichgpu.plan.core import latency_margin
 
     margin = latency_margin(workload.constraints.confidence)
-    return tuple(plan(c, hw, p, margin=margin)
+    return tuple(plan(c, hw, p, margin=margin, bridge=False)
                  for c, p in zip(workload.components, prepared, strict=True))  # fmt: skip
+
+
+def _with_bridge_notes(option: Option, workload: Workload) -> Option:
+    """The pick's runs with the note of what NVLink bridges would gain
+    (:func:`~whichgpu.plan.core.with_bridge_note`), which :func:`_runs` leaves out: its
+    replan with bridges is asked of the one option whose notes the answer says."""
+    from whichgpu.plan.core import latency_margin, with_bridge_note
+
+    margin = latency_margin(workload.constraints.confidence)
+    runs = tuple(with_bridge_note(run, option.hardware, p, margin=margin)
+                 for run, p in zip(option.runs, prepare(workload), strict=True))  # fmt: skip
+    return evolve(option, runs=runs)
 
 
 def _total_time(runs: Sequence[Run]) -> float | None:
@@ -579,7 +592,7 @@ def recommend(
             raise unreachable
     if pick is not None:
         ranked = by_other_axis(mark_ties(ranked, workload, objective), objective)
-        pick = ranked[0] = _with_fronts(ranked[0], workload)
+        pick = ranked[0] = _with_fronts(_with_bridge_notes(ranked[0], workload), workload)
     base = None
     if baseline is not None:
         same = [o for o in ranked if o.gpu.id == baseline.id]
