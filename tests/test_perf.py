@@ -498,3 +498,42 @@ def test_mla_decodes_over_its_latent_in_the_absorbed_form() -> None:
     deepseek, llama = resolve_model("deepseek-r1"), resolve_model("llama-3.1-8b")
     assert decode_attention_flops(deepseek, 1) == pytest.approx(61 * 2 * 128 * 1088)
     assert decode_attention_flops(llama, 100) == pytest.approx(32 * 100 * 4 * 32 * 128)
+
+
+def test_the_attention_core_runs_in_the_kv_caches_precision(catalog: Catalog) -> None:
+    """An FP8 model's GEMMs at the FP8 peak, its attention at the 16-bit one unless the KV
+    cache is FP8 (vLLM's FlashAttention 3 then runs it in FP8); an NVFP4 model's attention at
+    the FP8 peak; 16-bit GEMMs and a GPU without FP8 units: no difference."""
+    from whichgpu.estimate.perf import attention_slowdown
+
+    h100, b200, a100 = (catalog.resolve(g) for g in ("h100-sxm", "b200", "a100-80gb-sxm"))
+    assert attention_slowdown(h100, "fp8", "auto") == pytest.approx(
+        h100.fp8_tensor_dense_tflops / h100.bf16_tensor_dense_tflops
+    )
+    assert attention_slowdown(h100, "fp8", "fp8") == 1.0
+    assert attention_slowdown(h100, "bf16-true", "auto") == 1.0
+    assert attention_slowdown(b200, "nvfp4", "fp8") == pytest.approx(
+        b200.fp4_tensor_dense_tflops / b200.fp8_tensor_dense_tflops
+    )
+    assert attention_slowdown(a100, "fp8", "auto") == 1.0  # no FP8 units: 16 bits throughout
+
+
+def test_a_long_fp8_prompt_prefills_slower_with_a_16_bit_cache(catalog: Catalog) -> None:
+    """DeepSeek-R1 (FP8) on 8 × H200 on vLLM, a 32,000-token prompt alone: with vLLM's default
+    16-bit cache its attention runs at half the FP8 peak, so the prefill takes longer than
+    with an FP8 cache: by at most the attention's share of the FLOPs (over half at a
+    16,000-token mean context), less what the tensor-parallel all-reduces add to both
+    (1.27 here)."""
+    from whichgpu.estimate.perf import attention_flops_per_token, matmul_params
+    from whichgpu.estimate.throughput import prefill_seconds
+
+    arch = resolve_model("deepseek-r1")
+    gpu = catalog.resolve("h200")
+    auto = make_job(task="inference", quant="fp8", prompt=32_000, generate=1, batch=1)
+    fp8 = make_job(task="inference", quant="fp8", prompt=32_000, generate=1, batch=1,
+                   kv_dtype="fp8")  # fmt: skip
+    slow, fast = (prefill_seconds(arch, j, gpu, 8, "trtllm") for j in (auto, fp8))
+    attention = attention_flops_per_token(arch, 16_000)
+    share = attention / (attention + 2 * matmul_params(arch))
+    assert share > 0.5
+    assert 1.2 < slow / fast < 1 + share

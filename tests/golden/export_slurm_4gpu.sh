@@ -5,7 +5,7 @@
 #SBATCH --nodes=1
 #SBATCH --gres=gpu:4
 #SBATCH --ntasks-per-node=1
-#SBATCH --time=4-18:41:00
+#SBATCH --time=4-18:48:00
 
 # training train llama-2-13b: ZeRO-3 over 4, micro-batch 4 × 128 accumulated (global batch 2048), recomputation full; $WHICHGPU_LAUNCH_ARGS: --per_device_train_batch_size 4 --gradient_accumulation_steps 128 --gradient_checkpointing
 export WHICHGPU_LAUNCH_ARGS='--per_device_train_batch_size 4 --gradient_accumulation_steps 128 --gradient_checkpointing'

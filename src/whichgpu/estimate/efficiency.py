@@ -25,6 +25,8 @@ from whichgpu.estimate.collectives import (
 from whichgpu.estimate.memory import replicated_weights_bytes
 from whichgpu.estimate.parallel import forward_comm_seconds
 from whichgpu.estimate.perf import (
+    attention_flops_per_token,
+    attention_slowdown,
     decode_attention_flops,
     decode_weight_bytes,
     image_flops,
@@ -237,10 +239,12 @@ def ideal_rate(
         return None
     job = bench_job(bench, "inference")
     tp = 1 if bench.harness in LAYER_SPLIT_HARNESSES else n  # tensor-parallel degree
+    slower = attention_slowdown(gpu, math, job.kv_dtype)  # the attention core's own peak
     if w == "llm-prefill":
         # a prompt's share of a pass of ``batch`` prompts, which reads the weights once
         seq, prompts = bench.seq or 512, bench.batch or 1
         flops = served_flops_per_token(arch, seq // 2, _kernels(bench)) * seq
+        flops += attention_flops_per_token(arch, seq // 2) * seq * (slower - 1)
         compute_s = flops / peak
         if job.attention_dp and tp > 1:  # a prompt's attention and dense layers on its GPU
             routed = routed_flops_per_token(arch, _kernels(bench)) * seq
@@ -255,7 +259,7 @@ def ideal_rate(
         return None
     if w == "llm-decode":
         context = (bench.seq or 0) + (bench.generate or 128) // 2
-        compute_s, memory_s = _decode_step(arch, job, bench, context, peak, bandwidth)
+        compute_s, memory_s = _decode_step(arch, job, bench, context, peak, bandwidth, slower)
         comm = forward_comm_seconds(arch, job.batch, tp, gpu, bench.nvlink_bridge,
                                     job.attention_dp)  # fmt: skip
         step = compute_s + memory_s + comm
@@ -266,8 +270,9 @@ def ideal_rate(
         if bench.batch is None:
             return None  # a "maximum throughput" without its batch has no roofline
         prompt, out = bench.seq or 128, bench.generate or 128
-        prefill = _serve_prefill_s(arch, prompt, job.batch, peak, _kernels(bench))
-        compute_s, memory_s = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth)
+        prefill = _serve_prefill_s(arch, prompt, job.batch, peak, _kernels(bench), slower)
+        compute_s, memory_s = _decode_step(arch, job, bench, prompt + out // 2, peak, bandwidth,
+                                           slower)  # fmt: skip
         comm = forward_comm_seconds(
             arch, job.batch * (prompt + out), tp, gpu, bench.nvlink_bridge, job.attention_dp
         )
@@ -317,18 +322,27 @@ def _kernels(bench: Benchmark) -> str:
     return bench.moe_kernels or bench.harness
 
 
-def _serve_prefill_s(arch: ModelArch, prompt: int, batch: int, peak: float, kernels: str) -> float:
+def _serve_prefill_s(
+    arch: ModelArch, prompt: int, batch: int, peak: float, kernels: str, slower: float = 1.0
+) -> float:
     """The ideal prefill of a served batch's prompts: a causal forward over each
-    (``served_flops_per_token`` at half the prompt, the mean context) at the peak."""
-    return served_flops_per_token(arch, prompt // 2, kernels) * prompt * batch / peak
+    (``served_flops_per_token`` at half the prompt, the mean context) at the peak, its
+    attention core at its own, ``slower`` times below it (:func:`~whichgpu.estimate.perf.
+    attention_slowdown`)."""
+    context = prompt // 2
+    flops = served_flops_per_token(arch, context, kernels)
+    flops += attention_flops_per_token(arch, context) * (slower - 1)
+    return flops * prompt * batch / peak
 
 
 def serve_prefill_ideal_s(bench: Benchmark, gpu: GPU, arch: ModelArch) -> float:
     """One request's ideal prefill inside a served batch's cycle (:func:`ideal_rate`'s
     ``llm-serve`` term, per request)."""
     parallel = 1 if bench.harness in LAYER_SPLIT_HARNESSES else bench.gpus
-    peak = tensor_tflops(gpu, _math_precision(bench)) * 1e12 * parallel
-    return _serve_prefill_s(arch, bench.seq or 128, 1, peak, _kernels(bench))
+    math = _math_precision(bench)
+    peak = tensor_tflops(gpu, math) * 1e12 * parallel
+    slower = attention_slowdown(gpu, math, bench_job(bench, "inference").kv_dtype)
+    return _serve_prefill_s(arch, bench.seq or 128, 1, peak, _kernels(bench), slower)
 
 
 def _split(rate: float, compute_s: float, memory_s: float) -> Ideal:
@@ -352,7 +366,13 @@ def _weights(arch: ModelArch, job: Job) -> float:
 
 
 def _decode_step(
-    arch: ModelArch, job: Job, bench: Benchmark, context: int, peak: float, bandwidth: float
+    arch: ModelArch,
+    job: Job,
+    bench: Benchmark,
+    context: int,
+    peak: float,
+    bandwidth: float,
+    slower: float = 1.0,
 ) -> tuple[float, float]:
     """A decode step's seconds on the per-operator roofline, split into its compute-bound
     and its memory-bound kernels'. Each kernel runs at its own bound and the kernels run one
@@ -360,8 +380,10 @@ def _decode_step(
     Insights", arXiv:2402.16363, §2.2: a layer's time is the sum of its operators'
     ``max(FLOPs / peak, bytes / bandwidth)``): the linear layers read the weights once for the
     batch (``2·N·B`` FLOPs), attention reads each sequence's KV cache
-    (:func:`~whichgpu.estimate.perf.decode_attention_flops` a sequence; each tensor-parallel
-    GPU that holds a copy reads it: :func:`~whichgpu.estimate.kv_cache.kv_copies`). At a large
+    (:func:`~whichgpu.estimate.perf.decode_attention_flops` a sequence, at its own peak,
+    ``slower`` times below the GEMMs': :func:`~whichgpu.estimate.perf.attention_slowdown`;
+    each tensor-parallel GPU that holds a copy reads it:
+    :func:`~whichgpu.estimate.kv_cache.kv_copies`). At a large
     batch the GEMMs are compute-bound and attention's KV reads come on top of them; each
     part then runs at its own resource's efficiency
     (:attr:`Ideal.other_share`)."""
@@ -369,7 +391,7 @@ def _decode_step(
     weights = decode_weight_bytes(arch, job) + replicated_weights_bytes(arch, job, tp)
     kv = kv_read_bytes(arch, job, context, tp)
     linear_flops = served_flops_per_token(arch, 0, _kernels(bench)) * job.batch
-    attention_flops = decode_attention_flops(arch, context) * job.batch
+    attention_flops = decode_attention_flops(arch, context) * job.batch * slower
     compute_s = memory_s = 0.0
     for flops, moved in ((linear_flops, weights), (attention_flops, kv)):
         if flops / peak > moved / bandwidth:

@@ -150,9 +150,30 @@ def attention_share(arch: ModelArch, job: Job) -> float:
 
 
 def forward_flops_per_token(arch: ModelArch, context: int) -> float:
-    return 2 * matmul_params(arch) + 4.0 * arch.n_heads * arch.head_dim * arch.layer_positions(
-        context
-    )
+    return 2 * matmul_params(arch) + attention_flops_per_token(arch, context)
+
+
+def attention_flops_per_token(arch: ModelArch, context: int) -> float:
+    """A token's attention core over ``context`` positions in a forward pass: ``QKᵀ`` and
+    ``AV``, ``4·H·d`` a position (Kaplan et al., 2020, Table 1's ``2·n_layer·n_ctx·d_attn``
+    per score and value product, doubled for a multiply-add's 2 FLOPs)."""
+    return 4.0 * arch.n_heads * arch.head_dim * arch.layer_positions(context)
+
+
+def attention_slowdown(gpu: GPU, linear_precision: str, kv_dtype: str) -> float:
+    """How much slower than the linear layers' peak (``linear_precision``'s) a served
+    model's attention core computes: in FP8 where its KV cache is FP8 (vLLM's docs,
+    "Quantized KV Cache": with the FP8 KV cache on FlashAttention 3 "attention operations
+    are also performed in the quantized (FP8) domain", queries quantized too; TensorRT-LLM's
+    FP8 context FMHA takes FP8 K/V likewise), else in 16 bits: an FP8 checkpoint's W8A8
+    quantises its linear layers only (vLLM's ``Fp8LinearMethod``; the cache stays in the
+    model's dtype, ``--kv-cache-dtype auto``), so its attention runs at the 16-bit peak, and an
+    NVFP4 model's with an FP8 cache at the 8-bit one. 1 where the linear layers compute in
+    16 bits."""
+    attention = "fp8" if kv_dtype == "fp8" and gpu.fp8_tensor_dense_tflops else "bf16-true"
+    if attention == "bf16-true" and not gpu.bf16_tensor_dense_tflops:
+        attention = "16-true"
+    return max(1.0, tensor_tflops(gpu, linear_precision) / tensor_tflops(gpu, attention))
 
 
 def cached_prefill_share(arch: ModelArch, job: Job) -> float:
