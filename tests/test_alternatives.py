@@ -77,3 +77,38 @@ def test_where_nothing_is_feasible_every_shape_is_planned_once() -> None:
     assert [[getattr(o, k) for k in same] for o in found] == [
         [getattr(o, k) for k in same] for o in full
     ]
+
+
+def test_an_undated_price_within_a_tie_does_not_come_first() -> None:
+    """An L40S offer made undated at $0.2899/h, within the ranking's 0.1 % of the RTX 4090's
+    dated $0.29/h (Llama 3.1 8B in FP8 at 1 req/s, on demand): the dated option ranks first,
+    in the full search as in the cheapest-first one (a tie is never broken in favour of a
+    price without a date)."""
+    import msgspec
+
+    from whichgpu.catalog.store import Catalog
+    from whichgpu.frozen import evolve
+    from whichgpu.inputs.requests import Constraints
+
+    base = load_catalog()
+    l40s = [p for p in base.prices
+            if p.gpu == "l40s" and p.market == "on-demand" and p.gpus_per_instance == 1]  # fmt: skip
+    guess = msgspec.structs.replace(l40s[0], price_usd_per_h=0.2899, median_usd_per_h=None,
+                                    as_of="undated", provider="Guess")  # fmt: skip
+    prices = (*(p for p in base.prices if not (p.gpu == "l40s" and p.market == "on-demand")),
+              guess)  # fmt: skip
+    kept = ("gpus", "sources", "field_sources", "aliases", "purchase_prices", "instance_networks",
+            "article_figures", "claims", "capacity_claims", "perf_claims", "all_mig_profiles")  # fmt: skip
+    catalog = Catalog(prices=prices, **{name: getattr(base, name) for name in kept})
+    raw = {"kind": "inference", "model": "llama-3.1-8b", "request_rate": 1}
+    asked = evolve(Constraints(), markets=("on-demand",), budget_usd_per_h=0.2901)
+    lower = in_lower_format(Workload((make_component(raw),), constraints=asked), "fp8")
+    assert lower is not None
+    able = [g for g in catalog.gpus if runs_natively(g, "fp8")]
+    full = rank(evaluate(catalog, lower, able), "cost")
+    found = _ranked(catalog, lower, able, "cost",
+                    (lambda w, g, only: evaluate(catalog, w, g, only), lambda o: rank(o, "cost")))  # fmt: skip
+    undated = [o for o in full if o.feasible and o.price_as_of == "undated"]
+    assert undated and undated[0].gpu.id == "l40s"  # the guess is feasible, and cheaper
+    for first in (full[0], found[0]):
+        assert (first.gpu.id, first.price_as_of != "undated") == ("rtx-4090", True)

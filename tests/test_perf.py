@@ -519,8 +519,9 @@ def test_the_attention_core_runs_in_the_kv_caches_precision(catalog: Catalog) ->
 
 
 def test_a_long_fp8_prompt_prefills_slower_with_a_16_bit_cache(catalog: Catalog) -> None:
-    """DeepSeek-R1 (FP8) on 8 × H200 on vLLM, a 32,000-token prompt alone: with vLLM's default
-    16-bit cache its attention runs at half the FP8 peak, so the prefill takes longer than
+    """DeepSeek-R1 (FP8) on 8 × H200, a 32,000-token prompt alone, its prefill timed on the
+    calibrated (TensorRT-LLM) harness every engine's prefill is: with vLLM's and SGLang's
+    default 16-bit cache its attention runs at half the FP8 peak, so the prefill takes longer than
     with an FP8 cache: by at most the attention's share of the FLOPs (over half at a
     16,000-token mean context), less what the tensor-parallel all-reduces add to both
     (1.27 here)."""

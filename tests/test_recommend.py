@@ -1038,7 +1038,7 @@ def test_a_render_needs_a_gpu_that_holds_its_scene() -> None:
     )
 
 
-def test_the_picks_pcie_pair_says_what_bridges_would_gain_and_only_the_pick_is_replanned() -> None:
+def test_the_picks_pcie_pair_says_what_bridges_would_gain_and_no_other_option_carries_it() -> None:
     """70B in INT4 at 0.5 req/s on the article's GPUs: two RTX A6000s, a tensor-parallel
     pair over PCIe; the pick's warnings say what NVLink bridges would gain (its replan with
     them), the options it does not pick carry no such note (nobody reads it)."""

@@ -167,9 +167,9 @@ def attention_slowdown(gpu: GPU, linear_precision: str, kv_dtype: str) -> float:
     are also performed in the quantized (FP8) domain", queries quantized too; TensorRT-LLM's
     FP8 context FMHA takes FP8 K/V likewise), else in 16 bits: an FP8 checkpoint's W8A8
     quantises its linear layers only (vLLM's ``Fp8LinearMethod``; the cache stays in the
-    model's dtype, ``--kv-cache-dtype auto``), so its attention runs at the 16-bit peak, and an
-    NVFP4 model's with an FP8 cache at the 8-bit one. 1 where the linear layers compute in
-    16 bits."""
+    model's dtype, ``--kv-cache-dtype auto``), so its attention runs at the 16-bit peak, as an
+    INT8 (W8A8) model's does, and an NVFP4 model's with an FP8 cache at the 8-bit one. 1 where
+    the linear layers compute in 16 bits (weight-only formats among them)."""
     attention = "fp8" if kv_dtype == "fp8" and gpu.fp8_tensor_dense_tflops else "bf16-true"
     if attention == "bf16-true" and not gpu.bf16_tensor_dense_tflops:
         attention = "16-true"

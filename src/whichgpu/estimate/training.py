@@ -279,9 +279,9 @@ def optimizer_update_bytes(arch: ModelArch, job: Job) -> float:
     """What one GPU's optimizer update reads and writes: :func:`_update_bytes_per_param`
     for the parameters it updates (its tensor-parallel and pipeline share, and with ZeRO /
     a distributed optimizer its data-parallel partition); the same on every GPU model, so
-    computed once per job (:func:`_shape`, memoised, asks it). None on the GPU when the
-    optimizer runs on the host (ZeRO-Offload, FSDP's CPU offload): that is
-    :func:`host_optimizer_seconds`."""
+    asked once per job by the step's shape (:func:`_shape`, memoised; :func:`optimizer_seconds`
+    states the same time for one GPU). 0 on the GPU when the optimizer runs on the host
+    (ZeRO-Offload, FSDP's CPU offload): that is :func:`host_optimizer_seconds`."""
     trainable = trainable_parameters(arch, job)
     if not trainable or job.offload != "none":
         return 0.0

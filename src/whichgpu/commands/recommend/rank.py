@@ -392,8 +392,9 @@ def _tie_key(option: Option, objective: str) -> tuple[float, ...]:
 
 def _same_figure(a: Option, b: Option, objective: str) -> bool:
     """Whether ``b``'s objective figure (:func:`score_of`, unrounded) equals ``a``'s within
-    :data:`EQUAL_FIGURE` (both feasible or both not)."""
-    if a.feasible != b.feasible:
+    :data:`EQUAL_FIGURE` (both feasible or both not, both priced on a dated offer or both on
+    an undated one: a tie is never broken in favour of a price without a date)."""
+    if a.feasible != b.feasible or (a.price_as_of == "undated") != (b.price_as_of == "undated"):
         return False
     x, y = score_of(a, objective), score_of(b, objective)
     if x is None or y is None or x == 0:
