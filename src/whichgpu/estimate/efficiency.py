@@ -243,8 +243,7 @@ def ideal_rate(
     if w == "llm-prefill":
         # a prompt's share of a pass of ``batch`` prompts, which reads the weights once
         seq, prompts = bench.seq or 512, bench.batch or 1
-        flops = served_flops_per_token(arch, seq // 2, _kernels(bench)) * seq
-        flops += attention_flops_per_token(arch, seq // 2) * seq * (slower - 1)
+        flops = _prefill_flops(arch, seq, _kernels(bench), slower)
         compute_s = flops / peak
         if job.attention_dp and tp > 1:  # a prompt's attention and dense layers on its GPU
             routed = routed_flops_per_token(arch, _kernels(bench)) * seq
@@ -329,10 +328,16 @@ def _serve_prefill_s(
     (``served_flops_per_token`` at half the prompt, the mean context) at the peak, its
     attention core at its own, ``slower`` times below it (:func:`~whichgpu.estimate.perf.
     attention_slowdown`)."""
+    return _prefill_flops(arch, prompt, kernels, slower) * batch / peak
+
+
+def _prefill_flops(arch: ModelArch, prompt: int, kernels: str, slower: float) -> float:
+    """A causal prefill's FLOPs over ``prompt`` tokens (``served_flops_per_token`` at half the
+    prompt, the mean context), its attention core's counted ``slower`` times, at the peak of
+    the GEMMs (:func:`~whichgpu.estimate.perf.attention_slowdown`)."""
     context = prompt // 2
-    flops = served_flops_per_token(arch, context, kernels)
-    flops += attention_flops_per_token(arch, context) * (slower - 1)
-    return flops * prompt * batch / peak
+    attention = attention_flops_per_token(arch, context) * (slower - 1)
+    return (served_flops_per_token(arch, context, kernels) + attention) * prompt
 
 
 def serve_prefill_ideal_s(bench: Benchmark, gpu: GPU, arch: ModelArch) -> float:
