@@ -851,7 +851,7 @@ def heldout_section() -> list[str]:
     """Serving runs kept out of every fit (`validation/published_serving_heldout.csv`):
     mixture-of-experts models, newer engine builds, closed loops of N users and AMD, with
     the dense runs of the same sources beside them."""
-    from serving_classes import coverage, gathered_section, table
+    from serving_classes import coverage, early_section, gathered_section, table
 
     rows, runs = table(DOCS.parent / "validation" / "published_serving_heldout.csv")
     return [
@@ -897,6 +897,7 @@ def heldout_section() -> list[str]:
         reading(runs),
         "",
         *gathered_section(DOCS.parent),
+        *early_section(DOCS.parent),
         *speculative_section(),
         *prefix_section(),
         *disaggregated_section(),

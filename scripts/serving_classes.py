@@ -60,7 +60,9 @@ def table(path: Path) -> tuple[list[str], list[ServingCheck]]:
     classes: dict[str, list[float]] = {}
     for run in runs:
         row = rows[run.id]
-        lines.append(serving_row(run, row, f"{row['concurrency'] or 'all'} | {run.metric}"))
+        rate = row.get("rate_rps")
+        users = row.get("concurrency") or (f"{rate} req/s" if rate else "all")
+        lines.append(serving_row(run, row, f"{users} | {run.metric}"))
         if run.excluded or run.error is None:
             continue
         for name in class_of(run, row):
@@ -161,4 +163,58 @@ def gathered_section(root: Path) -> list[str]:
         *lines,
         "",
         coverage(runs, "gathered"),
+    ]
+
+
+def early_section(root: Path) -> list[str]:
+    """Published runs of DeepSeek-V3 and R1 on the engine builds of early 2025
+    (``validation/published_serving_early.csv``), which whichgpu does not model: what they
+    measured, how far the estimates of today's releases read from them, and why."""
+    import statistics
+
+    path = root / "validation" / "published_serving_early.csv"
+    lines, runs = table(path)
+    rows = {r["id"]: r for r in csv.DictReader(path.read_text("utf-8").splitlines())}
+    planned = [r for r in runs if r.error is not None]
+    median = statistics.median(abs(r.error) for r in planned if r.error is not None)
+    gathered = root / "validation" / "published_serving_gathered.csv"
+    now = {r["id"]: r for r in csv.DictReader(gathered.read_text("utf-8").splitlines())}
+
+    def ms(table_rows: dict[str, dict[str, str]], run: str) -> str:
+        return f"{float(table_rows[run]['value']) * 1e3:,.1f} ms"
+
+    inside = sum(bool(r.inside) for r in planned)
+    return [
+        "## Early 2025 builds of DeepSeek-V3 and R1 (not modelled)",
+        "",
+        "`validation/published_serving_early.csv`: DeepSeek-V3 and R1 on the engine builds of "
+        "their first months, from sources outside the calibration and the held-out file "
+        "(`validation/gathered/early_deepseek_runs.csv` holds all 51 rows a helper read, each "
+        "with its quote): DataCrunch's SGLang v0.4.1 on 8 × H200 with data-parallel attention "
+        "at 1 to 8 requests a second, their SGLang of 2025-01-31 at one request "
+        "(`bench_one_batch`), and vLLM's main of 2025-02-25 offline at 3,000 tokens in and "
+        "1,000 out (pull request #13747, two MLA backends). whichgpu models the releases of "
+        "2026, and these builds ran the model several times slower than they do: SGLang "
+        f"v0.4.1 decoded at {ms(rows, 'e02')} a token at one request a second, SGLang 0.5.7 "
+        f"at {ms(now, 'c029')} with 8 users in flight (c029, gathered); the estimates read "
+        f"{median:.0%} off these runs at the median, and their ranges hold {inside} of "
+        f"{len(planned)}. The sources say why: the V0 engine of vLLM 0.7.1 to 0.7.3 turned "
+        "chunked prefill and prefix caching off for MLA (its log: 'MLA is enabled; forcing "
+        "chunked prefill and prefix caching to be disabled'), before 0.7.1 it ran MLA as "
+        "multi-head attention (Red Hat's post of 2025-02-04: 3.4× the generation throughput "
+        "with MLA on 8 × H200), SGLang's Triton MLA slowed with the prompt's length "
+        "(sgl-project/sglang#3550: FlashInfer's about 4× on 32K prompts), DataCrunch measured "
+        "SGLang v0.4.3.post2 at batch 1 at 39, 229 and 285 tokens/s without CUDA graphs, with "
+        "them and with torch.compile, and the fused MoE and block-FP8 GEMM kernels were "
+        "untuned (`validation/gathered/early_deepseek_runs.md` cites each). These are the "
+        "builds of dstack's DeepSeek-R1 runs in the held-out file (vLLM 0.7.4.dev, SGLang "
+        "0.4.3.post2, TensorRT-LLM 0.17), where most "
+        "of its runs outside their ranges lie. An engine release whichgpu names "
+        "(`--engine vllm@0.6`) changes the engine's defaults, not its kernels' speed; no "
+        "release of early 2025 is modelled: each such build's DeepSeek runs come from one or "
+        "two sources, too few to fit a model of its kernels and test it on a source left "
+        "out.",
+        "",
+        *lines,
+        "",
     ]
