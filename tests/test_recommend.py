@@ -1054,3 +1054,47 @@ def test_the_picks_pcie_pair_says_what_bridges_would_gain_and_no_other_option_ca
     assert len(linked) == 1 and linked[0].params["gain"] > 0.01
     rest = [n.code for o in result.options[1:] for run in o.runs for n in run.notes]
     assert "note_pcie_link" not in rest
+
+
+def test_a_served_model_no_single_instance_holds_says_so() -> None:
+    """DeepSeek-R1 on eight RTX PRO 6000 rented as 1-GPU instances was blocked with 'needs
+    82.4 GiB per GPU; 96.0 GiB available' (the model split over all eight, which fits): a
+    replica stays inside one instance, so the answer says what one needs and why eight
+    GPUs in one instance would hold it; estimate says the same, naming the option to give."""
+    catalog = load_catalog()
+    job = make_component({"kind": "inference", "model": "deepseek-r1", "request_rate": 2,
+                          "tpot": "100ms"})  # fmt: skip
+    options = recommend(catalog, Workload((job,))).options
+    spread = [o for o in options if o.gpu.id == "rtx-pro-6000-blackwell"
+              and o.hardware.count == 8 and o.hardware.per_node == 1]  # fmt: skip
+    assert spread
+    (blocker,) = spread[0].blockers
+    assert blocker.code == "block_memory_instance"
+    assert blocker.params["per_instance"] == 1 and blocker.params["count"] == 8
+    assert blocker.params["needed"] == pytest.approx(658.9, abs=0.1)
+    result = run_cli("estimate", "-m", "deepseek-r1", "--gpu", "rtx-pro-6000-blackwell",
+                     "--count", "8", "--gpus-per-instance", "1", "--request-rate", "1")  # fmt: skip
+    assert result.code == 2 and "--gpus-per-instance 8" in result.stderr
+    assert "one instance of 1 × NVIDIA RTX PRO 6000 Blackwell" in result.stderr
+
+
+def test_a_missed_request_rate_reports_the_capacity_the_plan_held() -> None:
+    """The blocker of a served option whose capacity rests on an unmeasured factor states
+    the slow end the plan held it to (plan.core.held_share); it read the rate band's low end
+    instead, which the KV pool's spread took to 0.00 requests/s ('2.00 asked is 350129 % of
+    it') where the plan had held 0.12."""
+    from whichgpu.plan.core import held_share
+
+    catalog = load_catalog()
+    job = make_component({"kind": "inference", "model": "deepseek-r1", "request_rate": 2,
+                          "tpot": "100ms"})  # fmt: skip
+    options = recommend(catalog, Workload((job,))).options
+    one_node = next(o for o in options if o.gpu.id == "rtx-pro-6000-blackwell"
+                    and o.hardware.count == 8 and o.hardware.node_gpus is None)  # fmt: skip
+    (blocker,) = one_node.blockers
+    run = one_node.runs[0]
+    assert blocker.code == "block_rate_headroom_slow" and run.serving is not None
+    held = run.serving.served_rps * held_share(run.provenance)
+    assert 0.0 < held < run.serving.served_rps
+    assert blocker.params["capacity"] == pytest.approx(held, abs=0.005)
+    assert blocker.params["share"] == pytest.approx(2.0 / held)

@@ -405,6 +405,12 @@ MESSAGES: dict[str, str | Plural] = {
     "block_cuda_only": N_(
         "{component}: {engine} runs on NVIDIA GPUs only (CUDA); the {gpu} runs ROCm."
     ),
+    "block_memory_instance": N_(
+        "{component} needs {needed:,.1f} GiB per GPU; {capacity:,.1f} GiB available: a "
+        "replica stays within one instance ({per_instance} × {gpu} here), as its all-reduces "
+        "and expert exchanges do not cross the network between instances ({count} GPUs in "
+        "one instance would hold it)"
+    ),
     "block_layout_split": N_(
         "{component}: separate prefill and decode workers take two GPUs at least."
     ),

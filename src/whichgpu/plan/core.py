@@ -60,6 +60,20 @@ def latency_margin(confidence: str) -> float:
     return 1.0 / likely_rate(1.0, "tokens/s", "llm-serve").low
 
 
+def held_share(provenance: str) -> float:
+    """The share of a served replica's capacity a plan holds it to against a request rate:
+    the low end of the serving regime's likely range where the capacity rests on a factor
+    nobody measured (:func:`~whichgpu.estimate.efficiency_model.extrapolated`), else all of
+    it; what a plan decides with and what the blocker that says it missed reports
+    (:func:`whichgpu.commands.recommend.pricing.constraint_blockers`)."""
+    from whichgpu.estimate.efficiency_model import extrapolated
+    from whichgpu.estimate.throughput import likely_rate
+
+    if not extrapolated(provenance):
+        return 1.0
+    return likely_rate(1.0, "tokens/s", "llm-serve", provenance).low
+
+
 def per_second(rate: float, unit: str) -> float:
     if unit.endswith("/h"):
         return rate / 3600.0
@@ -356,7 +370,7 @@ def serve_component(
     from whichgpu.estimate.latency_range import borrowed_step_s, latency_band, rate_band, ttft_extra
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
-    from whichgpu.estimate.throughput import Rate, likely_rate
+    from whichgpu.estimate.throughput import Rate
     from whichgpu.plan.settings import fp16_where_needed
 
     precision: tuple[Note, ...] = ()
@@ -382,8 +396,7 @@ def serve_component(
     choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
                            component.batch, tp, component.layout)  # fmt: skip
     if choice is None:
-        needed = _split_gib(arch, job, hw.count)
-        return Run(component, False, needed, capacity_gib, f"{hw.count} GPU")
+        return _unheld(component, hw, arch, job, capacity_gib)
     asked, job, engine, best = job, choice.job, choice.engine, choice.plan
     replica_job, needed = replica_memory(arch, choice, gpu)
     demand = component.request_rate
@@ -417,8 +430,7 @@ def serve_component(
     # the demand within the share of the capacity a service is planned to run at, that
     # capacity at the slow end of its range where it rests on an unmeasured factor (the
     # inherited band's, as the engine choice holds it: engine_choice.layout_lows)
-    held = likely_rate(1.0, "tokens/s", "llm-serve", provenance).low
-    held_rps = served_rps * (held if extrapolated(provenance) else 1.0)
+    held_rps = served_rps * held_share(provenance)
     meets = best.unmet is None and (
         demand is None or demand <= held_rps * TARGET_UTILIZATION * (1 + 1e-9)
     )
@@ -522,6 +534,24 @@ def with_front(run: Run, arch: ModelArch, gpu: GPU, count: int, tp: int | None =
     if estimate is not None and estimate.serving is not None:
         estimate = msgspec.structs.replace(estimate, serving=serving)
     return replace(run, serving=serving, estimate=estimate)
+
+
+def _unheld(
+    component: Component, hw: Hardware, arch: ModelArch, job: Job, capacity_gib: float
+) -> Run:
+    """A served model no replica on ``hw`` holds with room for a sequence, reported as the
+    largest replica it allows: one instance's GPUs where the instances hold fewer than
+    ``hw.count`` (a replica's tensor-parallel all-reduces and expert exchanges stay inside an
+    instance: :func:`~whichgpu.estimate.serving_layouts.replica_reach`), with the blocker
+    saying so where spanning them all would have held it."""
+    from whichgpu.estimate.serving_layouts import replica_reach
+
+    reach = min(hw.count, replica_reach(job, hw.gpu))
+    needed = _split_gib(arch, job, reach)
+    blocker = None
+    if reach < hw.count and _split_gib(arch, job, hw.count) <= capacity_gib:
+        blocker = Blocker("replica_instance", needed=float(reach))
+    return Run(component, False, needed, capacity_gib, f"{hw.count} GPU", blocker=blocker)
 
 
 def _split_gib(arch: ModelArch, job: Job, count: int) -> float:

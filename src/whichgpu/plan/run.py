@@ -23,10 +23,17 @@ class Blocker:
     - ``cuda_only``: the serving engine runs on NVIDIA GPUs only;
     - ``engine_capability``: the engine runs from compute capability ``needed`` at all;
     - ``format_capability``: the engine runs the weights' format from ``needed``;
-    - ``layout_split``: separate prefill and decode workers asked for, on fewer than two GPUs."""
+    - ``layout_split``: separate prefill and decode workers asked for, on fewer than two GPUs;
+    - ``replica_instance``: a served model no replica within one instance holds (``needed``:
+      the GPUs an instance has), which one spanning all the GPUs would."""
 
     kind: Literal[
-        "math_unit", "cuda_only", "engine_capability", "format_capability", "layout_split"
+        "math_unit",
+        "cuda_only",
+        "engine_capability",
+        "format_capability",
+        "layout_split",
+        "replica_instance",
     ]
     unit: str | None = None
     needed: float | None = None

@@ -126,14 +126,15 @@ def constraint_blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
     gpu = option.gpu
     for run in option.runs:
         if not run.fits:
-            out.append(
-                note(
-                    "block_memory",
-                    component=run.component.label,
-                    needed=round(run.needed_gib or 0, 1),
-                    capacity=round(run.capacity_gib, 1),
-                )
-            )
+            memory = {"needed": round(run.needed_gib or 0, 1)}
+            memory["capacity"] = round(run.capacity_gib, 1)
+            if run.blocker is not None and run.blocker.kind == "replica_instance":
+                # spanning the instances would hold it; a replica stays inside one
+                out.append(note("block_memory_instance", component=run.component.label,
+                                per_instance=int(run.blocker.needed or 1), gpu=gpu.short_name,
+                                count=option.hardware.count, **memory))  # fmt: skip
+            else:
+                out.append(note("block_memory", component=run.component.label, **memory))
         elif run.blocker is not None and run.blocker.kind != "math_unit":
             from whichgpu.job.engine_releases import engine_profile
             from whichgpu.job.engines import DEFAULT_ENGINE
@@ -191,14 +192,12 @@ def constraint_blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             )
         elif not run.meets_rate and run.serving is not None:
             from whichgpu.estimate.assumptions import TARGET_UTILIZATION
-            from whichgpu.estimate.efficiency_model import extrapolated
+            from whichgpu.plan.core import held_share
 
             point = run.serving.served_rps
-            capacity, slow = point, {}
-            if extrapolated(run.provenance) and run.throughput and run.throughput_low:
-                # held at the slow end of its range, as the plan held it (plan.core)
-                capacity = point * run.throughput_low / run.throughput
-                slow = {"point": round(point, 2)}
+            held = held_share(run.provenance)  # the slow end the plan held it to
+            capacity = point * held
+            slow = {"point": round(point, 2)} if held < 1.0 else {}
             demand = run.component.request_rate or 0.0
             out.append(note("block_rate_headroom" + ("_slow" if slow else ""),
                             component=run.component.label, capacity=round(capacity, 2),
