@@ -689,6 +689,14 @@ def test_a_tight_kv_pool_is_said_with_what_gives_it_room(catalog: Catalog) -> No
     result = recommend(catalog, Workload((component,)))
     pair = next(o for o in result.options if o.gpu.id == "h100-sxm" and o.gpus == 2)
     assert "warn_tight_kv" in {n.code for n in pair.runs[0].notes}
+    # a cache already in 8 bits is not told to take an 8-bit cache (DeepSeek-R1's FP8
+    # checkpoint on TensorRT-LLM, which reads its cache dtype from it: 4 × B200, 11 %)
+    served = make_component({"kind": "inference", "model": "deepseek-r1", "request_rate": 2,
+                             "tpot": "100ms", "engine": "trtllm"})  # fmt: skip
+    b200 = next(o for o in recommend(catalog, Workload((served,))).options
+                if o.gpu.id == "b200" and o.gpus == 4 and o.feasible)  # fmt: skip
+    codes = {n.code for n in b200.runs[0].notes}
+    assert "warn_tight_kv_8bit" in codes and "warn_tight_kv" not in codes
 
 
 def test_tensorrt_llm_keeps_an_fp8_checkpoints_kv_cache_in_fp8(catalog: Catalog) -> None:

@@ -240,9 +240,10 @@ def tight_kv_notes(
     pool, share = kv_pool_share(arch, job, gpu, plan.gpus_per_replica, choice.engine)
     if share >= TIGHT_KV_SHARE:
         return ()
+    eight_bit = job.kv_dtype == "fp8"  # already 8-bit: more GPUs are what is left
     return (
         note(
-            "warn_tight_kv",
+            "warn_tight_kv_8bit" if eight_bit else "warn_tight_kv",
             component=component,
             engine=choice.engine.name,
             gpus=plan.gpus_per_replica,
