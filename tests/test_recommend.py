@@ -794,6 +794,32 @@ def test_sharded_training_over_separate_vms_pays_for_their_network() -> None:
     assert all((o["instance"] or {}).get("instances", 1) == 1 for o in close)
 
 
+def test_served_replicas_inside_their_instances_cross_no_network() -> None:
+    """Llama 3.1 8B at 10 requests/s picks four 1-GPU RTX 4090 VMs, one replica each: the
+    reason said 'rings between them cross ethernet (an assumption: 12.5 Gb/s an instance)',
+    which no step of a replica inside one instance does. Where every served replica fits
+    its instance the reason says so; a training job across the same VMs keeps the network's."""
+    from whichgpu.commands.recommend.reasons import _nodes_reason
+
+    catalog = load_catalog()
+    served = make_component({"kind": "inference", "model": "llama-3.1-8b", "request_rate": 10,
+                             "tpot": "50ms"})  # fmt: skip
+    options = recommend(catalog, Workload((served,))).options
+    vms = next(o for o in options if o.gpu.id == "rtx-4090" and o.hardware.count == 4
+               and o.hardware.node_gpus == 1 and o.feasible)  # fmt: skip
+    run = vms.runs[0]
+    assert run.serving is not None and run.serving.gpus_per_replica == 1
+    said = _nodes_reason(vms)
+    assert said is not None and said.code == "reason_nodes_replicas"
+    assert said.params["instances"] == 4
+    trained = make_component({"kind": "finetune", "model": "llama-3.2-1b", "tokens": 1e8})
+    spread = next(o for o in recommend(catalog, Workload((trained,))).options
+                  if o.gpu.id == "rtx-4090" and o.hardware.count == 4
+                  and o.hardware.node_gpus == 1)  # fmt: skip
+    kept = _nodes_reason(spread)
+    assert kept is not None and kept.code == "reason_nodes"
+
+
 # picks an expert would sign (issue 44) -----------------------------------------------------
 
 

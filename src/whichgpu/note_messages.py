@@ -108,6 +108,11 @@ MESSAGES: dict[str, str | Plural] = {
         "cross {network} (an assumption: {gbit:,g} Gb/s an instance; give network to set "
         "it)."
     ),
+    "reason_nodes_replicas": N_(
+        "{option} spans {instances} instances, {gpus} per instance: each replica runs inside "
+        "one, so none of its all-reduces crosses the network between them (the requests are "
+        "spread over the replicas)."
+    ),
     "reason_nodes_nvlink": N_(
         "{option} spans {instances} instances, {gpus} per instance, of one NVLink domain of "
         "{domain} GPUs: rings between them stay on NVLink, not the network."

@@ -207,6 +207,12 @@ def _nodes_reason(pick: Option) -> Note | None:
     between = between_instances(pick)
     if between is None or hw.node_gpus is None:
         return None
+    plans = [run.serving for run in pick.runs]
+    if all(p is not None and p.disaggregated is None and p.gpus_per_replica <= hw.node_gpus
+           for p in plans):  # fmt: skip
+        # served replicas, each inside an instance: nothing of theirs crosses the network
+        return note("reason_nodes_replicas", option=hw_text(pick), instances=hw.instances,
+                    gpus=hw.node_gpus)  # fmt: skip
     if between.network == "nvlink":  # a rack-scale fabric over the instances (NVL72)
         return note("reason_nodes_nvlink", option=hw_text(pick), instances=hw.instances,
                     gpus=hw.node_gpus, domain=pick.gpu.nvlink_domain_gpus or 0)  # fmt: skip
