@@ -1125,3 +1125,25 @@ def test_a_missed_request_rate_reports_the_capacity_the_plan_held() -> None:
     assert 0.0 < held < run.serving.served_rps
     assert blocker.params["capacity"] == pytest.approx(held, abs=0.005)
     assert blocker.params["share"] == pytest.approx(2.0 / held)
+
+
+def test_a_pretraining_micro_batch_cap_names_the_recipe_it_is_timed_as() -> None:
+    """Pretraining 8B with no framework is searched over Megatron-style splits and timed as
+    the calibrated harness's packed runs (MosaicML llm-foundry), yet its micro-batch note
+    said 'up to 8 (the Hugging Face Trainer's default)'. The cap is llm-foundry's
+    (mpt-7b.yaml: device_train_microbatch_size 8); a fine-tune keeps the HF Trainer's."""
+    from whichgpu.plan.settings import PRETRAIN_CAP
+
+    catalog = load_catalog()
+
+    def cap_source(raw: dict[str, object]) -> str:
+        result = recommend(catalog, Workload((make_component(raw),)))
+        said = next(
+            n for n in result.reasons if n.code in ("chosen_batch", "chosen_batch_pipeline")
+        )
+        return str(said.params["recipe"])
+
+    assert PRETRAIN_CAP == (8, "MosaicML llm-foundry's pretraining recipes")
+    assert cap_source({"kind": "train", "model": "llama-3.1-8b", "tokens": 1e10}) == PRETRAIN_CAP[1]
+    fine_tune = cap_source({"kind": "finetune", "model": "llama-3.2-1b", "tokens": 1e8})
+    assert fine_tune != PRETRAIN_CAP[1]

@@ -32,7 +32,7 @@ WORDS: dict[str, str] = {
         N_("prior: mean of other harnesses"), N_("prior: η = 0.5"), N_("1 GPU"),
         N_("buy-new"), N_("buy-used"), N_("purchase"), N_("cost"), N_("time"), N_("value"),
         N_("NVIDIA DeepLearningExamples' ResNet-50 recipe"), N_("the DeiT recipe"),
-        N_("the Hugging Face Trainer's default"),
+        N_("the Hugging Face Trainer's default"), N_("MosaicML llm-foundry's pretraining recipes"),
         # the article's price rows' provider; tensor-figure bases; kinds of source
         N_("the article (C20)"), N_("dense"), N_("sparse"),
         N_("article"), N_("benchmark"), N_("config"), N_("datasheet"), N_("documentation"),

@@ -72,6 +72,12 @@ BATCH_CAPS: dict[str, tuple[int, str]] = {
     "encoder": (8, N_("the Hugging Face Trainer's default")),
 }
 
+#: Per-GPU micro-batch of a decoder's pretraining that names no framework: the recipes of the
+#: harness it is timed as (MosaicML llm-foundry, scripts/train/yamls/pretrain/mpt-7b.yaml:
+#: ``device_train_microbatch_size: 8``), not the HF Trainer's, which does not lay out the
+#: tensor and pipeline splits such a job is searched over
+PRETRAIN_CAP: tuple[int, str] = (8, N_("MosaicML llm-foundry's pretraining recipes"))
+
 
 @lru_cache(maxsize=4096)
 def needed_bytes(arch: ModelArch, job: Job) -> float:
@@ -245,6 +251,8 @@ def configure(
         if changes:
             job = evolve(job, **changes)
     cap, source = BATCH_CAPS.get(arch.kind, (8, N_("the Hugging Face Trainer's default")))
+    if job.task == "train" and arch.kind == "decoder" and component.framework is None:
+        cap, source = PRETRAIN_CAP
     if recipe is not None and "batch" in defaults:
         cap, source = int(defaults["batch"]), recipe.name
     open_batch = component.batch is None
