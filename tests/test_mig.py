@@ -191,3 +191,27 @@ def test_recommend_and_mig_agree_on_a_slice_s_memory(catalog: Catalog) -> None:
     profile = catalog.mig_profile("a100-80gb-sxm", "1g.10gb")
     sliced = slice_gpu(catalog.gpu("a100-80gb-sxm"), profile)
     assert sliced.memory_gib == pytest.approx(profile.memory_gib)
+
+
+def test_plans_rank_on_dated_offers_and_say_which(catalog: Catalog) -> None:
+    """D4 on every MIG GPU: the pick was one A100 80GB PCIe at $0.87/h, an undated Vast.ai
+    scrape, where recommend ranks only dated offers first ('a price without a date is a
+    guess'). The plans are priced on the cheapest dated offer a GPU has (RunPod's $1.19,
+    2026-11-09), a plan priced on an undated one ranks after the dated ones (4 × A30 on
+    Seeweb's undated $0.29), and each says its listing."""
+    service = make_service({"name": "llm", "model": "llama-3.1-8b", "quant": "int4",
+                            "replicas": 7})  # fmt: skip
+    result = plan_mig(catalog, [service])
+    pick = result.pick
+    assert pick is not None and pick.gpu.id == "a100-80gb-pcie" and pick.listing is not None
+    assert pick.listing.as_of != "undated" and pick.usd_per_h == pytest.approx(1.19)
+    dated = [o.listing is not None and o.listing.as_of != "undated" for o in result.options]
+    assert dated == sorted(dated, reverse=True)  # every dated plan before any undated one
+    a30 = next(o for o in result.options if o.gpu.id == "a30")
+    assert a30.listing is not None and a30.listing.as_of == "undated"
+    doc = json.loads(run_cli("mig", "-m", "llama-3.1-8b", "--quant", "int4", "--replicas", "7",
+                             "--json").stdout)  # fmt: skip
+    assert doc["pick"]["price"]["provider"] == "RunPod" and doc["pick"]["price"]["as_of"]
+    assert all("price" in o for o in doc["options"]) and all(
+        "price" in c for c in doc["whole_cards"]
+    )

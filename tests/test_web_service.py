@@ -65,7 +65,9 @@ def test_the_largest_mig_plan_the_limits_allow_is_well_under_a_second(
     response = client.post("/api/v1/mig", json=_services(64, 64))
     assert response.status_code == 200
     plan = response.json()["pick"]
-    assert plan["gpus"] == 2048  # 4,096 int4 8B replicas, two 2g.12gb slices to an A30
+    # 4,096 int4 8B replicas, seven 1g.10gb slices to an A100 80GB PCIe: priced on a dated
+    # offer, ahead of 2,048 A30s (two 2g.12gb slices each) whose offers are undated
+    assert plan["gpus"] == 586 and plan["gpu"] == "a100-80gb-pcie"
     assert time.perf_counter() - started < 5.0  # a loose bound: the figure is in bench/
 
 

@@ -198,7 +198,11 @@ def dated_first(prices: Sequence[Price]) -> list[Price]:
 def cheapest_for(
     catalog: Catalog, gpu_id: str, gpus: int, markets: Iterable[Market] = RENTAL_MARKETS
 ) -> Price | None:
-    """The cheapest offer (per GPU) that rents ``gpus`` of ``gpu_id`` whole (:func:`rents_as`)."""
-    rows = [p for p in catalog.prices_for(gpu_id, markets) if rents_as(p, gpus) is not None]
+    """The cheapest offer (per GPU) that rents ``gpus`` of ``gpu_id`` whole (:func:`rents_as`),
+    among its dated offers where it has any (:func:`dated_first`, as recommend prices an
+    option: a price without a date is a guess)."""
+    rows = dated_first(
+        [p for p in catalog.prices_for(gpu_id, markets) if rents_as(p, gpus) is not None]
+    )
     found = price_range(rows)
     return None if found is None else found.low

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from whichgpu.catalog.records import GPU, MigProfile
+from whichgpu.catalog.records import GPU, MigProfile, Price
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput, Path, UnknownName
 from whichgpu.estimate.mig_packing import MigPlan, Service, check_mix, pack
@@ -28,11 +28,13 @@ class ServiceSpec:
 
 @dataclass(frozen=True)
 class GpuOption:
-    """One MIG GPU model: its plan and its price (the lowest listing in the markets)."""
+    """One MIG GPU model: its plan and its price (the lowest dated listing in the markets,
+    per GPU: :func:`~whichgpu.catalog.prices.cheapest_for`), with the listing."""
 
     gpu: GPU
     plan: MigPlan
     usd_per_h: float | None
+    listing: Price | None = None
 
     @property
     def gpus(self) -> int:
@@ -41,11 +43,13 @@ class GpuOption:
 
 @dataclass(frozen=True)
 class CardOption:
-    """The services on whole cards of a GPU without MIG, one card per replica."""
+    """The services on whole cards of a GPU without MIG, one card per replica, and the
+    listing they are priced on."""
 
     gpu: GPU
     cards: int
     usd_per_h: float | None
+    listing: Price | None = None
 
 
 @dataclass(frozen=True)
@@ -116,12 +120,11 @@ def check_request(
     return target, chosen, why
 
 
-def _price(catalog: Catalog, gpu_id: str, markets: Sequence[str], gpus: int) -> float | None:
-    """Per GPU, the cheapest offer that rents ``gpus`` of them (whole instances)."""
+def _price(catalog: Catalog, gpu_id: str, markets: Sequence[str], gpus: int) -> Price | None:
+    """The cheapest dated offer (per GPU) that rents ``gpus`` of them (whole instances)."""
     from whichgpu.catalog.prices import cheapest_for
 
-    found = cheapest_for(catalog, gpu_id, gpus, markets)  # type: ignore[arg-type]
-    return None if found is None else found.price_usd_per_h
+    return cheapest_for(catalog, gpu_id, gpus, markets)  # type: ignore[arg-type]
 
 
 def unique_names(services: Sequence[ServiceSpec]) -> list[ServiceSpec]:
@@ -190,14 +193,18 @@ def plan_mig(
                 )
         plan = pack(candidate.id, profiles, [s.service for s in services], explicit, refused)
         price = _price(catalog, candidate.id, markets, max(len(plan.gpus), 1))
-        options.append(GpuOption(candidate, plan, price))
+        per_gpu = None if price is None else price.price_usd_per_h
+        options.append(GpuOption(candidate, plan, per_gpu, price))
 
     def rank(o: GpuOption) -> tuple[float, ...]:
         # each GPU model's plan already uses as few of its GPUs as it can, then the least
-        # memory; between models the cheaper plan wins (an unpriced one after the priced)
+        # memory; between models the cheaper plan wins, one priced on a dated offer before
+        # one priced on an undated one (as recommend ranks: a price without a date is a
+        # guess), an unpriced one last
         inf = float("inf")
         cost = round(o.usd_per_h * o.gpus, 4) if o.usd_per_h is not None else inf
-        return (len(o.plan.unplaced), cost, o.gpus, o.plan.waste_gib)
+        undated = float(o.listing is not None and o.listing.as_of == "undated")
+        return (len(o.plan.unplaced), undated, cost, o.gpus, o.plan.waste_gib)
 
     ordered = sorted(options, key=lambda o: (rank(o), o.gpu.id))
     pick = ordered[0] if ordered and not ordered[0].plan.unplaced else None
@@ -210,8 +217,13 @@ def plan_mig(
         if all(need <= capacity for need, _n in replicas):
             count = sum(n for _need, n in replicas)
             price = _price(catalog, card.id, markets, count)
-            cards.append(CardOption(card, count, None if price is None else price * count))
-    cards.sort(key=lambda c: (c.usd_per_h is None, c.usd_per_h or 0.0, c.gpu.id))
+            usd_per_h = None if price is None else price.price_usd_per_h * count
+            cards.append(CardOption(card, count, usd_per_h, price))
+
+    def undated(c: CardOption) -> bool:
+        return c.listing is not None and c.listing.as_of == "undated"
+
+    cards.sort(key=lambda c: (c.usd_per_h is None, undated(c), c.usd_per_h or 0.0, c.gpu.id))
     return MigResult(tuple(services), tuple(ordered), pick, tuple(cards))
 
 

@@ -12,7 +12,7 @@ from whichgpu.estimate.mig_packing import GpuPlan, MigPlan
 from whichgpu.i18n import _, fmt, format_decimal
 from whichgpu.inputs.fields import format_cost
 from whichgpu.notes import Note, count_label, render
-from whichgpu.render.json_doc import SCHEMA_VERSION
+from whichgpu.render.json_doc import SCHEMA_VERSION, listing_doc
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -127,6 +127,7 @@ def mig_doc(result: MigResult) -> dict[str, Any]:
             "gpu": pick.gpu.id,
             "gpus": pick.gpus,
             "usd_per_h": None if pick.usd_per_h is None else round(pick.usd_per_h * pick.gpus, 4),
+            "price": listing_doc(pick.listing),
             "plan": plan_doc(pick.plan),
             "commands": smi_commands(pick.plan),
             "mig_parted": mig_parted_config(pick.plan),
@@ -139,6 +140,7 @@ def mig_doc(result: MigResult) -> dict[str, Any]:
                 "usd_per_h": None
                 if o.usd_per_h is None or not o.gpus
                 else round(o.usd_per_h * o.gpus, 4),
+                "price": listing_doc(o.listing),
                 "plan": plan_doc(o.plan),
             }
             for o in result.options
@@ -148,6 +150,7 @@ def mig_doc(result: MigResult) -> dict[str, Any]:
                 "gpu": c.gpu.id,
                 "cards": c.cards,
                 "usd_per_h": None if c.usd_per_h is None else round(c.usd_per_h, 4),
+                "price": listing_doc(c.listing),
             }
             for c in result.cards
         ],
@@ -164,6 +167,8 @@ def print_mig(result: MigResult, console: Console) -> None:
         table.add_column(header)
     for o in result.options:
         cost = format_cost(None if o.usd_per_h is None or not o.gpus else o.usd_per_h * o.gpus)
+        if o.listing is not None and o.listing.as_of == "undated" and o.gpus:
+            cost = fmt(_("{cost}, undated"), cost=cost)  # ranked after the dated offers
         used = (
             f"{format_decimal(o.plan.needed_gib, 1)} / {format_decimal(o.plan.allotted_gib, 1)} GiB"
         )
@@ -188,6 +193,12 @@ def print_mig(result: MigResult, console: Console) -> None:
         console.print(
             Text(fmt(_("Plan: {gpus} × {gpu}"), gpus=pick.gpus, gpu=pick.gpu.name), style="bold")
         )
+        if pick.listing is not None and pick.usd_per_h is not None:  # the offer it is priced on
+            seen = pick.listing.as_of if pick.listing.as_of != "undated" else _("undated")
+            console.print(fmt(_("  {usd_per_h}/h a GPU from {provider} ({market}), seen {seen}"),
+                              usd_per_h=format_cost(pick.usd_per_h),
+                              provider=pick.listing.provider, market=_(pick.listing.market),
+                              seen=seen), markup=False)  # fmt: skip
         for gpu in pick.plan.gpus:  # the slot map, then one instance a line
             console.print(f"  GPU {gpu.index} {slot_map(gpu)}", markup=False)
             for i in gpu.instances:
@@ -209,6 +220,8 @@ def print_mig(result: MigResult, console: Console) -> None:
         console.print(Text(_("The same services on whole cards (one per replica)"), style="bold"))
         for card in result.cards[:5]:
             cost = "—" if card.usd_per_h is None else f"{format_cost(card.usd_per_h)}/h"
+            if card.listing is not None and card.listing.as_of == "undated":
+                cost = fmt(_("{cost}, undated"), cost=cost)
             console.print(f"  {count_label(card.cards, card.gpu.short_name, True)}: {cost}")
         console.print(
             Text(
