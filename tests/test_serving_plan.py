@@ -1446,3 +1446,22 @@ def test_an_engine_carrying_another_engines_step_overhead_states_the_step_withou
     low, high = tpot_likely("vllm")
     assert low < 0.0064 < high  # c011's measurement, inside the range stated
     tpot_likely("trtllm")
+
+
+def test_estimate_says_when_a_demand_leaves_no_headroom() -> None:
+    """Llama 3.1 70B on 2 × H100 at 5 requests/s: the replica serves 5.58 under the targets,
+    so the demand runs it at 90 %, past the 70 % recommend plans a service at; estimate,
+    which sizes nothing, said nothing of it. At 3 requests/s (54 %) it says nothing."""
+    from whichgpu.estimate.assumptions import TARGET_UTILIZATION
+
+    def notes(rate: str) -> dict[str, dict[str, object]]:
+        out = run_cli("estimate", "-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--count", "2",
+                      "--request-rate", rate, "--json")  # fmt: skip
+        assert out.code == 0, out.stderr
+        return {n["code"]: n["params"] for n in json.loads(out.stdout)["notes"]}
+
+    near = notes("5")["warn_near_capacity"]
+    assert near["target"] == TARGET_UTILIZATION and near["demand"] == 5.0
+    assert near["share"] == pytest.approx(5.0 / float(near["capacity"]), rel=1e-2)  # type: ignore[arg-type]
+    assert 0.8 < float(near["share"]) < 1.0  # type: ignore[arg-type]
+    assert "warn_near_capacity" not in notes("3")

@@ -463,6 +463,11 @@ MESSAGES: dict[str, str | Plural] = {
         "tokens/s with two TensorRT-LLM releases. More GPUs a replica, or an 8-bit KV cache, "
         "leave it room."
     ),
+    "warn_near_capacity": N_(
+        "{component}: {demand:,.2f} requests/s is {share:.0%} of the {capacity:,.2f} this "
+        "hardware serves under the targets, past the {target:.0%} a service is planned to run "
+        "at: a burst or a slower release leaves it no room (recommend sizes it with that room)."
+    ),
     "warn_tight_kv_8bit": N_(
         "{component} on {engine}, {gpus} × {gpu} a replica: the KV cache gets {pool_gib:,.1f} "
         "GiB a GPU, {share:.0%} of its memory ({sequences} sequences of {tokens:,} tokens), "

@@ -452,7 +452,14 @@ def serve_component(
     tight = () if best.disaggregated else tight_kv_notes(component.label, arch, gpu, choice)
     if component.layout == "disaggregated" and best.disaggregated is None:
         tight = (note("warn_no_split", component=component.label), *tight)
-    notes: list[Note] = [*unmeasured, *tight]
+    near: tuple[Note, ...] = ()
+    if best.unmet is None and demand and not meets and held_rps > 0:
+        # it serves the demand, past the share of its capacity a service is planned at:
+        # what estimate, which sizes nothing, must say (recommend does not pick it)
+        near = (note("warn_near_capacity", component=component.label,
+                     demand=round(demand, 2), capacity=round(held_rps, 2),
+                     share=demand / held_rps, target=TARGET_UTILIZATION),)  # fmt: skip
+    notes: list[Note] = [*unmeasured, *near, *tight]
     from whichgpu.job.engine_times import timed
     from whichgpu.job.engines import REFERENCE_ENGINE
 
@@ -478,7 +485,7 @@ def serve_component(
         tokens_per_s_per_sequence=1 / best.operating.tpot_s if best.operating.tpot_s else None,
         efficiency=best.eta, provenance=provenance, serving=best,
         demand_rps=demand, memory_gib=needed, fits=True,
-        notes=unmeasured + engine_notes(component.label, choice, asked)
+        notes=unmeasured + near + engine_notes(component.label, choice, asked)
         + tight_kv_notes(component.label, arch, gpu, choice) + drained,
     )  # fmt: skip
     return Run(
