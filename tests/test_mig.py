@@ -215,3 +215,15 @@ def test_plans_rank_on_dated_offers_and_say_which(catalog: Catalog) -> None:
     assert all("price" in o for o in doc["options"]) and all(
         "price" in c for c in doc["whole_cards"]
     )
+
+
+def test_an_unpriced_plan_ranks_after_one_priced_on_an_undated_offer(catalog: Catalog) -> None:
+    """85 GiB in the spot market: no spot offer prices the H100 NVL or the GH200, an undated
+    one prices the H200 at $1.45/h. A plan with no price at all ranked before it (the
+    dated-first key put 'undated' before 'unpriced'), and became the pick."""
+    result = plan_mig(catalog, [make_service({"memory_gib": 85})], markets=("spot",))
+    assert result.pick is not None and result.pick.usd_per_h is not None
+    placed = [o for o in result.options if not o.plan.unplaced]
+    priced = [o.usd_per_h is not None for o in placed]
+    assert priced == sorted(priced, reverse=True)  # every priced plan before any unpriced one
+    assert not all(priced) and result.pick.gpu.id == "h200"

@@ -1103,14 +1103,26 @@ def test_a_served_model_no_single_instance_holds_says_so() -> None:
                      "--count", "8", "--gpus-per-instance", "1", "--request-rate", "1")  # fmt: skip
     assert result.code == 2 and "--gpus-per-instance 8" in result.stderr
     assert "one instance of 1 × NVIDIA RTX PRO 6000 Blackwell" in result.stderr
+    # the fewest GPUs that hold it, and only an instance size that is sold (a node's 8):
+    # 405B in BF16 on two 8-GPU H100 instances names none, where it had named 16
+    big = run_cli("estimate", "-m", "llama-3.1-405b", "--precision", "bf16-true", "--gpu",
+                  "h100-sxm", "--count", "16", "--gpus-per-instance", "8", "--request-rate",
+                  "1")  # fmt: skip
+    assert big.code == 2 and "one instance of 8 × NVIDIA H100 SXM" in big.stderr
+    assert "--gpus-per-instance 16" not in big.stderr and "would hold it" not in big.stderr
+    # a tensor-parallel degree the user fixed is the replica, wherever its GPUs sit
+    fixed = run_cli("estimate", "-m", "deepseek-r1", "--gpu", "rtx-pro-6000-blackwell",
+                    "--count", "8", "--gpus-per-instance", "1", "--tp", "1", "--request-rate",
+                    "1")  # fmt: skip
+    assert fixed.code == 2 and "--gpus-per-instance" not in fixed.stderr
 
 
 def test_a_missed_request_rate_reports_the_capacity_the_plan_held() -> None:
     """The blocker of a served option whose capacity rests on an unmeasured factor states
-    the slow end the plan held it to (plan.core.held_share); it read the rate band's low end
+    the slow end the plan held it to (latency_range.held_share); it read the rate band's low end
     instead, which the KV pool's spread took to 0.00 requests/s ('2.00 asked is 350129 % of
     it') where the plan had held 0.12."""
-    from whichgpu.plan.core import held_share
+    from whichgpu.estimate.latency_range import held_share
 
     catalog = load_catalog()
     job = make_component({"kind": "inference", "model": "deepseek-r1", "request_rate": 2,
@@ -1124,6 +1136,7 @@ def test_a_missed_request_rate_reports_the_capacity_the_plan_held() -> None:
     held = run.serving.served_rps * held_share(run.provenance)
     assert 0.0 < held < run.serving.served_rps
     assert blocker.params["capacity"] == pytest.approx(held, abs=0.005)
+    assert blocker.params["capacity"] == pytest.approx(0.12, abs=0.01)  # 0.00 before
     assert blocker.params["share"] == pytest.approx(2.0 / held)
 
 

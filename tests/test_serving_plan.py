@@ -1465,3 +1465,11 @@ def test_estimate_says_when_a_demand_leaves_no_headroom() -> None:
     assert near["share"] == pytest.approx(5.0 / float(near["capacity"]), rel=1e-2)  # type: ignore[arg-type]
     assert 0.8 < float(near["share"]) < 1.0  # type: ignore[arg-type]
     assert "warn_near_capacity" not in notes("3")
+    # past the capacity, estimate's replicas note says what would serve it, not this one
+    assert not {"warn_near_capacity", "warn_near_capacity_slow"} & set(notes("8"))
+    # a capacity held at the slow end of its range says so, and its middle
+    out = run_cli("estimate", "-m", "llama-3.1-70b", "--gpu", "mi300x", "--request-rate", "3",
+                  "--json")  # fmt: skip
+    said = {n["code"]: n["params"] for n in json.loads(out.stdout)["notes"]}
+    slow = said["warn_near_capacity_slow"]
+    assert float(slow["capacity"]) < 3.0 <= float(slow["point"])  # type: ignore[arg-type]

@@ -416,6 +416,11 @@ MESSAGES: dict[str, str | Plural] = {
         "and expert exchanges do not cross the network between instances ({count} GPUs in "
         "one instance would hold it)"
     ),
+    "block_memory_instance_none": N_(
+        "{component} needs {needed:,.1f} GiB per GPU; {capacity:,.1f} GiB available: a "
+        "replica stays within one instance ({per_instance} × {gpu} here), as its all-reduces "
+        "and expert exchanges do not cross the network between instances"
+    ),
     "block_layout_split": N_(
         "{component}: separate prefill and decode workers take two GPUs at least."
     ),
@@ -467,6 +472,12 @@ MESSAGES: dict[str, str | Plural] = {
         "{component}: {demand:,.2f} requests/s is {share:.0%} of the {capacity:,.2f} this "
         "hardware serves under the targets, past the {target:.0%} a service is planned to run "
         "at: a burst or a slower release leaves it no room (recommend sizes it with that room)."
+    ),
+    "warn_near_capacity_slow": N_(
+        "{component}: {demand:,.2f} requests/s is {share:.0%} of the {capacity:,.2f} this "
+        "hardware serves under the targets at the slow end of its likely range ({point:,.2f} "
+        "at its middle), past the {target:.0%} a service is planned to run at: a burst or a "
+        "slower release leaves it no room (recommend sizes it with that room)."
     ),
     "warn_tight_kv_8bit": N_(
         "{component} on {engine}, {gpus} × {gpu} a replica: the KV cache gets {pool_gib:,.1f} "

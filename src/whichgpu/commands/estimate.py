@@ -361,12 +361,13 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     run = plan(_component(arch, r), _hardware(gpu, r), (arch, job),
                None if r.tp is None else (r.tp, None, None), latency_margin("likely"))  # fmt: skip
     if run.serving is None and run.blocker is not None and run.blocker.kind == "replica_instance":
-        raise InvalidInput("serving_no_fit_instance", field=("gpus_per_instance",),
-                           model=arch.name, gpu=gpu.name, count=r.count,
+        holds = run.blocker.instance_gpus  # one instance this large would hold it, or none
+        said = {"count": holds, "flag": Ref(("gpus_per_instance",))} if holds else {}
+        raise InvalidInput("serving_no_fit_instance" + ("" if holds else "_none"),
+                           field=("gpus_per_instance",), model=arch.name, gpu=gpu.name,
                            per_instance=int(run.blocker.needed or 1),
                            needed=round(run.needed_gib or 0.0, 1),
-                           capacity=round(run.capacity_gib, 1),
-                           flag=Ref(("gpus_per_instance",)))  # fmt: skip
+                           capacity=round(run.capacity_gib, 1), **said)  # fmt: skip
     if run.serving is None:
         raise InvalidInput("serving_no_fit", model=arch.name, gpu=gpu.name, count=r.count)
     assert run.job is not None

@@ -204,7 +204,7 @@ def plan_mig(
         inf = float("inf")
         cost = round(o.usd_per_h * o.gpus, 4) if o.usd_per_h is not None else inf
         undated = float(o.listing is not None and o.listing.as_of == "undated")
-        return (len(o.plan.unplaced), undated, cost, o.gpus, o.plan.waste_gib)
+        return (len(o.plan.unplaced), float(cost == inf), undated, cost, o.gpus, o.plan.waste_gib)
 
     ordered = sorted(options, key=lambda o: (rank(o), o.gpu.id))
     pick = ordered[0] if ordered and not ordered[0].plan.unplaced else None

@@ -349,11 +349,10 @@ def split_low(engine: EngineProfile, arch: ModelArch, gpu: GPU, job: Job) -> flo
 
 def _held(engine: EngineProfile, arch: ModelArch, gpu: GPU, job: Job, attention_dp: bool,
           disaggregated: bool = False) -> float:  # fmt: skip
-    from whichgpu.estimate.efficiency_model import extrapolated
-    from whichgpu.estimate.throughput import likely_rate
+    from whichgpu.estimate.latency_range import held_share
 
-    said = serving_provenance(engine, arch, gpu, job.speculative, attention_dp, disaggregated)
-    return likely_rate(1.0, "tokens/s", "llm-serve", said).low if extrapolated(said) else 1.0
+    return held_share(serving_provenance(engine, arch, gpu, job.speculative, attention_dp,
+                                         disaggregated))  # fmt: skip
 
 
 def unmeasured_widening(

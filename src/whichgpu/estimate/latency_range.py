@@ -29,6 +29,20 @@ def latency_band(target: str, provenance: str = "") -> tuple[float, float]:
     return 1.0 / rate.high, 1.0 / rate.low
 
 
+def held_share(provenance: str) -> float:
+    """The share of a served replica's capacity a plan holds it to against a request rate:
+    the low end of the serving regime's likely range where the capacity rests on a factor
+    nobody measured (:func:`~whichgpu.estimate.efficiency_model.extrapolated`), else all of
+    it; what the engine choice compares layouts at, what a plan decides with and what the
+    blocker saying it missed reports (one place)."""
+    from whichgpu.estimate.efficiency_model import extrapolated
+    from whichgpu.estimate.throughput import likely_rate
+
+    if not extrapolated(provenance):
+        return 1.0
+    return likely_rate(1.0, "tokens/s", "llm-serve", provenance).low
+
+
 def ttft_extra() -> float:
     """How much further than a decode step's the slow end of a time to first token lies
     (the prefill fit's band over the serving fit's, unwidened): what a time-to-first-token

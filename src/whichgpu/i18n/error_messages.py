@@ -134,6 +134,12 @@ MESSAGES: dict[str, str] = {
     ),
     "pp_layers": N_("{pp} pipeline stages need a layer each; {model} has {layers}"),
     "serving_no_fit": N_("{model} does not fit {count} × {gpu} with room for one sequence"),
+    "serving_no_fit_instance_none": N_(
+        "{model} does not fit one instance of {per_instance} × {gpu} with room for one "
+        "sequence ({needed:,.1f} GiB a GPU needed, {capacity:,.1f} GiB available), and a "
+        "replica stays within one instance: its all-reduces and expert exchanges do not cross "
+        "the network"
+    ),
     "serving_no_fit_instance": N_(
         "{model} does not fit one instance of {per_instance} × {gpu} with room for one "
         "sequence ({needed:,.1f} GiB a GPU needed, {capacity:,.1f} GiB available), and a "

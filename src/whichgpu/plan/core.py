@@ -60,20 +60,6 @@ def latency_margin(confidence: str) -> float:
     return 1.0 / likely_rate(1.0, "tokens/s", "llm-serve").low
 
 
-def held_share(provenance: str) -> float:
-    """The share of a served replica's capacity a plan holds it to against a request rate:
-    the low end of the serving regime's likely range where the capacity rests on a factor
-    nobody measured (:func:`~whichgpu.estimate.efficiency_model.extrapolated`), else all of
-    it; what a plan decides with and what the blocker that says it missed reports
-    (:func:`whichgpu.commands.recommend.pricing.constraint_blockers`)."""
-    from whichgpu.estimate.efficiency_model import extrapolated
-    from whichgpu.estimate.throughput import likely_rate
-
-    if not extrapolated(provenance):
-        return 1.0
-    return likely_rate(1.0, "tokens/s", "llm-serve", provenance).low
-
-
 def per_second(rate: float, unit: str) -> float:
     if unit.endswith("/h"):
         return rate / 3600.0
@@ -367,7 +353,13 @@ def serve_component(
         tight_kv_notes,
     )
     from whichgpu.estimate.kv_pool import pool_band
-    from whichgpu.estimate.latency_range import borrowed_step_s, latency_band, rate_band, ttft_extra
+    from whichgpu.estimate.latency_range import (
+        borrowed_step_s,
+        held_share,
+        latency_band,
+        rate_band,
+        ttft_extra,
+    )
     from whichgpu.estimate.parallel import usable_bytes
     from whichgpu.estimate.serving_plan import PERCENTILES, Targets
     from whichgpu.estimate.throughput import Rate
@@ -396,7 +388,7 @@ def serve_component(
     choice = choose_engine(arch, job, gpu, hw.count, engines, targets, component.request_rate,
                            component.batch, tp, component.layout)  # fmt: skip
     if choice is None:
-        return _unheld(component, hw, arch, job, capacity_gib)
+        return _unheld(component, hw, arch, job, capacity_gib, tp)
     asked, job, engine, best = job, choice.job, choice.engine, choice.plan
     replica_job, needed = replica_memory(arch, choice, gpu)
     demand = component.request_rate
@@ -430,7 +422,7 @@ def serve_component(
     # the demand within the share of the capacity a service is planned to run at, that
     # capacity at the slow end of its range where it rests on an unmeasured factor (the
     # inherited band's, as the engine choice holds it: engine_choice.layout_lows)
-    held_rps = served_rps * held_share(provenance)
+    held_rps = served_rps * held_share(provenance)  # its slow end where unmeasured
     meets = best.unmet is None and (
         demand is None or demand <= held_rps * TARGET_UTILIZATION * (1 + 1e-9)
     )
@@ -453,12 +445,14 @@ def serve_component(
     if component.layout == "disaggregated" and best.disaggregated is None:
         tight = (note("warn_no_split", component=component.label), *tight)
     near: tuple[Note, ...] = ()
-    if best.unmet is None and demand and not meets and held_rps > 0:
+    if best.unmet is None and demand and not meets and held_rps > 0 and demand <= served_rps:
         # it serves the demand, past the share of its capacity a service is planned at:
-        # what estimate, which sizes nothing, must say (recommend does not pick it)
-        near = (note("warn_near_capacity", component=component.label,
+        # what estimate, which sizes nothing, must say (recommend does not pick it; a demand
+        # past the capacity is estimate's replicas note); at the slow end the plan holds
+        slow = {"point": round(served_rps, 2)} if held_rps < served_rps else {}
+        near = (note("warn_near_capacity" + ("_slow" if slow else ""), component=component.label,
                      demand=round(demand, 2), capacity=round(held_rps, 2),
-                     share=demand / held_rps, target=TARGET_UTILIZATION),)  # fmt: skip
+                     share=demand / held_rps, target=TARGET_UTILIZATION, **slow),)  # fmt: skip
     notes: list[Note] = [*unmeasured, *near, *tight]
     from whichgpu.job.engine_times import timed
     from whichgpu.job.engines import REFERENCE_ENGINE
@@ -544,21 +538,36 @@ def with_front(run: Run, arch: ModelArch, gpu: GPU, count: int, tp: int | None =
 
 
 def _unheld(
-    component: Component, hw: Hardware, arch: ModelArch, job: Job, capacity_gib: float
+    component: Component,
+    hw: Hardware,
+    arch: ModelArch,
+    job: Job,
+    capacity_gib: float,
+    tp: int | None = None,
 ) -> Run:
     """A served model no replica on ``hw`` holds with room for a sequence, reported as the
-    largest replica it allows: one instance's GPUs where the instances hold fewer than
-    ``hw.count`` (a replica's tensor-parallel all-reduces and expert exchanges stay inside an
-    instance: :func:`~whichgpu.estimate.serving_layouts.replica_reach`), with the blocker
-    saying so where spanning them all would have held it."""
+    largest replica it allows: the ``tp`` the user fixed, else one instance's GPUs where the
+    instances hold fewer than ``hw.count`` (a replica's tensor-parallel all-reduces and
+    expert exchanges stay inside an instance: :func:`~whichgpu.estimate.serving_layouts.
+    replica_reach`), with a blocker saying so, and naming the fewest GPUs one instance would
+    need where an instance can be that large (a node's 8, a rack's NVLink domain) and ``hw``
+    has them."""
+    from whichgpu.estimate.parallel import gpu_counts
     from whichgpu.estimate.serving_layouts import replica_reach
+    from whichgpu.job import Job as JobRecord
 
+    strategy = f"{hw.count} GPU"
+    if tp:  # the user's split is the replica, wherever its GPUs sit
+        return Run(component, False, _split_gib(arch, job, tp), capacity_gib, strategy)
     reach = min(hw.count, replica_reach(job, hw.gpu))
-    needed = _split_gib(arch, job, reach)
+    sold = replica_reach(evolve(job, gpus_per_node=JobRecord.gpus_per_node), hw.gpu)
+    holds = next((n for n in gpu_counts(min(hw.count, sold))
+                  if n > reach and _split_gib(arch, job, n) <= capacity_gib), None)  # fmt: skip
     blocker = None
-    if reach < hw.count and _split_gib(arch, job, hw.count) <= capacity_gib:
-        blocker = Blocker("replica_instance", needed=float(reach))
-    return Run(component, False, needed, capacity_gib, f"{hw.count} GPU", blocker=blocker)
+    if reach < hw.count:  # the instances split what a replica could span
+        blocker = Blocker("replica_instance", needed=float(reach), instance_gpus=holds)
+    return Run(component, False, _split_gib(arch, job, reach), capacity_gib, strategy,
+               blocker=blocker)  # fmt: skip
 
 
 def _split_gib(arch: ModelArch, job: Job, count: int) -> float:

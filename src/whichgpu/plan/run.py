@@ -25,7 +25,8 @@ class Blocker:
     - ``format_capability``: the engine runs the weights' format from ``needed``;
     - ``layout_split``: separate prefill and decode workers asked for, on fewer than two GPUs;
     - ``replica_instance``: a served model no replica within one instance holds (``needed``:
-      the GPUs an instance has), which one spanning all the GPUs would."""
+      the GPUs an instance has), which one instance of ``instance_gpus`` would (None: no
+      instance of these GPUs is sold that large)."""
 
     kind: Literal[
         "math_unit",
@@ -37,6 +38,8 @@ class Blocker:
     ]
     unit: str | None = None
     needed: float | None = None
+    #: ``replica_instance``: the fewest GPUs one instance holding a replica would need
+    instance_gpus: int | None = None
 
 
 @dataclass(frozen=True)

@@ -129,10 +129,12 @@ def constraint_blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             memory = {"needed": round(run.needed_gib or 0, 1)}
             memory["capacity"] = round(run.capacity_gib, 1)
             if run.blocker is not None and run.blocker.kind == "replica_instance":
-                # spanning the instances would hold it; a replica stays inside one
-                out.append(note("block_memory_instance", component=run.component.label,
+                # a replica stays inside one instance; a larger one would hold it, or none
+                holds = run.blocker.instance_gpus
+                out.append(note("block_memory_instance" + ("" if holds else "_none"),
+                                component=run.component.label,
                                 per_instance=int(run.blocker.needed or 1), gpu=gpu.short_name,
-                                count=option.hardware.count, **memory))  # fmt: skip
+                                **({"count": holds} if holds else {}), **memory))  # fmt: skip
             else:
                 out.append(note("block_memory", component=run.component.label, **memory))
         elif run.blocker is not None and run.blocker.kind != "math_unit":
@@ -192,7 +194,7 @@ def constraint_blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             )
         elif not run.meets_rate and run.serving is not None:
             from whichgpu.estimate.assumptions import TARGET_UTILIZATION
-            from whichgpu.plan.core import held_share
+            from whichgpu.estimate.latency_range import held_share
 
             point = run.serving.served_rps
             held = held_share(run.provenance)  # the slow end the plan held it to
