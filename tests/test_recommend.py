@@ -1115,6 +1115,16 @@ def test_a_served_model_no_single_instance_holds_says_so() -> None:
                     "--count", "8", "--gpus-per-instance", "1", "--tp", "1", "--request-rate",
                     "1")  # fmt: skip
     assert fixed.code == 2 and "--gpus-per-instance" not in fixed.stderr
+    # a split the user fixes across instances is refused, not timed as one node (70B at
+    # TP 8 over eight 1-GPU VMs read 14.3 ms a token, as on one NVLink node)
+    spread = run_cli("estimate", "-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--count", "8",
+                     "--gpus-per-instance", "1", "--tp", "8", "--request-rate", "1")  # fmt: skip
+    assert spread.code == 2 and "--tp:" in spread.stderr
+    assert "--gpus-per-instance 8" in spread.stderr
+    # a rack's NVLink domain holds the split across its trays (GB200 NVL72, 4 a tray)
+    rack = run_cli("estimate", "-m", "llama-3.1-70b", "--gpu", "gb200", "--count", "8",
+                   "--gpus-per-instance", "4", "--tp", "8", "--request-rate", "1")  # fmt: skip
+    assert rack.code == 0, rack.stderr
 
 
 def test_a_missed_request_rate_reports_the_capacity_the_plan_held() -> None:

@@ -350,6 +350,14 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
                            has=gpu.compute_capability, instead=", ".join(able) or "-")  # fmt: skip
     if r.tp and engine.split == "tensor" and tensor_parallel_degree(arch, r.tp) != r.tp:
         raise InvalidInput("tp_heads", field=("tp",), tp=r.tp, model=arch.name, heads=arch.n_heads)
+    if r.tp and r.gpus_per_instance:  # a replica's all-reduces stay inside an instance
+        from whichgpu.estimate.serving_layouts import replica_reach
+        from whichgpu.frozen import evolve
+
+        reach = replica_reach(evolve(job, gpus_per_node=r.gpus_per_instance), gpu)
+        if r.tp > reach:
+            raise InvalidInput("tp_instance", field=("tp",), tp=r.tp, per_instance=reach,
+                               gpu=gpu.name, flag=Ref(("gpus_per_instance",)))  # fmt: skip
     import msgspec
 
     from whichgpu.plan import plan

@@ -134,6 +134,11 @@ MESSAGES: dict[str, str] = {
     ),
     "pp_layers": N_("{pp} pipeline stages need a layer each; {model} has {layers}"),
     "serving_no_fit": N_("{model} does not fit {count} × {gpu} with room for one sequence"),
+    "tp_instance": N_(
+        "a tensor-parallel split of {tp} spans instances of {per_instance} × {gpu}, and a "
+        "served replica's all-reduces and expert exchanges run inside one instance, not over "
+        "the network between them: give at most {per_instance}, or {flag} {tp}"
+    ),
     "serving_no_fit_instance_none": N_(
         "{model} does not fit one instance of {per_instance} × {gpu} with room for one "
         "sequence ({needed:,.1f} GiB a GPU needed, {capacity:,.1f} GiB available), and a "
