@@ -441,7 +441,9 @@ def serve_component(
     if extrapolated(provenance):
         unmeasured = (note("warn_prior_efficiency", component=component.label, gpu=gpu.name,
                            provenance=provenance),)  # fmt: skip
-    tight = () if best.disaggregated else tight_kv_notes(component.label, arch, gpu, choice)
+    # a replica's pool (separate prefill and decode workers size theirs apart)
+    kv_notes = () if best.disaggregated else tight_kv_notes(component.label, arch, gpu, choice)
+    tight = kv_notes
     if component.layout == "disaggregated" and best.disaggregated is None:
         tight = (note("warn_no_split", component=component.label), *tight)
     near: tuple[Note, ...] = ()
@@ -480,7 +482,7 @@ def serve_component(
         efficiency=best.eta, provenance=provenance, serving=best,
         demand_rps=demand, memory_gib=needed, fits=True,
         notes=unmeasured + near + engine_notes(component.label, choice, asked)
-        + tight_kv_notes(component.label, arch, gpu, choice) + drained,
+        + kv_notes + drained,
     )  # fmt: skip
     return Run(
         component,
