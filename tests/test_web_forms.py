@@ -98,3 +98,12 @@ def test_a_field_shows_for_the_kinds_that_read_it(client: TestClient, page: str)
             assert shown == reads, (page, name, shown, reads)
             seen += 1
     assert seen >= 8
+
+
+def test_the_mig_page_prices_as_the_cli_does(client: TestClient) -> None:
+    """The MIG page showed each plan's $/h with no date, where the CLI and the JSON say the
+    offer and mark an undated price (render.mig_out.plan_cost and offer_line, shared)."""
+    page = client.get("/mig", params={"model": "llama-3.1-8b", "quant": "int4", "replicas": 7})
+    assert page.status_code == 200
+    assert "$1.19/h a GPU from RunPod (marketplace), seen 2026-11-09" in page.text
+    assert re.search(r"\$1\.16, undated", page.text)  # 4 × A30 on an undated offer

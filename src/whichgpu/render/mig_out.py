@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from whichgpu.catalog.records import MigProfile
-from whichgpu.commands.mig import MigResult
+from whichgpu.catalog.records import MigProfile, Price
+from whichgpu.commands.mig import GpuOption, MigResult
 from whichgpu.estimate.mig_packing import GpuPlan, MigPlan
 from whichgpu.i18n import _, fmt, format_decimal
 from whichgpu.inputs.fields import format_cost
@@ -157,6 +157,29 @@ def mig_doc(result: MigResult) -> dict[str, Any]:
     }
 
 
+def plan_cost(usd_per_h: float | None, listing: Price | None, per_hour: bool = False) -> str:
+    """A plan's or a whole-card line's price as shown (the CLI and the web page): ``undated``
+    after one read from a listing without a date, which ranks after the dated ones."""
+    cost = format_cost(usd_per_h)
+    if usd_per_h is None:
+        return cost
+    if per_hour:
+        cost = f"{cost}/h"
+    if listing is not None and listing.as_of == "undated":
+        cost = fmt(_("{cost}, undated"), cost=cost)
+    return cost
+
+
+def offer_line(pick: GpuOption) -> str | None:
+    """The offer the pick is priced on: its $/h a GPU, seller, market and date."""
+    if pick.listing is None or pick.usd_per_h is None:
+        return None
+    seen = pick.listing.as_of if pick.listing.as_of != "undated" else _("undated")
+    return fmt(_("{usd_per_h}/h a GPU from {provider} ({market}), seen {seen}"),
+               usd_per_h=format_cost(pick.usd_per_h), provider=pick.listing.provider,
+               market=_(pick.listing.market), seen=seen)  # fmt: skip
+
+
 def print_mig(result: MigResult, console: Console) -> None:
     from rich import box
     from rich.table import Table
@@ -166,9 +189,8 @@ def print_mig(result: MigResult, console: Console) -> None:
     for header in (_("GPU"), _("GPUs"), _("$/h"), _("memory used"), _("unplaced")):
         table.add_column(header)
     for o in result.options:
-        cost = format_cost(None if o.usd_per_h is None or not o.gpus else o.usd_per_h * o.gpus)
-        if o.listing is not None and o.listing.as_of == "undated" and o.gpus:
-            cost = fmt(_("{cost}, undated"), cost=cost)  # ranked after the dated offers
+        cost = plan_cost(None if o.usd_per_h is None or not o.gpus else o.usd_per_h * o.gpus,
+                         o.listing)  # fmt: skip
         used = (
             f"{format_decimal(o.plan.needed_gib, 1)} / {format_decimal(o.plan.allotted_gib, 1)} GiB"
         )
@@ -193,12 +215,8 @@ def print_mig(result: MigResult, console: Console) -> None:
         console.print(
             Text(fmt(_("Plan: {gpus} × {gpu}"), gpus=pick.gpus, gpu=pick.gpu.name), style="bold")
         )
-        if pick.listing is not None and pick.usd_per_h is not None:  # the offer it is priced on
-            seen = pick.listing.as_of if pick.listing.as_of != "undated" else _("undated")
-            console.print(fmt(_("  {usd_per_h}/h a GPU from {provider} ({market}), seen {seen}"),
-                              usd_per_h=format_cost(pick.usd_per_h),
-                              provider=pick.listing.provider, market=_(pick.listing.market),
-                              seen=seen), markup=False)  # fmt: skip
+        if (offer := offer_line(pick)) is not None:  # the offer it is priced on
+            console.print(f"  {offer}", markup=False)
         for gpu in pick.plan.gpus:  # the slot map, then one instance a line
             console.print(f"  GPU {gpu.index} {slot_map(gpu)}", markup=False)
             for i in gpu.instances:
@@ -219,9 +237,7 @@ def print_mig(result: MigResult, console: Console) -> None:
     if result.cards:
         console.print(Text(_("The same services on whole cards (one per replica)"), style="bold"))
         for card in result.cards[:5]:
-            cost = "—" if card.usd_per_h is None else f"{format_cost(card.usd_per_h)}/h"
-            if card.listing is not None and card.listing.as_of == "undated":
-                cost = fmt(_("{cost}, undated"), cost=cost)
+            cost = "—" if card.usd_per_h is None else plan_cost(card.usd_per_h, card.listing, True)
             console.print(f"  {count_label(card.cards, card.gpu.short_name, True)}: {cost}")
         console.print(
             Text(

@@ -346,7 +346,7 @@ def mig_context(values: dict[str, str], result: Any) -> dict[str, Any]:
     from whichgpu.inputs.fields import format_cost
     from whichgpu.job import QUANT_BITS
     from whichgpu.models.presets import presets
-    from whichgpu.render.mig_out import smi_commands
+    from whichgpu.render.mig_out import offer_line, plan_cost, smi_commands
 
     summary, options, cards, pick_gpus, commands = "", [], [], [], []
     if result is not None:
@@ -361,6 +361,8 @@ def mig_context(values: dict[str, str], result: Any) -> dict[str, Any]:
                 instances=sum(len(g.instances) for g in pick.plan.gpus),
                 cost="" if cost is None else f" · {format_cost(cost)}/h",
             )  # fmt: skip
+            if (offer := offer_line(pick)) is not None:  # the offer it is priced on
+                summary = f"{summary} ({offer})"
             pick_gpus = [
                 (g.index, [(i.service, i.profile.profile, i.start) for i in g.instances])
                 for g in pick.plan.gpus[:16]
@@ -370,13 +372,15 @@ def mig_context(values: dict[str, str], result: Any) -> dict[str, Any]:
             {
                 "gpu": o.gpu.short_name,
                 "gpus": o.gpus,
-                "cost": format_cost(None if o.usd_per_h is None else o.usd_per_h * o.gpus),
+                "cost": plan_cost(None if o.usd_per_h is None else o.usd_per_h * o.gpus, o.listing),
                 "unplaced": len(o.plan.unplaced),
                 "pick": o is pick,
             }
             for o in result.options
         ]
-        cards = [(c.gpu.short_name, c.cards, format_cost(c.usd_per_h)) for c in result.cards[:8]]
+        cards = [
+            (c.gpu.short_name, c.cards, plan_cost(c.usd_per_h, c.listing)) for c in result.cards[:8]
+        ]
     return {
         "values": values,
         "presets": [(p.id, p.display_name) for p in presets().values()],
