@@ -767,3 +767,22 @@ def test_tensorrt_llm_launches_with_a_step_that_holds_the_prompt() -> None:
     assert "--max_num_tokens 12000 " in long.stdout
     short = run_cli(*ask, "--prompt", "1000")
     assert short.code == 0 and "--max_num_tokens 8192 " in short.stdout
+
+
+def test_replicas_on_instances_of_their_own_are_a_skyserve_service() -> None:
+    """Llama 3.1 8B at 10 requests/s picks four 1-GPU RTX 4090 VMs, one replica each: the task
+    was num_nodes 4, four servers with nothing in front of them. It is a SkyServe service
+    (SkyPilot's docs, "Serving Models"): a readiness probe, 4 replicas, each replica's GPU and
+    port; a training pick keeps its task."""
+    result = run_cli("recommend", "--task", "inference", "--model", "llama-3.1-8b",
+                     "--request-rate", "10", "--tpot", "50ms", "--export", "skypilot")  # fmt: skip
+    assert result.code == 0, result.stderr
+    text = result.stdout
+    doc = yaml.safe_load(text)
+    assert doc["service"] == {"readiness_probe": "/v1/models", "replicas": 4}
+    assert doc["resources"] == {"accelerators": "RTX4090:1", "ports": 8000}
+    assert "num_nodes" not in doc and "--port 8000" in doc["run"]
+    assert "sky serve up" in text
+    sky = pytest.importorskip("sky", reason="SkyPilot is an optional test extra")
+    task = sky.Task.from_yaml_config(doc)
+    assert task.service is not None

@@ -368,6 +368,10 @@ def skypilot_task(
     if option.market == "spot":
         resources["use_spot"] = True
     doc: dict[str, Any] = {"name": name, "resources": resources, "num_nodes": nodes}
+    service = _skyserve(option, nodes)
+    if service is not None:  # replicas behind SkyServe's endpoint, one instance each
+        doc = {"name": name, "service": service[0], "resources": resources}
+        resources["ports"] = service[1]
     training = _training_settings(result, option)
     if training is not None:
         doc["envs"] = {LAUNCH_ARGS_ENV: training[1]}
@@ -384,7 +388,41 @@ def skypilot_task(
     serving = serving_command(option)
     if serving is not None:
         header += f"# {serving[0]}\n"
+    if service is not None:
+        header += (f"# a SkyServe service: sky serve up this file; its endpoint spreads the "
+                   f"requests over the {nodes} replicas, each on its own instance\n")  # fmt: skip
     return header + _dump(doc)
+
+
+#: The path SkyServe probes a replica's readiness on: the OpenAI-compatible model list
+#: (SkyPilot's docs, "Serving Models", probe a vLLM replica on ``/v1/models``; SGLang,
+#: trtllm-serve, llama.cpp's server, Ollama and ``transformers serve`` list their models there
+#: too), TGI's documented ``/health`` for TGI
+READINESS_PROBE = "/v1/models"
+READINESS_PROBES = {"tgi": "/health"}
+
+
+def _skyserve(option: Option, nodes: int) -> tuple[dict[str, Any], int] | None:
+    """A served pick whose replicas each hold one instance of their own, several of them (a
+    row of 1-GPU VMs): a SkyServe ``service`` section (SkyPilot's docs, "Serving Models" and
+    "Service YAML": ``readiness_probe`` and ``replicas``; the ``resources`` describe each
+    replica) and the port its replicas serve on, where a multi-node task would start the
+    servers with nothing in front of them; None otherwise (one instance, several replicas a
+    node, a replica spanning nodes, separate prefill and decode workers)."""
+    from whichgpu.job.engine_releases import engine_profile
+
+    served = _served(option)
+    if served is None or nodes < 2:
+        return None
+    run, plan = served[0], served[1]
+    if run.serving is not None and run.serving.disaggregated is not None:
+        return None
+    if _replicas_a_node(option, plan) != 1 or plan.replicas != nodes:
+        return None
+    from whichgpu.job.engine_times import family
+
+    probe = READINESS_PROBES.get(family(plan.engine), READINESS_PROBE)
+    return {"readiness_probe": probe, "replicas": nodes}, engine_profile(plan.engine).port
 
 
 def kubernetes_manifest(
