@@ -786,3 +786,21 @@ def test_replicas_on_instances_of_their_own_are_a_skyserve_service() -> None:
     sky = pytest.importorskip("sky", reason="SkyPilot is an optional test extra")
     task = sky.Task.from_yaml_config(doc)
     assert task.service is not None
+
+
+def test_a_served_deployment_names_its_port_and_says_when_a_pod_is_ready() -> None:
+    """A serving Deployment's pods listed no port and no readiness probe: a Service in front
+    of them would send requests to pods still loading the model. The engine's port is the
+    container's, and a pod is ready when its engine lists its model (TGI: /health); a
+    command of the user's (--run) serves on a port whichgpu does not know, so says neither."""
+    doc = yaml.safe_load(run_cli("recommend", *SERVED, "--export", "kubernetes").stdout)
+    (container,) = doc["spec"]["template"]["spec"]["containers"]
+    assert container["ports"] == [{"name": "http", "containerPort": 8000}]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/v1/models", "port": "http"}
+    own = run_cli("recommend", *SERVED, "--export", "kubernetes", "--run", "python serve.py")
+    (mine,) = yaml.safe_load(own.stdout)["spec"]["template"]["spec"]["containers"]
+    assert "ports" not in mine and "readinessProbe" not in mine
+    tgi = run_cli("recommend", *SERVED, "--engine", "tgi", "--export", "kubernetes")
+    (pod,) = yaml.safe_load(tgi.stdout)["spec"]["template"]["spec"]["containers"]
+    assert pod["readinessProbe"]["httpGet"]["path"] == "/health"
+    assert pod["ports"][0]["containerPort"] == 8080

@@ -360,6 +360,7 @@ def skypilot_task(
     name: str,
     run: str,
     setup: str | None = None,
+    port: int | None = None,
 ) -> str:
     if option.hardware.mig is not None:
         raise InvalidInput("skypilot_mig")
@@ -368,10 +369,10 @@ def skypilot_task(
     if option.market == "spot":
         resources["use_spot"] = True
     doc: dict[str, Any] = {"name": name, "resources": resources, "num_nodes": nodes}
-    service = _skyserve(option, nodes)
-    if service is not None:  # replicas behind SkyServe's endpoint, one instance each
-        doc = {"name": name, "service": service[0], "resources": resources}
-        resources["ports"] = service[1]
+    service = None if port is None else _skyserve(option, nodes)
+    if service is not None and port is not None:  # replicas behind SkyServe's endpoint
+        doc = {"name": name, "service": service, "resources": resources}
+        resources["ports"] = port
     training = _training_settings(result, option)
     if training is not None:
         doc["envs"] = {LAUNCH_ARGS_ENV: training[1]}
@@ -402,15 +403,20 @@ READINESS_PROBE = "/v1/models"
 READINESS_PROBES = {"tgi": "/health"}
 
 
-def _skyserve(option: Option, nodes: int) -> tuple[dict[str, Any], int] | None:
+def readiness_probe(engine_id: str) -> str:
+    """The path a served replica says it is ready on (:data:`READINESS_PROBE`)."""
+    from whichgpu.job.engine_times import family
+
+    return READINESS_PROBES.get(family(engine_id), READINESS_PROBE)
+
+
+def _skyserve(option: Option, nodes: int) -> dict[str, Any] | None:
     """A served pick whose replicas each hold one instance of their own, several of them (a
     row of 1-GPU VMs): a SkyServe ``service`` section (SkyPilot's docs, "Serving Models" and
     "Service YAML": ``readiness_probe`` and ``replicas``; the ``resources`` describe each
-    replica) and the port its replicas serve on, where a multi-node task would start the
-    servers with nothing in front of them; None otherwise (one instance, several replicas a
-    node, a replica spanning nodes, separate prefill and decode workers)."""
-    from whichgpu.job.engine_releases import engine_profile
-
+    replica), where a multi-node task would start the servers with nothing in front of them;
+    None otherwise (one instance, several replicas a node, a replica spanning nodes, separate
+    prefill and decode workers)."""
     served = _served(option)
     if served is None or nodes < 2:
         return None
@@ -419,14 +425,11 @@ def _skyserve(option: Option, nodes: int) -> tuple[dict[str, Any], int] | None:
         return None
     if _replicas_a_node(option, plan) != 1 or plan.replicas != nodes:
         return None
-    from whichgpu.job.engine_times import family
-
-    probe = READINESS_PROBES.get(family(plan.engine), READINESS_PROBE)
-    return {"readiness_probe": probe, "replicas": nodes}, engine_profile(plan.engine).port
+    return {"readiness_probe": readiness_probe(plan.engine), "replicas": nodes}
 
 
 def kubernetes_manifest(
-    result: Recommendation, option: Option, name: str, run: str, image: str
+    result: Recommendation, option: Option, name: str, run: str, image: str, port: int | None = None
 ) -> str:
     hw = option.hardware
     if hw.mig is not None:
@@ -460,6 +463,18 @@ def kubernetes_manifest(
         r.component.kind == "inference" and r.component.hours is not None for r in option.runs
     )
     labels = {"app": name}
+    served = _served(option)
+    if serves and port is not None and served is not None:
+        # the engine's port (what a Service in front of the replicas targets: `kubectl expose
+        # deployment NAME --port PORT`), each pod taken into it once its engine answers
+        # (Kubernetes docs, "Configure Liveness, Readiness and Startup Probes": a failing
+        # readiness probe keeps the pod out of the Service's endpoints and restarts nothing,
+        # as a model's minutes of loading need)
+        container["ports"] = [{"name": "http", "containerPort": port}]
+        container["readinessProbe"] = {
+            "httpGet": {"path": readiness_probe(served[1].engine), "port": "http"},
+            "periodSeconds": 10,
+        }
     if serves:
         doc: dict[str, Any] = {
             "apiVersion": "apps/v1",
@@ -554,10 +569,16 @@ def export(
     if image is None:
         engine_id = served[1].engine if served is not None else None
         image = pick_image(option, engine_id, kind == "kubernetes")
+    # the port the engine's own launch serves on (a command of the user's: unknown)
+    port = None
+    if run is None and served is not None:
+        from whichgpu.job.engine_releases import engine_profile
+
+        port = engine_profile(served[1].engine).port
     if kind == "skypilot":
-        return skypilot_task(catalog, result, option, name, host_run, setup)
+        return skypilot_task(catalog, result, option, name, host_run, setup, port)
     if kind == "kubernetes":
-        return kubernetes_manifest(result, option, name, pod_run, image)
+        return kubernetes_manifest(result, option, name, pod_run, image, port)
     if kind == "slurm":
         return slurm_header(result, option, name, host_run)
     if kind in ("dynamo", "llm-d"):  # a Kubernetes operator's own resource for a served pick
