@@ -303,3 +303,18 @@ def test_a_variant_with_no_row_reads_as_its_twin_and_says_so() -> None:
                              "1", "--json").stdout)  # fmt: skip
     assert doc["read_as"][0]["typed"] == "a10g" and doc["read_as"][0]["others"] == []
     assert doc["read_as"][0]["gpu"] == "a10"
+
+
+def test_a_model_named_where_a_gpu_is_asked_for_is_said_to_be_one() -> None:
+    """'whichgpu show deepseek-ai/DeepSeek-R1' answered 'unknown GPU …; closest matches:
+    rtx-3080, rtx-3060-12gb, rtx-3090-ti' for a Llama id: a model's name in a GPU's place
+    is said to be a model, with where to ask about it (show, compare, the API and the page
+    resolve it in one place: commands.compare.resolve_gpu); a GPU's typo keeps its matches."""
+    for name in ("deepseek-ai/DeepSeek-R1", "meta-llama/Llama-3.1-8B-Instruct"):
+        result = run_cli("show", name)
+        assert result.code == 2 and "names the model" in result.stderr
+        assert "'whichgpu fit'" in result.stderr and "closest" not in result.stderr
+    compared = run_cli("compare", "a100", "llama-3.1-8b")
+    assert compared.code == 2 and "names the model Llama 3.1 8B" in compared.stderr
+    typo = run_cli("show", "h10")
+    assert typo.code == 2 and "closest matches: h100-sxm" in typo.stderr

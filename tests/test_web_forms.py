@@ -107,3 +107,16 @@ def test_the_mig_page_prices_as_the_cli_does(client: TestClient) -> None:
     assert page.status_code == 200
     assert "$1.19/h a GPU from RunPod (marketplace), seen 2026-11-09" in page.text
     assert re.search(r"\$1\.16, undated", page.text)  # 4 × A30 on an undated offer
+
+
+def test_a_model_named_as_a_gpu_is_said_to_be_one_on_the_page_and_in_the_api(
+    client: TestClient,
+) -> None:
+    """The same resolution as the CLI's show (commands.compare.resolve_gpu): a model's name
+    in a GPU's place is one line saying so, 422, not a 404 with GPU names near it."""
+    page = client.get("/catalog/deepseek-r1")
+    assert page.status_code == 422 and "names the model DeepSeek-R1" in page.text
+    api = client.get("/api/v1/gpus/deepseek-r1")
+    assert api.status_code == 422 and api.json()["error"]["code"] == "gpu_is_model"
+    assert "POST /api/v1/fit" in api.json()["error"]["message"]
+    assert client.get("/api/v1/gpus/zzz").status_code == 404

@@ -67,9 +67,10 @@ def show(
     skypilot: SkypilotFiles = None,
 ) -> None:
     from whichgpu.catalog.userdata import today
+    from whichgpu.commands.compare import resolve_gpu
 
     catalog = user_catalog(prices, skypilot)
-    found = catalog.resolve(gpu)
+    found = resolve_gpu(catalog, gpu)
     from whichgpu.render import tables
 
     def doc() -> dict[str, Any]:

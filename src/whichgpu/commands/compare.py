@@ -90,6 +90,25 @@ def derive(gpu: GPU, baseline: GPU, rent: PriceRange | None) -> Derived:
     )
 
 
+def resolve_gpu(catalog: Catalog, name: str) -> GPU:
+    """The GPU ``name`` denotes (:meth:`~whichgpu.catalog.store.Catalog.resolve`); a model's
+    name in its place (``show deepseek-ai/DeepSeek-R1``) is said to be one, with where to
+    ask about it, where its closest GPU names would mislead."""
+    from whichgpu.errors import Ref, UnknownName, WhichGPUError
+
+    try:
+        return catalog.resolve(name)
+    except UnknownName as unknown:
+        from whichgpu.models import resolve_model
+
+        try:
+            arch = resolve_model(name)
+        except WhichGPUError:
+            raise unknown from None
+        raise InvalidInput("gpu_is_model", name=name, model=arch.name, fit=Ref(("@fit",)),
+                           models=Ref(("@models",))) from None  # fmt: skip
+
+
 def compare(
     catalog: Catalog, names: Sequence[str], markets: Sequence[Market] = RENTAL_MARKETS
 ) -> Comparison:
@@ -98,7 +117,7 @@ def compare(
         raise InvalidInput("no_gpu_to_compare", field=("gpus",))
     gpus: list[GPU] = []
     for name in names:
-        gpu = catalog.resolve(name)
+        gpu = resolve_gpu(catalog, name)
         if gpu in gpus:
             raise InvalidInput("gpu_listed_twice", field=("gpus",), name=name, gpu=gpu.id)
         gpus.append(gpu)

@@ -133,6 +133,10 @@ MESSAGES: dict[str, str] = {
         "{tp} GPUs of tensor parallelism do not split {model}'s {heads} attention heads"
     ),
     "pp_layers": N_("{pp} pipeline stages need a layer each; {model} has {layers}"),
+    "gpu_is_model": N_(
+        "{name!r} names the model {model}, not a GPU: {fit} says which GPUs hold it, and "
+        "{models} lists the model presets"
+    ),
     "serving_no_fit": N_("{model} does not fit {count} × {gpu} with room for one sequence"),
     "tp_instance": N_(
         "a tensor-parallel split of {tp} spans instances of {per_instance} × {gpu}, and a "

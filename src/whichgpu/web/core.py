@@ -287,7 +287,9 @@ class Service:
         from whichgpu.render.json_doc import show_doc
 
         catalog = self.catalog()
-        return show_doc(catalog.resolve(name), catalog, self.today())
+        from whichgpu.commands.compare import resolve_gpu
+
+        return show_doc(resolve_gpu(catalog, name), catalog, self.today())
 
     def comparison(self, names: Sequence[str], markets: Sequence[str] | None) -> Any:
         from whichgpu.commands.compare import compare, parse_markets

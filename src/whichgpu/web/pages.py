@@ -216,8 +216,10 @@ def add_pages(app: FastAPI) -> None:
     @app.get("/catalog/{gpu}", include_in_schema=False)
     async def gpu_page(request: Request, gpu: str) -> Response:
         service: Service = request.app.state.service
+        from whichgpu.commands.compare import resolve_gpu
+
         found, problem = await run_off_loop(
-            request.state.language, lambda: service.catalog().resolve(gpu)
+            request.state.language, lambda: resolve_gpu(service.catalog(), gpu)
         )
         return _answer_page(
             request,
