@@ -1170,3 +1170,24 @@ def test_a_pretraining_micro_batch_cap_names_the_recipe_it_is_timed_as() -> None
     assert cap_source({"kind": "train", "model": "llama-3.1-8b", "tokens": 1e10}) == PRETRAIN_CAP[1]
     fine_tune = cap_source({"kind": "finetune", "model": "llama-3.2-1b", "tokens": 1e8})
     assert fine_tune != PRETRAIN_CAP[1]
+
+
+def test_an_option_ranked_after_cheaper_because_its_price_is_undated_says_so() -> None:
+    """DeepSeek-R1 at 2 requests/s: 8 × MI300X at $19.12/h sat fourth, after 8 × H200 at
+    $50.44, with nothing saying why: its price has no date, and dated offers rank first.
+    Its status says 'undated price'; where no option is dated (the article's catalog), none
+    says it (the assumptions do, once)."""
+    from whichgpu.render.recommend_out import status_text
+
+    catalog = load_catalog()
+    job = make_component({"kind": "inference", "model": "deepseek-r1", "request_rate": 2,
+                          "tpot": "100ms"})  # fmt: skip
+    result = recommend(catalog, Workload((job,)))
+    mi300x = next(o for o in result.options if o.gpu.id == "mi300x" and o.feasible)
+    assert mi300x.price_as_of == "undated"
+    assert "undated price" in status_text(mi300x, result, "Pareto")
+    dated = next(o for o in result.options if o.feasible and o.price_as_of != "undated")
+    assert "undated" not in status_text(dated, result, "Pareto")
+    article = run_cli("recommend", "--task", "lora", "--model", "llama-2-7b", "--tokens", "1e8",
+                      "--catalog", "article")  # fmt: skip
+    assert article.code == 0 and "undated price" not in article.stdout

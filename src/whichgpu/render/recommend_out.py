@@ -179,7 +179,9 @@ def shown_options(
 
 def status_text(option: Option, result: Recommendation, pareto: str) -> str:
     """``pick``, the Pareto label, or why the option is blocked (its first two reasons);
-    an option whose speed is extrapolated says so (it is ranked at its range's slow end)."""
+    an option whose speed is extrapolated says so (it is ranked at its range's slow end), and
+    one priced on an undated offer where others are dated (it is ranked after every dated
+    one, whatever its price; where none is dated, the assumptions say so once)."""
     if option.feasible:
         if option is result.pick:
             label = _("pick")
@@ -187,9 +189,12 @@ def status_text(option: Option, result: Recommendation, pareto: str) -> str:
             label = _("≈ pick")
         else:
             label = pareto if option.pareto else ""
-        if option.extrapolated:
-            label = _(CLAUSE_SEPARATOR).join(x for x in (label, _("extrapolated")) if x)
-        return label
+        flags = [label, _("extrapolated") if option.extrapolated else ""]
+        if option.price_as_of == "undated" and any(
+            o.feasible and o.price_as_of not in (None, "undated") for o in result.options
+        ):  # (the options come dated first: this stops at the first)
+            flags.append(_("undated price"))
+        return _(CLAUSE_SEPARATOR).join(x for x in flags if x)
     return _(CLAUSE_SEPARATOR).join(b.render() for b in option.blockers[:2])
 
 
