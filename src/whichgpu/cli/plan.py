@@ -171,11 +171,12 @@ def mig(
     else:  # a service's profile that no GPU has is named at its line
         with located(str(file), locate):
             result = plan_mig(catalog, services, chosen_gpu, options.markets)
+    from whichgpu.catalog.userdata import today
     from whichgpu.render import mig_out
 
     emit(
         json_out,
-        lambda: mig_out.mig_doc(result),
+        lambda: mig_out.mig_doc(result, today()),
         lambda console: mig_out.print_mig(result, console),
     )
 

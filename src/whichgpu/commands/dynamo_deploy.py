@@ -8,7 +8,7 @@ prefill|decode``, ``--disaggregation-mode prefill|decode``), KV caches moved bet
 over NIXL (vLLM's NixlConnector, SGLang's ``--disaggregation-transfer-backend nixl``); one
 that runs replicas is one ``worker`` service of that many replicas (the aggregated
 example's). The worker's arguments are the engine's own serving flags
-(:func:`~whichgpu.commands.export.serving_command`), which ``dynamo.vllm`` and
+(:func:`~whichgpu.commands.serve_launch.serving_command`), which ``dynamo.vllm`` and
 ``dynamo.sglang`` pass through to the engine; ``dynamo.trtllm`` names them its own way and
 takes the LLM API's options file as JSON (``--override-engine-args``), a prefill or decode
 worker's with the ``cache_transceiver_config`` TensorRT-LLM's own disaggregated servers

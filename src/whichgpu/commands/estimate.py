@@ -361,7 +361,8 @@ def estimate_service(arch: ModelArch, job: Job, gpu: GPU, r: EstimateRequest) ->
     import msgspec
 
     from whichgpu.plan import plan
-    from whichgpu.plan.core import latency_margin, with_front
+    from whichgpu.plan.core import latency_margin
+    from whichgpu.plan.serving import with_front
 
     # the one place a job meets hardware (its bridge note passed on below); latency targets
     # held as recommend holds them by default: at the slow end of the

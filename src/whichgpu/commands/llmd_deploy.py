@@ -5,7 +5,7 @@ vLLM: ``modelCommand: vllmServe`` starts ``vllm serve`` with the model, ``--port
 ``--tensor-parallel-size`` from ``parallelism.tensor``, ``--data-parallel-size`` from
 ``parallelism.data`` and ``--served-model-name`` (its ``vllmServeModelCommand`` helper), then
 the container's ``args``: the engine's other flags as whichgpu launches it
-(:func:`~whichgpu.commands.export.serving_command`). A plan that runs prefill and decode apart
+(:func:`~whichgpu.commands.serve_launch.serving_command`). A plan that runs prefill and decode apart
 is the chart's ``prefill`` and ``decode`` pods, each its workers' count and GPUs, KV caches
 moved over NIXL (vLLM's NixlConnector, the example's side channel on the pod's IP, port
 5600), the routing sidecar in front of decode (``routing.proxy``, connector ``nixlv2``, vLLM

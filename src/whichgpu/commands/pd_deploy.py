@@ -2,7 +2,7 @@
 engine's own PD mode runs it on one node: each prefill and decode worker a server on its own
 GPUs and port, and a router in front, which sends each request to a prefill worker and then
 to a decode worker that pulls its KV cache over NIXL (:data:`PD_LAUNCH`, cited per engine).
-Used by the SkyPilot and Slurm exports (:func:`~whichgpu.commands.export.node_script`); a
+Used by the SkyPilot and Slurm exports (:func:`~whichgpu.commands.serve_launch.node_script`); a
 Kubernetes pod is one replica, so its manifest keeps the replicas and says so."""
 
 from __future__ import annotations

@@ -60,20 +60,6 @@ def round_sig(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else float(f"{value:.{digits}g}")
 
 
-def listing_doc(price: Price | None) -> dict[str, Any] | None:
-    """The listing a figure is priced on: who sells it, in which market, where it was read
-    and when it was seen (``undated`` where the listing states no date)."""
-    if price is None:
-        return None
-    return {
-        "provider": price.provider,
-        "market": price.market,
-        "source": price.source,
-        "as_of": price.as_of,
-        "kind": price.kind,
-    }
-
-
 def job_configuration(job: Job) -> dict[str, Any]:
     """A training job's settings, its data-parallel degree and its global batch."""
     return dict(_configuration(job))

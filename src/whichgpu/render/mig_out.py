@@ -4,6 +4,7 @@ it, an NVIDIA ``mig-parted`` config, and the Kubernetes resource each service re
 from __future__ import annotations
 
 from collections import Counter
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.records import MigProfile, Price
@@ -12,7 +13,7 @@ from whichgpu.estimate.mig_packing import GpuPlan, MigPlan
 from whichgpu.i18n import _, fmt, format_decimal
 from whichgpu.inputs.fields import format_cost
 from whichgpu.notes import Note, count_label, render
-from whichgpu.render.json_doc import SCHEMA_VERSION, listing_doc
+from whichgpu.render.json_doc import SCHEMA_VERSION, price_doc
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -81,7 +82,14 @@ def mig_check_doc(gpu_id: str, profiles: list[MigProfile], why: Note | None) -> 
     }
 
 
-def mig_doc(result: MigResult) -> dict[str, Any]:
+def mig_doc(result: MigResult, today: date) -> dict[str, Any]:
+    """The MIG plans as JSON: the pick with its commands and configs, every GPU's plan and
+    the whole cards, each priced with the listing it is priced on (as ``show`` lists them:
+    :func:`~whichgpu.render.json_doc.price_doc`, its age against ``today``)."""
+
+    def listing(price: Price | None) -> dict[str, Any] | None:  # the offer it is priced on
+        return None if price is None else price_doc(price, today)
+
     def plan_doc(plan: MigPlan) -> dict[str, Any]:
         return {
             "gpus": [
@@ -127,7 +135,7 @@ def mig_doc(result: MigResult) -> dict[str, Any]:
             "gpu": pick.gpu.id,
             "gpus": pick.gpus,
             "usd_per_h": None if pick.usd_per_h is None else round(pick.usd_per_h * pick.gpus, 4),
-            "price": listing_doc(pick.listing),
+            "price": listing(pick.listing),
             "plan": plan_doc(pick.plan),
             "commands": smi_commands(pick.plan),
             "mig_parted": mig_parted_config(pick.plan),
@@ -140,7 +148,7 @@ def mig_doc(result: MigResult) -> dict[str, Any]:
                 "usd_per_h": None
                 if o.usd_per_h is None or not o.gpus
                 else round(o.usd_per_h * o.gpus, 4),
-                "price": listing_doc(o.listing),
+                "price": listing(o.listing),
                 "plan": plan_doc(o.plan),
             }
             for o in result.options
@@ -150,7 +158,7 @@ def mig_doc(result: MigResult) -> dict[str, Any]:
                 "gpu": c.gpu.id,
                 "cards": c.cards,
                 "usd_per_h": None if c.usd_per_h is None else round(c.usd_per_h, 4),
-                "price": listing_doc(c.listing),
+                "price": listing(c.listing),
             }
             for c in result.cards
         ],

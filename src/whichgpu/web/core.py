@@ -382,7 +382,7 @@ class Service:
         chosen_gpu = catalog.resolve(options.gpu) if options.gpu else None
         from whichgpu.render.mig_out import mig_doc
 
-        return mig_doc(plan_mig(catalog, services, chosen_gpu, options.markets))
+        return mig_doc(plan_mig(catalog, services, chosen_gpu, options.markets), self.today())
 
 
 def _with_arch(item: Any, path: tuple[str | int, ...]) -> Any:

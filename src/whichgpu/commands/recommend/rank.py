@@ -282,9 +282,10 @@ def _finished_pick(option: Option, workload: Workload) -> Option:
     """The pick's runs as the answer states them: with the note of what NVLink bridges would
     gain (:func:`~whichgpu.plan.core.with_bridge_note`, which :func:`_runs` leaves out: its
     replan with bridges is asked of the one option whose notes the answer says), and each
-    served model with the front its plan was chosen on (:func:`~whichgpu.plan.core.
+    served model with the front its plan was chosen on (:func:`~whichgpu.plan.serving.
     with_front`; whole GPUs of one service, not MIG slices)."""
-    from whichgpu.plan.core import latency_margin, with_bridge_note, with_front
+    from whichgpu.plan.core import latency_margin, with_bridge_note
+    from whichgpu.plan.serving import with_front
 
     hw = option.hardware
     margin = latency_margin(workload.constraints.confidence)
