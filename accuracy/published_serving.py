@@ -515,3 +515,20 @@ def fit_routed_efficiency(text: str, engine: str) -> tuple[float, float, int, fl
     eta0, b = fit_routed(rows, table)
     errors = sorted(held_out.values())
     return eta0, b, len(table), _percentile(errors, 0.1), _percentile(errors, 0.9)
+
+
+def early_build_spread(text: str) -> tuple[float, float, int]:
+    """The 10th and 90th percentiles of the errors of the early engine builds' runs in the
+    CSV ``text`` (validation/published_serving_early.csv), each as a rate's (the estimate
+    over the measurement, less one; a latency's inverted), planned at the release each ran
+    and today's kernels, and how many there are: how far a build whose MLA kernels no other
+    run measured may fall behind (:func:`~whichgpu.estimate.efficiency_model.
+    early_build_band`). Nothing is fitted: the runs' errors are the range."""
+    from accuracy.published_runs import _percentile
+
+    errors = sorted(
+        run.error if run.metric.endswith("tokens_per_s") else 1 / (1 + run.error) - 1
+        for run in check_serving(text)
+        if run.error is not None
+    )
+    return _percentile(errors, 0.1), _percentile(errors, 0.9), len(errors)

@@ -4,7 +4,9 @@ serving engine's host time per sequence in a decode step on its published maximu
 (validation/published_serving.csv; accuracy.published_serving.fit_sequence_times;
 TensorRT-LLM, on whose runs the roofline is fitted, has none), a served MoE's routed
 experts' efficiency law on each engine's MoE ones
-(accuracy.published_serving.fit_routed_efficiency),
+(accuracy.published_serving.fit_routed_efficiency), the early engine builds' error range on
+DeepSeek-class models (validation/published_serving_early.csv;
+accuracy.published_serving.early_build_spread),
 and write
 catalog/data/framework_efficiency.csv.
 
@@ -25,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the accuracy harness (accuracy/: not installed with whichgpu)
 IMAGE_RUNS = ROOT / "validation" / "published_diffusion_training.csv"
 SERVING_RUNS = ROOT / "validation" / "published_serving.csv"
+EARLY_RUNS = ROOT / "validation" / "published_serving_early.csv"
 OUT = ROOT / "src" / "whichgpu" / "catalog" / "data" / "framework_efficiency.csv"
 
 
@@ -82,6 +85,14 @@ def table() -> str:
         lines.append(f"factor,{ROUTED_SLOPE}:{engine},llm-serve,{slope:.6f},x,{n}")
         lines.append(f"spread_low,{ROUTED_FACTOR}:{engine},llm-serve,{low:.6f},error,")
         lines.append(f"spread_high,{ROUTED_FACTOR}:{engine},llm-serve,{high:.6f},error,")
+    # an engine release whose MLA kernels predate every measured build: the range its
+    # DeepSeek-class estimates state is the early builds' published errors
+    from accuracy.published_serving import early_build_spread
+    from whichgpu.estimate.efficiency_model import EARLY_MLA_KEY
+
+    low, high, n = early_build_spread(EARLY_RUNS.read_text(encoding="utf-8"))
+    lines.append(f"spread_low,{EARLY_MLA_KEY},llm-serve,{low:.6f},error,{n}")
+    lines.append(f"spread_high,{EARLY_MLA_KEY},llm-serve,{high:.6f},error,{n}")
     # fine-tuning an image pipeline: one factor over the published runs' steps a second
     # (their trainers: diffusers scripts, SimpleTuner, kohya's sd-scripts), against the
     # estimate without it

@@ -204,6 +204,16 @@ PHRASES: tuple[tuple[str, str], ...] = (
         (r"^no attention-DP serving run of (?P<engine>.+): its exchange and batches as planned$"),
         N_("no attention-DP serving run of {engine}: its exchange and batches as planned"),
     ),
+    (
+        (
+            r"^MLA kernels older than any measured build: (?P<engine>.+) timed at today's "
+            r"kernels, its range the early builds' published runs$"
+        ),
+        N_(
+            "MLA kernels older than any measured build: {engine} timed at today's kernels, "
+            "its range the early builds' published runs"
+        ),
+    ),
     ((r"^(?P<n>\d+) GPUs$"), N_("{n} GPUs")),
     ((r"^more than (?P<n>\d+)$"), N_("more than {n}")),
 )

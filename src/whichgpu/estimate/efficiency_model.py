@@ -204,11 +204,16 @@ NO_ATTENTION_DP_RUN = "no attention-DP serving run"
 #: published comparisons read its workers' times far off (docs/serving-accuracy.md,
 #: "Disaggregated prefill and decode")
 NO_DISAGGREGATED_RUN = "no disaggregated serving run"
+#: What a serving provenance says where the engine release's kernels for an MLA model
+#: predate every build the fit's runs measured (:attr:`~whichgpu.job.engines.EngineProfile.
+#: early_mla`): its range is the early builds' published errors
+#: (:func:`early_build_band`)
+EARLY_MLA_BUILD = "MLA kernels older than any measured build"
 #: What a provenance says where no measurement of this GPU architecture and work calibrated
 #: the estimate: a prior, another regime's factor, or a predecessor architecture's.
 EXTRAPOLATED_MARKS = ("prior", "not fitted", "no LLM training run", NO_SERVING_RUN,
                       NO_MOE_SERVING_RUN, NO_SPECULATIVE_RUN, NO_ATTENTION_DP_RUN,
-                      NO_DISAGGREGATED_RUN)  # fmt: skip
+                      NO_DISAGGREGATED_RUN, EARLY_MLA_BUILD)  # fmt: skip
 
 
 def extrapolated(provenance: str) -> bool:
@@ -311,3 +316,20 @@ def load_framework_spreads() -> dict[str, tuple[float, float]]:
     low = {r.key: r.value for r in rows if r.kind == "spread_low"}
     high = {r.key: r.value for r in rows if r.kind == "spread_high"}
     return {key: (value, high.get(key, 0.0)) for key, value in low.items()}
+
+
+#: The key of the early engine builds' error range on MLA models in
+#: ``catalog/data/framework_efficiency.csv``
+#: (:func:`accuracy.published_serving.early_build_spread`)
+EARLY_MLA_KEY = "early-mla"
+
+
+def early_build_band(provenance: str) -> tuple[float, float] | None:
+    """The error range (10th, 90th percentile, as a rate's: the estimate over the
+    measurement, less one) that the published runs of early engine builds on MLA models
+    (validation/published_serving_early.csv: SGLang 0.4.1 and vLLM's main of February
+    2025 serving DeepSeek-V3/R1) read at, planned at today's kernels, where ``provenance``
+    says the release's kernels are as old (:data:`EARLY_MLA_BUILD`); None elsewhere."""
+    if EARLY_MLA_BUILD not in provenance:
+        return None
+    return load_framework_spreads().get(EARLY_MLA_KEY)

@@ -384,11 +384,14 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
     a speculative decoder's gain, which no serving run of the fit measured
     (docs/serving-accuracy.md compares it with published speed-ups), or data-parallel
     attention (``attention_dp``), a layout no calibration run ran, or separate prefill and
-    decode workers (``disaggregated``), which none ran either; last, the engine release
+    decode workers (``disaggregated``), which none ran either, or an engine release whose
+    MLA kernels predate every measured build (:attr:`~whichgpu.job.engines.EngineProfile.
+    early_mla`); last, the engine release
     whose defaults the plan reads (:attr:`~whichgpu.job.engines.EngineProfile.version`)."""
     from whichgpu.estimate.collectives import LAYER_SPLIT_HARNESSES
     from whichgpu.estimate.efficiency import SERVE_FAMILY, memory_class
     from whichgpu.estimate.efficiency_model import (
+        EARLY_MLA_BUILD,
         NO_ATTENTION_DP_RUN,
         NO_DISAGGREGATED_RUN,
         NO_MOE_SERVING_RUN,
@@ -432,4 +435,7 @@ def serving_provenance(engine: EngineProfile, arch: ModelArch | None = None,
     if disaggregated:
         out += (f"; {NO_DISAGGREGATED_RUN} of {engine.name}: its workers timed on the "
                 "replicas' curves, which published comparisons read far off")  # fmt: skip
+    if engine.early_mla and arch is not None and arch.attention == "mla":
+        out += (f"; {EARLY_MLA_BUILD}: {engine.labelled} timed at today's kernels, "
+                "its range the early builds' published runs")  # fmt: skip
     return out + f"; {engine.labelled}'s defaults"

@@ -32,9 +32,10 @@ def latency_band(target: str, provenance: str = "") -> tuple[float, float]:
 def held_share(provenance: str) -> float:
     """The share of a served replica's capacity a plan holds it to against a request rate:
     the low end of the serving regime's likely range where the capacity rests on a factor
-    nobody measured (:func:`~whichgpu.estimate.efficiency_model.extrapolated`), else all of
-    it; what the engine choice compares layouts at, what a plan decides with and what the
-    blocker saying it missed reports (one place)."""
+    nobody measured (:func:`~whichgpu.estimate.efficiency_model.extrapolated`: an engine
+    release whose MLA kernels no run measured among them), else all of it; what the engine
+    choice compares layouts at, what a plan decides with and what the blocker saying it
+    missed reports (one place)."""
     from whichgpu.estimate.efficiency_model import extrapolated
     from whichgpu.estimate.throughput import likely_rate
 

@@ -69,14 +69,26 @@ def likely_rate(
     (:func:`~whichgpu.estimate.efficiency_model.extrapolated`), by how far a regime's own
     factor sits from an architecture's shared one (:func:`~whichgpu.estimate.
     efficiency_model.inherited_band`); ``band``: the held-out errors of a factor the
-    estimate also rests on, where they are wider."""
-    from whichgpu.estimate.efficiency_model import extrapolated, inherited_band, load_efficiency
+    estimate also rests on, where they are wider; and the early builds' errors where the
+    engine release's MLA kernels are as old (:func:`~whichgpu.estimate.efficiency_model.
+    early_build_band`), in place of the inherited widening."""
+    from whichgpu.estimate.efficiency_model import (
+        early_build_band,
+        extrapolated,
+        inherited_band,
+        load_efficiency,
+    )
 
     _model, spread = load_efficiency()
     low_err, high_err = spread.get(regime, spread["*"])
-    if band is not None:
-        low_err, high_err = min(low_err, band[0]), max(high_err, band[1])
-    low_ratio, high_ratio = inherited_band() if extrapolated(provenance) else (1.0, 1.0)
+    early = early_build_band(provenance)
+    for wider in (band, early):
+        if wider is not None:
+            low_err, high_err = min(low_err, wider[0]), max(high_err, wider[1])
+    # the early builds' errors were read against this same estimate, its inherited factors
+    # in it: they are that range, not one more on top of it
+    inherited = extrapolated(provenance) and early is None
+    low_ratio, high_ratio = inherited_band() if inherited else (1.0, 1.0)
     return Rate(value, unit, value * low_ratio / (1 + high_err), value * high_ratio / (1 + low_err))
 
 

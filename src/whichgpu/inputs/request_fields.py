@@ -330,7 +330,8 @@ MARKET_NAMES = Input(
 SERVE_ENGINE = Input(
     "choice",
     N_("Serving engine: vllm, sglang, trtllm, tgi, llama.cpp, ollama or transformers, or "
-       "a release: vllm@0.6 (vLLM's V0 defaults) (default: the one of vllm, sglang and trtllm "
+       "a release: vllm@0.6 or vllm@0.7 (vLLM's V0 engine), sglang@0.4.3 (default: the one of "
+       "vllm, sglang and trtllm "
        "that serves the most; llama.cpp or ollama for GGUF)."),
     choices=ENGINE_IDS,
 )  # fmt: skip

@@ -154,6 +154,13 @@ class EngineProfile:
     #: Deployment": a DP rank is "a separate core engine process"; TensorRT-LLM's
     #: max_batch_size is a rank's, ai-dynamo/dynamo#11982): n GPUs hold n × max_sequences
     rank_limits: bool = False
+    #: A release whose MLA attention and MoE kernels for DeepSeek-class models predate every
+    #: build whichgpu's speeds for them rest on (multi-head attention in place of MLA, Triton
+    #: MLA kernels, no CUDA graphs, untuned MoE kernels: docs/serving-accuracy.md, "DeepSeek
+    #: on the engine builds of early 2025"): an MLA model's estimate on it is what today's
+    #: kernels reach, its range widened to how far the early builds' published runs fell
+    #: behind (:func:`~whichgpu.estimate.efficiency_model.early_build_band`)
+    early_mla: bool = False
 
     def served_job(self, job: Job) -> Job:
         """``job`` as this engine serves it: its KV cache in the checkpoint's dtype

@@ -117,9 +117,10 @@ def infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -
     if not fitting:
         return _why_nothing_fits(catalog, ranked[0], workload)
 
-    def nearly(code: str) -> list[Option]:
+    def nearly(code: str) -> list[Option]:  # a blocker said at the range's slow end too
         return [o for o in ranked if o.blockers
-                and {b.code.removesuffix("_likely") for b in o.blockers} <= {code}]  # fmt: skip
+                and {b.code.removesuffix("_likely").removesuffix("_slow")
+                     for b in o.blockers} <= {code}]  # fmt: skip
 
     likely = c.confidence == "likely"  # held at the slow end of the estimate's range
 
@@ -183,25 +184,31 @@ def infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -
 
 def _rate_reach(short: Sequence[Option], workload: Workload) -> Note:
     """Options that meet the latency targets but serve less than the request rate at the
-    utilisation a service is planned at (:data:`TARGET_UTILIZATION`): the one whose copies
-    serve the demand for the least per hour (then the fewest GPUs), with what one serves,
+    utilisation a service is planned at (:data:`TARGET_UTILIZATION`), each at the slow end
+    of its range where the plan holds it there: the one whose copies
+    serve the demand for the least per hour on a dated offer (then the fewest GPUs), with
+    what one serves,
     how many copies the demand takes and the ``max_gpus`` that allows them (said where the
     GPU limit is what binds: larger counts within it were blocked by something else)."""
     import math
 
     from whichgpu.estimate.assumptions import TARGET_UTILIZATION
+    from whichgpu.estimate.latency_range import held_share
 
     def reach(option: Option) -> tuple[float, float, int, float]:
         run = next(r for r in option.runs if not r.meets_rate and r.serving is not None)
         assert run.serving is not None
-        capacity = run.serving.served_rps
+        # at the slow end the plan holds it to, as its blocker says (pricing.blockers)
+        capacity = run.serving.served_rps * held_share(run.provenance)
         demand = run.component.request_rate or 0.0
         copies = math.ceil(demand / (capacity * TARGET_UTILIZATION)) if capacity else 0
         hourly = copies * option.usd_per_h if option.usd_per_h is not None else math.inf
         return capacity, demand, copies, hourly
 
     reached = {id(o): reach(o) for o in short}
-    best = min(short, key=lambda o: (reached[id(o)][3], reached[id(o)][2] * o.gpus, o.key))
+    # a dated offer first, as the ranking orders them (rank.py: an undated price is a guess)
+    best = min(short, key=lambda o: (o.price_as_of == "undated", reached[id(o)][3],
+                                     reached[id(o)][2] * o.gpus, o.key))  # fmt: skip
     capacity, demand, copies, hourly = reached[id(best)]
     component = next(r.component for r in best.runs if not r.meets_rate)
     return note(
