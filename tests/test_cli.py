@@ -309,7 +309,7 @@ def test_a_model_named_where_a_gpu_is_asked_for_is_said_to_be_one() -> None:
     """'whichgpu show deepseek-ai/DeepSeek-R1' answered 'unknown GPU …; closest matches:
     rtx-3080, rtx-3060-12gb, rtx-3090-ti' for a Llama id: a model's name in a GPU's place
     is said to be a model, with where to ask about it (show, compare, the API and the page
-    resolve it in one place: commands.compare.resolve_gpu); a GPU's typo keeps its matches."""
+    resolve it in one place: models.resolve_gpu); a GPU's typo keeps its matches."""
     for name in ("deepseek-ai/DeepSeek-R1", "meta-llama/Llama-3.1-8B-Instruct"):
         result = run_cli("show", name)
         assert result.code == 2 and "names the model" in result.stderr
@@ -318,3 +318,13 @@ def test_a_model_named_where_a_gpu_is_asked_for_is_said_to_be_one() -> None:
     assert compared.code == 2 and "names the model Llama 3.1 8B" in compared.stderr
     typo = run_cli("show", "h10")
     assert typo.code == 2 and "closest matches: h100-sxm" in typo.stderr
+    # every command that takes a GPU resolves it there (models.resolve_gpu): estimate and
+    # fit's --gpu, recommend's --baseline, mig's --gpu
+    for args in (("estimate", "-m", "llama-3.1-8b", "--gpu", "deepseek-r1"),
+                 ("fit", "-m", "llama-3.1-8b", "--gpu", "meta-llama/Llama-3.1-8B-Instruct"),
+                 ("recommend", "--task", "lora", "-m", "llama-3.1-8b", "--tokens", "1e8",
+                  "--baseline", "llama-3.1-8b"),
+                 ("mig", "--gpu", "llama-3.1-8b", "-m", "llama-3.1-8b")):  # fmt: skip
+        said = run_cli(*args)
+        assert said.code == 2 and "names the model" in said.stderr, args
+        assert len(said.stderr.strip().splitlines()) == 1

@@ -112,7 +112,7 @@ def test_the_mig_page_prices_as_the_cli_does(client: TestClient) -> None:
 def test_a_model_named_as_a_gpu_is_said_to_be_one_on_the_page_and_in_the_api(
     client: TestClient,
 ) -> None:
-    """The same resolution as the CLI's show (commands.compare.resolve_gpu): a model's name
+    """The same resolution as the CLI's show (models.resolve_gpu): a model's name
     in a GPU's place is one line saying so, 422, not a 404 with GPU names near it."""
     page = client.get("/catalog/deepseek-r1")
     assert page.status_code == 422 and "names the model DeepSeek-R1" in page.text
@@ -120,3 +120,9 @@ def test_a_model_named_as_a_gpu_is_said_to_be_one_on_the_page_and_in_the_api(
     assert api.status_code == 422 and api.json()["error"]["code"] == "gpu_is_model"
     assert "POST /api/v1/fit" in api.json()["error"]["message"]
     assert client.get("/api/v1/gpus/zzz").status_code == 404
+    estimated = client.post(
+        "/api/v1/estimate", json={"model": "llama-3.1-8b", "gpu": "llama-3.1-8b"}
+    )
+    assert estimated.status_code == 422 and estimated.json()["error"]["code"] == "gpu_is_model"
+    page = client.get("/estimate", params={"model": "llama-3.1-8b", "gpu": "deepseek-r1"})
+    assert page.status_code == 422 and "names the model DeepSeek-R1" in page.text

@@ -67,7 +67,7 @@ def show(
     skypilot: SkypilotFiles = None,
 ) -> None:
     from whichgpu.catalog.userdata import today
-    from whichgpu.commands.compare import resolve_gpu
+    from whichgpu.models import resolve_gpu
 
     catalog = user_catalog(prices, skypilot)
     found = resolve_gpu(catalog, gpu)

@@ -87,7 +87,9 @@ def recommend(
         from whichgpu.article import ARTICLE_SOURCE, article_gpu_ids
 
         catalog = catalog.restricted(article_gpu_ids(catalog), ARTICLE_SOURCE)
-    base = catalog.resolve(ranking.baseline) if ranking.baseline else None
+    from whichgpu.models import resolve_gpu
+
+    base = resolve_gpu(catalog, ranking.baseline) if ranking.baseline else None
     result = run_recommend(catalog, workload, ranking.objective, base, today())
     if plot is not None:
         from whichgpu.render.plot import plot_recommendation
@@ -165,7 +167,9 @@ def mig(
             if "services" not in text:
                 raise InvalidInput("no_service_tables", field=("services",))
             services = make_services(text["services"])
-    chosen_gpu = catalog.resolve(options.gpu) if options.gpu else None
+    from whichgpu.models import resolve_gpu
+
+    chosen_gpu = resolve_gpu(catalog, options.gpu) if options.gpu else None
     if file is None:
         result = plan_mig(catalog, services, chosen_gpu, options.markets)
     else:  # a service's profile that no GPU has is named at its line

@@ -50,10 +50,11 @@ def estimate(fields: dict[str, Any], hub: HubModel = None, json_out: JsonFlag = 
     from whichgpu.catalog import load_catalog
     from whichgpu.commands.estimate import estimate_job
     from whichgpu.inputs import parse
+    from whichgpu.models import resolve_gpu
 
     request: EstimateRequest = parse(EstimateRequest, fields, text=True)
     arch = model_arch(request.model, request.params, hub) if request.uses_model else None
-    result = estimate_job(load_catalog().resolve(request.gpu), arch, request)
+    result = estimate_job(resolve_gpu(load_catalog(), request.gpu), arch, request)
     from whichgpu.render import estimate_out
 
     emit(

@@ -11,6 +11,7 @@ from whichgpu.catalog.prices import PriceRange, ranges_by_market, rent_range
 from whichgpu.catalog.records import GPU, MARKETS, RENTAL_MARKETS, Market, PurchasePrice
 from whichgpu.catalog.store import Catalog
 from whichgpu.errors import InvalidInput
+from whichgpu.models import resolve_gpu
 from whichgpu.notes import Note
 
 
@@ -88,25 +89,6 @@ def derive(gpu: GPU, baseline: GPU, rent: PriceRange | None) -> Derived:
         gb_per_usd_per_h=per_dollar(gpu.memory_gib, rent),
         hours_per_100_usd=per_dollar(100.0, rent),
     )
-
-
-def resolve_gpu(catalog: Catalog, name: str) -> GPU:
-    """The GPU ``name`` denotes (:meth:`~whichgpu.catalog.store.Catalog.resolve`); a model's
-    name in its place (``show deepseek-ai/DeepSeek-R1``) is said to be one, with where to
-    ask about it, where its closest GPU names would mislead."""
-    from whichgpu.errors import Ref, UnknownName, WhichGPUError
-
-    try:
-        return catalog.resolve(name)
-    except UnknownName as unknown:
-        from whichgpu.models import resolve_model
-
-        try:
-            arch = resolve_model(name)
-        except WhichGPUError:
-            raise unknown from None
-        raise InvalidInput("gpu_is_model", name=name, model=arch.name, fit=Ref(("@fit",)),
-                           models=Ref(("@models",))) from None  # fmt: skip
 
 
 def compare(

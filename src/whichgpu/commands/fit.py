@@ -16,6 +16,7 @@ from whichgpu.estimate.parallel import (
     usable_bytes,
 )
 from whichgpu.job import Job
+from whichgpu.models import resolve_gpu
 from whichgpu.models.arch import ModelArch
 from whichgpu.notes import Note, note
 from whichgpu.units import BYTES_PER_GIB
@@ -310,7 +311,7 @@ def fit_request(
     check_lengths(arch, job)
     check_layout(arch, job)
     check_asked(arch, job)
-    target = catalog.resolve(request.gpu) if request.gpu else None
+    target = resolve_gpu(catalog, request.gpu) if request.gpu else None
     from whichgpu.inputs.requests import Component
 
     asked = request.checkpointing is not None or request.recompute is not None
@@ -405,7 +406,7 @@ def fit_image_request(catalog: Catalog, request: FitRequest) -> ImageFitResult:
     # per GPU as estimate and recommend choose it: one job, one memory, whichever asks
     settings = image_settings(request, request.task)
     method = "full" if request.task == "image-finetune" else "lora"
-    target_gpu = catalog.resolve(request.gpu) if request.gpu else None
+    target_gpu = resolve_gpu(catalog, request.gpu) if request.gpu else None
 
     def on(gpu: GPU) -> tuple[ImageGpuFit, object] | None:
         try:

@@ -15,6 +15,7 @@ from whichgpu.estimate.parallel import usable_bytes
 from whichgpu.inputs import parse
 from whichgpu.inputs.mig_requests import MAX_MIG_REPLICAS, MigOptions, ServiceRequest
 from whichgpu.inputs.requests import MAX_SERVICES
+from whichgpu.models import resolve_gpu
 from whichgpu.notes import Note, note
 from whichgpu.units import BYTES_PER_GIB
 
@@ -113,7 +114,7 @@ def check_request(
     """``options.profiles`` on ``options.gpu``: is that mix possible?"""
     if options.gpu is None:
         raise InvalidInput("profiles_need_gpu", field=("gpu",))
-    target = catalog.resolve(options.gpu)
+    target = resolve_gpu(catalog, options.gpu)
     if not options.profiles:
         raise InvalidInput("no_profiles", field=("profiles",))
     chosen, why = check_profiles(catalog, target, options.profiles)

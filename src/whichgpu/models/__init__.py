@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.errors import InvalidInput, Ref
 from whichgpu.models.arch import Linear, ModelArch, ParamCounts
 
-__all__ = ["Linear", "ModelArch", "ParamCounts", "arch_from_config_text", "resolve_model"]
+if TYPE_CHECKING:
+    from whichgpu.catalog.records import GPU
+    from whichgpu.catalog.store import Catalog
+
+__all__ = [
+    "Linear",
+    "ModelArch",
+    "ParamCounts",
+    "arch_from_config_text",
+    "resolve_gpu",
+    "resolve_model",
+]
 
 
 def arch_from_config_text(text: str, path: str) -> ModelArch:
@@ -64,3 +75,22 @@ def resolve_model(name: str | None = None, params: str | None = None) -> ModelAr
                 task=Ref(("task",)),
             ) from None
         raise
+
+
+def resolve_gpu(catalog: Catalog, name: str) -> GPU:
+    """The GPU ``name`` denotes (:meth:`~whichgpu.catalog.store.Catalog.resolve`); a model's
+    name in its place (``show deepseek-ai/DeepSeek-R1``, ``estimate --gpu llama-3.1-8b``)
+    is said to be one, with where to ask about it, where its closest GPU names would
+    mislead: the one place every command, the API and the pages resolve a GPU a user
+    named."""
+    from whichgpu.errors import UnknownName, WhichGPUError
+
+    try:
+        return catalog.resolve(name)
+    except UnknownName as unknown:
+        try:
+            arch = resolve_model(name)
+        except WhichGPUError:
+            raise unknown from None
+        raise InvalidInput("gpu_is_model", name=name, model=arch.name, fit=Ref(("@fit",)),
+                           models=Ref(("@models",))) from None  # fmt: skip

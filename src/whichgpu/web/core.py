@@ -32,6 +32,7 @@ from whichgpu.errors import (
     naming_fields,
 )
 from whichgpu.i18n import _, fmt, speaking
+from whichgpu.models import resolve_gpu
 
 if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
@@ -287,8 +288,6 @@ class Service:
         from whichgpu.render.json_doc import show_doc
 
         catalog = self.catalog()
-        from whichgpu.commands.compare import resolve_gpu
-
         return show_doc(resolve_gpu(catalog, name), catalog, self.today())
 
     def comparison(self, names: Sequence[str], markets: Sequence[str] | None) -> Any:
@@ -334,13 +333,13 @@ class Service:
         config = fields.pop("config", None)
         request: EstimateRequest = parse(EstimateRequest, fields)
         arch = model_arch(request.model, request.params, config) if request.uses_model else None
-        return estimate_doc(estimate_job(self.catalog().resolve(request.gpu), arch, request))
+        return estimate_doc(estimate_job(resolve_gpu(self.catalog(), request.gpu), arch, request))
 
     def recommendation(self, workload: Workload, ranking: Ranking) -> Recommendation:
         from whichgpu.commands.recommend import recommend
 
         catalog = self.catalog(ranking.catalog)
-        base = catalog.resolve(ranking.baseline) if ranking.baseline else None
+        base = resolve_gpu(catalog, ranking.baseline) if ranking.baseline else None
         return recommend(catalog, workload, ranking.objective, base, self.today())
 
     def recommend_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -379,7 +378,7 @@ class Service:
 
             return mig_check_doc(target.id, chosen, why)
         services = make_services(body.get("services"))
-        chosen_gpu = catalog.resolve(options.gpu) if options.gpu else None
+        chosen_gpu = resolve_gpu(catalog, options.gpu) if options.gpu else None
         from whichgpu.render.mig_out import mig_doc
 
         return mig_doc(plan_mig(catalog, services, chosen_gpu, options.markets), self.today())

@@ -216,7 +216,7 @@ def add_pages(app: FastAPI) -> None:
     @app.get("/catalog/{gpu}", include_in_schema=False)
     async def gpu_page(request: Request, gpu: str) -> Response:
         service: Service = request.app.state.service
-        from whichgpu.commands.compare import resolve_gpu
+        from whichgpu.models import resolve_gpu
 
         found, problem = await run_off_loop(
             request.state.language, lambda: resolve_gpu(service.catalog(), gpu)

@@ -157,6 +157,7 @@ def _estimate(service: Service, fields: dict[str, str]) -> Any:
     from whichgpu.commands.estimate import estimate_job
     from whichgpu.inputs import check_fields, check_keys, parse, specs, take
     from whichgpu.inputs.requests import EstimateRequest
+    from whichgpu.models import resolve_gpu
     from whichgpu.web.core import model_arch
 
     check_keys(fields, [s.name for s in specs(EstimateRequest)])  # a field the form has not
@@ -164,7 +165,7 @@ def _estimate(service: Service, fields: dict[str, str]) -> Any:
     check_fields((EstimateRequest, raw), text=True)  # every field at once
     parsed: EstimateRequest = parse(EstimateRequest, raw, text=True)
     arch = model_arch(parsed.model, parsed.params, None) if parsed.uses_model else None
-    return estimate_job(service.catalog().resolve(parsed.gpu), arch, parsed)
+    return estimate_job(resolve_gpu(service.catalog(), parsed.gpu), arch, parsed)
 
 
 def _mig(service: Service, fields: dict[str, str]) -> Any:
