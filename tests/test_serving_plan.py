@@ -952,7 +952,7 @@ def test_a_lone_target_is_what_limits_the_capacity(target: str, binding: str) ->
     value = "50ms" if target == "--tpot" else "200ms"
     doc = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm",
                              "--request-rate", "2", target, value, "--json").stdout)  # fmt: skip
-    assert doc["serving"]["binding"] in (binding, "slots")
+    assert doc["serving"]["binding"] in (binding, "slots", "throughput")
 
 
 def _served(*args: str) -> dict[str, object]:
@@ -1035,7 +1035,21 @@ def test_a_target_met_with_room_to_spare_is_not_named_the_limit() -> None:
                              "4", "--request-rate", "2", "--ttft", "2s", "--json").stdout)  # fmt: skip
     serving = doc["serving"]
     assert serving["operating_point"]["ttft_s"] < 0.5
-    assert serving["binding"] == "slots"
+    assert serving["binding"] == "throughput"  # its compute, before its 693 slots fill
+
+
+def test_the_slots_are_named_the_limit_only_where_they_are_full() -> None:
+    """Review (2026-12-07): 'limited by its sequence slots, all busy' where 113 of 609 slots
+    were in flight: a compute-bound replica's rate flattens well before its slots fill, so
+    near its ceiling the limit is its throughput; the slots are named where they are the
+    ones in flight there."""
+    doc = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "a100-80gb-pcie",
+                             "--request-rate", "10", "--ttft", "200ms", "--tpot", "50ms",
+                             "--json").stdout)  # fmt: skip
+    serving = doc["serving"]
+    capacity = serving["capacity_per_replica"]
+    assert serving["binding"] == "throughput"
+    assert capacity["concurrency"] < 0.95 * serving["max_sequences"]
 
 
 def test_an_unmeasured_option_serves_the_demand_at_the_slow_end_of_its_range() -> None:

@@ -396,7 +396,12 @@ def _capacity(
     capacity = _highest(curve, floor, ceiling, targets)
     at_edge = _point(curve, capacity.rate_rps * 1.001, q, capacity.concurrency)
     if capacity.rate_rps >= SATURATED * ceiling:
-        binding = "slots"  # the queue's wait explodes at the ceiling, whatever the target
+        # the queue's wait explodes at the ceiling, whatever the target: its slots where
+        # they are all busy there, else the replica's throughput, which flattens well before
+        # they fill (a compute-bound step grows with the batch: 113 of 609 slots in flight
+        # serve 95 % of what all 609 would), and which more slots would not raise
+        full = capacity.concurrency >= SATURATED * curve.b_max
+        binding = "slots" if full else "throughput"
     elif at_edge is not None:  # past the capacity a target breaks: the one given, else over
         over_tpot = targets.tpot_limit_s is not None and at_edge.tpot_s > targets.tpot_limit_s
         if targets.ttft_s is None or targets.tpot_s is None:
@@ -407,9 +412,10 @@ def _capacity(
 
 
 #: A replica whose targets hold to this share of the rate that fills every sequence slot
-#: (:func:`_ceiling`) is limited by its slots (what its KV cache or the engine's cap holds),
-#: not by a target: near the ceiling the queue's wait grows without bound, so any target
-#: breaks there; the answer names the slots (a TTFT of 0.1 s against 2 s is not the limit).
+#: (:func:`_ceiling`) is limited by its slots (what its KV cache or the engine's cap holds)
+#: where this share of them are in flight there, else by its throughput; not by a target:
+#: near the ceiling the queue's wait grows without bound, so any target breaks there (a
+#: TTFT of 0.1 s against 2 s is not the limit).
 SATURATED = 0.95
 
 

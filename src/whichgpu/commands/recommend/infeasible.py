@@ -152,9 +152,10 @@ def infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -
             )
         else:
             per_hour = code == "block_budget_per_h"
-            best = min(
+            best = min(  # a dated offer first, as the table ranks them (rank.py)
                 near,
                 key=lambda o: (
+                    o.price_as_of == "undated",
                     (o.usd_per_h if per_hour else held_cost(o) or cost_of(o)) or 0.0,
                     o.time_s or 0.0,
                 ),
