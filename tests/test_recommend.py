@@ -1209,3 +1209,26 @@ def test_an_over_budget_answer_names_the_cheapest_option_the_table_ranks_first()
     assert "No option meets every constraint." in said
     first = said.split(" 1 ", 1)[1].split(" $", 1)[0].strip()  # the table's first GPU
     assert f"Over budget: the cheapest option, {first}," in said
+
+
+def test_the_serves_column_is_the_capacity_the_plan_counts_on(catalog: Catalog) -> None:
+    """Review (2026-12-07): Qwen3-30B-A3B at 20 requests/s picked 4 x MI300X 'serving 72.7
+    req/s', 3.6 times the demand, with nothing saying why: the plan sizes an option that
+    rests on a factor nobody measured at the slow end of its range, and the table's serves
+    column now states that figure (its middle stays in the reasons and the JSON)."""
+    from whichgpu.estimate.latency_range import held_share
+    from whichgpu.render.recommend_out import serving_figures
+
+    component = make_component({"kind": "inference", "model": "qwen3-30b-a3b",
+                                "request_rate": 20, "tpot": "50ms", "ttft": "300ms",
+                                "hours": 24})  # fmt: skip
+    result = recommend(catalog, Workload((component,)))
+    pick = result.pick
+    assert pick is not None and pick.runs[0].serving is not None
+    share = held_share(pick.runs[0].provenance)
+    assert share < 1  # extrapolated: held at the slow end
+    figures = serving_figures(pick)
+    assert figures is not None
+    held = pick.runs[0].serving.served_rps * share
+    assert figures["capacity"] == f"{held:.1f} req/s"
+    assert held * 0.7 + 1e-6 >= 20  # the demand within the 70 % it is planned to run at

@@ -271,15 +271,21 @@ def serving_rows(result: Recommendation, shown: Sequence[Option]) -> Rows:
 def serving_figures(option: Option) -> dict[str, str] | None:
     """A served option's figures as its table shows them, in its columns' order (the
     terminal's and the web page's): cost per million output tokens at the demand, the
-    requests/s served under the targets, TTFT and TPOT at the demand, engine and layout;
+    requests/s served under the targets that the plan counts on (the slow end of its range
+    where it rests on a factor nobody measured, which it is sized with:
+    :func:`~whichgpu.estimate.latency_range.held_share`), TTFT and TPOT at the demand,
+    engine and layout;
     None where no plan meets the targets."""
 
     served = served_rps(option)
     plan = option.runs[0].serving if option.runs else None
     if served is None or plan is None:
         return None
+    from whichgpu.estimate.latency_range import held_share
+
     per_million = plan.usd_per_million_tokens(option.usd_per_h)
-    capacity = format_decimal(served, 1)
+    # what the plan counts on: the slow end of its range where it is sized there
+    capacity = format_decimal(served * held_share(option.runs[0].provenance), 1)
     return {
         "per_million": "—" if per_million is None else format_cost(per_million),
         "capacity": fmt(_("{rps} req/s"), rps=capacity),
