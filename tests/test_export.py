@@ -181,7 +181,7 @@ def test_exports_carry_the_chosen_configuration_as_launch_arguments() -> None:
     assert sky["envs"]["WHICHGPU_LAUNCH_ARGS"].startswith("--per_device_train_batch_size ")
     kube = yaml.safe_load(export("kubernetes", *args))
     (container,) = kube["spec"]["template"]["spec"]["containers"]
-    assert container["env"][0]["name"] == "WHICHGPU_LAUNCH_ARGS"
+    assert [e["name"] for e in container["env"]] == ["HF_TOKEN", "WHICHGPU_LAUNCH_ARGS"]
     assert "whichgpu/training" in kube["metadata"]["annotations"]
 
 
@@ -286,6 +286,13 @@ def test_kubernetes_serves_one_replica_a_pod_without_device_selection() -> None:
     command = container["command"][2]
     assert command.startswith("vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size")
     assert "CUDA_VISIBLE_DEVICES" not in command and command.endswith("--port 8000")
+    # review (2026-12-07): a gated model (Llama) downloads with the user's token, from the
+    # Secret every export names, optional so that an open model runs without one
+    (token,) = [e for e in container["env"] if e["name"] == "HF_TOKEN"]
+    ref = token["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": "hf-token-secret", "key": "HF_TOKEN", "optional": True}
+    sky = run_cli("recommend", *SERVED, "--export", "skypilot")
+    assert "--secret HF_TOKEN" in sky.stdout.split("\nname:", 1)[0]  # a header comment
 
 
 def served_command(*args: str, fmt: str = "slurm") -> str:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from whichgpu.commands.export_images import HF_TOKEN_SECRET
 from whichgpu.commands.pd_deploy import NIXL_CONNECTOR, PD_LAUNCH
 from whichgpu.errors import InvalidInput
 
@@ -184,7 +185,7 @@ def _service(
     backend: DynamoBackend, gpus: int, replicas: int, args: list[str], sub: str | None
 ) -> dict[str, Any]:
     service: dict[str, Any] = {
-        "envFromSecret": "hf-token-secret",
+        "envFromSecret": HF_TOKEN_SECRET,
         "componentType": "worker",
     }
     if sub is not None:
@@ -241,7 +242,7 @@ def dynamo_manifest(
 
     services: dict[str, Any] = {
         "Frontend": {
-            "envFromSecret": "hf-token-secret",
+            "envFromSecret": HF_TOKEN_SECRET,
             "componentType": "frontend",
             "replicas": 1,
             "extraPodSpec": {"mainContainer": {"image": backend.image}},
@@ -272,7 +273,8 @@ def dynamo_manifest(
     lines = [
         summary,
         f"NVIDIA Dynamo, {engine_profile(plan.engine).name} workers: {layout}",
-        "kubectl apply -f it where Dynamo's operator runs; a Secret hf-token-secret holds HF_TOKEN",
+        "kubectl apply -f it where Dynamo's operator runs; "
+        f"a Secret {HF_TOKEN_SECRET} holds HF_TOKEN",
     ]
     if job.speculative:
         lines.append(f"the plan assumes {job.speculative} speculative decoding: add the "

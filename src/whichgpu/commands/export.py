@@ -25,7 +25,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.catalog.store import Catalog
-from whichgpu.commands.export_images import GPU_RESOURCE, pick_image
+from whichgpu.commands.export_images import GPU_RESOURCE, HF_TOKEN_SECRET, pick_image
 from whichgpu.commands.recommend.rank import Option, Recommendation
 from whichgpu.commands.serve_launch import (
     MODEL_ENV,
@@ -209,6 +209,12 @@ def skypilot_task(
     if service is not None:
         header += (f"# a SkyServe service: sky serve up this file; its endpoint spreads the "
                    f"requests over the {nodes} replicas, each on its own instance\n")  # fmt: skip
+    if any(r.component.model for r in option.runs):
+        # SkyPilot's docs, "Environment Variables and Secrets": --secret passes a value of
+        # the user's shell to the task (a secret the YAML marked null would be required of
+        # an open model too)
+        header += ("# a gated Hub model (Llama, Gemma) downloads with your token: "
+                   "--secret HF_TOKEN\n")  # fmt: skip
     return header + _dump(doc)
 
 
@@ -257,10 +263,20 @@ def kubernetes_manifest(
     serving = serving_command(option, pods=True)
     if serving is not None:
         annotations["whichgpu/serving"] = serving[0]
+    env: list[dict[str, Any]] = []
+    if any(r.component.model for r in option.runs):
+        # a gated Hub model (Llama, Gemma) downloads with the user's token: from the Secret
+        # the Dynamo and llm-d exports name, optional so that an open model runs without it
+        # (Kubernetes docs, "Distribute Credentials Securely Using Secrets": env valueFrom
+        # secretKeyRef, optional); huggingface_hub reads HF_TOKEN
+        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
+            "name": HF_TOKEN_SECRET, "key": "HF_TOKEN", "optional": True}}})  # fmt: skip
     training = _training_settings(result, option)
     if training is not None:
-        container["env"] = [{"name": LAUNCH_ARGS_ENV, "value": training[1]}]
+        env.append({"name": LAUNCH_ARGS_ENV, "value": training[1]})
         annotations["whichgpu/training"] = training[0]
+    if env:
+        container["env"] = env
     serves = option.time_s is None or all(
         r.component.kind == "inference" and r.component.hours is not None for r in option.runs
     )

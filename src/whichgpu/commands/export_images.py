@@ -19,6 +19,9 @@ ROCM_TRAIN_IMAGE = "rocm/pytorch:latest"
 #: The resource a pod asks its GPUs by: NVIDIA's device plugin's, AMD's
 #: (ROCm/k8s-device-plugin: amd.com/gpu)
 GPU_RESOURCE = {"NVIDIA": "nvidia.com/gpu", "AMD": "amd.com/gpu"}
+#: The Kubernetes Secret whose HF_TOKEN key a pod downloads a gated Hub model with (Dynamo's
+#: envFromSecret, llm-d's authSecretName, a Deployment's env), one name in every export
+HF_TOKEN_SECRET = "hf-token-secret"
 
 
 def pick_image(option: Option, engine_id: str | None, container: bool) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.commands.dynamo_deploy import deployable, engine_args, layout_said
+from whichgpu.commands.export_images import HF_TOKEN_SECRET
 from whichgpu.commands.pd_deploy import NIXL_CONNECTOR
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def llmd_values(
             "name": model,
             "uri": f"hf://{model}",
             "size": f"{_checkpoint_gib(arch)}Gi",
-            "authSecretName": "hf-token-secret",
+            "authSecretName": HF_TOKEN_SECRET,
             # the pods' labels, which the chart's InferencePool selects on: this model's own
             "labels": {"llm-d.ai/inferenceServing": "true", "llm-d.ai/model": name},
         },
@@ -149,7 +150,7 @@ def llmd_values(
         summary,
         f"llm-d ModelService values, {engine.labelled} pods: {layout_said(plan, split)}",
         "helm install it with the llm-d-modelservice chart where llm-d's infrastructure "
-        "runs; a Secret hf-token-secret holds HF_TOKEN",
+        f"runs; a Secret {HF_TOKEN_SECRET} holds HF_TOKEN",
     ]
     if job.speculative:
         lines.append(f"the plan assumes {job.speculative} speculative decoding: add vLLM's "
