@@ -1232,3 +1232,18 @@ def test_the_serves_column_is_the_capacity_the_plan_counts_on(catalog: Catalog) 
     held = pick.runs[0].serving.served_rps * share
     assert figures["capacity"] == f"{held:.1f} req/s"
     assert held * 0.7 + 1e-6 >= 20  # the demand within the 70 % it is planned to run at
+
+
+def test_what_would_hold_a_model_has_what_the_workload_requires() -> None:
+    """Review (2026-12-07): Llama 3.1 405B on at most one GPU with a display required said
+    '4 × AMD Instinct MI355X would hold it', a GPU with no display output: what would do is
+    one of the GPUs the workload allows, and a count of one GPU reads singular."""
+    done = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-405b", "--max-gpus",
+                   "1", "--requires", "display", "--request-rate", "1")  # fmt: skip
+    assert done.code == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "does not fit on 1 GPU;" in said
+    named = said.split("does not fit on 1 GPU; ", 1)[1].split(" would hold it", 1)[0]
+    count, gpu_name = named.split(" × ", 1)
+    gpu = next(g for g in load_catalog().gpus if g.name == gpu_name)
+    assert gpu.display_outputs > 0 and int(count) > 1

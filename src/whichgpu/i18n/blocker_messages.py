@@ -5,7 +5,7 @@ ground floor stays a few modules)."""
 
 from __future__ import annotations
 
-from whichgpu.i18n import N_, Plural
+from whichgpu.i18n import N_, Np_, Plural
 
 BLOCKER_MESSAGES: dict[str, str | Plural] = {
     # recommend: what blocks an option
@@ -46,9 +46,12 @@ BLOCKER_MESSAGES: dict[str, str | Plural] = {
     # recommend: nothing feasible
     "infeasible_nothing": N_("No GPU in the catalog can run this workload."),
     "infeasible_capability": N_("No GPU in the catalog has all of: {capabilities}."),
-    "infeasible_memory": N_(
+    "infeasible_memory": Np_(
+        "{component} does not fit on {max_gpus} GPU; {count} × {gpu} would hold it (raise "
+        "max_gpus).",
         "{component} does not fit within {max_gpus} GPUs; {count} × {gpu} would hold it (raise "
-        "max_gpus)."
+        "max_gpus).",
+        "max_gpus",
     ),
     "infeasible_no_count": N_(
         "{component} fits on no number of GPUs as it is (its activations are not sharded); on "

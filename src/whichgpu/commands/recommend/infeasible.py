@@ -19,21 +19,23 @@ if TYPE_CHECKING:
 
 
 def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> list[Note]:
-    """For each model component that fits nowhere: the fewest GPUs that would hold it, or,
-    when no count does (activations are not sharded), the changes that make it fit on the
-    largest GPU at ``max_gpus``."""
+    """For each model component that fits nowhere: the fewest GPUs with every capability
+    the workload requires that would hold it, or, when no count does (activations are not
+    sharded), the changes that make it fit on the largest such GPU at ``max_gpus``."""
     from whichgpu.commands.fit import what_would_fit
     from whichgpu.estimate.parallel import min_gpus, scaled_job, usable_bytes
     from whichgpu.plan.jobs import model_job
 
     c = workload.constraints
+    # the GPUs with what the workload requires (a display, ECC…): what would do is one of them
+    allowed = [g for g in catalog.gpus if all(has_capability(g, cap) for cap in c.requires)]
     out: list[Note] = []
     for comp, run in zip(workload.components, first.runs, strict=True):
         if not comp.uses_model or run.fits:
             continue
         arch, job = model_job(comp)
         best: tuple[int, str] | None = None
-        for gpu in sorted(catalog.gpus, key=lambda g: (-g.memory_gib, g.id)):
+        for gpu in sorted(allowed, key=lambda g: (-g.memory_gib, g.id)):
             count = min_gpus(arch, job, gpu)[0]
             if count is not None and (best is None or count < best[0]):
                 best = (count, gpu.name)
@@ -48,7 +50,7 @@ def _why_nothing_fits(catalog: Catalog, first: Option, workload: Workload) -> li
                 )
             )
             continue
-        largest = max(catalog.gpus, key=lambda g: (g.memory_gib, g.id))
+        largest = max(allowed or catalog.gpus, key=lambda g: (g.memory_gib, g.id))
         scaled, _strategy = scaled_job(job, c.max_gpus, arch)
         changes = what_would_fit(arch, scaled, usable_bytes(largest))
         if not changes:
