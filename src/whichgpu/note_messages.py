@@ -150,6 +150,20 @@ MESSAGES: dict[str, str | Plural] = {
         "the models it measured (NVIDIA Technical Blog, 2025-06-24), a vendor's figure: check "
         "it on your task."
     ),
+    "reason_quant_cheaper_image": N_(
+        "With its denoiser in {quant} weights ({field} {quant}), {option} would run it for "
+        "${usd_per_h:,.2f}/h against ${pick_usd_per_h:,.2f}/h for {pick} in 16-bit, {gain:.0%} "
+        "better on the objective: Hugging Face found 8-bit weights' images hard to tell from "
+        "BF16's without close inspection (blog, 'Exploring Quantization Backends in "
+        "Diffusers', 2025-05-21)."
+    ),
+    "reason_quant_cheaper_image_job": N_(
+        "With its denoiser in {quant} weights ({field} {quant}), {option} would do this job "
+        "for ${cost:,.2f} in {hours:,.2f} h against ${pick_cost:,.2f} in {pick_hours:,.2f} h "
+        "for {pick} in 16-bit, {gain:.0%} better on the objective: Hugging Face found 8-bit "
+        "weights' images hard to tell from BF16's without close inspection (blog, 'Exploring "
+        "Quantization Backends in Diffusers', 2025-05-21)."
+    ),
     "reason_tie_axis_cost": N_(
         "{option} and {other} cost the same inside the estimate's typical error ({band:.0%}): "
         "${cost:,.2f} and ${other_cost:,.2f}; {option} finishes sooner ({hours:,.2f} h against "

@@ -83,6 +83,12 @@ BLOCKER_MESSAGES: dict[str, str | Plural] = {
         "NVIDIA reports NVFP4 within about 1% of FP8's accuracy on the models it measured "
         "(NVIDIA Technical Blog, 2025-06-24), a vendor's figure: check it on your task."
     ),
+    "infeasible_quant_image": N_(
+        "With its denoiser in {quant} weights ({field} {quant}), {option} would do it, for "
+        "${usd_per_h:,.2f}/h: Hugging Face found 8-bit weights' images hard to tell from "
+        "BF16's without close inspection (blog, 'Exploring Quantization Backends in "
+        "Diffusers', 2025-05-21)."
+    ),
     "infeasible_budget_per_h": N_(
         "Over the hourly budget: the cheapest option, {option}, costs ${usd_per_h:,.2f}/h "
         "(budget ${budget:,.2f}/h)."

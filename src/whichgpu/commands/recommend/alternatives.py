@@ -1,4 +1,5 @@
-"""The same served workload in the lower weight formats engineers commonly serve it in.
+"""The same served workload in the lower weight formats engineers commonly serve it in
+(and an image pipeline's denoiser in FP8 weights, as diffusers loads it).
 
 A 16-bit model served at a request rate costs about half as much in FP8 on the GPUs whose
 tensor cores run FP8 (Ada, Hopper, Blackwell; and CDNA 3 through the engines' ROCm builds):
@@ -41,14 +42,22 @@ LOWER_FORMATS: dict[str, tuple[str, str]] = {
     "fp8": ("reason_quant_cheaper", "infeasible_quant"),
     "nvfp4": ("reason_quant_cheaper_nvfp4", "infeasible_quant_nvfp4"),
 }
+#: The notes of an image pipeline's denoiser in FP8 weights, whose caveat is its images':
+#: Hugging Face's diffusers team found 8-bit weights' images hard to tell from BF16's
+#: without close inspection (Hugging Face blog, "Exploring Quantization Backends in
+#: Diffusers", 2025-05-21; diffusers/FLUX.1-dev-torchao-fp8, float8 weight-only)
+IMAGE_FORMAT_NOTES = ("reason_quant_cheaper_image", "infeasible_quant_image")
 
 
 def in_lower_format(workload: Workload, quant: str) -> Workload | None:
     """``workload`` with each served model component (a request rate, a latency target, an
     engine or an offline batch of tokens: :func:`~whichgpu.plan.jobs.serves`; no precision,
-    no quantisation asked, no engine that cannot run ``quant``)
+    no quantisation asked, no engine that cannot run ``quant``), and each image generation
+    whose denoiser loads in ``quant`` (:data:`~whichgpu.estimate.diffusion.IMAGE_QUANTS`:
+    weight-only, diffusers' TorchAoConfig for FP8),
     whose checkpoint ships in more bits than ``quant`` (16 bits, or FP8 for NVFP4) in
     ``quant``; None where no component changes."""
+    from whichgpu.estimate.diffusion import IMAGE_QUANTS
     from whichgpu.job import QUANT_BITS
     from whichgpu.job.engine_releases import engine_profile
     from whichgpu.plan.jobs import model_job, serves
@@ -58,7 +67,12 @@ def in_lower_format(workload: Workload, quant: str) -> Workload | None:
     for component in workload.components:
         engine = engine_profile(component.engine) if component.engine else None
         runs = engine is None or quant in engine.formats
-        if serves(component) and runs and component.quant is None and component.precision is None:
+        drawn = component.kind == "image" and component.model is not None and quant in IMAGE_QUANTS
+        open_format = component.quant is None and component.precision is None
+        if drawn and open_format:
+            component = replace(component, quant=quant)
+            changed = True
+        elif serves(component) and runs and open_format:
             _arch, job = model_job(component)
             shipped = 16.0 if job.quant is None else QUANT_BITS[job.quant]
             if job.quant in (None, "fp8") and shipped > QUANT_BITS[quant]:
@@ -77,13 +91,15 @@ def lower_format_notes(
     from whichgpu.estimate.perf import runs_natively
 
     out = []
+    images = all(c.kind == "image" for c in workload.components)
     for quant in LOWER_FORMATS:
         lower = in_lower_format(workload, quant)
-        able = [g for g in catalog.gpus if runs_natively(g, quant)]
+        # an image pipeline's weight-only formats dequantise to 16 bits on any GPU
+        able = [g for g in catalog.gpus if images or runs_natively(g, quant)]
         if lower is None or not able:
             continue
         said = lower_format_note(_ranked(catalog, lower, able, objective, search), objective,
-                                 pick, quant)  # fmt: skip
+                                 pick, quant, images)  # fmt: skip
         if said is not None:
             out.append(said)
     return out
@@ -138,18 +154,23 @@ def _ranked(
 
 
 def lower_format_note(
-    ranked: Sequence[Option], objective: str, pick: Option | None, quant: str
+    ranked: Sequence[Option],
+    objective: str,
+    pick: Option | None,
+    quant: str,
+    images: bool = False,
 ) -> Note | None:
     """What the workload would take in ``quant`` (``ranked``: the options of
     :func:`in_lower_format`'s workload, ranked on ``objective``) where that beats the pick
     by more than its estimate error, or where nothing met the request: the option, its
-    figure beside the pick's, the field that asks for it."""
+    figure beside the pick's, the field that asks for it; with an image pipeline's caveat
+    where the workload draws ``images``."""
     from whichgpu.commands.recommend.options import hw_text, money, score_of, typical_error
 
     best = ranked[0] if ranked and ranked[0].feasible else None
     if best is None:
         return None
-    cheaper, alone = LOWER_FORMATS[quant]
+    cheaper, alone = IMAGE_FORMAT_NOTES if images else LOWER_FORMATS[quant]
     field = Ref(("quant",))
     if pick is None:
         return note(alone, quant=quant, option=hw_text(best), usd_per_h=money(best.usd_per_h),
