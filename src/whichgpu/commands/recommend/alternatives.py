@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from whichgpu.catalog.store import Catalog
     from whichgpu.commands.recommend.options import Option
     from whichgpu.inputs.requests import Workload
-    from whichgpu.plan import Hardware
+    from whichgpu.plan import Hardware, Run
 
     #: The workload's options on some GPUs (unranked), and options ranked on the objective
     Search = tuple[Callable[[Workload, list[GPU], Collection[Hardware] | None], list[Option]],
@@ -83,19 +83,28 @@ def in_lower_format(workload: Workload, quant: str) -> Workload | None:
 
 
 def lower_format_notes(
-    catalog: Catalog, workload: Workload, objective: str, pick: Option | None, search: Search
+    catalog: Catalog,
+    workload: Workload,
+    objective: str,
+    pick: Option | None,
+    search: Search,
+    options: Sequence[Option] = (),
 ) -> list[Note]:
     """What the workload would take in each of :data:`LOWER_FORMATS`, searched (``search``:
     the workload's options on some GPUs, and a ranking on ``objective``) on the GPUs whose
-    tensor cores run the format (elsewhere the engines refuse it or dequantise it)."""
+    tensor cores run the format (elsewhere the engines refuse it or dequantise it); an
+    image pipeline's on the GPUs where its 16-bit ``options`` did not run whole (weight-only
+    formats dequantise to 16 bits on any GPU and compute no faster: what they buy is the
+    memory that spares a CPU offload)."""
     from whichgpu.estimate.perf import runs_natively
 
     out = []
     images = all(c.kind == "image" for c in workload.components)
+    cramped = {o.gpu.id for o in options if not all(_whole(run) for run in o.runs)}
     for quant in LOWER_FORMATS:
         lower = in_lower_format(workload, quant)
-        # an image pipeline's weight-only formats dequantise to 16 bits on any GPU
-        able = [g for g in catalog.gpus if images or runs_natively(g, quant)]
+        able = [g for g in catalog.gpus
+                if (g.id in cramped if images else runs_natively(g, quant))]  # fmt: skip
         if lower is None or not able:
             continue
         said = lower_format_note(_ranked(catalog, lower, able, objective, search), objective,
@@ -103,6 +112,13 @@ def lower_format_notes(
         if said is not None:
             out.append(said)
     return out
+
+
+def _whole(run: Run) -> bool:
+    """Whether ``run`` holds its job with nothing offloaded to the host (an image
+    pipeline's CPU offload)."""
+    image = run.estimate.image if run.estimate is not None else None
+    return run.fits and (image is None or image.job.offload == "none")
 
 
 def _ranked(

@@ -373,7 +373,7 @@ def recommend(
     def rank_of(options: list[Option]) -> list[Option]:
         return rank(options, objective)
 
-    lower = lower_format_notes(catalog, workload, objective, pick, (options_on, rank_of))
+    lower = lower_format_notes(catalog, workload, objective, pick, (options_on, rank_of), ranked)
     if pick is None:
         return evolve(result, infeasible=(*result.infeasible, *lower))
     return evolve(result, reasons=(*result.reasons, *lower))
