@@ -275,6 +275,13 @@ MESSAGES: dict[str, str | Plural] = {
         "{other} next, {other_rate:,.2f} (of {order}, a later engine is taken only where it "
         "serves {margin} % more a place); give {engine_field} to set the engine."
     ),
+    "chosen_engine_held": N_(
+        "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
+        "{other} next, {other_rate:,.2f} with its latencies held to the slow end of a wider "
+        "range, as it rests on a factor no serving run measured for it here (of {order}, a "
+        "later engine is taken only where it serves {margin} % more a place); give "
+        "{engine_field} to set the engine."
+    ),
     "chosen_engine_bound": N_(
         "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
         "{other} next, {other_rate:,.2f} at most at full load (of {order}, a later engine is "

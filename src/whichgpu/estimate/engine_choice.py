@@ -151,7 +151,10 @@ def choose_engine(
         (e for e in engines if bounds[e.id] > 0), key=lambda e: -bounds[e.id] * weight(e)
     )
     best: EngineChoice | None = None
-    others: list[tuple[str, float, str]] = []  # name, requests/s, "planned"/"bound"/"unmet"
+    # name, requests/s, "planned"/"held"/"bound"/"unmet" ("held": planned, its targets held
+    # at the slow end of a range an unmeasured factor widens)
+    others: list[tuple[str, float, str]] = []
+    wider: set[str] = set()  # the engines whose targets were held so
     for engine in order:
         bound = bounds[engine.id]
         if (
@@ -167,6 +170,8 @@ def choose_engine(
         if targets.margin > 1.0 and targets.any:
             widening = unmeasured_widening(engine, arch, gpu, served.speculative)
             held = replace(targets, margin=targets.margin * widening)
+            if widening > 1.0:
+                wider.add(engine.id)
         plan = plan_service(arch, served, gpu, count, engine, held, demand_rps,
                             max_sequences, tp, layout_lows(engine, arch, gpu, served),
                             split_low(engine, arch, gpu, served), layout)  # fmt: skip
@@ -180,9 +185,12 @@ def choose_engine(
             best, choice = choice, best
         if choice is not None:
             missed = choice.plan.unmet is not None
-            others.append((choice.engine.name, _served(choice), "unmet" if missed else "planned"))
+            kind = "unmet" if missed else "held" if choice.engine.id in wider else "planned"
+            others.append((choice.engine.name, _served(choice), kind))
     if best is None or not others:
         return best
+    if best.engine.id in wider:  # held so as well: nothing to tell them apart by
+        others = [(n, r, "planned" if k == "held" else k) for n, r, k in others]
     # the next engine: one that serves under the targets, else one that meets them at no load
     runner_up = max(others, key=lambda o: (o[2] != "unmet", o[1]))
     compared = tuple(e.name for e in engines)
@@ -204,9 +212,8 @@ def engine_notes(component: str, choice: EngineChoice, asked: Job) -> tuple[Note
     if choice.runner_up is not None:
         other, other_rps, known = choice.runner_up
         plan = choice.plan
-        code = {"planned": "chosen_engine", "bound": "chosen_engine_bound"}.get(
-            known, "chosen_engine_unmet"
-        )
+        code = {"planned": "chosen_engine", "held": "chosen_engine_held",
+                "bound": "chosen_engine_bound"}.get(known, "chosen_engine_unmet")  # fmt: skip
         out.insert(
             0,
             note(
