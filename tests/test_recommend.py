@@ -1139,19 +1139,29 @@ def test_a_missed_request_rate_reports_the_capacity_the_plan_held() -> None:
     from whichgpu.estimate.latency_range import held_share
 
     catalog = load_catalog()
-    job = make_component({"kind": "inference", "model": "deepseek-r1", "request_rate": 2,
-                          "tpot": "100ms"})  # fmt: skip
-    options = recommend(catalog, Workload((job,))).options
-    one_node = next(o for o in options if o.gpu.id == "rtx-pro-6000-blackwell"
+
+    def one_node(fields: dict[str, object]) -> Option:
+        job = make_component({"kind": "inference", "model": "deepseek-r1", **fields})
+        options = recommend(catalog, Workload((job,))).options
+        return next(o for o in options if o.gpu.id == "rtx-pro-6000-blackwell"
                     and o.hardware.count == 8 and o.hardware.node_gpus is None)  # fmt: skip
-    (blocker,) = one_node.blockers
-    run = one_node.runs[0]
+
+    option = one_node({"request_rate": 4})  # its throughput binds: held at the slow end
+    (blocker,) = option.blockers
+    run = option.runs[0]
     assert blocker.code == "block_rate_headroom_slow" and run.serving is not None
-    held = run.serving.served_rps * held_share(run.provenance)
+    held = run.serving.served_rps * held_share(run.provenance, run.serving.binding)
     assert 0.0 < held < run.serving.served_rps
     assert blocker.params["capacity"] == pytest.approx(held, abs=0.005)
-    assert blocker.params["capacity"] == pytest.approx(0.12, abs=0.01)  # 0.00 before
-    assert blocker.params["share"] == pytest.approx(2.0 / held)
+    assert blocker.params["capacity"] == pytest.approx(3.30, abs=0.05)
+    assert blocker.params["share"] == pytest.approx(4.0 / held)
+    # a latency target binds: its margin holds the estimate at the slow end already, and
+    # the rate is not held again (review, 2026-12-07: 0.12 requests/s, held twice)
+    bound = one_node({"request_rate": 2, "tpot": "100ms"})
+    (blocker,) = bound.blockers
+    assert bound.runs[0].serving is not None and bound.runs[0].serving.binding == "tpot"
+    assert blocker.code == "block_rate_headroom"
+    assert blocker.params["capacity"] == pytest.approx(bound.runs[0].serving.served_rps, abs=0.005)
 
 
 def test_a_pretraining_micro_batch_cap_names_the_recipe_it_is_timed_as() -> None:
@@ -1213,25 +1223,37 @@ def test_an_over_budget_answer_names_the_cheapest_option_the_table_ranks_first()
 
 def test_the_serves_column_is_the_capacity_the_plan_counts_on(catalog: Catalog) -> None:
     """Review (2026-12-07): Qwen3-30B-A3B at 20 requests/s picked 4 x MI300X 'serving 72.7
-    req/s', 3.6 times the demand, with nothing saying why: the plan sizes an option that
-    rests on a factor nobody measured at the slow end of its range, and the table's serves
-    column now states that figure (its middle stays in the reasons and the JSON)."""
+    req/s', 3.6 times the demand, with nothing saying why. An option resting on a factor
+    nobody measured whose throughput binds it is sized at the slow end of its range, and the
+    table's serves column (and the cost chart: render.chart_data.served_rps) states that
+    figure; where a latency target binds, the target's margin holds it at the slow end
+    already, and the rate is not held a second time (the plan, the blockers and the column
+    alike: latency_range.held_share)."""
     from whichgpu.estimate.latency_range import held_share
+    from whichgpu.render.chart_data import served_rps
     from whichgpu.render.recommend_out import serving_figures
 
-    component = make_component({"kind": "inference", "model": "qwen3-30b-a3b",
-                                "request_rate": 20, "tpot": "50ms", "ttft": "300ms",
-                                "hours": 24})  # fmt: skip
-    result = recommend(catalog, Workload((component,)))
-    pick = result.pick
-    assert pick is not None and pick.runs[0].serving is not None
-    share = held_share(pick.runs[0].provenance)
-    assert share < 1  # extrapolated: held at the slow end
-    figures = serving_figures(pick)
-    assert figures is not None
-    held = pick.runs[0].serving.served_rps * share
-    assert figures["capacity"] == f"{held:.1f} req/s"
+    def pick_of(fields: dict[str, object]) -> Option:
+        component = make_component({"kind": "inference", "model": "qwen3-30b-a3b",
+                                    "request_rate": 20, "hours": 24, **fields})  # fmt: skip
+        pick = recommend(catalog, Workload((component,))).pick
+        assert pick is not None and pick.runs[0].serving is not None
+        return pick
+
+    free = pick_of({})  # no latency target: its throughput binds
+    plan = free.runs[0].serving
+    assert plan is not None and plan.binding in ("throughput", "slots")
+    share = held_share(free.runs[0].provenance, plan.binding)
+    assert share < 1  # extrapolated (CDNA 3 or SGLang's MoE kernels): held at the slow end
+    held = plan.served_rps * share
+    figures = serving_figures(free)
+    assert figures is not None and figures["capacity"] == f"{held:.1f} req/s"
+    assert served_rps(free) == pytest.approx(held)
     assert held * 0.7 + 1e-6 >= 20  # the demand within the 70 % it is planned to run at
+    bound = pick_of({"tpot": "50ms", "ttft": "300ms"})  # a latency target binds
+    plan = bound.runs[0].serving
+    assert plan is not None and plan.binding in ("ttft", "tpot")
+    assert served_rps(bound) == pytest.approx(plan.served_rps)  # held once, by the margin
 
 
 def test_what_would_hold_a_model_has_what_the_workload_requires() -> None:

@@ -29,17 +29,21 @@ def latency_band(target: str, provenance: str = "") -> tuple[float, float]:
     return 1.0 / rate.high, 1.0 / rate.low
 
 
-def held_share(provenance: str) -> float:
+def held_share(provenance: str, binding: str = "throughput") -> float:
     """The share of a served replica's capacity a plan holds it to against a request rate:
     the low end of the serving regime's likely range where the capacity rests on a factor
     nobody measured (:func:`~whichgpu.estimate.efficiency_model.extrapolated`: an engine
-    release whose MLA kernels no run measured among them), else all of it; what the engine
-    choice compares layouts at, what a plan decides with and what the blocker saying it
-    missed reports (one place)."""
+    release whose MLA kernels no run measured among them) and its throughput or its slots
+    bind it (``binding``), else all of it: where a latency target binds, the target's margin
+    holds the estimate at the slow end of that latency's range already, and holding the
+    rate again would count the same uncertainty twice (as
+    :func:`~whichgpu.estimate.serving_layouts.held_to` has it); what the engine choice
+    compares layouts at, what a plan decides with, what the blocker saying it missed
+    reports and what the table's serves column states (one place)."""
     from whichgpu.estimate.efficiency_model import extrapolated
     from whichgpu.estimate.throughput import likely_rate
 
-    if not extrapolated(provenance):
+    if binding in ("ttft", "tpot") or not extrapolated(provenance):
         return 1.0
     return likely_rate(1.0, "tokens/s", "llm-serve", provenance).low
 

@@ -118,7 +118,7 @@ def serve_component(
     # the demand within the share of the capacity a service is planned to run at, that
     # capacity at the slow end of its range where it rests on an unmeasured factor (the
     # inherited band's, as the engine choice holds it: engine_choice.layout_lows)
-    held_rps = served_rps * held_share(provenance)  # its slow end where unmeasured
+    held_rps = served_rps * held_share(provenance, best.binding)  # its slow end where unmeasured
     meets = best.unmet is None and (
         demand is None or demand <= held_rps * TARGET_UTILIZATION * (1 + 1e-9)
     )

@@ -128,11 +128,17 @@ def is_service(result: Recommendation) -> bool:
 
 def served_rps(option: Option) -> float | None:
     """The requests/s a served option's plan sustains under the targets, all replicas
-    together; None where no plan meets them."""
-    plan = option.runs[0].serving if option.runs else None
-    if plan is None or plan.unmet is not None:
+    together, as the plan counts on them (the slow end of its range where it rests on a
+    factor nobody measured and its throughput binds it:
+    :func:`~whichgpu.estimate.latency_range.held_share`), what the table's serves column
+    and the cost chart state; None where no plan meets them."""
+    from whichgpu.estimate.latency_range import held_share
+
+    run = option.runs[0] if option.runs else None
+    plan = run.serving if run is not None else None
+    if run is None or plan is None or plan.unmet is not None:
         return None
-    return plan.served_rps
+    return plan.served_rps * held_share(run.provenance, plan.binding)
 
 
 def by_time(result: Recommendation) -> bool:

@@ -281,11 +281,8 @@ def serving_figures(option: Option) -> dict[str, str] | None:
     plan = option.runs[0].serving if option.runs else None
     if served is None or plan is None:
         return None
-    from whichgpu.estimate.latency_range import held_share
-
     per_million = plan.usd_per_million_tokens(option.usd_per_h)
-    # what the plan counts on: the slow end of its range where it is sized there
-    capacity = format_decimal(served * held_share(option.runs[0].provenance), 1)
+    capacity = format_decimal(served, 1)  # what the plan counts on (chart_data.served_rps)
     return {
         "per_million": "—" if per_million is None else format_cost(per_million),
         "capacity": fmt(_("{rps} req/s"), rps=capacity),

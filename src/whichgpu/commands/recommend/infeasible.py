@@ -202,7 +202,7 @@ def _rate_reach(short: Sequence[Option], workload: Workload) -> Note:
         run = next(r for r in option.runs if not r.meets_rate and r.serving is not None)
         assert run.serving is not None
         # at the slow end the plan holds it to, as its blocker says (pricing.blockers)
-        capacity = run.serving.served_rps * held_share(run.provenance)
+        capacity = run.serving.served_rps * held_share(run.provenance, run.serving.binding)
         demand = run.component.request_rate or 0.0
         copies = math.ceil(demand / (capacity * TARGET_UTILIZATION)) if capacity else 0
         hourly = copies * option.usd_per_h if option.usd_per_h is not None else math.inf

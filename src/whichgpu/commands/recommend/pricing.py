@@ -197,7 +197,7 @@ def constraint_blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             from whichgpu.estimate.latency_range import held_share
 
             point = run.serving.served_rps
-            held = held_share(run.provenance)  # the slow end the plan held it to
+            held = held_share(run.provenance, run.serving.binding)  # the slow end it is held to
             capacity = point * held
             slow = {"point": round(point, 2)} if held < 1.0 else {}
             demand = run.component.request_rate or 0.0
