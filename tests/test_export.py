@@ -293,6 +293,10 @@ def test_kubernetes_serves_one_replica_a_pod_without_device_selection() -> None:
     assert ref == {"name": "hf-token-secret", "key": "HF_TOKEN", "optional": True}
     sky = run_cli("recommend", *SERVED, "--export", "skypilot")
     assert "--secret HF_TOKEN" in sky.stdout.split("\nname:", 1)[0]  # a header comment
+    slurm = run_cli("recommend", *SERVED, "--export", "slurm")
+    assert "# a gated Hub model (Llama, Gemma) downloads with your token: export HF_TOKEN" in (
+        slurm.stdout
+    )
 
 
 def served_command(*args: str, fmt: str = "slurm") -> str:

@@ -9,5 +9,6 @@
 
 # training train llama-2-13b: ZeRO-3 over 4, micro-batch 4 × 128 accumulated (global batch 2048), recomputation full; $WHICHGPU_LAUNCH_ARGS: --per_device_train_batch_size 4 --gradient_accumulation_steps 128 --gradient_checkpointing
 export WHICHGPU_LAUNCH_ARGS='--per_device_train_batch_size 4 --gradient_accumulation_steps 128 --gradient_checkpointing'
+# a gated Hub model (Llama, Gemma) downloads with your token: export HF_TOKEN before sbatch
 
 torchrun train.py

@@ -209,13 +209,19 @@ def skypilot_task(
     if service is not None:
         header += (f"# a SkyServe service: sky serve up this file; its endpoint spreads the "
                    f"requests over the {nodes} replicas, each on its own instance\n")  # fmt: skip
-    if any(r.component.model for r in option.runs):
-        # SkyPilot's docs, "Environment Variables and Secrets": --secret passes a value of
-        # the user's shell to the task (a secret the YAML marked null would be required of
-        # an open model too)
-        header += ("# a gated Hub model (Llama, Gemma) downloads with your token: "
-                   "--secret HF_TOKEN\n")  # fmt: skip
+    # SkyPilot's docs, "Environment Variables and Secrets": --secret passes a value of the
+    # user's shell to the task (a secret the YAML marked null would be required of an open
+    # model too)
+    header += "".join(f"# {line}\n" for line in _token_line(option, "--secret HF_TOKEN"))
     return header + _dump(doc)
+
+
+def _token_line(option: Option, how: str) -> list[str]:
+    """What a pick that downloads a model from the Hub says of a gated one's token, ``how``
+    the export passes it (nothing where no component names a model)."""
+    if not any(r.component.model for r in option.runs):
+        return []
+    return [f"a gated Hub model (Llama, Gemma) downloads with your token: {how}"]
 
 
 def _skyserve(option: Option, nodes: int) -> dict[str, Any] | None:
@@ -347,6 +353,9 @@ def slurm_header(result: Recommendation, option: Option, name: str, run: str) ->
     serving = serving_command(option)
     if serving is not None:
         lines += ["", f"# {serving[0]}"]
+    # sbatch passes the submitting shell's environment to the job (--export=ALL, its
+    # default: Slurm's sbatch manual)
+    lines += [f"# {line}" for line in _token_line(option, "export HF_TOKEN before sbatch")]
     lines += ["", run, ""]
     return "\n".join(lines)
 

@@ -327,9 +327,10 @@ EARLY_MLA_KEY = "early-mla"
 def early_build_band(provenance: str) -> tuple[float, float] | None:
     """The error range (10th, 90th percentile, as a rate's: the estimate over the
     measurement, less one) that the published runs of early engine builds on MLA models
-    (validation/published_serving_early.csv: SGLang 0.4.1 and vLLM's main of February
-    2025 serving DeepSeek-V3/R1) read at, planned at today's kernels, where ``provenance``
-    says the release's kernels are as old (:data:`EARLY_MLA_BUILD`); None elsewhere."""
+    (validation/published_serving_early.csv: DataCrunch's SGLang 0.4.1 and SGLang of
+    2025-01-31, and vLLM's main of February 2025, serving DeepSeek-V3/R1) read at,
+    planned at today's kernels, where ``provenance`` says the release's kernels are as old
+    (:data:`EARLY_MLA_BUILD`); None elsewhere."""
     if EARLY_MLA_BUILD not in provenance:
         return None
     return load_framework_spreads().get(EARLY_MLA_KEY)

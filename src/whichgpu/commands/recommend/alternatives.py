@@ -95,7 +95,7 @@ def lower_format_notes(
     tensor cores run the format (elsewhere the engines refuse it or dequantise it); an
     image pipeline's on the GPUs where its 16-bit ``options`` did not run whole (weight-only
     formats dequantise to 16 bits on any GPU and compute no faster: what they buy is the
-    memory that spares a CPU offload)."""
+    memory that spares a CPU offload or holds a larger batch)."""
     from whichgpu.estimate.perf import runs_natively
 
     out = []
@@ -115,10 +115,16 @@ def lower_format_notes(
 
 
 def _whole(run: Run) -> bool:
-    """Whether ``run`` holds its job with nothing offloaded to the host (an image
-    pipeline's CPU offload)."""
+    """Whether ``run`` holds its job with nothing offloaded to the host and at the largest
+    batch whichgpu chooses (an image pipeline's CPU offload, and its automatic batch:
+    :data:`~whichgpu.estimate.diffusion.MAX_AUTO_IMAGE_BATCH`), which lighter weights could
+    not improve on."""
+    from whichgpu.estimate.diffusion import MAX_AUTO_IMAGE_BATCH
+
     image = run.estimate.image if run.estimate is not None else None
-    return run.fits and (image is None or image.job.offload == "none")
+    if image is None:
+        return run.fits
+    return run.fits and image.job.offload == "none" and image.job.batch >= MAX_AUTO_IMAGE_BATCH
 
 
 def _ranked(
@@ -183,7 +189,11 @@ def lower_format_note(
     where the workload draws ``images``."""
     from whichgpu.commands.recommend.options import hw_text, money, score_of, typical_error
 
-    best = ranked[0] if ranked and ranked[0].feasible else None
+    # on a dated offer where the pick is on one (an undated price is a guess, which the
+    # ranking puts after every dated one: it does not beat a signed pick either)
+    signed = pick is not None and pick.price_as_of != "undated"
+    best = next((o for o in ranked if o.feasible
+                 and not (signed and o.price_as_of == "undated")), None)  # fmt: skip
     if best is None:
         return None
     cheaper, alone = IMAGE_FORMAT_NOTES if images else LOWER_FORMATS[quant]
