@@ -25,7 +25,9 @@ def serving_row(run: ServingCheck, row: dict[str, str], metric: str) -> str:
 
 def class_of(run: ServingCheck, row: dict[str, str]) -> list[str]:
     """The classes a run counts in: AMD (every metric), and by model kind, metric, engine,
-    load and prompt length."""
+    load and prompt length; a run on an engine release of its own (``vllm@0.7``: the early
+    builds whose DeepSeek kernels no model times, only a range holds) apart from the runs on
+    today's, whose errors are the model's."""
     from whichgpu.models import resolve_model
 
     moe = "MoE" if resolve_model(row["model"]).is_moe else "dense"
@@ -41,7 +43,8 @@ def class_of(run: ServingCheck, row: dict[str, str]) -> list[str]:
         name = f"{moe}, TTFT at 1 to 10 users"
         if int(row["prompt"]) >= 2000:
             name += ", prompts of 2,000 tokens or more"
-    return [*out, name]
+    release = ", an early release (vllm@0.7, sglang@0.4.3)" if "@" in run.engine else ""
+    return [f"{name}{release}" for name in (*out, name)]
 
 
 def table(path: Path) -> tuple[list[str], list[ServingCheck]]:
