@@ -1213,12 +1213,17 @@ def test_an_over_budget_answer_names_the_cheapest_option_the_table_ranks_first()
     table does not show (it ranks dated offers first); the answer names the option on a
     dated offer the table ranks first, as the rate's reach does."""
     done = run_cli("recommend", "--task", "finetune", "-m", "llama-3.1-70b", "--tokens", "1B",
-                   "--budget", "100")  # fmt: skip
+                   "--budget", "100", "--json")  # fmt: skip
     assert done.code == 0, done.stderr
-    said = " ".join(done.stdout.split())
-    assert "No option meets every constraint." in said
-    first = said.split(" 1 ", 1)[1].split(" $", 1)[0].strip()  # the table's first GPU
-    assert f"Over budget: the cheapest option, {first}," in said
+    doc = json.loads(done.stdout)
+    assert doc["pick"] is None
+    (why,) = doc["infeasible"]
+    assert why["code"] == "infeasible_budget_likely"
+    first = doc["options"][0]  # the table's first row, ranked dated offers first
+    assert first["price"]["as_of"] != "undated"
+    assert why["params"]["option"].startswith(f"{first['count']} × ")
+    (blocked,) = first["blockers"]  # its cost at the slow end, as the answer states it
+    assert why["params"]["cost"] == pytest.approx(blocked["params"]["cost"], abs=0.01)
 
 
 def test_the_serves_column_is_the_capacity_the_plan_counts_on(catalog: Catalog) -> None:

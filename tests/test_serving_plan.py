@@ -943,16 +943,19 @@ def test_a_gpu_without_bf16_serves_in_fp16_alike_in_estimate_and_recommend(
     )
 
 
-@pytest.mark.parametrize(("target", "binding"), [("--tpot", "tpot"), ("--ttft", "ttft")])
-def test_a_lone_target_is_what_limits_the_capacity(target: str, binding: str) -> None:
+@pytest.mark.parametrize(
+    ("target", "value", "binding"),
+    [("--tpot", "20ms", "tpot"), ("--ttft", "70ms", "ttft"),
+     ("--tpot", "50ms", "throughput"), ("--ttft", "200ms", "throughput")],
+)  # fmt: skip
+def test_a_lone_target_is_what_limits_the_capacity(target: str, value: str, binding: str) -> None:
     """Review: with only a TPOT target the answer said "limited by time to first token" (the
-    label fell to TTFT wherever the edge's TPOT was not over its limit). A lone target is
-    the one that binds, or the sequence slots where the queue does (issue 49, item 5: the
-    limit named where it is, not a target met with room to spare)."""
-    value = "50ms" if target == "--tpot" else "200ms"
+    label fell to TTFT wherever the edge's TPOT was not over its limit). A lone target tight
+    enough to bind is the one named; one met with room to spare is not (issue 49, item 5),
+    the replica's throughput is (review, 2026-12-07: each case asserted exactly)."""
     doc = json.loads(run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm",
                              "--request-rate", "2", target, value, "--json").stdout)  # fmt: skip
-    assert doc["serving"]["binding"] in (binding, "slots", "throughput")
+    assert doc["serving"]["binding"] == binding
 
 
 def _served(*args: str) -> dict[str, object]:
