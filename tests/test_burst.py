@@ -249,7 +249,7 @@ def test_a_closed_loops_first_token_waits_for_its_group() -> None:
     steps their chunks ride in; spread lengths (exponential): its own prompt alone, the
     full replica's TTFT (``_full``) to the digit."""
     from whichgpu.estimate.burst import closed_loop_ttft_s
-    from whichgpu.estimate.serving_plan import _full
+    from whichgpu.estimate.serving_points import _full
 
     arch, gpu = resolve_model("llama-3.1-8b"), load_catalog().gpu("h100-sxm")
     job = make_job(task="inference", prompt=2048, generate=1024, seq=2048, all_logits=False)

@@ -68,7 +68,8 @@ def test_vllm_kv_pool_takes_its_memory_fraction_minus_the_weights(catalog: Catal
 def test_latency_grows_with_the_rate(catalog: Catalog, rate: float) -> None:
     """Every latency is non-decreasing in the arrival rate (what the search for the highest
     rate under the targets relies on)."""
-    from whichgpu.estimate.serving_plan import _curve, _point
+    from whichgpu.estimate.serving_plan import _curve
+    from whichgpu.estimate.serving_points import _point
 
     gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
     job = serving_job(1000, 500)
@@ -86,7 +87,8 @@ def test_a_prompt_piggybacks_on_the_decode_steps(catalog: Catalog) -> None:
     Sarathi-Serve): each chunk hides a step's weight read under its GEMMs. A short prompt
     (one 202-token chunk) stretches nothing; a long one, chunked, stretches the steps by
     what its chunks do not hide, and never more than taking turns would (t_d / (1 − λ·c))."""
-    from whichgpu.estimate.serving_plan import _curve, _tpot
+    from whichgpu.estimate.serving_plan import _curve
+    from whichgpu.estimate.serving_points import _tpot
 
     gpu, engine = catalog.gpu("h100-sxm"), ENGINES["vllm"]
     for prompt, rate in ((202, 16.0), (8000, 1.0)):
@@ -114,10 +116,10 @@ def test_the_highest_rate_under_the_targets_is_found_to_its_tolerance(
 ) -> None:
     """The search's answer meets the targets and a rate a tolerance above it does not (or
     is past the replica's capacity): the boundary, whichever target binds."""
-    from whichgpu.estimate.serving_plan import (
+    from whichgpu.estimate.serving_plan import _curve
+    from whichgpu.estimate.serving_points import (
         RATE_TOLERANCE,
         _ceiling,
-        _curve,
         _highest,
         _meets,
         _point,

@@ -2,7 +2,7 @@
 infinite request rate (``vllm bench serve --request-rate inf``, which "sends all requests at
 once"). Under iteration-level batching (Yu et al., 2022, Orca §3.2) the replica fills its
 slots and, while requests wait, refills each as it frees: every decode step runs the full
-batch, the rate :func:`~whichgpu.estimate.serving_plan._ceiling` gives. Once none wait, the
+batch, the rate :func:`~whichgpu.estimate.serving_points._ceiling` gives. Once none wait, the
 batch drains: its last sequences run decode steps that read every weight for a few tokens.
 That drain is what a finite run costs beyond ``requests / ceiling``, and where lengths
 spread it is long: the last of a thousand ShareGPT outputs runs about a thousand steps at a
@@ -179,7 +179,7 @@ def closed_loop_ttft_s(
     fall elsewhere, where they spread as an ``exponential``), so its first token waits for
     the group's ``g`` prefills, ``g·t_p``, and the decode steps their ``⌈g·P/K⌉`` chunks
     ride in (one step of whole prompts), then its scheduler window
-    (:func:`~whichgpu.estimate.serving_plan._full`'s wait, for ``g = 1``)."""
+    (:func:`~whichgpu.estimate.serving_points._full`'s wait, for ``g = 1``)."""
     group = 1
     users = min(users, curve.b_max)  # no more in flight than the KV cache holds
     if law == "fixed":

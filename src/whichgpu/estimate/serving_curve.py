@@ -76,7 +76,7 @@ class Curve:
         return self._read(self._cs, *self._knot(batch))  # type: ignore[attr-defined]
 
     def excess_s(self, batch: float) -> float:
-        """:func:`~whichgpu.estimate.serving_plan._tpot`'s ``e`` at ``batch`` sequences."""
+        """:func:`~whichgpu.estimate.serving_points._tpot`'s ``e`` at ``batch`` sequences."""
         return self._read(self._excess, *self._knot(batch))  # type: ignore[attr-defined]
 
     def step_and_excess_s(self, batch: float) -> tuple[float, float]:

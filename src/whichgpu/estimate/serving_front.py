@@ -47,7 +47,7 @@ def _replica_points(
     """Replicas of ``gpus`` GPUs at their capacity under the targets (the planner's,
     :func:`~whichgpu.estimate.serving_plan._capacity`) and at :data:`LOADS` − 1 lighter
     rates, each half the last."""
-    from whichgpu.estimate.serving_plan import _meets, _point
+    from whichgpu.estimate.serving_points import _meets, _point
 
     out = []
     for k in range(LOADS):
