@@ -88,6 +88,19 @@ class Run:
         return self.time_s * self.throughput / self.throughput_low
 
     @property
+    def held_rps(self) -> float | None:
+        """A served run's requests/s, all its replicas together, as its plan counts on them:
+        the slow end of its range where it rests on a factor nobody measured and its
+        throughput binds it (:func:`~whichgpu.estimate.latency_range.held_share`); what its
+        blocker, the infeasible answer's reach, the table and the chart state. None where
+        nothing is served."""
+        if self.serving is None:
+            return None
+        from whichgpu.estimate.latency_range import held_share
+
+        return self.serving.served_rps * held_share(self.provenance, self.serving.binding)
+
+    @property
     def batch(self) -> int | None:
         return None if self.job is None else self.job.batch
 

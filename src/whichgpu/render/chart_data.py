@@ -132,13 +132,10 @@ def served_rps(option: Option) -> float | None:
     factor nobody measured and its throughput binds it:
     :func:`~whichgpu.estimate.latency_range.held_share`), what the table's serves column
     and the cost chart state; None where no plan meets them."""
-    from whichgpu.estimate.latency_range import held_share
-
     run = option.runs[0] if option.runs else None
-    plan = run.serving if run is not None else None
-    if run is None or plan is None or plan.unmet is not None:
+    if run is None or run.serving is None or run.serving.unmet is not None:
         return None
-    return plan.served_rps * held_share(run.provenance, plan.binding)
+    return run.held_rps
 
 
 def by_time(result: Recommendation) -> bool:

@@ -196,13 +196,10 @@ def _rate_reach(short: Sequence[Option], workload: Workload) -> Note:
     import math
 
     from whichgpu.estimate.assumptions import TARGET_UTILIZATION
-    from whichgpu.estimate.latency_range import held_share
 
     def reach(option: Option) -> tuple[float, float, int, float]:
         run = next(r for r in option.runs if not r.meets_rate and r.serving is not None)
-        assert run.serving is not None
-        # at the slow end the plan holds it to, as its blocker says (pricing.blockers)
-        capacity = run.serving.served_rps * held_share(run.provenance, run.serving.binding)
+        capacity = run.held_rps or 0.0  # at the slow end it is held to, as its blocker says
         demand = run.component.request_rate or 0.0
         copies = math.ceil(demand / (capacity * TARGET_UTILIZATION)) if capacity else 0
         hourly = copies * option.usd_per_h if option.usd_per_h is not None else math.inf

@@ -194,12 +194,10 @@ def constraint_blockers(option: Option, workload: Workload) -> tuple[Note, ...]:
             )
         elif not run.meets_rate and run.serving is not None:
             from whichgpu.estimate.assumptions import TARGET_UTILIZATION
-            from whichgpu.estimate.latency_range import held_share
 
             point = run.serving.served_rps
-            held = held_share(run.provenance, run.serving.binding)  # the slow end it is held to
-            capacity = point * held
-            slow = {"point": round(point, 2)} if held < 1.0 else {}
+            capacity = run.held_rps or 0.0  # the slow end it is held to
+            slow = {"point": round(point, 2)} if capacity < point else {}
             demand = run.component.request_rate or 0.0
             out.append(note("block_rate_headroom" + ("_slow" if slow else ""),
                             component=run.component.label, capacity=round(capacity, 2),
