@@ -577,6 +577,58 @@ def test_a_price_that_is_not_a_sane_positive_number_is_refused(
     assert caught.value.message().startswith(f"p.csv, row 2: {problem}")
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("big.csv", f'gpu,price_usd_per_h,note\na100,0.5,"{"n" * 200_000}"\n',
+         "big.csv, row 2: not CSV: field larger than field limit (131072)"),
+        ("many.csv", "gpu,price_usd_per_h\n" + "a100,0.5\n" * 5_001,
+         "many.csv, row 5,002: more than 5,000 rows"),
+        ("esc.csv", 'gpu,price_usd_per_h,provider\na100,0.5,"evil\x1b[31mRED"\n',
+         "esc.csv, row 2: holds the control character U+001B"),
+        ("osc.toml", '[[price]]\ngpu = "a100"\nprice_usd_per_h = 0.5\n'
+         'note = "x\\u001b]0;PWN\\u0007"\n', "osc.toml, row 1: holds the control character"),
+        ("c1.csv", "gpu,price_usd_per_h,instance\na100,0.5,x\x9b31m\n",
+         "c1.csv, row 2: holds the control character U+009B"),
+    ],
+)  # fmt: skip
+def test_a_price_file_past_the_csv_limits_or_holding_controls_is_one_line(
+    tmp_path: Path, name: str, text: str, expected: str
+) -> None:
+    """A cell past the csv module's limit, more rows than a price file states, or a control
+    character (a terminal runs ESC/CSI/OSC sequences in a provider's name as commands) is one
+    line, at once: the 200,000-row file took 31 s to show."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    started = time.perf_counter()
+    result = run_cli("show", "a100", "--prices", str(path))
+    assert time.perf_counter() - started < PROMPT_S * 3
+    one_line_error(result, expected)
+
+
+def test_a_skypilot_catalog_holding_an_escape_is_refused(catalog: Catalog) -> None:
+    """A SkyPilot catalog comes from the network (``prices update``): an escape sequence in
+    an instance type would reach the terminal."""
+    text = ("InstanceType,AcceleratorName,AcceleratorCount,Price,SpotPrice,Region\n"
+            "evil\x1b]0;PWN\x07,A100,1,1.5,,us\n")  # fmt: skip
+    with pytest.raises(CatalogError, match="U\\+001B"):
+        parse_skypilot_vms(text, "runpod/vms.csv", catalog, "s", DAY)
+
+
+def test_a_family_name_reads_as_the_variant_its_price_went_to(tmp_path: Path) -> None:
+    """``a100`` is the A100 80GB SXM, the variant most offers rent; a price file pricing it
+    replaces its on-demand offers, leaving it fewer than the 40GB: ``show a100`` still shows
+    the card the user priced, as the price file read it."""
+    path = tmp_path / "ok.csv"
+    path.write_text("gpu,price_usd_per_h\na100,0.5\n")
+    result = run_cli("show", "a100", "--prices", str(path), "--json")
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["gpu"]["id"] == "a100-80gb-sxm"
+    mine = [p["price_usd_per_h"] for p in doc["gpu"]["prices"] if p["source"].startswith("user")]
+    assert mine == [0.5], doc["gpu"]["prices"]
+
+
 def test_a_price_file_modified_in_the_future_dates_its_prices_today(tmp_path: Path) -> None:
     """A file's date stands for the prices that give none: never later than today."""
     path = tmp_path / "prices.csv"

@@ -145,6 +145,20 @@ def test_hostile_workload_files_are_one_line_and_exit_2_at_once(
     assert result.stderr.startswith(f"whichgpu: error: {path}")
 
 
+def test_a_model_name_longer_than_a_file_name_is_one_line() -> None:
+    """``recommend -m`` asks whether the name is a config.json file before it is a preset's
+    name: a name the system refuses as a path (ENAMETOOLONG past 255 bytes) is no file."""
+    result = run_cli("recommend", "--task", "lora", "-m", "v" * 256, "--tokens", "1e8")
+    assert result.code == 2 and result.stdout == "", result
+    assert result.stderr == "whichgpu: error: --model: must be at most 200 characters\n"
+
+
+def test_top_is_refused_past_its_stated_range() -> None:
+    result = run_cli("recommend", "--task", "lora", "-m", "llama-2-7b", "--top", "2000000")
+    assert result.code == 2
+    assert "--top: must be a whole number from 1 to 1,000,000 (got 2000000)" in result.stderr
+
+
 def test_a_long_name_is_echoed_shortened() -> None:
     result = run_cli("show", "a" * 10_000)
     assert result.code == 2 and len(result.stderr) < 200, len(result.stderr)
@@ -325,6 +339,28 @@ def test_the_depth_600_request_is_422_and_the_next_computes(pooled: str) -> None
     assert status == 422
     status, body = _post(f"{pooled}/api/v1/fit", json.dumps(FIT).encode())
     assert status == 200 and body["kind"] == "fit"
+
+
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("/api/v1/recommend",
+         b'{"name": "\\ud800", "components": [{"kind": "lora", "model": "llama-2-7b"}]}'),
+        ("/api/v1/mig", b'{"services": [{"model": "llama-3.1-8b", "name": "a\\udfff"}]}'),
+        ("/api/v1/fit", b'{"model": "llama-3.1-8b", "task": "lora", "\\ud83d": 1}'),
+    ],
+)  # fmt: skip
+def test_an_unpaired_surrogate_is_422_and_the_connection_serves_the_next(
+    pooled: str, route: str, body: bytes
+) -> None:
+    """JSON's ``\\ud800`` escape is no character: Python holds it but cannot encode it, and
+    the first writer of it (the pool, a log line) failed with a 500 that reset the client's
+    connection. It is refused as the body is read, a value or a key."""
+    status, answer = _post(f"{pooled}{route}", body)
+    assert status == 422 and answer["error"]["code"] == "lone_surrogate", answer
+    assert "half of a UTF-16 surrogate pair" in answer["error"]["message"]
+    status, answer = _post(f"{pooled}/api/v1/fit", json.dumps(FIT).encode())
+    assert status == 200 and answer["kind"] == "fit"
 
 
 def test_the_pool_survives_what_it_cannot_pickle_and_a_broken_scheduler() -> None:

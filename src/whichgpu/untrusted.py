@@ -16,6 +16,9 @@ is nested too deep, holds too many values or carries a number too long to be a q
 - **Numbers** (:data:`MAX_INT_DIGITS`): Python refuses to convert integers of more than
   4,300 digits (``ValueError``, CVE-2020-10735's limit), and anything past a few dozen digits
   is no quantity whichgpu reads. JSON integers are checked as text, before conversion.
+- **Text**: JSON's ``\ud800`` escape (and YAML's) makes an unpaired UTF-16 surrogate, which
+  is no character: Python holds it in a ``str`` but cannot encode it, so the first writer of
+  it (a log line, a response, a pool's pickling) would fail. Every string and key is checked.
 
 Nothing here imports a parser at import time.
 """
@@ -124,15 +127,13 @@ def check_tree(data: Any) -> Any:
         elif isinstance(value, list | tuple):
             children = value
         else:
-            if isinstance(value, int) and not isinstance(value, bool):
-                _check_int_size(value)
+            _check_scalar(value)
             continue
         if depth > MAX_DEPTH:
             raise InvalidInput("too_deep", depth=MAX_DEPTH)
         if isinstance(value, dict):
             for key in value:
-                if isinstance(key, int) and not isinstance(key, bool):
-                    _check_int_size(key)
+                _check_scalar(key)
         stack.extend((child, depth + 1) for child in children)
     return data
 
@@ -146,6 +147,27 @@ def _from(origin: str | None) -> Iterator[None]:
         if error.origin is None:
             error.origin = origin
         raise
+
+
+def _check_scalar(value: Any) -> None:
+    """An integer within :data:`MAX_INT_DIGITS`, a string of characters (no unpaired
+    surrogate: :func:`check_text`)."""
+    if isinstance(value, str):
+        check_text(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        _check_int_size(value)
+
+
+def check_text(value: str) -> str:
+    """``value`` itself, once it encodes as UTF-8: an unpaired surrogate is refused in one
+    line that names it as an escape (it cannot be printed)."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            code = ord(value[error.start])
+            raise InvalidInput("lone_surrogate", escape=f"\\u{code:04x}") from None
+    return value
 
 
 def _check_int_size(value: int) -> None:

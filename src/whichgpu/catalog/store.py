@@ -92,6 +92,10 @@ class Catalog:
     rank_claims: bool = False
     #: The price snapshot in use (``whichgpu prices update``): its date and its providers
     price_snapshot: tuple[str, tuple[str, ...]] | None = None
+    #: The offers each GPU had before the user's own prices replaced some
+    #: (:meth:`with_prices`): a family name (``a100``) keeps reading as the variant it read
+    #: as when those prices were resolved, however few offers the user's leave it
+    family_offers: tuple[tuple[str, int], ...] | None = None
     _by_id: dict[str, GPU] = field(init=False, repr=False, compare=False)
     _mig: dict[str, tuple[MigProfile, ...]] = field(init=False, repr=False, compare=False)
     _prices: dict[str, tuple[Price, ...]] = field(init=False, repr=False, compare=False)
@@ -180,13 +184,17 @@ class Catalog:
         """The variant of a family most offers rent (the first listed on a tie), said."""
         from whichgpu.catalog.names import FamilyChoice, say_family_choice
 
-        offers = {v: sum(p.kind == "offer" for p in self.listings_for(v)) for v in variants}
+        held = dict(self.family_offers or ())
+        offers = {v: held[v] if v in held else self._offers_of(v) for v in variants}
         chosen = max(variants, key=lambda v: offers[v])
         others = tuple(v for v in variants if v != chosen)
         if others:
             say_family_choice(FamilyChoice(typed, chosen, others, offers[chosen],
                                            sum(offers.values())))  # fmt: skip
         return chosen
+
+    def _offers_of(self, gpu_id: str) -> int:
+        return sum(p.kind == "offer" for p in self.listings_for(gpu_id))
 
     def citation(self, gpu_id: str, field_name: str) -> Citation:
         """The source of ``gpu_id``'s ``field_name`` figure."""
@@ -291,7 +299,9 @@ class Catalog:
         kept = tuple(p for p in self.prices if (p.gpu, p.market) not in overridden)
         known = {s.id for s in self.sources}
         sources = self.sources + tuple(s for s in extra_sources if s.id not in known)
-        return replace(self, prices=kept + tuple(extra), sources=sources)
+        # the user's prices were resolved against this catalog's family variants: keep them
+        offers = self.family_offers or tuple((g.id, self._offers_of(g.id)) for g in self.gpus)
+        return replace(self, prices=kept + tuple(extra), sources=sources, family_offers=offers)
 
     def with_offers(self, extra: Sequence[Price], extra_sources: Sequence[Source] = ()) -> Catalog:
         """A catalog where ``extra`` offers (a fresher price catalog) replace the shipped

@@ -35,6 +35,57 @@ USER_PRICE_KEYS = (
 )
 
 
+#: The most rows a CSV of prices is read to. SkyPilot's largest catalog, AWS's ``vms.csv``
+#: (every instance type in every region), holds tens of thousands; past this a file is no
+#: catalog, and reading it would hold the command for minutes (200,000 rows: 31 s).
+MAX_CSV_ROWS = 200_000
+#: The most prices one user price file states: a team's own rates for the GPUs and markets
+#: it rents, a few hundred at most (each price is a row every answer ranks).
+MAX_USER_PRICES = 5_000
+#: Characters a price's text may not hold: the C0 controls but tab and newline, DEL and the
+#: C1 controls. A terminal takes ESC and CSI sequences as commands (colours, its title, the
+#: clipboard), and a price's provider, instance and note are printed.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def csv_rows(
+    text: str, path: str, limit: int = MAX_CSV_ROWS
+) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
+    """A CSV text's header and rows (each with its line), read as untrusted: a cell past
+    the csv module's size limit, more than ``limit`` rows or a control character in a cell
+    (:func:`plain_text`) is one :class:`CatalogError` naming the file and the row."""
+    reader = csv.DictReader(io.StringIO(text))
+    rows: list[tuple[int, dict[str, Any]]] = []
+    try:
+        header = list(reader.fieldnames or ())
+        for entry in reader:
+            if len(rows) == limit:
+                raise CatalogError(path, reader.line_num, fmt(_("more than {n} rows"), n=limit))
+            rows.append((reader.line_num, entry))
+    except csv.Error as error:
+        # the row being read when the module gave up: the one after the last it finished
+        raise CatalogError(path, reader.line_num + 1,
+                           fmt(_("not CSV: {reason}"), reason=str(error))) from None  # fmt: skip
+    for cell in header:
+        plain_text(cell, path, 1)
+    for line, entry in rows:
+        for value in entry.values():
+            if isinstance(value, str):
+                plain_text(value, path, line)
+    return header, rows
+
+
+def plain_text(value: str, path: str, row: int | None) -> str:
+    """``value`` itself, once it holds no control character (:data:`_CONTROL`)."""
+    found = _CONTROL.search(value)
+    if found is not None:
+        raise CatalogError(path, row, fmt(
+            _("holds the control character U+{code}: a price's text is printed, and "
+              "terminals run control characters as commands"),
+            code=f"{ord(found.group()):04X}"))  # fmt: skip
+    return value
+
+
 @dataclass(frozen=True)
 class PriceImport:
     """Prices read from one file, the source they cite, and what was left out and why."""
@@ -147,8 +198,13 @@ def prices_from_entries(
     if today is None:
         today = date.today()
     source = file_source(source_id, path, _("price file"), file_date)
+    if len(entries) > MAX_USER_PRICES:
+        raise CatalogError(path, None, fmt(_("more than {n} prices"), n=MAX_USER_PRICES))
     prices = []
     for row, entry in entries:
+        for value in entry.values():
+            if isinstance(value, str):
+                plain_text(value, path, row)
         unknown = [key for key in entry if key not in USER_PRICE_KEYS]
         if unknown:
             raise CatalogError(
@@ -177,14 +233,14 @@ def prices_from_entries(
 
 
 def _csv_price_rows(text: str, path: str) -> list[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
+    header, entries = csv_rows(text, path, MAX_USER_PRICES)
+    if not header:
         raise CatalogError(path, None, _("the file is empty; expected a header row"))
     rows = []
-    for entry in reader:
+    for line, entry in entries:
         if None in entry:
-            raise CatalogError(path, reader.line_num, _("more cells than the header has"))
-        rows.append((reader.line_num, {k: v for k, v in entry.items() if v not in ("", None)}))
+            raise CatalogError(path, line, _("more cells than the header has"))
+        rows.append((line, {k: v for k, v in entry.items() if v not in ("", None)}))
     return rows
 
 
@@ -394,8 +450,7 @@ def parse_skypilot_vms(
     ignored; accelerators whichgpu does not carry are skipped and listed.
     """
     source = file_source(source_id, path, _("SkyPilot catalog"), file_date)
-    reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    header, entries = csv_rows(text, path)
     missing = [column for column in SKYPILOT_COLUMNS if column not in header]
     if missing:
         raise CatalogError(
@@ -408,8 +463,7 @@ def parse_skypilot_vms(
     marketplace = cloud in SKYPILOT_MARKETPLACES
     listings: dict[tuple[str, str, str], _Listing] = {}
     skipped: dict[str, None] = {}
-    for entry in reader:
-        row = reader.line_num
+    for row, entry in entries:
         name = (entry.get("AcceleratorName") or "").strip()
         if not name:
             continue

@@ -207,6 +207,18 @@ def emit(json_out: bool, doc: Callable[[], object], show: Callable[[Any], None])
     show(make_console())
 
 
+def names_a_file(model: str) -> bool:
+    """Whether ``--model`` names a config.json rather than a preset: a ``.json`` name or a
+    file. A name the system refuses as a path (longer than a file name may be, a NUL) names
+    none, and is read as a preset's name, which refuses it in one line."""
+    if model.endswith(".json"):
+        return True
+    try:
+        return Path(model).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def model_arch(model: str | None, params: str | None, hub: str | None) -> Any:
     """A preset name, a config.json path, a Hub id (opt-in) or a generic size."""
     from whichgpu.models import arch_from_config_text, resolve_model
@@ -215,7 +227,7 @@ def model_arch(model: str | None, params: str | None, hub: str | None) -> Any:
         from whichgpu.models.hub import hub_arch
 
         return hub_arch(hub)
-    if model is not None and (model.endswith(".json") or Path(model).is_file()):
+    if model is not None and names_a_file(model):
         from whichgpu.catalog.userdata import read_user_file
 
         return arch_from_config_text(read_user_file(Path(model)), model)

@@ -19,6 +19,7 @@ from whichgpu.cli._app import (
     app,
     emit,
     model_arch,
+    names_a_file,
     user_catalog,
 )
 from whichgpu.cli.options import with_fields
@@ -66,7 +67,7 @@ def recommend(
 
     component, constraints = take(Component, fields), take(Constraints, fields)
     ranking: Ranking = parse(Ranking, take(Ranking, fields), text=True)
-    if top < 1:
+    if not 1 <= top <= 10**6:
         raise InvalidInput("out_of_range_int", field=("top",), low=1, high=10**6, value=top)
     if json_out and export_format is not None:
         raise InvalidInput("json_and_export", field=("json",))
@@ -77,9 +78,7 @@ def recommend(
 
         need_extra("plot", "--plot", "matplotlib")
     model = component["model"]
-    if hub is not None or (
-        model is not None and (model.endswith(".json") or Path(model).is_file())
-    ):
+    if hub is not None or (model is not None and names_a_file(model)):
         component |= {"arch": model_arch(model if hub is None else None, None, hub), "model": None}
     workload = build_workload(file, component, constraints)
     catalog = user_catalog(prices, skypilot)

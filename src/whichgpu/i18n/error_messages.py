@@ -62,6 +62,7 @@ MESSAGES: dict[str, str] = {
     "not_yaml": N_("not valid YAML: {reason}"),
     "not_toml": N_("not valid TOML: {reason}"),
     "not_utf8": N_("not UTF-8 text"),
+    "lone_surrogate": N_("holds {escape}, half of a UTF-16 surrogate pair: not a character"),
     "unreadable": N_("cannot read it: {reason}"),
     "unwritable": N_("cannot write {path}: {reason}"),
     "bad_today": N_("WHICHGPU_TODAY must be a date like 2026-11-29 (got {value!r})"),
