@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from tests.conftest import golden, run_cli
+from whichgpu.frozen import evolve
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 #: A 4-GPU training pick: Llama 2 13B full training capped at 4 GPUs, on the article's
@@ -192,12 +193,44 @@ def test_megatron_launch_arguments_name_the_layout() -> None:
     job = make_job(task="train", batch=1, gpus=64, tp=8, pp=2, zero=1, grad_accum=32)
     assert launch_arguments("megatron", job) == (
         "--micro-batch-size 1 --global-batch-size 128 --tensor-model-parallel-size 8 "
-        "--pipeline-model-parallel-size 2 --use-distributed-optimizer"
+        "--pipeline-model-parallel-size 2 --use-distributed-optimizer --bf16 --seq-length 2048"
+    )
+    fp8 = evolve(make_job(task="train", batch=1, gpus=64, tp=8, pp=2, zero=1), math="fp8-mixed")
+    assert launch_arguments("megatron", fp8).endswith(
+        "--bf16 --fp8-format hybrid --seq-length 2048"
     )
     interleaved = make_job(task="train", batch=1, gpus=64, tp=8, pp=2, vp=4, zero=1)
     assert "--num-virtual-stages-per-pipeline-rank 4" in launch_arguments("megatron", interleaved)
     overlapped = make_job(task="train", batch=1, gpus=64, tp=8, pp=2, zero=1, tp_overlap=True)
-    assert launch_arguments("megatron", overlapped).endswith("--tp-comm-overlap")
+    assert "--tp-comm-overlap --bf16" in launch_arguments("megatron", overlapped)
+
+
+def test_the_hf_trainer_launches_in_the_precision_and_zero_stage_planned() -> None:
+    """A full fine-tune planned as ZeRO-3 in bf16 mixed precision launched the HF Trainer with
+    neither (plain DDP in fp32: 16 bytes a parameter on every GPU, out of memory for 13B):
+    the arguments carry ``--bf16`` and the ZeRO stage as a DeepSpeed config, base64-encoded
+    JSON (one word to any shell; the Trainer's ``HfDeepSpeedConfig`` decodes it)."""
+    import base64
+
+    from whichgpu.commands.export import launch_arguments
+    from whichgpu.inputs.job_input import make_job
+
+    job = make_job(task="finetune", precision="bf16-mixed", batch=4, gpus=8, zero=3)
+    args = launch_arguments(None, job).split()
+    assert args[:4] == ["--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "1"]
+    assert "--bf16" in args
+    config = json.loads(base64.urlsafe_b64decode(args[args.index("--deepspeed") + 1]))
+    assert config["zero_optimization"] == {"stage": 3}
+    assert config["train_micro_batch_size_per_gpu"] == "auto"
+    offloaded = make_job(task="finetune", precision="bf16-mixed", gpus=8, zero=3, offload="all")
+    encoded = launch_arguments("trl", offloaded).split()[-1]
+    zero = json.loads(base64.urlsafe_b64decode(encoded))["zero_optimization"]
+    assert zero["offload_optimizer"]["device"] == zero["offload_param"]["device"] == "cpu"
+    single = make_job(task="lora", precision="bf16-true", batch=2)
+    assert launch_arguments(None, single).endswith("--bf16")  # one GPU: no DeepSpeed
+    assert "--fp16" in launch_arguments(None, make_job(task="lora", precision="16-mixed"))
+    tf32 = evolve(make_job(task="finetune", precision="32-true"), math="tf32")
+    assert launch_arguments(None, tf32).endswith("--tf32 true")
 
 
 def test_nemo_launch_arguments_are_nemo_run_overrides() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -439,6 +440,36 @@ def test_infeasible_is_exit_0_with_null_pick() -> None:
         *TOO_BIG_ARGS,
     )
     assert text.code == 0 and "No option meets every constraint" in text.stdout
+
+
+def test_an_answer_blocked_by_two_constraints_names_the_nearest_to_each() -> None:
+    """Every option is over the budget and past the deadline: the answer names the cheapest
+    and the fastest, each with its own figures (it quoted one option's two blockers
+    without its name, an option neither the cheapest nor the fastest)."""
+    args = ("--task", "lora", "-m", "llama-3.1-8b", "--tokens", "1e10", "--deadline", "1h",
+            "--budget", "10", "--json")  # fmt: skip
+    result = run_cli("recommend", *args)
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["pick"] is None
+    codes = [n["code"] for n in doc["infeasible"]]
+    assert codes == ["infeasible_budget_likely", "infeasible_deadline_likely"]
+    budget, deadline = (n["params"] for n in doc["infeasible"])
+
+    def blocked_by(code: str) -> list[dict[str, Any]]:
+        return [o for o in doc["options"] if any(b["code"].startswith(code) for b in o["blockers"])]
+
+    def slow(o: dict[str, Any]) -> float:  # held at the slow end of the rate's range
+        return float(o["throughput"]["value"] / o["throughput"]["low"])
+
+    over = blocked_by("block_budget")
+    dated = [o for o in over if o["price"]["as_of"] != "undated"] or over
+    cheapest = min(o["cost_usd"] * slow(o) for o in dated)
+    assert budget["cost"] == pytest.approx(cheapest, rel=2e-3)
+    late = [o for o in blocked_by("block_deadline") if o["time_s"] is not None]
+    fastest = min(o["time_s"] * slow(o) for o in late)
+    assert deadline["hours"] == pytest.approx(fastest / 3600, rel=2e-3)
+    assert budget["option"] != deadline["option"]
 
 
 @pytest.mark.parametrize(

@@ -499,6 +499,12 @@ MESSAGES: dict[str, str | Plural] = {
         "workload does not use; {cheaper} does it for ${cheaper_cost:,.2f} instead of "
         "${cost:,.2f} per {per_job}, {waste:.0%} less."
     ),
+    "warn_over_provisioned_tied": N_(
+        "Over-provisioned, within the estimate's error (the article's hidden mistake): "
+        "{option} pays for {features} that this workload does not use; {cheaper} does it for "
+        "${cheaper_cost:,.2f} instead of ${cost:,.2f} per {per_job}, {waste:.0%} less, and "
+        "finishes later: the pick was taken for its time, inside the cost's error."
+    ),
     "warn_baseline": N_(
         "Your baseline {option} pays for {features} that this workload does not use; {cheaper} "
         "does it for ${cheaper_cost:,.2f} instead of ${cost:,.2f} per {per_job}: {waste:.0%} of "

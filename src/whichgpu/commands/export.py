@@ -42,11 +42,12 @@ from whichgpu.commands.train_launch import (
     TRAIN_COMMAND,
     launch_arguments,
     train_launch,
+    zero_config_text,
 )
 from whichgpu.errors import InvalidInput
 
 if TYPE_CHECKING:
-    pass
+    from whichgpu.job import Job
 
 FORMATS = ("skypilot", "kubernetes", "slurm", "dynamo", "llm-d")
 
@@ -109,6 +110,11 @@ def _summary(result: Recommendation, option: Option) -> str:
     return ", ".join(parts)
 
 
+def _zero(job: Job, args: str) -> bool:
+    """Whether ``args`` carry ``job``'s DeepSpeed config (the HF Trainer's ``--deepspeed``)."""
+    return bool(job.zero) and "--deepspeed " in args
+
+
 def _training_settings(result: Recommendation, option: Option) -> tuple[str, str] | None:
     """The pick's first training component: a comment describing its configuration, and its
     launch arguments."""
@@ -128,6 +134,11 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
             )
             + (f", activations {job.memory_format}" if job.memory_format else "")
             + f"; ${LAUNCH_ARGS_ENV}: {args}"
+            + (
+                f" (--deepspeed: {zero_config_text(job)}, base64-encoded)"
+                if _zero(job, args)
+                else ""
+            )
         )
         return comment, args
     return None
@@ -246,6 +257,7 @@ def kubernetes_manifest(
     result: Recommendation, option: Option, name: str, run: str, image: str, port: int | None = None
 ) -> str:
     hw = option.hardware
+    pod_gpus = 1
     if hw.mig is not None:
         limits = {f"nvidia.com/mig-{hw.mig.profile}": 1}
         replicas = hw.services
@@ -283,6 +295,13 @@ def kubernetes_manifest(
         annotations["whichgpu/training"] = training[0]
     if env:
         container["env"] = env
+    pod: dict[str, Any] = {"containers": [container]}
+    if pod_gpus > 1:
+        # the GPUs of one pod talk through shared memory (NCCL's SHM transport; vLLM's
+        # tensor-parallel workers), which a container gets 64 MiB of unless a memory-backed
+        # volume is mounted there (vLLM docs, "Using Kubernetes": the shm emptyDir)
+        container["volumeMounts"] = [{"name": "shm", "mountPath": "/dev/shm"}]
+        pod["volumes"] = [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
     serves = option.time_s is None or all(
         r.component.kind == "inference" and r.component.hours is not None for r in option.runs
     )
@@ -307,7 +326,7 @@ def kubernetes_manifest(
             "spec": {
                 "replicas": replicas,
                 "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
+                "template": {"metadata": {"labels": labels}, "spec": pod},
             },
         }
     else:
@@ -321,7 +340,7 @@ def kubernetes_manifest(
                 "completions": replicas,
                 "template": {
                     "metadata": {"labels": labels},
-                    "spec": {"restartPolicy": "Never", "containers": [container]},
+                    "spec": {"restartPolicy": "Never", **pod},
                 },
             },
         }

@@ -9,8 +9,10 @@ on the first one, named from the scheduler's environment (Slurm's
 
 from __future__ import annotations
 
+import base64
+import json
 import shlex
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from whichgpu.job import Job
@@ -90,6 +92,9 @@ def launch_arguments(framework: str | None, job: Job) -> str:
             parts.append("--use-distributed-optimizer")
         if job.tp_overlap and job.tp > 1:  # Transformer Engine's userbuffers
             parts.append("--tp-comm-overlap")
+        # Megatron trains in fp32 unless told (arguments.py: --bf16/--fp16), and a GPT's
+        # sequence length is an argument of its own
+        parts += [*_megatron_precision(job), f"--seq-length {job.seq}"]
     elif framework == "nemo":  # NeMo-Run overrides of a recipe (nemo llm pretrain --factory)
         strategy = "trainer.strategy."
         parts = [f"data.micro_batch_size={b}", f"data.global_batch_size={global_batch}",
@@ -113,7 +118,64 @@ def launch_arguments(framework: str | None, job: Job) -> str:
             parts.append("--gradient_checkpointing")
         if job.compiled:
             parts.append("--torch_compile")
+        parts += _trainer_precision(job)
+        if job.zero:
+            parts.append(f"--deepspeed {deepspeed_config(job)}")
     return " ".join(parts)
+
+
+def _trainer_precision(job: Job) -> list[str]:
+    """The HF Trainer's mixed-precision flag for ``job``'s precision (``TrainingArguments``:
+    ``bf16``, ``fp16``, ``tf32``; without one it trains in fp32)."""
+    if job.math == "tf32":
+        return ["--tf32 true"]
+    if job.precision.startswith("bf16"):
+        return ["--bf16"]
+    return ["--fp16"] if job.precision.startswith("16") else []
+
+
+def _megatron_precision(job: Job) -> list[str]:
+    """Megatron-LM's precision flags: ``--bf16``/``--fp16``, and Transformer Engine's FP8
+    recipe (``--fp8-format hybrid``: E4M3 forward, E5M2 gradients) where the job computes
+    its GEMMs in FP8."""
+    flags = ["--bf16"] if job.precision.startswith("bf16") else []
+    flags += ["--fp16"] if job.precision.startswith("16") else []
+    return [*flags, "--fp8-format hybrid"] if job.math == "fp8-mixed" else flags
+
+
+def deepspeed_config(job: Job) -> str:
+    """``job``'s ZeRO stage and offload as the DeepSpeed config the HF Trainer takes: a
+    base64-encoded JSON string, which ``TrainingArguments(deepspeed=...)`` accepts as well
+    as a path (transformers' ``HfDeepSpeedConfig``: "a string path to an existing deepspeed
+    config, or a dictionary, or a base64 encoded string") and which no shell splits; the
+    Trainer fills its ``auto`` values from its own arguments (DeepSpeed integration docs)."""
+    return base64.urlsafe_b64encode(zero_config_text(job).encode()).decode()
+
+
+def zero_config_text(job: Job) -> str:
+    """:func:`deepspeed_config` as a person reads it: the JSON."""
+    return json.dumps(_zero_config(job), separators=(",", ":"))
+
+
+def _zero_config(job: Job) -> dict[str, Any]:
+    """The DeepSpeed config of ``job``'s ZeRO stage (Rajbhandari et al., 2020), its offload
+    (ZeRO-Offload: optimizer states to the host; ``all``: the parameters as well, stage 3)
+    and mixed precision left to the Trainer's flags (``auto``)."""
+    zero: dict[str, Any] = {"stage": job.zero}
+    if job.offload != "none":
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if job.offload == "all" and job.zero == 3:
+        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
+    auto = "auto"
+    return {
+        "zero_optimization": zero,
+        "bf16": {"enabled": auto},
+        "fp16": {"enabled": auto},
+        "train_micro_batch_size_per_gpu": auto,
+        "gradient_accumulation_steps": auto,
+        "train_batch_size": auto,
+        "gradient_clipping": auto,
+    }
 
 
 def _recompute_method(job: Job) -> tuple[str, int]:

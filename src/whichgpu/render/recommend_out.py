@@ -219,14 +219,17 @@ def _style(option: Option, result: Recommendation) -> str:
 
 def job_rows(result: Recommendation, shown: Sequence[Option]) -> Rows:
     """A job's table: each option's cost and time, $/h, status, throughput and market; the
-    status column (its index last) holds prose."""
+    status column (its index last) holds prose. A narrow terminal drops the market, the
+    throughput and the $/h before the status: which row is the pick and what blocks the
+    others is what the cost and time are read by (cheaper rows past the deadline read as
+    options without it)."""
     columns = [
         ("#", "right", 1),
         (_("GPU"), "left", 1),
         (_("cost"), "right", 1),
         (_("time"), "right", 2),
-        (_("$/h"), "right", 3),
-        (_("status"), "left", 4),
+        (_("$/h"), "right", 4),
+        (_("status"), "left", 3),
         (_("throughput"), "right", 5),
         (_("market"), "left", 6),
     ]

@@ -102,6 +102,11 @@ def out_of_reach(ranked: Sequence[Option], workload: Workload) -> InvalidInput |
     return None
 
 
+#: The blockers whose nearest option the answer names, and the note that names it
+NEAREST_CODES = ("block_budget", "block_budget_per_h", "block_deadline")
+NEAREST_MESSAGES = ("infeasible_budget", "infeasible_budget_per_h", "infeasible_deadline")
+
+
 def infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -> list[Note]:
     """What would make the workload feasible: the nearest option for each blocking
     constraint, or why nothing fits."""
@@ -119,10 +124,21 @@ def infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -
     if not fitting:
         return _why_nothing_fits(catalog, ranked[0], workload)
 
-    def nearly(code: str) -> list[Option]:  # a blocker said at the range's slow end too
-        return [o for o in ranked if o.blockers
-                and {b.code.removesuffix("_likely").removesuffix("_slow")
-                     for b in o.blockers} <= {code}]  # fmt: skip
+    def codes(o: Option) -> set[str]:  # a blocker said at the range's slow end too
+        return {b.code.removesuffix("_likely").removesuffix("_slow") for b in o.blockers}
+
+    # the options blocked by one constraint alone; where every option is blocked by two or
+    # more, the nearest to each constraint is still what would do (the fastest for a
+    # deadline, the cheapest for a budget), said with its name, whatever else blocks it
+    alone = any(
+        o.blockers and len(codes(o)) == 1 and codes(o) <= {*NEAREST_CODES, "block_rate_headroom"}
+        for o in ranked
+    )
+
+    def nearly(code: str) -> list[Option]:
+        if alone:
+            return [o for o in ranked if o.blockers and codes(o) <= {code}]
+        return [o for o in ranked if code in codes(o)]
 
     likely = c.confidence == "likely"  # held at the slow end of the estimate's range
 
@@ -132,11 +148,7 @@ def infeasible(catalog: Catalog, ranked: Sequence[Option], workload: Workload) -
     def held_cost(o: Option) -> float | None:
         return o.cost_usd_slow if likely and o.cost_usd is not None else o.cost_usd
 
-    for code, message in (
-        ("block_budget", "infeasible_budget"),
-        ("block_budget_per_h", "infeasible_budget_per_h"),
-        ("block_deadline", "infeasible_deadline"),
-    ):
+    for code, message in zip(NEAREST_CODES, NEAREST_MESSAGES, strict=True):
         near = nearly(code)
         if not near:
             continue

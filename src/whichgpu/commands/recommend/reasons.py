@@ -266,12 +266,18 @@ def unused_premium(option: Option, cheaper: Option, workload: Workload) -> list[
 
 
 def over_provisioning(
-    option: Option, ranked: Sequence[Option], workload: Workload, objective: str = "cost"
+    option: Option,
+    ranked: Sequence[Option],
+    workload: Workload,
+    objective: str = "cost",
+    pick: bool = False,
 ) -> Note | None:
     """C38, computed: ``option`` costs more than the cheapest feasible option for features
     this workload leaves unused; the share of the money it would waste. When speed is the
     objective, only options at least as fast count; against a dated price, only dated ones
-    (an undated price, ranked after them, does not show waste)."""
+    (an undated price, ranked after them, does not show waste). Against an option tied with
+    the ``pick`` (the ranking took the pick over it, within the estimate's error, for
+    finishing sooner), the note says that trade rather than a waste."""
     feasible = [o for o in ranked if o.feasible and held_cost_of(o) is not None]
     if option.price_as_of != "undated":
         feasible = [o for o in feasible if o.price_as_of != "undated"]
@@ -289,7 +295,7 @@ def over_provisioning(
     if not features:
         return None
     return note(
-        "warn_over_provisioned",
+        "warn_over_provisioned_tied" if pick and cheapest.tied else "warn_over_provisioned",
         option=hw_text(option),
         features=",".join(features),
         cheaper=hw_text(cheapest),
@@ -315,7 +321,7 @@ def _warnings(
         out.extend(run.notes)
         if run.component.kind == "render" and pick.gpu.rt_cores == 0:
             out.append(note("warn_no_rt_cores", gpu=pick.gpu.name))
-    over = over_provisioning(pick, ranked, workload, objective)
+    over = over_provisioning(pick, ranked, workload, objective, pick=True)
     if over is not None:
         out.append(over)
     if pick.market == "spot":
