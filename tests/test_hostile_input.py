@@ -159,6 +159,40 @@ def test_top_is_refused_past_its_stated_range() -> None:
     assert "--top: must be a whole number from 1 to 1,000,000 (got 2000000)" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("-1", "must be above 0 (got '-1')"), ("0", "must be above 0 (got '0')"),
+     ("nan", "must be a finite number (got 'nan')"), ("1e309", "must be a finite number")],
+)  # fmt: skip
+def test_a_bare_number_no_unit_could_mend_is_refused_for_what_it_is(
+    value: str, message: str
+) -> None:
+    """``--ttft -1`` asked for a unit ("e.g. -1ms or -1s"), then refused the ``-1ms`` it
+    suggested."""
+    result = run_cli("recommend", "--task", "inference", "-m", "llama-3.1-8b",
+                     "--request-rate", "2", "--ttft", value)  # fmt: skip
+    assert result.code == 2
+    assert result.stderr == f"whichgpu: error: --ttft: {message}\n" or message in result.stderr
+    assert "what?" not in result.stderr
+
+
+def test_fit_refuses_a_sequence_past_the_context_as_estimate_does() -> None:
+    result = run_cli("fit", "-m", "llama-2-7b", "--task", "inference", "--seq", "100000")
+    assert result.code == 2
+    assert result.stderr == (
+        "whichgpu: error: --seq: Llama 2 7B reads 4,096 tokens at most; asked for 100,000\n"
+    )
+
+
+def test_an_unknown_body_field_lists_the_ranking_fields_too(client: TestClient) -> None:
+    body = {"objectiv": "cost", "components": [{"kind": "lora", "model": "llama-2-7b"}]}
+    response = client.post("/api/v1/recommend", json=body)
+    assert response.status_code == 422
+    message = response.json()["error"]["message"]
+    assert "valid: name, constraints, components, objective, catalog, baseline" in message
+    assert "(did you mean objective?)" in message
+
+
 def test_a_long_name_is_echoed_shortened() -> None:
     result = run_cli("show", "a" * 10_000)
     assert result.code == 2 and len(result.stderr) < 200, len(result.stderr)

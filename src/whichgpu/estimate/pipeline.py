@@ -23,6 +23,30 @@ def stage_share(arch: ModelArch, pp: int) -> float:
     return math.ceil(layers / pp) / layers
 
 
+def stage_compute_share(arch: ModelArch, pp: int, head: float) -> float:
+    """The heaviest pipeline stage's share of a training step's compute: the last stage's
+    ``ceil(L / pp)`` layers and the output layer (Megatron-LM puts the output layer and the
+    loss on the last stage, the embedding lookup, nearly free, on the first, and splits the
+    layers evenly unless told otherwise: ``--decoder-last-pipeline-num-layers``). ``head``:
+    the output layer's share of the step's compute (:func:`output_layer_share`)."""
+    if pp <= 1:
+        return 1.0
+    head = min(max(head, 0.0), 1.0)
+    return stage_share(arch, pp) * (1.0 - head) + head
+
+
+def output_layer_share(arch: ModelArch, step_flops_per_token: float) -> float:
+    """The output layer's share of a training step's FLOPs: its GEMM is ``2·V·h`` FLOPs a
+    token forward and twice that backward, against ``step_flops_per_token`` for the whole
+    step (``6·N + 12·L·h·s`` as executed: :func:`~whichgpu.estimate.perf.
+    train_flops_per_token`). For Llama 3.1 8B at 8,192 tokens about two layers' worth, so 16
+    stages of 2 layers run at the pace of a last stage of nearly 4 (1.9 × :func:`stage_share`);
+    for 405B over 8 stages of 16, 3 % more."""
+    if step_flops_per_token <= 0:
+        return 0.0
+    return 6.0 * arch.vocab_size * arch.hidden_size / step_flops_per_token
+
+
 #: Layers per virtual pipeline stage where the interleaving is left open: NeMo's and
 #: Megatron-Bridge's pretraining recipes give each chunk two (llama31_405b: 126 layers, PP 8,
 #: VP 8; gpt3_175b: 96 layers, PP 8, VP 6; llama3_70b: 80 layers, PP 8, VP 5; Megatron-Bridge

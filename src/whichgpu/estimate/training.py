@@ -64,7 +64,12 @@ from whichgpu.estimate.parallel import (
     ring_seconds,
     usable_bytes,
 )
-from whichgpu.estimate.pipeline import stage_share, virtual_stages
+from whichgpu.estimate.pipeline import (
+    output_layer_share,
+    stage_compute_share,
+    stage_share,
+    virtual_stages,
+)
 from whichgpu.job import Job
 from whichgpu.models.arch import ModelArch
 
@@ -120,6 +125,7 @@ class _Shape(NamedTuple):
     """What a step of one job moves and on how many layers, whatever GPU runs it."""
 
     share: float  # the heaviest pipeline stage's share of the layers
+    compute_share: float  # its share of the step's compute, the output layer's included
     layers: float
     hidden_bytes: float  # one micro-batch's activations (:func:`activation_bytes`)
     ring_bytes: float  # a ring-attention hop (:func:`context_parallel_bytes`)
@@ -138,9 +144,11 @@ def _shape(arch: ModelArch, job: Job) -> _Shape:
 
     share = stage_share(arch, job.pp)
     flops = train_flops_per_token(arch, job, job.seq, executed=True)
+    compute_share = stage_compute_share(arch, job.pp, output_layer_share(arch, flops))
     attention = flops - train_flops_per_token(arch, job, 0, executed=True)
     return _Shape(
         share,
+        compute_share,
         max(arch.n_layers, 1) * share,
         activation_bytes(arch, job),
         context_parallel_bytes(arch, job) if job.cp > 1 else 0.0,
@@ -166,7 +174,7 @@ def step_time(
     dp = job.shards  # the gradients are reduced over the context-parallel ranks too
     shape = _shape(arch, job)
     # the heaviest stage's layers set the pace; context parallelism splits each sequence
-    stage_s = microbatch_s * shape.share / (tp * cp)
+    stage_s = microbatch_s * shape.compute_share / (tp * cp)
     hidden = shape.hidden_bytes
     network, per_node, bridged = job.network, job.gpus_per_node, job.nvlink_bridge
     sold = job.network_gbit

@@ -20,6 +20,7 @@ MESSAGES: dict[str, str] = {
     "not_whole": N_("must be a whole number (got {value!r})"),
     "not_a_number": N_("must be a number (got {value!r})"),
     "not_finite": N_("must be a finite number (got {value!r})"),
+    "not_positive": N_("must be above 0 (got {value!r})"),
     "not_a_size": N_("takes a size like 7B, 350M or 1.5e9 (got {value!r})"),
     "not_a_duration": N_("takes a duration like 48h, 3d or 90min (got {value!r})"),
     "not_a_latency": N_("takes a latency like 2s or 150ms (got {value!r})"),
@@ -171,6 +172,7 @@ MESSAGES: dict[str, str] = {
         "estimate's likely range ({point_ms:,} ms at its middle; {setting} point holds the "
         "targets at the middle)"
     ),
+    "sequence_context": N_("{model} reads {n:,} tokens at most; asked for {tokens:,}"),
     "serving_context": N_(
         "{model} reads {n:,} tokens at most; {prompt} + {generate} asks for {tokens:,}"
     ),

@@ -121,6 +121,19 @@ def check_keys(raw: Mapping[str, Any], valid: Sequence[str], path: Path = ()) ->
             )
 
 
+def _bare_in_range(value: object, spec: Input, path: Path) -> None:
+    """A bare number that no unit could make valid (negative, zero where the range starts
+    above it, not finite) is refused for what it is, not asked for a unit that would not
+    help (``-1`` suggested ``-1ms``, then refused)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return
+    _finite(number, path, value)
+    if number < 0 or (number == 0 and (spec.low or 0) > 0):
+        raise InvalidInput("not_positive", field=path, value=value)
+
+
 def _finite(number: float, path: Path, value: object) -> float:
     if not math.isfinite(number):
         raise InvalidInput("not_finite", field=path, value=value)
@@ -166,6 +179,7 @@ def value_of(spec: Input, value: object, path: Path, text: bool = False) -> Any:
             and _bare_number(value, text)
             and not (_unit_named(spec, path, text))
         ):  # 30 what? a unit the field's name does not give is never guessed
+            _bare_in_range(value, spec, path)  # -1 or nan: no unit would make it one
             example = f"{value}ms or {value}s" if kind == "latency" else f"{value}h or {value}d"
             raise InvalidInput("unit_required", field=path, value=value, example=example)
         if isinstance(value, str):

@@ -157,10 +157,12 @@ def check_applies(
         raise InvalidInput("epochs_without_size", field=(*path, "epochs"), sizes=either)
 
 
-def make_workload(raw: Mapping[str, Any]) -> Workload:
+def make_workload(raw: Mapping[str, Any], beside: Sequence[str] = ()) -> Workload:
     """A :class:`Workload` from a parsed file or a JSON body: ``name``, ``constraints`` and
-    ``components`` (one to :data:`~whichgpu.inputs.requests.MAX_COMPONENTS`)."""
-    check_keys(raw, ("name", "constraints", "components"))
+    ``components`` (one to :data:`~whichgpu.inputs.requests.MAX_COMPONENTS`). ``beside``:
+    the other keys the caller took from the same table (an API body's ranking fields), named
+    among the valid ones where a key is not."""
+    check_keys(raw, ("name", "constraints", "components", *beside))
     items = raw.get("components")
     if not isinstance(items, list) or not items:
         raise InvalidInput("no_components", field=("components",))

@@ -443,8 +443,11 @@ def check_context(arch: ModelArch, job: Job) -> None:
     """A served request must fit the model's context: engines refuse a longer one (vLLM
     raises when ``max_model_len`` exceeds the model's ``max_position_embeddings`` unless told
     to allow it)."""
-    if job.task != "inference" or not (job.prompt or job.generate):
+    if job.task != "inference" or not arch.max_positions or job.tokens <= arch.max_positions:
         return
+    if not (job.prompt or job.generate):  # a sequence the model reads whole (fit --seq)
+        raise InvalidInput("sequence_context", field=("seq",), model=arch.name,
+                           n=arch.max_positions, tokens=job.tokens)  # fmt: skip
     if arch.max_positions and job.tokens > arch.max_positions:
         raise InvalidInput(
             "serving_context",

@@ -352,13 +352,14 @@ class Service:
         from whichgpu.render.recommend_out import recommend_doc
 
         fields = dict(body)
-        ranking: Ranking = parse(Ranking, take(Ranking, fields, remove=True))
+        taken = take(Ranking, fields, remove=True)
+        ranking: Ranking = parse(Ranking, taken)
         items = fields.get("components")
         if isinstance(items, list):
             fields["components"] = [
                 _with_arch(item, ("components", i)) for i, item in enumerate(items)
             ]
-        return recommend_doc(self.recommendation(make_workload(fields), ranking))
+        return recommend_doc(self.recommendation(make_workload(fields, tuple(taken)), ranking))
 
     def mig_doc(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """``whichgpu mig``: ``services`` packed onto MIG GPUs, or ``profiles`` on ``gpu``
