@@ -472,6 +472,24 @@ def test_an_answer_blocked_by_two_constraints_names_the_nearest_to_each() -> Non
     assert budget["option"] != deadline["option"]
 
 
+def test_a_cheaper_option_on_an_undated_offer_is_said_beside_the_pick() -> None:
+    """An option priced on an offer without a date is ranked after every dated one, however
+    cheap: the answer names the cheapest such option and what it would cost, so the cheaper
+    row below the pick is not a puzzle (a review found 8 × H200 at $17.88/h on Vast.ai
+    under a $27.16/h pick, unexplained)."""
+    result = run_cli("recommend", "--task", "inference", "-m", "deepseek-r1", "--request-rate", "2",
+                     "--ttft", "2s", "--tpot", "100ms", "--prompt", "2000", "--generate", "1000",
+                     "--json")  # fmt: skip
+    assert result.code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    (said,) = [r for r in doc["reasons"] if r["code"] == "reason_undated_passed_h"]
+    undated = [o for o in doc["options"] if o["feasible"] and o["price"]["as_of"] == "undated"]
+    cheapest = min(undated, key=lambda o: o["score"])
+    assert said["params"]["figure"] == pytest.approx(cheapest["usd_per_h"])
+    assert said["params"]["figure"] < said["params"]["pick"] == doc["pick"]["usd_per_h"]
+    assert doc["pick"]["price"]["as_of"] != "undated"
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

@@ -205,6 +205,16 @@ MESSAGES: dict[str, str | Plural] = {
         "a factor nobody measured for that GPU and work ({provenance}): ranked at the slow end "
         "of its range, ${slow:,.2f}, it does not beat a measured option inside its error."
     ),
+    "reason_undated_passed": N_(
+        "{option} would cost ${figure:,.2f} against the pick's ${pick:,.2f}, but its offer "
+        "({provider}) carries no date: a price without a date is a guess, ranked after every "
+        "dated one."
+    ),
+    "reason_undated_passed_h": N_(
+        "{option} would cost ${figure:,.2f}/h against the pick's ${pick:,.2f}/h, but its offer "
+        "({provider}) carries no date: a price without a date is a guess, ranked after every "
+        "dated one."
+    ),
     "reason_extrapolated_passed_time": N_(
         "{option} would take {middle:,.2f} h at its estimate's middle, but its speed rests on "
         "a factor nobody measured for that GPU and work ({provenance}): ranked at the slow end "

@@ -465,9 +465,10 @@ def explain(
             )
         )
     reasons.append(_price_reason(pick, workload))
-    passed = _extrapolated_passed(pick, ranked, objective)
-    if passed is not None:
-        reasons.append(passed)
+    for passed in (_extrapolated_passed(pick, ranked, objective),
+                   _undated_passed(pick, ranked, objective)):  # fmt: skip
+        if passed is not None:
+            reasons.append(passed)
     nodes = _nodes_reason(pick)
     if nodes is not None:
         reasons.append(nodes)
@@ -525,6 +526,28 @@ def _extrapolated_passed(pick: Option, ranked: Sequence[Option], objective: str)
         middle=figure(middle(best) or 0.0),
         slow=figure(slow(best) or 0.0),
         provenance=run.provenance,
+    )
+
+
+def _undated_passed(pick: Option, ranked: Sequence[Option], objective: str) -> Note | None:
+    """Where a feasible option costs less than a pick priced on a dated offer but is priced
+    on an offer without a date (ranked after every dated one: a price without a date is a
+    guess, whatever it says): the cheapest such option, its figure and where it is listed,
+    so that the table's cheaper row below the pick is not a puzzle."""
+    if objective != "cost" or pick.price_as_of in (None, "undated") or pick.score is None:
+        return None
+    cheaper = [o for o in ranked if o.feasible and o.price_as_of == "undated"
+               and o.score is not None and o.score < pick.score]  # fmt: skip
+    if not cheaper:
+        return None
+    best = min(cheaper, key=lambda o: o.score or 0.0)
+    per_job = best.cost_usd is not None and pick.cost_usd is not None
+    return note(
+        "reason_undated_passed" if per_job else "reason_undated_passed_h",
+        option=hw_text(best),
+        figure=money((best.cost_usd if per_job else best.usd_per_h) or 0.0),
+        provider=best.price_provider or "",
+        pick=money((pick.cost_usd if per_job else pick.usd_per_h) or 0.0),
     )
 
 
