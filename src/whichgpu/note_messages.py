@@ -205,6 +205,12 @@ MESSAGES: dict[str, str | Plural] = {
         "a factor nobody measured for that GPU and work ({provenance}): ranked at the slow end "
         "of its range, ${slow:,.2f}, it does not beat a measured option inside its error."
     ),
+    "fit_paged_optimizer": N_(
+        "Beside the total: {paged:,.1f} GiB of paged optimizer states (bitsandbytes' paged "
+        "optimizers keep them in CUDA unified memory: on the GPU while it has room, paged to "
+        "the host when it has not; PyTorch's allocator does not count them, nor does a "
+        "framework's peak-memory figure)."
+    ),
     "reason_undated_passed": N_(
         "{option} would cost ${figure:,.2f} against the pick's ${pick:,.2f}, but its offer "
         "({provider}) carries no date: a price without a date is a guess, ranked after every "

@@ -19,7 +19,9 @@ from whichgpu.units import BYTES_PER_GIB
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from whichgpu.estimate.memory import MemoryEstimate
     from whichgpu.job import Job
+    from whichgpu.notes import Note
 
 COMPONENT_LABELS = {
     "weights": N_("Weights"),
@@ -57,6 +59,8 @@ def fit_doc(result: FitResult, serving: ServingCapacity | None) -> dict[str, Any
         "total_gib": _gib(est.total_bytes),
         "tensor_gib": _gib(est.tensor_bytes),
         "breakdown_gib": {key: _gib(est.components[key]) for key in COMPONENTS},
+        # a paged optimizer's states, in CUDA unified memory beside the peak
+        "paged_gib": _gib(est.paged_bytes),
         # what was chosen for the target (else the largest GPU) where the job left it open
         "chosen": [note_doc(n) for n in result.chosen],
         "gpus": [
@@ -174,6 +178,16 @@ def _verdict(row: GpuFit) -> str:
                count=row.min_count or 0)  # fmt: skip
 
 
+def paged_note(est: MemoryEstimate) -> Note | None:
+    """The paged optimizer's states beside the peak, where the job has them (the CLI's and
+    the fit page's words)."""
+    if not est.paged_bytes:
+        return None
+    from whichgpu.notes import note
+
+    return note("fit_paged_optimizer", paged=round(est.paged_bytes / BYTES_PER_GIB, 1))
+
+
 def print_fit(result: FitResult, serving: ServingCapacity | None, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -208,6 +222,9 @@ def print_fit(result: FitResult, serving: ServingCapacity | None, console: Conso
         Text(_("Total"), style="bold"), Text(format_decimal(est.total_gib, 2), style="bold")
     )
     console.print(table)
+    paged = paged_note(est)
+    if paged is not None:
+        console.print(paged.render())
 
     from whichgpu.render.tables import fitted_table
 

@@ -241,6 +241,7 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
     from whichgpu.units import BYTES_PER_GIB
 
     parts, gpus, summary = [], [], ""
+    paged_text: str | None = None
     if isinstance(result, ImageFitResult):
         parts = [(_(COMPONENT_LABELS.get(k, k)), v) for k, v in result.parts_gib.items() if v > 0]
         holding = [row for row in result.gpus if row.fits]
@@ -264,6 +265,11 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
             for k, v in est.components.items()
             if v > 0
         ]
+        from whichgpu.render.fit_out import paged_note
+
+        paged = paged_note(est)
+        if paged is not None:
+            paged_text = paged.render()
         holding = [row for row in result.gpus if row.fits]
         summary = fmt(
             _("{model}: {gib:,.1f} GiB per GPU at the peak ({phase}); {n} of {total} GPUs hold it"
@@ -291,6 +297,7 @@ def fit_context(service: Service, values: dict[str, str], result: Any) -> dict[s
         "precisions": PRECISIONS,
         "quants": sorted(QUANT_BITS),
         "parts": parts,
+        "paged": paged_text,
         "rows": gpus,
         "summary": summary,
     }

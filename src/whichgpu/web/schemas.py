@@ -139,6 +139,7 @@ class FitDoc(Open):
     total_gib: float
     tensor_gib: float
     breakdown_gib: dict[str, float]
+    paged_gib: float
     gpus: list[FitGpuDoc]
     target: str | None
     changes: list[dict[str, Any]]
