@@ -124,7 +124,7 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
             continue
         args = launch_arguments(run.component.framework, job)
         comment = (
-            f"training {run.component.label}: {run.strategy}, micro-batch {job.batch} × "
+            f"{run.component.label}: {run.strategy}, micro-batch {job.batch} × "
             f"{job.grad_accum} accumulated (global batch {job.batch * job.grad_accum * job.dp}), "
             f"recomputation {job.checkpointing}"
             + (
