@@ -1505,3 +1505,17 @@ def test_an_engine_held_to_a_wider_range_is_said_to_be() -> None:
     said = " ".join(done.stdout.split())
     assert "TensorRT-LLM main @0004396, 16.48 requests/s under the targets" in said
     assert "next, 1.09 with its latencies held to the slow end of a wider range" in said
+
+
+def test_the_replicas_a_demand_needs_are_said_beside_those_planned() -> None:
+    """'need 2 such replicas (2 GPUs); these serve 5.65' read as if the two replicas needed
+    served 5.65 (a review): the count planned is said, in its number."""
+    one = run_cli("estimate", "-m", "llama-3.1-70b", "--gpu", "h100-sxm", "--count", "2",
+                  "--request-rate", "20", "--ttft", "2s")  # fmt: skip
+    assert one.code == 0, one.stderr
+    assert "requests/s need 4 such replicas (8 GPUs); the 1 planned here serves" in " ".join(
+        one.stdout.split()
+    )
+    two = run_cli("estimate", "-m", "llama-3.1-8b", "--gpu", "h100-sxm", "--count", "2",
+                  "--request-rate", "200", "--ttft", "2s")  # fmt: skip
+    assert "such replicas (6 GPUs); the 2 planned here serve" in " ".join(two.stdout.split())

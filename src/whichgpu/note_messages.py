@@ -288,21 +288,22 @@ MESSAGES: dict[str, str | Plural] = {
     ),
     "chosen_engine": N_(
         "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
-        "{other} next, {other_rate:,.2f} (of {order}, a later engine is taken only where it "
-        "serves {margin} % more a place); give {engine_field} to set the engine."
+        "{other} next, {other_rate:,.2f} (of {order}, each engine later in that order is "
+        "taken only where it serves {margin} % more for every place it comes later); give "
+        "{engine_field} to set the engine."
     ),
     "chosen_engine_held": N_(
         "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
         "{other} next, {other_rate:,.2f} with its latencies held to the slow end of a wider "
-        "range, as it rests on a factor no serving run measured for it here (of {order}, a "
-        "later engine is taken only where it serves {margin} % more a place); give "
-        "{engine_field} to set the engine."
+        "range, as it rests on a factor no serving run measured for it here (of {order}, each "
+        "engine later in that order is taken only where it serves {margin} % more for every "
+        "place it comes later); give {engine_field} to set the engine."
     ),
     "chosen_engine_bound": N_(
         "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
-        "{other} next, {other_rate:,.2f} at most at full load (of {order}, a later engine is "
-        "taken only where it serves {margin} % more a place); give {engine_field} to set the "
-        "engine."
+        "{other} next, {other_rate:,.2f} at most at full load (of {order}, each engine later "
+        "in that order is taken only where it serves {margin} % more for every place it comes "
+        "later); give {engine_field} to set the engine."
     ),
     "chosen_lengths": N_(
         "{component}: {name}'s mean lengths, {prompt} tokens in and {generate} out ({source}, "
@@ -326,8 +327,9 @@ MESSAGES: dict[str, str | Plural] = {
     ),
     "chosen_engine_unmet": N_(
         "{component}: {engine}, {rate:,.2f} requests/s under the targets on these GPUs; "
-        "{other} misses them at every load (of {order}, a later engine is taken only where it "
-        "serves {margin} % more a place); give {engine_field} to set the engine."
+        "{other} misses them at every load (of {order}, each engine later in that order is "
+        "taken only where it serves {margin} % more for every place it comes later); give "
+        "{engine_field} to set the engine."
     ),
     "chosen_kv_cache": N_(
         "{component} on {engine}: the KV cache in {kv}, the dtype {engine} reads from the "

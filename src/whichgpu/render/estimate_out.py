@@ -190,13 +190,17 @@ def print_plan(plan: ServingPlan, demand_rps: float | None, console: Printer) ->
         needed = math.ceil(demand_rps / cap.rate_rps * (1 - 1e-9))
         console.print(
             fmt(
-                _(
-                    "{demand:,.2f} requests/s need {needed} such replicas ({gpus} GPUs); these "
-                    "serve {served:,.2f}"
+                ngettext(
+                    "{demand:,.2f} requests/s need {needed} such replicas ({gpus} GPUs); the "
+                    "{replicas} planned here serves {served:,.2f}",
+                    "{demand:,.2f} requests/s need {needed} such replicas ({gpus} GPUs); the "
+                    "{replicas} planned here serve {served:,.2f}",
+                    plan.replicas,
                 ),
                 demand=demand_rps,
                 needed=needed,
                 gpus=needed * plan.gpus_per_replica,
+                replicas=plan.replicas,
                 served=served,
             )
         )
