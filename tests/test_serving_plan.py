@@ -433,7 +433,7 @@ def test_the_export_runs_the_engine_with_one_pod_per_replica(catalog: Catalog) -
     assert result.pick is not None and result.pick.runs[0].serving is not None
     plan = result.pick.runs[0].serving
     manifest = export(catalog, result, "kubernetes", "svc", None, None)
-    assert "image: vllm/vllm-openai:latest" in manifest  # the engine's own image
+    assert "image: vllm/vllm-openai:v0.33.0" in manifest  # the release it is planned as
     assert "vllm serve meta-llama/Llama-3.1-8B" in manifest
     assert f"--tensor-parallel-size {plan.gpus_per_replica}" in manifest
     assert f"replicas: {plan.replicas}" in manifest
@@ -1398,6 +1398,8 @@ def test_a_served_answer_names_the_engine_release_its_profile_reads() -> None:
     from whichgpu.estimate.engine_choice import serving_provenance
 
     assert all(engine.version for engine in ENGINES.values())
+    # vLLM's export image is the release it is planned as, not `latest` (a review)
+    assert ENGINES["vllm"].image == f"vllm/vllm-openai:v{ENGINES['vllm'].version}"
     assert ENGINES["vllm"].labelled == "vLLM 0.33.0"
     assert ENGINES["sglang"].labelled == "SGLang 0.5.23"
     assert serving_provenance(ENGINES["vllm"]).endswith("; vLLM 0.33.0's defaults")

@@ -59,7 +59,9 @@ ENGINES: dict[str, EngineProfile] = {
             "--gpu-memory-utilization 0.92 --max-num-seqs {sequences} "
             "--host 0.0.0.0 --port {port}{quant}"
         ),
-        image="vllm/vllm-openai:latest",
+        # the release it is planned as (Docker Hub's vllm/vllm-openai tags each release
+        # v<version>): a deployment runs what was sized, not whatever `latest` is that day
+        image="vllm/vllm-openai:v0.33.0",
         # docs.vllm.ai installation, GPU, ROCm: "available on Docker Hub as vllm-openai-rocm"
         rocm_image="vllm/vllm-openai-rocm:latest",
         quant_flags=(("fp8", " --quantization fp8"),),
