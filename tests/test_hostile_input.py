@@ -193,6 +193,19 @@ def test_an_unknown_body_field_lists_the_ranking_fields_too(client: TestClient) 
     assert "(did you mean objective?)" in message
 
 
+def test_an_unknown_hub_id_says_how_to_read_its_config() -> None:
+    """A Hub id no preset is (a review: ``Qwen/Qwen2.5-Coder-32B-Instruct``) says how the
+    CLI reads its architecture: ``--hub`` (opt-in network) or a downloaded config.json."""
+    result = run_cli("fit", "-m", "Qwen/Qwen2.5-Coder-32B-Instruct", "--task", "inference")
+    assert result.code == 2 and result.stderr.count("\n") == 1
+    assert result.stderr.endswith(
+        "; --hub Qwen/Qwen2.5-Coder-32B-Instruct reads its config.json from the Hub, or -m PATH"
+        " a downloaded copy\n"
+    )
+    plain = run_cli("fit", "-m", "qwen-nope", "--task", "inference")
+    assert "--hub" not in plain.stderr  # a preset's name mistyped: the closest presets only
+
+
 def test_a_long_name_is_echoed_shortened() -> None:
     result = run_cli("show", "a" * 10_000)
     assert result.code == 2 and len(result.stderr) < 200, len(result.stderr)

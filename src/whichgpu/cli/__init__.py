@@ -156,6 +156,17 @@ def _say_family_choices(choices: list[FamilyChoice]) -> None:
         typer.echo(f"whichgpu: {said['text']}", err=True)
 
 
+def _hub_hint(error: WhichGPUError) -> str:
+    """Where an unknown model's name is a Hub id (``org/name``) that no preset is: how the
+    CLI reads its config.json (``--hub``, opt-in network) or a downloaded one (``-m PATH``)."""
+    from whichgpu.errors import UnknownName
+
+    if not isinstance(error, UnknownName) or error.listing != "@models" or "/" not in error.name:
+        return ""
+    return fmt(_("; --hub {name} reads its config.json from the Hub, or -m PATH a downloaded copy"),
+               name=error.name)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app; bad input is one line on stderr and exit code 2."""
     language, args = split_language(sys.argv[1:] if argv is None else argv)
@@ -181,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
                 sys.stdout.flush()  # a buffered answer that cannot be written fails here
             _say_family_choices(read_as)
         except WhichGPUError as error:
-            _fail(error.message())
+            _fail(error.message() + _hub_hint(error))
         except (typer.Exit, typer.Abort) as error:
             raise SystemExit(getattr(error, "exit_code", 1)) from None
         except BrokenPipeError:  # the reader has gone (| head): nothing to say, to no one
