@@ -229,7 +229,12 @@ def test_the_hf_trainer_launches_in_the_precision_and_zero_stage_planned() -> No
     single = make_job(task="lora", precision="bf16-true", batch=2)
     assert launch_arguments(None, single).endswith("--bf16")  # one GPU: no DeepSpeed
     assert "--fp16" in launch_arguments(None, make_job(task="lora", precision="16-mixed"))
-    tf32 = evolve(make_job(task="finetune", precision="32-true"), math="tf32")
+    from whichgpu.commands.train_launch import OWN_ARGUMENTS, trainer_zero
+
+    for framework in (*OWN_ARGUMENTS, None, "trl"):  # what the export's comment decodes
+        said = trainer_zero(framework, job)
+        assert said == ("--deepspeed " in launch_arguments(framework, job)), framework
+        tf32 = evolve(make_job(task="finetune", precision="32-true"), math="tf32")
     assert launch_arguments(None, tf32).endswith("--tf32 true")
 
 

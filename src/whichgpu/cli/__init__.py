@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from whichgpu.cli._app import app, split_language
-from whichgpu.errors import InvalidInput, Path, WhichGPUError, naming_fields
+from whichgpu.errors import InvalidInput, Path, UnknownName, WhichGPUError, naming_fields
 from whichgpu.i18n import _, fmt, set_language
 
 if TYPE_CHECKING:
@@ -159,8 +159,6 @@ def _say_family_choices(choices: list[FamilyChoice]) -> None:
 def _hub_hint(error: WhichGPUError) -> str:
     """Where an unknown model's name is a Hub id (``org/name``) that no preset is: how the
     CLI reads its config.json (``--hub``, opt-in network) or a downloaded one (``-m PATH``)."""
-    from whichgpu.errors import UnknownName
-
     if not isinstance(error, UnknownName) or error.listing != "@models" or "/" not in error.name:
         return ""
     return fmt(_("; --hub {name} reads its config.json from the Hub, or -m PATH a downloaded copy"),

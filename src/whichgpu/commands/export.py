@@ -42,12 +42,13 @@ from whichgpu.commands.train_launch import (
     TRAIN_COMMAND,
     launch_arguments,
     train_launch,
+    trainer_zero,
     zero_config_text,
 )
 from whichgpu.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from whichgpu.job import Job
+    pass
 
 FORMATS = ("skypilot", "kubernetes", "slurm", "dynamo", "llm-d")
 
@@ -110,11 +111,6 @@ def _summary(result: Recommendation, option: Option) -> str:
     return ", ".join(parts)
 
 
-def _zero(job: Job, args: str) -> bool:
-    """Whether ``args`` carry ``job``'s DeepSpeed config (the HF Trainer's ``--deepspeed``)."""
-    return bool(job.zero) and "--deepspeed " in args
-
-
 def _training_settings(result: Recommendation, option: Option) -> tuple[str, str] | None:
     """The pick's first training component: a comment describing its configuration, and its
     launch arguments."""
@@ -136,7 +132,7 @@ def _training_settings(result: Recommendation, option: Option) -> tuple[str, str
             + f"; ${LAUNCH_ARGS_ENV}: {args}"
             + (
                 f" (--deepspeed: {zero_config_text(job)}, base64-encoded)"
-                if _zero(job, args)
+                if trainer_zero(run.component.framework, job)
                 else ""
             )
         )

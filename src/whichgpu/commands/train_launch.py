@@ -119,9 +119,22 @@ def launch_arguments(framework: str | None, job: Job) -> str:
         if job.compiled:
             parts.append("--torch_compile")
         parts += _trainer_precision(job)
-        if job.zero:
+        if job.zero:  # (the HF Trainer's arguments: trainer_zero)
             parts.append(f"--deepspeed {deepspeed_config(job)}")
     return " ".join(parts)
+
+
+#: The frameworks whose launch arguments are their own (:func:`launch_arguments`' branches
+#: before the HF Trainer's)
+OWN_ARGUMENTS = frozenset(
+    {"torchtune", "axolotl", "llama-factory", "torchtitan", "megatron", "nemo"}
+)
+
+
+def trainer_zero(framework: str | None, job: Job) -> bool:
+    """Whether ``job`` launches through the HF Trainer's arguments with a ZeRO stage, which
+    they carry as a DeepSpeed config (:func:`deepspeed_config`)."""
+    return framework not in OWN_ARGUMENTS and job.zero > 0
 
 
 def _trainer_precision(job: Job) -> list[str]:

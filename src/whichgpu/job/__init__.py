@@ -448,16 +448,15 @@ def check_context(arch: ModelArch, job: Job) -> None:
     if not (job.prompt or job.generate):  # a sequence the model reads whole (fit --seq)
         raise InvalidInput("sequence_context", field=("seq",), model=arch.name,
                            n=arch.max_positions, tokens=job.tokens)  # fmt: skip
-    if arch.max_positions and job.tokens > arch.max_positions:
-        raise InvalidInput(
-            "serving_context",
-            field=("prompt",),
-            model=arch.name,
-            n=arch.max_positions,
-            tokens=job.tokens,
-            prompt=Ref(("prompt",)),
-            generate=Ref(("generate",)),
-        )
+    raise InvalidInput(
+        "serving_context",
+        field=("prompt",),
+        model=arch.name,
+        n=arch.max_positions,
+        tokens=job.tokens,
+        prompt=Ref(("prompt",)),
+        generate=Ref(("generate",)),
+    )
 
 
 def check_lora_targets(arch: ModelArch, job: Job) -> None:
