@@ -960,3 +960,15 @@ def test_published_out_of_memory_verdicts_are_reproduced() -> None:
     assert len(errors) == 10
     assert {i for i, e in errors.items() if e > 0.18} == {"v028"}
     assert errors["v017"] < 0.07 and errors["v020"] < 0.07
+
+
+def test_a_scaled_step_scales_every_term() -> None:
+    """Step.scaled names its terms one by one (the layout search scales hundreds of steps
+    a request): a term added to the step must be scaled too."""
+    from whichgpu.estimate.training import Step
+
+    terms = {name: float(i + 1) for i, name in enumerate(Step.__struct_fields__)}
+    scaled = Step(**terms).scaled(2.5)
+    assert {name: getattr(scaled, name) for name in Step.__struct_fields__} == {
+        name: 2.5 * value for name, value in terms.items()
+    }

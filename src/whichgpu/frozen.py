@@ -14,15 +14,18 @@ T = TypeVar("T")
 def evolve(record: T, **changes: Any) -> T:
     """``record`` with ``changes`` (field names of its dataclass); a TypeError names an
     unknown field, as ``dataclasses.replace`` does."""
-    fields = type(record).__dataclass_fields__  # type: ignore[attr-defined]
-    for name in changes:
-        if name not in fields:
-            raise TypeError(f"{type(record).__name__} has no field {name!r}")
-    new = object.__new__(type(record))
+    cls = type(record)
+    fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    if not changes.keys() <= fields.keys():
+        unknown = next(name for name in changes if name not in fields)
+        raise TypeError(f"{cls.__name__} has no field {unknown!r}")
     state = record.__dict__.copy()
     if len(state) > len(fields):  # memos (a cached hash, cached properties): not the copy's
-        for memo in state.keys() - fields.keys():
-            del state[memo]
+        state.pop("_hash", None)  # the usual one, without comparing every key
+        if len(state) > len(fields):
+            for memo in state.keys() - fields.keys():
+                del state[memo]
     state.update(changes)
+    new = object.__new__(cls)
     object.__setattr__(new, "__dict__", state)
     return new

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 from whichgpu.estimate.efficiency import (
     DIFFUSION_FAMILY,
@@ -216,9 +216,11 @@ EXTRAPOLATED_MARKS = ("prior", "not fitted", "no LLM training run", NO_SERVING_R
                       NO_DISAGGREGATED_RUN, EARLY_MLA_BUILD)  # fmt: skip
 
 
+@lru_cache(maxsize=4096)
 def extrapolated(provenance: str) -> bool:
     """Whether an estimate of ``provenance`` rests on a factor nobody measured for its GPU
-    architecture and work (:data:`EXTRAPOLATED_MARKS`)."""
+    architecture and work (:data:`EXTRAPOLATED_MARKS`); once per text: a recommendation
+    asks it of every option's runs, whose provenances are few."""
     return any(mark in provenance for mark in EXTRAPOLATED_MARKS)
 
 

@@ -438,6 +438,12 @@ def memory_of(arch: ModelArch, job: Job) -> MemoryEstimate:
     return found if found.job is job else evolve(found, job=job)
 
 
+def peak_bytes(arch: ModelArch, job: Job) -> float:
+    """:func:`memory_of`'s total bytes, without the copy of its estimate naming ``job``
+    (the layout search asks only the peak, of hundreds of jobs a recommendation)."""
+    return _memory_of_key(arch, memory_key(job)).total_bytes
+
+
 @lru_cache(maxsize=4096)
 def _memory_of_key(arch: ModelArch, key: Job) -> MemoryEstimate:
     return estimate_memory(arch, key)

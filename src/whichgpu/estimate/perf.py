@@ -19,6 +19,8 @@ The efficiencies η are fitted on published measurements (``scripts/fit_efficien
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from whichgpu.catalog.records import GPU
 from whichgpu.estimate.assumptions import RESNET50_PARAMS
 from whichgpu.estimate.kv_cache import kv_copies
@@ -107,6 +109,7 @@ def routed_active_params(arch: ModelArch) -> float:
     return float(arch.params.experts * arch.experts_per_token / arch.n_experts)
 
 
+@lru_cache(maxsize=4096)
 def train_flops_per_token(
     arch: ModelArch, job: Job, seq: int, executed: bool = False, recomputed: bool | None = None
 ) -> float:

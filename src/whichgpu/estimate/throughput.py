@@ -72,6 +72,16 @@ def likely_rate(
     estimate also rests on, where they are wider; and the early builds' errors where the
     engine release's MLA kernels are as old (:func:`~whichgpu.estimate.efficiency_model.
     early_build_band`), in place of the inherited widening."""
+    low_ratio, high_err, high_ratio, low_err = _band_terms(regime, provenance, band)
+    return Rate(value, unit, value * low_ratio / (1 + high_err), value * high_ratio / (1 + low_err))
+
+
+@lru_cache(maxsize=4096)
+def _band_terms(
+    regime: str, provenance: str, band: tuple[float, float] | None
+) -> tuple[float, float, float, float]:
+    """:func:`likely_rate`'s terms, once per (regime, provenance, band): the layout search
+    states hundreds of rates a request, of few provenances."""
     from whichgpu.estimate.efficiency_model import (
         early_build_band,
         extrapolated,
@@ -89,7 +99,7 @@ def likely_rate(
     # in it: they are that range, not one more on top of it
     inherited = extrapolated(provenance) and early is None
     low_ratio, high_ratio = inherited_band() if inherited else (1.0, 1.0)
-    return Rate(value, unit, value * low_ratio / (1 + high_err), value * high_ratio / (1 + low_err))
+    return low_ratio, high_err, high_ratio, low_err
 
 
 class ThroughputEstimate(msgspec.Struct, frozen=True):

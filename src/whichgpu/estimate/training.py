@@ -93,7 +93,17 @@ class Step(msgspec.Struct, frozen=True):
     def scaled(self, factor: float) -> Step:
         """Every term of the step times ``factor`` (a framework's fitted speed factor: its
         rate and its step's seconds stay one figure), the shares unchanged."""
-        return Step(*(getattr(self, name) * factor for name in self.__struct_fields__))
+        return Step(
+            self.seconds * factor,
+            self.compute_s * factor,
+            self.bubble_s * factor,
+            self.tensor_parallel_s * factor,
+            self.pipeline_p2p_s * factor,
+            self.data_parallel_s * factor,
+            self.offload_s * factor,
+            self.optimizer_s * factor,
+            self.context_parallel_s * factor,
+        )
 
     @property
     def bound(self) -> str:

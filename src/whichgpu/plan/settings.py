@@ -33,7 +33,7 @@ from typing import NamedTuple
 from whichgpu.catalog.records import GPU
 from whichgpu.errors import Ref, WhichGPUError
 from whichgpu.estimate.assumptions import TIGHT_HEADROOM
-from whichgpu.estimate.memory import memory_of
+from whichgpu.estimate.memory import peak_bytes
 from whichgpu.estimate.parallel import layout_name, scaled_job, training_layouts, usable_bytes
 from whichgpu.estimate.perf import fp16_instead, missing_math_unit
 from whichgpu.estimate.throughput import (
@@ -81,9 +81,9 @@ PRETRAIN_CAP: tuple[int, str] = (8, N_("MosaicML llm-foundry's pretraining recip
 
 @lru_cache(maxsize=4096)
 def needed_bytes(arch: ModelArch, job: Job) -> float:
-    """The job's peak memory per GPU (:func:`~whichgpu.estimate.memory.memory_of`), once per
+    """The job's peak memory per GPU (:func:`~whichgpu.estimate.memory.peak_bytes`), once per
     (model, job): the search asks it of the same jobs on every GPU model of a count."""
-    return memory_of(arch, job).total_bytes
+    return peak_bytes(arch, job)
 
 
 def _largest(arch: ModelArch, variants: tuple[Job, ...], capacity: float) -> Job | None:
