@@ -150,3 +150,26 @@ def test_records_are_frozen() -> None:
 def test_gpu_model_rejects_unknown_fields() -> None:
     with pytest.raises(CatalogError, match="unknown field `colour`"):
         loader.validate(GPU, {"colour": "green"}, "x.csv", 2)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_table_reads_as_csv_dictreader_reads_it(name: str) -> None:
+    """parse_rows reads rows with csv.reader (a cold start's twelve tables): the records
+    and line numbers are DictReader's, a blank line skipped and a short row's missing
+    cells not given."""
+    lines = shipped(name).splitlines(keepends=True)
+    # a row without its trailing empty cells (where it ends with any), and a blank line
+    cells = max(csv.reader(io.StringIO("".join(lines[1:]))), key=lambda row: row.count(""))
+    while cells and not cells[-1]:
+        cells.pop()
+    short = io.StringIO()
+    csv.writer(short, lineterminator="\n").writerow(cells)
+    text = "".join([lines[0], lines[1], "\n", *lines[2:], short.getvalue()])
+    reader = csv.DictReader(io.StringIO(text))
+    expected = [(reader.line_num, {k: v for k, v in row.items() if v}) for row in reader]
+    parsed = loader.parse_rows(text, data_path(name), MODELS[name])
+    assert [line for line, _record in parsed] == [line for line, _cells in expected]
+    model = MODELS[name]
+    assert [record for _line, record in parsed] == [
+        loader.validate(model, cells, name, line) for line, cells in expected
+    ]

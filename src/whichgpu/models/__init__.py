@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from whichgpu.errors import InvalidInput, Ref
-from whichgpu.models.arch import Linear, ModelArch, ParamCounts
 
 if TYPE_CHECKING:
     from whichgpu.catalog.records import GPU
     from whichgpu.catalog.store import Catalog
+    from whichgpu.models.arch import Linear, ModelArch, ParamCounts
 
 __all__ = [
     "Linear",
@@ -19,6 +19,17 @@ __all__ = [
     "resolve_gpu",
     "resolve_model",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The architecture's types, imported when first asked (PEP 562): resolving a GPU's
+    name (``compare``, ``show``) needs no model, and their module's dataclasses cost a
+    cold start ~3 ms to build."""
+    if name in ("Linear", "ModelArch", "ParamCounts"):
+        from whichgpu.models import arch
+
+        return getattr(arch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def arch_from_config_text(text: str, path: str) -> ModelArch:

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 from whichgpu.catalog.prices import PriceRange, age_months
 from whichgpu.catalog.records import GPU, GPU_SPEC_FIELDS, Price, PurchasePrice
 from whichgpu.catalog.store import Catalog
-from whichgpu.estimate.serving_types import ServingPlan, ServingPoint
-from whichgpu.job import Job
 
 if TYPE_CHECKING:
     from whichgpu.commands.compare import Comparison, GpuComparison
+    from whichgpu.estimate.serving_types import ServingPlan, ServingPoint
+    from whichgpu.job import Job
     from whichgpu.models.diffusion import DiffusionPipeline
     from whichgpu.models.presets import ModelSummary
 
