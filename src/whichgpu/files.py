@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from contextlib import suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from whichgpu.errors import InvalidInput, Word
 from whichgpu.i18n import N_
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 #: The size of one ``read``: large enough that a 32 MiB catalog takes few system calls,
 #: small enough that a limit is overshot by little.
@@ -143,6 +146,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, field: str | None = 
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
             mode = _new_file_mode()
+        import tempfile  # for writes only: a cold start that reads does without it
+
         descriptor, temporary = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
         )
@@ -172,3 +177,20 @@ def _sync_directory(directory: Path) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+
+def shipped(package: str, *parts: str) -> Traversable:
+    """A file or folder shipped inside ``package`` (the catalog's tables, the presets): its
+    path beside the package's module, as an installed wheel or a checkout holds it;
+    ``importlib.resources`` only where the package is no folder on disk (a zip), as its
+    readers cost every cold start ~9 ms (they import ``zipfile``) to find a folder."""
+    import sys
+
+    module_file = getattr(sys.modules[package], "__file__", None)
+    if module_file is not None:
+        path = Path(module_file).parent.joinpath(*parts)
+        if path.exists():
+            return path
+    from importlib import resources
+
+    return resources.files(package).joinpath(*parts)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from typing import TypeVar
 
 import msgspec
 
 from whichgpu.catalog.records import Record
 from whichgpu.errors import CatalogError
+from whichgpu.files import shipped
 from whichgpu.i18n import _, fmt
 
 R = TypeVar("R", bound=Record)
@@ -99,5 +99,5 @@ def parse_rows(text: str, path: str, model: type[R]) -> list[Row[R]]:
 
 def read_package_table(name: str, model: type[R]) -> list[Row[R]]:
     """Read ``whichgpu/catalog/data/<name>``, the shipped catalog."""
-    resource = resources.files("whichgpu.catalog") / "data" / name
+    resource = shipped("whichgpu.catalog", "data", name)
     return parse_rows(resource.read_text(encoding="utf-8"), f"catalog/data/{name}", model)

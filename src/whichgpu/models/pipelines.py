@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 from functools import cache, lru_cache
-from importlib import resources
 from typing import Any
 
 from whichgpu.catalog.names import build_index, resolve_name
 from whichgpu.errors import InvalidInput
+from whichgpu.files import shipped
 from whichgpu.i18n import _
 from whichgpu.models.diffusion import ComponentKind, DiffusionComponent, DiffusionPipeline
 
@@ -71,7 +71,7 @@ def parse_pipeline(data: dict[str, Any], name: str) -> DiffusionPipeline:
 @cache
 def pipeline_data() -> dict[str, dict[str, Any]]:
     """Every shipped pipeline preset's data by id, read on first call."""
-    folder = resources.files("whichgpu.models") / "pipelines"
+    folder = shipped("whichgpu.models", "pipelines")
     found: dict[str, dict[str, Any]] = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".json"):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from whichgpu.catalog.names import build_index, normalize, resolve_name
 from whichgpu.errors import InvalidInput
+from whichgpu.files import shipped
 from whichgpu.i18n import _
 from whichgpu.models.arch import ModelArch
 from whichgpu.models.hf import parse_config
@@ -62,7 +62,7 @@ def _read(name: str, text: str) -> Preset:
 @cache
 def presets() -> dict[str, Preset]:
     """Every shipped preset by id, read on first call."""
-    folder = resources.files("whichgpu.models") / "presets"
+    folder = shipped("whichgpu.models", "presets")
     found: dict[str, Preset] = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".json"):
