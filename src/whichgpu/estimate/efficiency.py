@@ -108,7 +108,12 @@ def math_unit(bench: Benchmark, gpu: GPU) -> str:
     return "tensor-16"
 
 
+@lru_cache(maxsize=256)
 def bench_arch(name: str) -> ModelArch | None:
+    """The model a benchmark ran, by its name (None where it names no model: a pipeline's
+    or a renderer's benchmark); once per name: observing a measurement asks it, and a name
+    that is no preset costs the lookup's closest-name suggestions (difflib over every
+    preset: three quarters of an image recommendation's time, asked for each GPU)."""
     from whichgpu.errors import WhichGPUError
     from whichgpu.models import resolve_model
 
