@@ -184,9 +184,9 @@ def shipped(package: str, *parts: str) -> Traversable:
     path beside the package's module, as an installed wheel or a checkout holds it;
     ``importlib.resources`` only where the package is no folder on disk (a zip), as its
     readers cost every cold start ~9 ms (they import ``zipfile``) to find a folder."""
-    import sys
+    from importlib import import_module
 
-    module_file = getattr(sys.modules[package], "__file__", None)
+    module_file = getattr(import_module(package), "__file__", None)
     if module_file is not None:
         path = Path(module_file).parent.joinpath(*parts)
         if path.exists():

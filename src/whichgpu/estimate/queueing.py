@@ -7,11 +7,15 @@ time ``S`` (their prefill and their decode); the M/M/c model (Erlang, 1917; Klei
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 
+@lru_cache(maxsize=8192)
 def erlang_c(servers: int, offered: float) -> float:
     """The probability that an arrival waits, with ``offered = λ·S`` erlangs on ``servers``
-    (Kleinrock eq. 3.40), by the Erlang-B recurrence (stable for thousands of servers)."""
+    (Kleinrock eq. 3.40), by the Erlang-B recurrence (stable for thousands of servers);
+    once per (servers, offered): a served plan's searches ask the same points again (a
+    full-catalog serving recommend asks 11,600 times, 3,600 of them distinct)."""
     if offered <= 0:
         return 0.0
     if offered >= servers:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, lru_cache
 
 from whichgpu.estimate.perf import forward_flops_per_token, routed_active_params
 from whichgpu.models.arch import ModelArch
@@ -117,8 +117,11 @@ def routed_flops_per_token(arch: ModelArch, kernels: str) -> float:
     return 2.0 * routed_active_params(arch) / routed_efficiency(arch, kernels)
 
 
+@lru_cache(maxsize=8192)
 def served_flops_per_token(arch: ModelArch, context: int, kernels: str) -> float:
     """:func:`~whichgpu.estimate.perf.forward_flops_per_token` with the routed experts'
-    share counted at their own efficiency on ``kernels`` (:func:`routed_flops_per_token`)."""
+    share counted at their own efficiency on ``kernels`` (:func:`routed_flops_per_token`);
+    once per (model, context, kernels): a serving curve asks it of each step it times
+    (cleared with the other memos where a fit changes ``η_r``: :func:`fitting`)."""
     routed = 2.0 * routed_active_params(arch)
     return forward_flops_per_token(arch, context) - routed + routed_flops_per_token(arch, kernels)
