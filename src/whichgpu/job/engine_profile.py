@@ -8,6 +8,7 @@ source, are :data:`whichgpu.job.engines.ENGINES`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -151,6 +152,16 @@ class EngineProfile:
     #: behind (:func:`~whichgpu.estimate.efficiency_model.early_build_band`)
     early_mla: bool = False
 
+    def __hash__(self) -> int:
+        """The dataclass hash of every field, computed once (as :class:`~whichgpu.job.Job`'s):
+        an engine keys the serving planner's memos (its curves, capacities, KV pools),
+        thousands of lookups a serving recommend, and it has some forty fields."""
+        cached: int | None = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(_field_values(self))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
     def served_job(self, job: Job) -> Job:
         """``job`` as this engine serves it: its KV cache in the checkpoint's dtype
         (:attr:`checkpoint_kv`) where the user left it open, no shared prefix where it
@@ -272,3 +283,6 @@ class EngineProfile:
             if gpu.memory_gib >= gib and float(gpu.compute_capability or 0) >= capability:
                 return sequences, chunk
         return self.max_sequences, self.prefill_chunk_tokens
+
+
+_field_values = attrgetter(*EngineProfile.__dataclass_fields__)
