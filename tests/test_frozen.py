@@ -25,3 +25,29 @@ def test_evolve_equals_replace_and_hashes_afresh(batch: int, seq: int, tp: int) 
 def test_evolve_names_an_unknown_field() -> None:
     with pytest.raises(TypeError, match="Job has no field 'batches'"):
         evolve(Job(), batches=2)
+
+
+def test_memo_computes_once_and_is_not_copied() -> None:
+    """``memo`` keeps the value in the instance; a copy made by ``evolve`` computes its own."""
+    from dataclasses import dataclass
+
+    from whichgpu.frozen import memo
+
+    calls: list[int] = []
+
+    @dataclass(frozen=True)
+    class Box:
+        side: int
+
+        @memo
+        def area(self) -> int:
+            """The side squared."""
+            calls.append(self.side)
+            return self.side * self.side
+
+    box = Box(3)
+    assert box.area == 9 and box.area == 9 and calls == [3]
+    assert box.__dict__["area"] == 9
+    bigger = evolve(box, side=4)
+    assert bigger.area == 16 and calls == [3, 4]
+    assert Box.area.__doc__ == "The side squared."

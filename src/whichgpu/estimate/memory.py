@@ -37,7 +37,7 @@ phase where the job peaks. The layouts:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from whichgpu.estimate.activations import (
     ACTIVATION_SAVED_TENSORS,
@@ -56,7 +56,7 @@ from whichgpu.estimate.assumptions import (
 from whichgpu.estimate.kv_cache import kv_cache_bytes
 from whichgpu.estimate.logits import logits_bytes
 from whichgpu.estimate.pipeline import stage_share, virtual_stages
-from whichgpu.frozen import evolve
+from whichgpu.frozen import evolve, memo
 from whichgpu.job import QUANT_BITS, Job
 from whichgpu.models.arch import ModelArch
 from whichgpu.units import BYTES_PER_GIB
@@ -93,12 +93,12 @@ class MemoryEstimate:
     #: What the job keeps in host memory (offloaded states, parameters, activations)
     host_bytes: float = 0.0
 
-    @cached_property
+    @memo
     def tensor_bytes(self) -> float:
         """Live tensors at the peak: what ``torch.cuda.max_memory_allocated`` measures."""
         return sum(v for k, v in self.components.items() if k != "overhead")
 
-    @cached_property
+    @memo
     def total_bytes(self) -> float:
         # the recommender reads it for every candidate: computed once per estimate
         return self.tensor_bytes + self.components.get("overhead", 0.0)

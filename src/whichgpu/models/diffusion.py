@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any, Literal
 
+from whichgpu.frozen import memo
 from whichgpu.models.diffusion_walks import (
     walk_clip,
     walk_flux,
@@ -56,7 +57,7 @@ class DiffusionComponent:
     #: the published config's class (``_class_name`` / ``architectures``)
     class_name: str = ""
 
-    @cached_property
+    @memo
     def params(self) -> int:
         """Parameters: the same at every image size (one walk, kept)."""
         return walk(self, 8, 8, 8).params

@@ -5,10 +5,10 @@ explain them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from whichgpu.catalog.records import GPU, Price
 from whichgpu.estimate.assumptions import MEDIAN_ERROR_PER_BAND
+from whichgpu.frozen import memo
 from whichgpu.inputs.requests import Workload
 from whichgpu.notes import Note, count_label
 from whichgpu.plan import Hardware, Run
@@ -47,7 +47,7 @@ class Option:
     #: Within the estimate's typical error of the pick on the objective: equivalent to it
     tied: bool = False
 
-    @cached_property
+    @memo
     def extrapolated(self) -> bool:
         """Whether a component's speed here rests on a factor nobody measured for this GPU
         architecture and work (a prior, another regime's or a predecessor's): ranked at the
@@ -57,7 +57,7 @@ class Option:
 
         return any(extrapolated(run.provenance) for run in self.runs)
 
-    @cached_property
+    @memo
     def time_high_s(self) -> float | None:
         """The components one after another, each at the slow end of its likely range
         (asked by every key the ranking sorts on: once per option)."""
