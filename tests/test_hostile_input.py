@@ -431,3 +431,49 @@ def test_the_pool_survives_what_it_cannot_pickle_and_a_broken_scheduler() -> Non
         assert problem is None and json.loads(value)["kind"] == "fit"
     finally:
         pool.close()
+
+
+@pytest.mark.parametrize(
+    ("load", "text", "origin"),
+    [
+        (load_json, '{"tokens": 1e8, "kind": "lora", "tokens": 1e12}', "body"),
+        (load_json, '{"config": {"hidden_size": 4096, "hidden_size": 8}}', "body"),
+        (load_yaml, "kind: lora\ntokens: 1e8\nbatch: 2\ntokens: 1e12\n", "w.yaml:4"),
+    ],
+)
+def test_a_key_given_twice_is_refused_not_overwritten(load: Any, text: str, origin: str) -> None:
+    """JSON's and YAML's parsers keep the last of a key given twice: the answer would be for a
+    request the user did not write in full. TOML's parser refuses it itself."""
+    with pytest.raises(InvalidInput) as caught:
+        load(text, origin.split(":")[0])
+    assert caught.value.code == "duplicate_key"
+    key = "hidden_size" if "hidden" in text else "tokens"
+    assert caught.value.message() == f"{origin}: gives the key {key!r} twice: give each key once"
+
+
+def test_a_yaml_merge_key_may_be_overridden() -> None:
+    """``<<`` merges a mapping's keys in; a key given beside it overrides the merged one, as
+    YAML means it (not a key given twice)."""
+    text = "base: &b {kind: lora, batch: 2}\nrun:\n  <<: *b\n  batch: 4\n"
+    assert load_yaml(text)["run"] == {"kind": "lora", "batch": 4}
+
+
+def test_a_body_with_a_key_given_twice_gets_a_422_naming_it(client: TestClient) -> None:
+    body = b'{"components": [{"kind": "lora", "model": "llama-2-7b", "model": "llama-2-13b"}]}'
+    response = client.post(
+        "/api/v1/recommend", content=body, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422
+    assert response.json()["error"]["message"] == (
+        "body: gives the key 'model' twice: give each key once"
+    )
+
+
+def test_a_workload_file_with_a_key_given_twice_exits_2_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text("components:\n  - kind: lora\n    model: llama-2-7b\n    model: llama-2-13b\n")
+    result = run_cli("recommend", "--file", str(path))
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"whichgpu: error: {path}:4: gives the key 'model' twice: give each key once\n"
+    )

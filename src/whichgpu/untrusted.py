@@ -16,6 +16,9 @@ is nested too deep, holds too many values or carries a number too long to be a q
 - **Numbers** (:data:`MAX_INT_DIGITS`): Python refuses to convert integers of more than
   4,300 digits (``ValueError``, CVE-2020-10735's limit), and anything past a few dozen digits
   is no quantity whichgpu reads. JSON integers are checked as text, before conversion.
+- **Keys**: JSON and YAML parsers keep the last of a key given twice in one object, so
+  ``{"tokens": 1e8, "tokens": 1e12}`` would be answered as if the first were not there; a
+  key given twice is refused, naming it (TOML's parser refuses it already).
 - **Text**: JSON's ``\ud800`` escape (and YAML's) makes an unpaired UTF-16 surrogate, which
   is no character: Python holds it in a ``str`` but cannot encode it, so the first writer of
   it (a log line, a response, a pool's pickling) would fail. Every string and key is checked.
@@ -28,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 from whichgpu.errors import InvalidInput
@@ -63,7 +67,12 @@ def load_json(text: str | bytes, origin: str | None = None) -> Any:
                 raise InvalidInput("not_utf8") from None
         _check_bracket_depth(text)
         try:
-            data = json.loads(text, parse_int=_json_int, parse_constant=_no_constant)
+            data = json.loads(
+                text,
+                parse_int=_json_int,
+                parse_constant=_no_constant,
+                object_pairs_hook=_unique_keys,
+            )
         except json.JSONDecodeError as error:
             raise InvalidInput("not_json", reason=error.msg) from None
         except RecursionError:  # unreachable after the scan; kept as the parser's own limit
@@ -91,12 +100,18 @@ def load_toml(text: str, origin: str | None = None) -> Any:
 def load_yaml(text: str, origin: str | None = None) -> Any:
     """YAML text as data (PyYAML's safe loader: plain types only), within the limits;
     aliases are counted each time they are used (a "billion laughs" file is refused, not
-    expanded). A syntax error names ``origin`` and its line."""
+    expanded). A syntax error, or a key given twice in one mapping, names ``origin`` and
+    its line."""
     import yaml
 
     with _from(origin):
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_unique_key_loader())
+        except _DuplicateKey as error:
+            problem = InvalidInput("duplicate_key", key=error.key)
+            if origin is not None:
+                problem.origin = f"{origin}:{error.line + 1}"
+            raise problem from None
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             reason = getattr(error, "problem", None) or str(error)
@@ -182,6 +197,51 @@ def _json_int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
         raise InvalidInput("number_too_long", digits=MAX_INT_DIGITS)
     return int(text)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members as a dict, refused where a key is given twice."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise InvalidInput("duplicate_key", key=key)
+            seen.add(key)
+    return data
+
+
+class _DuplicateKey(Exception):
+    """A YAML mapping's key given twice, and the line (from 0) of its second use."""
+
+    def __init__(self, key: str, line: int) -> None:
+        super().__init__(key)
+        self.key = key
+        self.line = line
+
+
+@lru_cache(maxsize=1)
+def _unique_key_loader() -> type:
+    """PyYAML's ``SafeLoader``, refusing a mapping that gives one key twice (the safe loader
+    keeps the last). Keys merged in with ``<<`` are not counted: an explicit key overrides
+    a merged one by design. Built on first use: nothing imports PyYAML at import time."""
+    import yaml
+
+    merge = "tag:yaml.org,2002:merge"
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            seen: set[tuple[str, str]] = set()
+            for key_node, _value in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != merge:
+                    key = (key_node.tag, key_node.value)
+                    if key in seen:
+                        raise _DuplicateKey(key_node.value, key_node.start_mark.line)
+                    seen.add(key)
+            mapping: dict[Any, Any] = super().construct_mapping(node, deep)
+            return mapping
+
+    return UniqueKeyLoader
 
 
 def _no_constant(name: str) -> object:

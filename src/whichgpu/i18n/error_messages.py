@@ -61,6 +61,7 @@ MESSAGES: dict[str, str] = {
     "not_a_table": N_("must be a table of fields"),
     "not_json": N_("not valid JSON ({reason})"),
     "not_yaml": N_("not valid YAML: {reason}"),
+    "duplicate_key": N_("gives the key {key!r} twice: give each key once"),
     "not_toml": N_("not valid TOML: {reason}"),
     "not_utf8": N_("not UTF-8 text"),
     "lone_surrogate": N_("holds {escape}, half of a UTF-16 surrogate pair: not a character"),
