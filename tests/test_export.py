@@ -423,7 +423,7 @@ def test_tgi_runs_its_launcher_in_a_pod_and_its_image_on_a_host() -> None:
     assert host.startswith(
         "docker run --rm --gpus all --shm-size 1g --network host "
         "-v $HOME/.cache/huggingface:/data -e HF_TOKEN "
-        "ghcr.io/huggingface/text-generation-inference:3.3.5 --model-id meta-llama/"
+        "ghcr.io/huggingface/text-generation-inference:3.3.7 --model-id meta-llama/"
     )
     assert host.endswith("--hostname 0.0.0.0 --port 8080")
 

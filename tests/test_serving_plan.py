@@ -1398,8 +1398,12 @@ def test_a_served_answer_names_the_engine_release_its_profile_reads() -> None:
     from whichgpu.estimate.engine_choice import serving_provenance
 
     assert all(engine.version for engine in ENGINES.values())
-    # vLLM's export image is the release it is planned as, not `latest` (a review)
+    # an export's image is the release it is planned as, not `latest` (a review): vLLM's,
+    # SGLang's and TGI's tag each release by its version
     assert ENGINES["vllm"].image == f"vllm/vllm-openai:v{ENGINES['vllm'].version}"
+    assert ENGINES["sglang"].image == f"lmsysorg/sglang:v{ENGINES['sglang'].version}"
+    tgi = ENGINES["tgi"]
+    assert tgi.image == f"ghcr.io/huggingface/text-generation-inference:{tgi.version}"
     assert ENGINES["vllm"].labelled == "vLLM 0.33.0"
     assert ENGINES["sglang"].labelled == "SGLang 0.5.23"
     assert serving_provenance(ENGINES["vllm"]).endswith("; vLLM 0.33.0's defaults")

@@ -116,7 +116,10 @@ ENGINES: dict[str, EngineProfile] = {
             "--context-length {max_len} --max-running-requests {sequences} "
             "--host 0.0.0.0 --port {port}{quant}"
         ),
-        image="lmsysorg/sglang:latest",
+        # the release it is planned as: SGLang's release workflow (.github/workflows/
+        # release-docker.yml, create-manifests) tags each release's multi-arch image
+        # v<version>, and points latest at it until the next one
+        image="lmsysorg/sglang:v0.5.23",
         port=30000,
         quant_flags=(("fp8", " --quantization fp8"),),
         # server_args.py --kv-cache-dtype: auto, fp8_e5m2, fp8_e4m3
@@ -230,7 +233,8 @@ ENGINES: dict[str, EngineProfile] = {
             "--max-total-tokens {max_len} --max-concurrent-requests {sequences} "
             "--hostname 0.0.0.0 --port {port}{quant}"
         ),
-        image="ghcr.io/huggingface/text-generation-inference:3.3.5",
+        # the release it is planned as (its images are tagged <version>: 3.3.7)
+        image="ghcr.io/huggingface/text-generation-inference:3.3.7",
         port=8080,
         quant_flags=(
             ("fp8", " --quantize fp8"),
