@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 
 from whichgpu.errors import Ref, api_name, naming_fields, ref_name
-from whichgpu.i18n import N_, Plural, _, fmt
+from whichgpu.i18n import N_, Plural, _, current_language, fmt
 from whichgpu.note_messages import MESSAGES
 from whichgpu.phrases import LIST_SEPARATOR, localize
 
@@ -42,14 +43,29 @@ FEATURES: dict[str, str] = {
 
 def render(note: Note, english: bool = False) -> str:
     """The note in the current language (a ``features`` parameter's codes as labels), or in
-    the English source with plain numbers for language-neutral output (JSON)."""
-    message = MESSAGES.get(note.code)
-    if message is None:
+    the English source with plain numbers for language-neutral output (JSON). Rendered once
+    per code, parameters and language (:func:`_render`): a full-catalog serving answer says
+    ~390 blockers, ~155 of them distinct."""
+    if note.code not in MESSAGES:
         raise KeyError(f"no message for note code {note.code!r}")
-    params = {k: ref_name(v) if isinstance(v, Ref) else v for k, v in note.params.items()}
+    # a field named as the shell names it (naming_fields), here: the rendering is kept by it
+    params = tuple(
+        (k, ref_name(v) if isinstance(v, Ref) else v, type(v)) for k, v in note.params.items()
+    )
+    return _render(note.code, params, english, "en" if english else current_language())
+
+
+@lru_cache(maxsize=4096)
+def _render(
+    code: str, items: tuple[tuple[str, Param, type], ...], english: bool, language: str
+) -> str:
+    """:func:`render` of a note's code and parameters (each with its type: ``1`` and
+    ``1.0`` are equal keys but not one text) in ``language``, the current one."""
+    message = MESSAGES[code]
+    params: dict[str, Param] = {k: v for k, v, _type in items}
     translate = (lambda text: text) if english else _
     if isinstance(message, Plural):  # translated here: its form follows its count
-        template = message.form(int(note.params[message.counted]), translate=not english)  # type: ignore[arg-type]
+        template = message.form(int(params[message.counted]), translate=not english)  # type: ignore[arg-type]
     else:
         template = translate(message)
     if "features" in params:

@@ -180,6 +180,10 @@ def main(argv: list[str] | None = None) -> None:
                 )
             )
         set_language(language)
+    else:  # the environment's, read once (every message and number asks for it)
+        from whichgpu.i18n import language_from_environment
+
+        set_language(language_from_environment())
     register(args)
     from whichgpu.catalog.names import recording_family_choices
 
