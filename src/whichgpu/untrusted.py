@@ -32,9 +32,12 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whichgpu.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from yaml import SafeLoader
 
 #: The deepest nesting accepted: a workload's ``components[0].config.rope_scaling`` is 4
 #: levels, a config.json's deepest (``quantization_config``'s module lists) 4–5.
@@ -106,7 +109,7 @@ def load_yaml(text: str, origin: str | None = None) -> Any:
 
     with _from(origin):
         try:
-            data = yaml.load(text, Loader=_unique_key_loader())
+            data = _safe_data(text)
         except _DuplicateKey as error:
             problem = InvalidInput("duplicate_key", key=error.key)
             if origin is not None:
@@ -220,8 +223,19 @@ class _DuplicateKey(Exception):
         self.line = line
 
 
+def _safe_data(text: str) -> Any:
+    """The one document of ``text`` as plain data, built by a subclass of PyYAML's
+    ``SafeLoader`` (:func:`_unique_key_loader`), never a loader that constructs objects: what
+    ``yaml.safe_load`` does, with that loader."""
+    loader = _unique_key_loader()(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 @lru_cache(maxsize=1)
-def _unique_key_loader() -> type:
+def _unique_key_loader() -> type[SafeLoader]:
     """PyYAML's ``SafeLoader``, refusing a mapping that gives one key twice (the safe loader
     keeps the last). Keys merged in with ``<<`` are not counted: an explicit key overrides
     a merged one by design. Built on first use: nothing imports PyYAML at import time."""

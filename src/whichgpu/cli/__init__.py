@@ -21,7 +21,7 @@ import typer
 
 from whichgpu.cli._app import app, split_language
 from whichgpu.errors import InvalidInput, Path, UnknownName, WhichGPUError, naming_fields
-from whichgpu.i18n import _, fmt, set_language
+from whichgpu.i18n import _, fmt, language_from_environment, set_language
 
 if TYPE_CHECKING:
     from whichgpu.catalog.names import FamilyChoice
@@ -181,8 +181,6 @@ def main(argv: list[str] | None = None) -> None:
             )
         set_language(language)
     else:  # the environment's, read once (every message and number asks for it)
-        from whichgpu.i18n import language_from_environment
-
         set_language(language_from_environment())
     register(args)
     from whichgpu.catalog.names import recording_family_choices
